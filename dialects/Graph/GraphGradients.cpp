@@ -1,0 +1,769 @@
+//===- GraphGradients.cpp - reverse-mode gradient rules of sgraph ops ----===//
+//
+// Every differentiable op's gradient rule, one section per op, in the order
+// of GraphOps.td. A rule receives the gradient of the loss with respect to
+// each result (`g` below) and builds, with ordinary sgraph ops, the gradient
+// with respect to each operand the caller marked as needed. The autodiff
+// pass (passes/Autodiff.cpp) only walks the graph and sums contributions; all
+// op math is here.
+//
+// Conventions: `x` is the operand, `y` the result. Binary ops broadcast, so
+// their rules reduce the broadcast result-shaped gradient back to each
+// operand's shape (`sumToType`). Each rule is checked against central finite
+// differences in f64 by test/unit/compiler/GradientCheckTest.cpp and has a
+// case in test/passes/autodiff.mlir.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Graph/GraphOps.h"
+
+#include "llvm/ADT/SmallSet.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace sinter::sgraph;
+
+namespace {
+
+/// Small helpers so that each rule reads like its formula.
+class GradBuilder {
+public:
+  GradBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  Value add(Value l, Value r) { return b.create<AddOp>(loc, l, r); }
+  Value sub(Value l, Value r) { return b.create<SubOp>(loc, l, r); }
+  Value mul(Value l, Value r) { return b.create<MulOp>(loc, l, r); }
+  Value div(Value l, Value r) { return b.create<DivOp>(loc, l, r); }
+  Value neg(Value x) { return b.create<NegOp>(loc, x); }
+  Value exp(Value x) { return b.create<ExpOp>(loc, x); }
+  Value log(Value x) { return b.create<LogOp>(loc, x); }
+  Value tanh(Value x) { return b.create<TanhOp>(loc, x); }
+  Value erf(Value x) { return b.create<ErfOp>(loc, x); }
+  Value rsqrt(Value x) { return b.create<RsqrtOp>(loc, x); }
+  Value pow(Value l, Value r) { return b.create<PowOp>(loc, l, r); }
+  Value select(Value c, Value t, Value f) {
+    return b.create<SelectOp>(loc, c, t, f);
+  }
+  Value compare(Value l, Value r, StringRef direction) {
+    return b.create<CompareOp>(loc, l, r, b.getStringAttr(direction));
+  }
+
+  /// A 0-d constant with `like`'s element type; broadcasting does the rest.
+  Value scalar(Value like, double value) {
+    Type elementType = tensorType(like).getElementType();
+    auto type = RankedTensorType::get({}, elementType);
+    Attribute element =
+        isa<FloatType>(elementType)
+            ? Attribute(b.getFloatAttr(elementType, value))
+            : Attribute(b.getIntegerAttr(elementType,
+                                         static_cast<int64_t>(value)));
+    return b.create<ConstantOp>(loc, DenseElementsAttr::get(type, element));
+  }
+
+  /// Casts an i1 mask (or anything) to `like`'s element type.
+  Value castLike(Value x, Value like) {
+    auto type = RankedTensorType::get(tensorType(x).getShape(),
+                                      tensorType(like).getElementType());
+    if (type == x.getType())
+      return x;
+    return b.create<CastOp>(loc, type, x);
+  }
+
+  Value reshape(Value x, ArrayRef<int64_t> shape) {
+    auto type = RankedTensorType::get(shape, tensorType(x).getElementType());
+    if (type == x.getType())
+      return x;
+    return b.create<ReshapeOp>(loc, type, x);
+  }
+
+  Value broadcastTo(Value x, RankedTensorType type) {
+    if (x.getType() == type)
+      return x;
+    return b.create<BroadcastOp>(loc, type, x);
+  }
+
+  Value reduceSum(Value x, ArrayRef<int64_t> axes, bool keepdims) {
+    return b.create<ReduceSumOp>(loc, x, b.getDenseI64ArrayAttr(axes),
+                                 b.getBoolAttr(keepdims));
+  }
+
+  Value reduceMean(Value x, ArrayRef<int64_t> axes, bool keepdims) {
+    return b.create<ReduceMeanOp>(loc, x, b.getDenseI64ArrayAttr(axes),
+                                  b.getBoolAttr(keepdims));
+  }
+
+  /// Sums a broadcast gradient back to `type`'s shape: the leading axes the
+  /// broadcast added and the axes where `type` has size 1.
+  Value sumToType(Value grad, Type type) {
+    auto target = cast<RankedTensorType>(type);
+    RankedTensorType from = tensorType(grad);
+    if (from.getShape() == target.getShape())
+      return grad;
+    int64_t offset = from.getRank() - target.getRank();
+    SmallVector<int64_t> axes;
+    for (int64_t i = 0; i < from.getRank(); ++i)
+      if (i < offset || (target.getDimSize(i - offset) == 1 &&
+                         from.getDimSize(i) != 1))
+        axes.push_back(i);
+    Value summed = axes.empty() ? grad : reduceSum(grad, axes, true);
+    return reshape(summed, target.getShape());
+  }
+
+  /// Expands a reduced gradient back over the reduced axes of `operandType`.
+  Value unreduce(Value grad, ArrayRef<int64_t> axes, RankedTensorType operand) {
+    SmallVector<int64_t> kept(operand.getShape());
+    for (int64_t axis : axes)
+      kept[axis] = 1;
+    Value g = reshape(grad, kept);
+    return broadcastTo(g, RankedTensorType::get(operand.getShape(),
+                                                tensorType(grad).getElementType()));
+  }
+
+  static RankedTensorType tensorType(Value v) {
+    return cast<RankedTensorType>(v.getType());
+  }
+
+  OpBuilder &b;
+  Location loc;
+};
+
+/// Initializes `grads` with one null entry per operand.
+void resetGrads(Operation *op, SmallVectorImpl<Value> &grads) {
+  grads.assign(op->getNumOperands(), Value());
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// add, sub, mul, div, pow, maximum, minimum
+//===----------------------------------------------------------------------===//
+
+LogicalResult AddOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                    ArrayRef<bool> needed,
+                                    SmallVectorImpl<Value> &grads) {
+  GradBuilder gb(b, getLoc());
+  resetGrads(*this, grads);
+  if (needed[0])
+    grads[0] = gb.sumToType(gs[0], getLhs().getType());
+  if (needed[1])
+    grads[1] = gb.sumToType(gs[0], getRhs().getType());
+  return success();
+}
+
+LogicalResult SubOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                    ArrayRef<bool> needed,
+                                    SmallVectorImpl<Value> &grads) {
+  GradBuilder gb(b, getLoc());
+  resetGrads(*this, grads);
+  if (needed[0])
+    grads[0] = gb.sumToType(gs[0], getLhs().getType());
+  if (needed[1])
+    grads[1] = gb.sumToType(gb.neg(gs[0]), getRhs().getType());
+  return success();
+}
+
+LogicalResult MulOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                    ArrayRef<bool> needed,
+                                    SmallVectorImpl<Value> &grads) {
+  GradBuilder gb(b, getLoc());
+  resetGrads(*this, grads);
+  if (needed[0])
+    grads[0] = gb.sumToType(gb.mul(gs[0], getRhs()), getLhs().getType());
+  if (needed[1])
+    grads[1] = gb.sumToType(gb.mul(gs[0], getLhs()), getRhs().getType());
+  return success();
+}
+
+LogicalResult DivOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                    ArrayRef<bool> needed,
+                                    SmallVectorImpl<Value> &grads) {
+  // y = l / r: dl = g / r, dr = -g * y / r.
+  GradBuilder gb(b, getLoc());
+  resetGrads(*this, grads);
+  Value g = gs[0];
+  if (needed[0])
+    grads[0] = gb.sumToType(gb.div(g, getRhs()), getLhs().getType());
+  if (needed[1])
+    grads[1] = gb.sumToType(gb.neg(gb.div(gb.mul(g, getResult()), getRhs())),
+                            getRhs().getType());
+  return success();
+}
+
+LogicalResult PowOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                    ArrayRef<bool> needed,
+                                    SmallVectorImpl<Value> &grads) {
+  // y = a^e: da = g * e * a^(e-1), zero where e == 0 (as PyTorch);
+  // de = g * y * ln(a), zero where a == 0.
+  GradBuilder gb(b, getLoc());
+  resetGrads(*this, grads);
+  Value a = getLhs(), e = getRhs(), g = gs[0];
+  Value zero = gb.scalar(a, 0.0);
+  if (needed[0]) {
+    Value d = gb.mul(gb.mul(g, e), gb.pow(a, gb.sub(e, gb.scalar(e, 1.0))));
+    d = gb.select(gb.compare(e, zero, "eq"), zero, d);
+    grads[0] = gb.sumToType(d, a.getType());
+  }
+  if (needed[1]) {
+    Value d = gb.mul(gb.mul(g, getResult()), gb.log(a));
+    d = gb.select(gb.compare(a, zero, "eq"), zero, d);
+    grads[1] = gb.sumToType(d, e.getType());
+  }
+  return success();
+}
+
+namespace {
+
+/// maximum/minimum: the chosen side gets the gradient; ties split it evenly
+/// (PyTorch's rule). `direction` is "gt" for maximum, "lt" for minimum.
+LogicalResult extremumGradients(Operation *op, OpBuilder &b, Value l, Value r,
+                                Value g, StringRef direction,
+                                ArrayRef<bool> needed,
+                                SmallVectorImpl<Value> &grads) {
+  GradBuilder gb(b, op->getLoc());
+  resetGrads(op, grads);
+  Value one = gb.scalar(g, 1.0), half = gb.scalar(g, 0.5),
+        zero = gb.scalar(g, 0.0);
+  Value lhsWeight = gb.select(gb.compare(l, r, direction), one,
+                              gb.select(gb.compare(l, r, "eq"), half, zero));
+  if (needed[0])
+    grads[0] = gb.sumToType(gb.mul(g, lhsWeight), l.getType());
+  if (needed[1])
+    grads[1] = gb.sumToType(gb.mul(g, gb.sub(one, lhsWeight)), r.getType());
+  return success();
+}
+
+} // namespace
+
+LogicalResult MaximumOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                        ArrayRef<bool> needed,
+                                        SmallVectorImpl<Value> &grads) {
+  return extremumGradients(*this, b, getLhs(), getRhs(), gs[0], "gt", needed,
+                           grads);
+}
+
+LogicalResult MinimumOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                        ArrayRef<bool> needed,
+                                        SmallVectorImpl<Value> &grads) {
+  return extremumGradients(*this, b, getLhs(), getRhs(), gs[0], "lt", needed,
+                           grads);
+}
+
+//===----------------------------------------------------------------------===//
+// select
+//===----------------------------------------------------------------------===//
+
+LogicalResult SelectOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                       ArrayRef<bool> needed,
+                                       SmallVectorImpl<Value> &grads) {
+  // The condition gets no gradient; each branch gets g where it was chosen.
+  GradBuilder gb(b, getLoc());
+  resetGrads(*this, grads);
+  Value g = gs[0], zero = gb.scalar(g, 0.0);
+  if (needed[1])
+    grads[1] = gb.sumToType(gb.select(getCond(), g, zero),
+                            getOnTrue().getType());
+  if (needed[2])
+    grads[2] = gb.sumToType(gb.select(getCond(), zero, g),
+                            getOnFalse().getType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Unary ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult NegOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                    ArrayRef<bool>,
+                                    SmallVectorImpl<Value> &grads) {
+  GradBuilder gb(b, getLoc());
+  grads.assign({gb.neg(gs[0])});
+  return success();
+}
+
+LogicalResult AbsOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                    ArrayRef<bool>,
+                                    SmallVectorImpl<Value> &grads) {
+  // d|x| = sign(x), with sign(0) = 0.
+  GradBuilder gb(b, getLoc());
+  Value x = getOperand(), zero = gb.scalar(x, 0.0);
+  Value sign = gb.select(gb.compare(x, zero, "gt"), gb.scalar(x, 1.0),
+                         gb.select(gb.compare(x, zero, "lt"),
+                                   gb.scalar(x, -1.0), zero));
+  grads.assign({gb.mul(gs[0], sign)});
+  return success();
+}
+
+LogicalResult ExpOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                    ArrayRef<bool>,
+                                    SmallVectorImpl<Value> &grads) {
+  GradBuilder gb(b, getLoc());
+  grads.assign({gb.mul(gs[0], getResult())});
+  return success();
+}
+
+LogicalResult LogOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                    ArrayRef<bool>,
+                                    SmallVectorImpl<Value> &grads) {
+  GradBuilder gb(b, getLoc());
+  grads.assign({gb.div(gs[0], getOperand())});
+  return success();
+}
+
+LogicalResult SqrtOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                     ArrayRef<bool>,
+                                     SmallVectorImpl<Value> &grads) {
+  // d sqrt(x) = 1 / (2 y).
+  GradBuilder gb(b, getLoc());
+  Value y = getResult();
+  grads.assign({gb.div(gs[0], gb.mul(y, gb.scalar(y, 2.0)))});
+  return success();
+}
+
+LogicalResult RsqrtOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                      ArrayRef<bool>,
+                                      SmallVectorImpl<Value> &grads) {
+  // d x^(-1/2) = -1/2 y^3.
+  GradBuilder gb(b, getLoc());
+  Value y = getResult();
+  Value y3 = gb.mul(gb.mul(y, y), y);
+  grads.assign({gb.mul(gs[0], gb.mul(y3, gb.scalar(y, -0.5)))});
+  return success();
+}
+
+LogicalResult TanhOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                     ArrayRef<bool>,
+                                     SmallVectorImpl<Value> &grads) {
+  // d tanh = 1 - y^2.
+  GradBuilder gb(b, getLoc());
+  Value y = getResult();
+  grads.assign({gb.mul(gs[0], gb.sub(gb.scalar(y, 1.0), gb.mul(y, y)))});
+  return success();
+}
+
+LogicalResult SigmoidOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                        ArrayRef<bool>,
+                                        SmallVectorImpl<Value> &grads) {
+  // d sigmoid = y (1 - y).
+  GradBuilder gb(b, getLoc());
+  Value y = getResult();
+  grads.assign({gb.mul(gs[0], gb.mul(y, gb.sub(gb.scalar(y, 1.0), y)))});
+  return success();
+}
+
+LogicalResult ReluOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                     ArrayRef<bool>,
+                                     SmallVectorImpl<Value> &grads) {
+  // g where x > 0, else 0 (the derivative at 0 is taken as 0, as PyTorch).
+  GradBuilder gb(b, getLoc());
+  Value x = getOperand(), zero = gb.scalar(x, 0.0);
+  grads.assign({gb.select(gb.compare(x, zero, "gt"), gs[0], zero)});
+  return success();
+}
+
+LogicalResult ErfOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                    ArrayRef<bool>,
+                                    SmallVectorImpl<Value> &grads) {
+  // d erf = 2 / sqrt(pi) * exp(-x^2).
+  GradBuilder gb(b, getLoc());
+  Value x = getOperand();
+  Value d = gb.mul(gb.scalar(x, 2.0 / std::sqrt(M_PI)),
+                   gb.exp(gb.neg(gb.mul(x, x))));
+  grads.assign({gb.mul(gs[0], d)});
+  return success();
+}
+
+LogicalResult GeluOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                     ArrayRef<bool>,
+                                     SmallVectorImpl<Value> &grads) {
+  GradBuilder gb(b, getLoc());
+  Value x = getOperand();
+  auto c = [&](double v) { return gb.scalar(x, v); };
+  Value d;
+  if (getApproximate() == "tanh") {
+    // y = x/2 (1 + tanh(u)), u = k (x + a x^3):
+    // dy = (1 + t)/2 + x/2 (1 - t^2) k (1 + 3 a x^2).
+    const double k = std::sqrt(2.0 / M_PI), a = 0.044715;
+    Value x2 = gb.mul(x, x);
+    Value u = gb.mul(c(k), gb.add(x, gb.mul(c(a), gb.mul(x2, x))));
+    Value t = gb.tanh(u);
+    Value du = gb.mul(c(k), gb.add(c(1.0), gb.mul(c(3.0 * a), x2)));
+    Value left = gb.mul(c(0.5), gb.add(c(1.0), t));
+    Value right = gb.mul(gb.mul(c(0.5), x),
+                         gb.mul(gb.sub(c(1.0), gb.mul(t, t)), du));
+    d = gb.add(left, right);
+  } else {
+    // y = x Phi(x): dy = Phi(x) + x phi(x).
+    Value cdf = gb.mul(c(0.5), gb.add(c(1.0), gb.erf(gb.mul(x, c(M_SQRT1_2)))));
+    Value pdf = gb.mul(c(1.0 / std::sqrt(2.0 * M_PI)),
+                       gb.exp(gb.mul(c(-0.5), gb.mul(x, x))));
+    d = gb.add(cdf, gb.mul(x, pdf));
+  }
+  grads.assign({gb.mul(gs[0], d)});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// reduce_sum, reduce_mean, reduce_max
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceSumOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                          ArrayRef<bool>,
+                                          SmallVectorImpl<Value> &grads) {
+  GradBuilder gb(b, getLoc());
+  grads.assign({gb.unreduce(gs[0], getAxes(),
+                            GradBuilder::tensorType(getOperand()))});
+  return success();
+}
+
+LogicalResult ReduceMeanOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                           ArrayRef<bool>,
+                                           SmallVectorImpl<Value> &grads) {
+  GradBuilder gb(b, getLoc());
+  RankedTensorType type = GradBuilder::tensorType(getOperand());
+  int64_t count = 1;
+  for (int64_t axis : getAxes())
+    count *= type.getDimSize(axis);
+  Value g = gb.div(gs[0], gb.scalar(gs[0], static_cast<double>(count)));
+  grads.assign({gb.unreduce(g, getAxes(), type)});
+  return success();
+}
+
+LogicalResult ReduceMaxOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                          ArrayRef<bool>,
+                                          SmallVectorImpl<Value> &grads) {
+  // The gradient goes to the maximal elements, split evenly among ties (as
+  // PyTorch's amax).
+  GradBuilder gb(b, getLoc());
+  Value x = getOperand();
+  RankedTensorType type = GradBuilder::tensorType(x);
+  Value y = gb.unreduce(getResult(), getAxes(), type);
+  Value isMax = gb.castLike(gb.compare(x, y, "eq"), x);
+  Value count = gb.reduceSum(isMax, getAxes(), /*keepdims=*/true);
+  Value g = gb.unreduce(gs[0], getAxes(), type);
+  grads.assign({gb.div(gb.mul(g, isMax), count)});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// softmax, log_softmax, layer_norm
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                        ArrayRef<bool>,
+                                        SmallVectorImpl<Value> &grads) {
+  // dx = y * (g - sum(g * y)).
+  GradBuilder gb(b, getLoc());
+  Value y = getResult(), g = gs[0];
+  Value dot = gb.reduceSum(gb.mul(g, y), {getAxis()}, /*keepdims=*/true);
+  grads.assign({gb.mul(y, gb.sub(g, dot))});
+  return success();
+}
+
+LogicalResult LogSoftmaxOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                           ArrayRef<bool>,
+                                           SmallVectorImpl<Value> &grads) {
+  // dx = g - exp(y) * sum(g).
+  GradBuilder gb(b, getLoc());
+  Value g = gs[0];
+  Value total = gb.reduceSum(g, {getAxis()}, /*keepdims=*/true);
+  grads.assign({gb.sub(g, gb.mul(gb.exp(getResult()), total))});
+  return success();
+}
+
+LogicalResult LayerNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                          ArrayRef<bool> needed,
+                                          SmallVectorImpl<Value> &grads) {
+  // With xhat = (x - mean) * rstd over the normalized axes:
+  //   dscale = sum over the leading axes of g * xhat, dbias = that of g,
+  //   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),
+  //   where dxhat = g * scale.
+  GradBuilder gb(b, getLoc());
+  resetGrads(*this, grads);
+  Value x = getOperand(), g = gs[0];
+  int64_t rank = GradBuilder::tensorType(x).getRank();
+  SmallVector<int64_t> axes;
+  for (int64_t i = getAxis(); i < rank; ++i)
+    axes.push_back(i);
+  Value mean = gb.reduceMean(x, axes, true);
+  Value centered = gb.sub(x, mean);
+  Value var = gb.reduceMean(gb.mul(centered, centered), axes, true);
+  Value eps = gb.scalar(x, getEpsilon().convertToDouble());
+  Value rstd = gb.rsqrt(gb.add(var, eps));
+  Value xhat = gb.mul(centered, rstd);
+  if (needed[0]) {
+    Value dxhat = gb.mul(g, getScale());
+    Value inner = gb.sub(gb.sub(dxhat, gb.reduceMean(dxhat, axes, true)),
+                         gb.mul(xhat, gb.reduceMean(gb.mul(dxhat, xhat), axes,
+                                                    true)));
+    grads[0] = gb.mul(rstd, inner);
+  }
+  if (needed[1])
+    grads[1] = gb.sumToType(gb.mul(g, xhat), getScale().getType());
+  if (needed[2])
+    grads[2] = gb.sumToType(g, getBias().getType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// matmul
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                       ArrayRef<bool> needed,
+                                       SmallVectorImpl<Value> &grads) {
+  // For C = op(A) op(B) with op a possible transpose, each case below is
+  // dA = g op(B)^T and dB = op(A)^T g rewritten so that the result comes out
+  // in A's (B's) stored layout. Broadcast batch axes are then summed.
+  GradBuilder gb(b, getLoc());
+  resetGrads(*this, grads);
+  Value a = getLhs(), bb = getRhs(), g = gs[0];
+  bool tl = getTransposeLhs(), tr = getTransposeRhs();
+  auto mm = [&](Value l, Value r, bool t0, bool t1) -> Value {
+    return b.create<MatmulOp>(getLoc(), l, r, b.getBoolAttr(t0),
+                              b.getBoolAttr(t1));
+  };
+  if (needed[0]) {
+    Value da = !tl ? (!tr ? mm(g, bb, false, true) : mm(g, bb, false, false))
+                   : (!tr ? mm(bb, g, false, true) : mm(bb, g, true, true));
+    grads[0] = gb.sumToType(da, a.getType());
+  }
+  if (needed[1]) {
+    Value db = !tr ? (!tl ? mm(a, g, true, false) : mm(a, g, false, false))
+                   : (!tl ? mm(g, a, true, false) : mm(g, a, true, true));
+    grads[1] = gb.sumToType(db, bb.getType());
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// embedding, softmax_cross_entropy
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                          ArrayRef<bool> needed,
+                                          SmallVectorImpl<Value> &grads) {
+  // Rows of g are added into the rows they were read from; the integer
+  // indices get no gradient.
+  resetGrads(*this, grads);
+  if (needed[1])
+    return emitOpError("has no gradient with respect to its indices");
+  if (needed[0])
+    grads[0] = b.create<EmbeddingGradOp>(getLoc(), getTable().getType(), gs[0],
+                                         getIndices());
+  return success();
+}
+
+LogicalResult SoftmaxCrossEntropyOp::buildGradients(
+    OpBuilder &b, ArrayRef<Value> gs, ArrayRef<bool> needed,
+    SmallVectorImpl<Value> &grads) {
+  // dlogits = (softmax(logits) - onehot(labels)) * valid * scale, where valid
+  // masks ignored positions and scale is g / count(valid) for "mean", g for
+  // "sum", and g per position for "none".
+  GradBuilder gb(b, getLoc());
+  resetGrads(*this, grads);
+  if (needed[1])
+    return emitOpError("has no gradient with respect to its labels");
+  if (!needed[0])
+    return success();
+  Value logits = getLogits(), labels = getLabels(), g = gs[0];
+  RankedTensorType logitsType = GradBuilder::tensorType(logits);
+  int64_t classAxis = logitsType.getRank() - 1;
+  Value probs = b.create<SoftmaxOp>(getLoc(), logits,
+                                    b.getI64IntegerAttr(classAxis));
+  Value oneHot = b.create<OneHotOp>(getLoc(), logitsType, labels);
+  Value ignore = gb.scalar(labels, static_cast<double>(getIgnoreIndex()));
+  Value valid = gb.castLike(gb.compare(labels, ignore, "ne"), logits);
+  Value scale;
+  if (getReduction() == "none") {
+    scale = gb.mul(g, valid);
+  } else {
+    scale = gb.mul(valid, g);
+    if (getReduction() == "mean") {
+      SmallVector<int64_t> all;
+      for (int64_t i = 0; i < classAxis; ++i)
+        all.push_back(i);
+      Value count = all.empty() ? valid : gb.reduceSum(valid, all, false);
+      scale = gb.div(scale, count);
+    }
+  }
+  SmallVector<int64_t> column(logitsType.getShape());
+  column.back() = 1;
+  grads[0] = gb.mul(gb.sub(probs, oneHot), gb.reshape(scale, column));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// reshape, transpose, broadcast, slice, pad, concat, cast
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                        ArrayRef<bool>,
+                                        SmallVectorImpl<Value> &grads) {
+  GradBuilder gb(b, getLoc());
+  grads.assign(
+      {gb.reshape(gs[0], GradBuilder::tensorType(getOperand()).getShape())});
+  return success();
+}
+
+LogicalResult TransposeOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                          ArrayRef<bool>,
+                                          SmallVectorImpl<Value> &grads) {
+  ArrayRef<int64_t> perm = getPermutation();
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = i;
+  grads.assign({b.create<TransposeOp>(getLoc(), gs[0],
+                                      b.getDenseI64ArrayAttr(inverse))});
+  return success();
+}
+
+LogicalResult BroadcastOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                          ArrayRef<bool>,
+                                          SmallVectorImpl<Value> &grads) {
+  GradBuilder gb(b, getLoc());
+  grads.assign({gb.sumToType(gs[0], getOperand().getType())});
+  return success();
+}
+
+LogicalResult SliceOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                      ArrayRef<bool>,
+                                      SmallVectorImpl<Value> &grads) {
+  // Scatter g back into a zero tensor of the operand's shape: a pad whose
+  // interior padding restores the stride.
+  RankedTensorType operand = GradBuilder::tensorType(getOperand());
+  RankedTensorType result = getType();
+  SmallVector<int64_t> low, high, interior;
+  for (int64_t i = 0; i < operand.getRank(); ++i) {
+    int64_t stride = getStride() ? (*getStride())[i] : 1;
+    int64_t n = result.getDimSize(i), d = operand.getDimSize(i);
+    if (n == 0) {
+      low.push_back(0);
+      high.push_back(d);
+      interior.push_back(0);
+      continue;
+    }
+    int64_t start = getStart()[i];
+    int64_t span = (n - 1) * stride + 1;
+    low.push_back(start);
+    high.push_back(d - start - span);
+    interior.push_back(stride - 1);
+  }
+  grads.assign({b.create<PadOp>(getLoc(), gs[0], b.getDenseI64ArrayAttr(low),
+                                b.getDenseI64ArrayAttr(high),
+                                b.getDenseI64ArrayAttr(interior),
+                                b.getF64FloatAttr(0.0))});
+  return success();
+}
+
+LogicalResult PadOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                    ArrayRef<bool>,
+                                    SmallVectorImpl<Value> &grads) {
+  // The operand's elements sit at low + k * (interior + 1).
+  RankedTensorType operand = GradBuilder::tensorType(getOperand());
+  SmallVector<int64_t> start, limit, stride;
+  for (int64_t i = 0; i < operand.getRank(); ++i) {
+    int64_t step = (getInterior() ? (*getInterior())[i] : 0) + 1;
+    int64_t d = operand.getDimSize(i);
+    start.push_back(getLow()[i]);
+    limit.push_back(getLow()[i] + (d > 0 ? (d - 1) * step + 1 : 0));
+    stride.push_back(step);
+  }
+  grads.assign({b.create<SliceOp>(getLoc(), gs[0],
+                                  b.getDenseI64ArrayAttr(start),
+                                  b.getDenseI64ArrayAttr(limit),
+                                  b.getDenseI64ArrayAttr(stride))});
+  return success();
+}
+
+LogicalResult ConcatOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                       ArrayRef<bool> needed,
+                                       SmallVectorImpl<Value> &grads) {
+  // Operand i gets its own slab of g along the axis.
+  resetGrads(*this, grads);
+  RankedTensorType result = getType();
+  int64_t axis = getAxis(), offset = 0;
+  for (auto [i, operand] : llvm::enumerate(getOperands())) {
+    RankedTensorType type = GradBuilder::tensorType(operand);
+    if (needed[i]) {
+      SmallVector<int64_t> start(result.getRank(), 0);
+      SmallVector<int64_t> limit(result.getShape());
+      start[axis] = offset;
+      limit[axis] = offset + type.getDimSize(axis);
+      grads[i] = b.create<SliceOp>(getLoc(), gs[0],
+                                   b.getDenseI64ArrayAttr(start),
+                                   b.getDenseI64ArrayAttr(limit),
+                                   DenseI64ArrayAttr());
+    }
+    offset += type.getDimSize(axis);
+  }
+  return success();
+}
+
+LogicalResult CastOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                     ArrayRef<bool>,
+                                     SmallVectorImpl<Value> &grads) {
+  // The gradient is cast back to the operand's element type.
+  if (!isFloatTensor(getOperand().getType()))
+    return emitOpError("has no gradient with respect to a non-float operand");
+  grads.assign({b.create<CastOp>(getLoc(), getOperand().getType(), gs[0])});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// dropout
+//===----------------------------------------------------------------------===//
+
+LogicalResult DropoutOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                        ArrayRef<bool> needed,
+                                        SmallVectorImpl<Value> &grads) {
+  // The mask is a function of (seed, step, index), so the same op applied to
+  // g keeps and scales exactly the elements the forward pass kept.
+  resetGrads(*this, grads);
+  if (needed[0])
+    grads[0] = b.create<DropoutOp>(getLoc(), gs[0], getStep(), getRateAttr(),
+                                   getSeedAttr());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllReduceOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                          ArrayRef<bool>,
+                                          SmallVectorImpl<Value> &grads) {
+  // Each rank's operand feeds every rank's result: the gradient is the same
+  // reduction of the incoming gradients.
+  StringRef reduction = getReduction();
+  if (reduction != "sum" && reduction != "mean")
+    return emitOpError("has no gradient for reduction '") << reduction << "'";
+  grads.assign({b.create<AllReduceOp>(getLoc(), gs[0], getReductionAttr())});
+  return success();
+}
+
+LogicalResult AllGatherOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                          ArrayRef<bool>,
+                                          SmallVectorImpl<Value> &grads) {
+  // Rank r's operand is slab r of every rank's result.
+  grads.assign({b.create<ReduceScatterOp>(getLoc(), gs[0], getAxisAttr(),
+                                          getWorldSizeAttr(),
+                                          b.getStringAttr("sum"))});
+  return success();
+}
+
+LogicalResult ReduceScatterOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
+                                              ArrayRef<bool>,
+                                              SmallVectorImpl<Value> &grads) {
+  StringRef reduction = getReduction();
+  if (reduction != "sum" && reduction != "mean")
+    return emitOpError("has no gradient for reduction '") << reduction << "'";
+  GradBuilder gb(b, getLoc());
+  Value gathered = b.create<AllGatherOp>(getLoc(), gs[0], getAxisAttr(),
+                                         getWorldSizeAttr());
+  if (reduction == "mean")
+    gathered = gb.div(gathered,
+                      gb.scalar(gathered, static_cast<double>(getWorldSize())));
+  grads.assign({gathered});
+  return success();
+}

@@ -1,0 +1,289 @@
+//===- GraphOps.cpp - sgraph op verifiers and folders --------------------===//
+//
+// Verifiers for the constraints that do not determine a result type (those
+// live in GraphTypeInference.cpp). Labels match docs/dialects/sgraph.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Graph/GraphOps.h"
+
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace sinter::sgraph;
+
+#include "dialects/Graph/GraphInterfaces.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/Graph/GraphOps.cpp.inc"
+
+namespace {
+
+RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Constants and generators
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+LogicalResult IotaOp::verify() {
+  RankedTensorType type = getType();
+  // iota_c2
+  if (type.getRank() < 1)
+    return emitOpError("result must have rank >= 1, got ") << type;
+  // iota_c3
+  if (getAxis() < 0 || getAxis() >= type.getRank())
+    return emitOpError("axis ")
+           << getAxis() << " is out of range [0, " << type.getRank() << ")";
+  return success();
+}
+
+LogicalResult CausalMaskOp::verify() {
+  RankedTensorType type = getType();
+  // causal_mask_c2
+  if (type.getRank() != 2)
+    return emitOpError("result must have rank 2, got ") << type;
+  // causal_mask_c3
+  if (type.getDimSize(0) != type.getDimSize(1))
+    return emitOpError("result must be square, got ") << type;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+LogicalResult GeluOp::verify() {
+  // gelu_c2
+  if (getApproximate() != "none" && getApproximate() != "tanh")
+    return emitOpError("approximate '")
+           << getApproximate() << "' is not one of none, tanh";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayerNormOp::verify() {
+  // layer_norm_c5
+  if (!(getEpsilon().convertToDouble() > 0.0))
+    return emitOpError("epsilon must be > 0, got ")
+           << getEpsilon().convertToDouble();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Embeddings and losses
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingGradOp::verify() {
+  RankedTensorType grad = tensorType(getGrad());
+  RankedTensorType indices = tensorType(getIndices());
+  RankedTensorType result = getType();
+  // embedding_grad_c2
+  if (result.getRank() != 2 ||
+      result.getElementType() != grad.getElementType())
+    return emitOpError("result must be a rank-2 table of ")
+           << grad.getElementType() << ", got " << result;
+  // embedding_grad_c3
+  SmallVector<int64_t> expected(indices.getShape());
+  expected.push_back(result.getDimSize(1));
+  if (grad.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("grad ")
+           << grad << " must have shape indices.shape + [" << result.getDimSize(1)
+           << "] = [" << llvm::make_range(expected.begin(), expected.end())
+           << "]";
+  return success();
+}
+
+LogicalResult OneHotOp::verify() {
+  RankedTensorType labels = tensorType(getLabels());
+  RankedTensorType result = getType();
+  // one_hot_c2
+  if (result.getRank() != labels.getRank() + 1 ||
+      result.getShape().drop_back() != labels.getShape() ||
+      result.getShape().back() < 1)
+    return emitOpError("result ")
+           << result << " must have shape labels.shape + [C] with C >= 1 "
+           << "for labels " << labels;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType from = tensorType(getOperand()), to = getType();
+  // reshape_c1
+  if (from.getElementType() != to.getElementType())
+    return emitOpError("element type changes from ")
+           << from.getElementType() << " to " << to.getElementType();
+  // reshape_c2
+  if (from.getNumElements() != to.getNumElements())
+    return emitOpError("operand ")
+           << from << " has " << from.getNumElements()
+           << " elements but the result " << to << " has "
+           << to.getNumElements();
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (getOperand().getType() == getType())
+    return getOperand();
+  return {};
+}
+
+LogicalResult BroadcastOp::verify() {
+  RankedTensorType from = tensorType(getOperand()), to = getType();
+  // broadcast_c1
+  if (from.getElementType() != to.getElementType())
+    return emitOpError("element type changes from ")
+           << from.getElementType() << " to " << to.getElementType();
+  // broadcast_c2
+  if (from.getRank() > to.getRank())
+    return emitOpError("operand ") << from << " has a higher rank than the result "
+                                   << to;
+  // broadcast_c3
+  int64_t offset = to.getRank() - from.getRank();
+  for (int64_t i = 0; i < from.getRank(); ++i) {
+    int64_t d = from.getDimSize(i);
+    if (d != 1 && d != to.getDimSize(i + offset))
+      return emitOpError("operand ")
+             << from << " does not broadcast to " << to << " (axis " << i
+             << " has size " << d << ")";
+  }
+  return success();
+}
+
+LogicalResult CastOp::verify() {
+  // cast_c1
+  if (tensorType(getOperand()).getShape() != getType().getShape())
+    return emitOpError("shape changes from ")
+           << getOperand().getType() << " to " << getType();
+  return success();
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getOperand().getType() == getType())
+    return getOperand();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Randomness
+//===----------------------------------------------------------------------===//
+
+LogicalResult DropoutOp::verify() {
+  double rate = getRate().convertToDouble();
+  // dropout_c2
+  if (!(rate >= 0.0 && rate < 1.0))
+    return emitOpError("rate ") << rate << " is not in [0, 1)";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllReduceOp::verify() {
+  // all_reduce_c1
+  StringRef r = getReduction();
+  if (r != "sum" && r != "mean" && r != "max" && r != "min")
+    return emitOpError("reduction '") << r << "' is not one of sum, mean, max, min";
+  return success();
+}
+
+LogicalResult CollectiveBroadcastOp::verify() {
+  // collective_broadcast_c1
+  if (getRoot() < 0)
+    return emitOpError("root ") << getRoot() << " must be >= 0";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+LogicalResult checkNonNegative(Operation *op, StringRef name, double value) {
+  if (!(value >= 0.0))
+    return op->emitOpError() << name << " must be >= 0, got " << value;
+  return success();
+}
+
+} // namespace
+
+LogicalResult SgdUpdateOp::verify() {
+  // sgd_update_c3
+  return checkNonNegative(*this, "weight_decay",
+                          getWeightDecay().convertToDouble());
+}
+
+LogicalResult MomentumUpdateOp::verify() {
+  double momentum = getMomentum().convertToDouble();
+  double dampening = getDampening().convertToDouble();
+  // momentum_update_c3
+  if (failed(checkNonNegative(*this, "momentum", momentum)) ||
+      failed(checkNonNegative(*this, "weight_decay",
+                              getWeightDecay().convertToDouble())))
+    return failure();
+  // momentum_update_c4
+  if (getNesterov() && (momentum <= 0.0 || dampening != 0.0))
+    return emitOpError("nesterov needs momentum > 0 and dampening = 0, got "
+                       "momentum ")
+           << momentum << " and dampening " << dampening;
+  return success();
+}
+
+LogicalResult AdamUpdateOp::verify() {
+  double beta1 = getBeta1().convertToDouble();
+  double beta2 = getBeta2().convertToDouble();
+  // adam_update_c3
+  if (!(beta1 >= 0.0 && beta1 < 1.0) || !(beta2 >= 0.0 && beta2 < 1.0))
+    return emitOpError("betas must be in [0, 1), got (")
+           << beta1 << ", " << beta2 << ")";
+  // adam_update_c4
+  if (failed(checkNonNegative(*this, "epsilon",
+                              getEpsilon().convertToDouble())) ||
+      failed(checkNonNegative(*this, "weight_decay",
+                              getWeightDecay().convertToDouble())))
+    return failure();
+  return success();
+}
+
+LogicalResult GlobalNormOp::verify() {
+  // global_norm_c1
+  if (getOperands().empty())
+    return emitOpError("needs at least one operand");
+  return success();
+}
+
+LogicalResult LrScheduleOp::verify() {
+  StringRef schedule = getSchedule();
+  double lr = getLr().convertToDouble(), minLr = getMinLr().convertToDouble();
+  // lr_schedule_c2
+  if (schedule != "constant" && schedule != "warmup_cosine")
+    return emitOpError("schedule '")
+           << schedule << "' is not one of constant, warmup_cosine";
+  // lr_schedule_c3
+  if (failed(checkNonNegative(*this, "lr", lr)) ||
+      failed(checkNonNegative(*this, "min_lr", minLr)) ||
+      failed(checkNonNegative(*this, "warmup_steps", getWarmupSteps())))
+    return failure();
+  // lr_schedule_c4
+  if (schedule == "warmup_cosine" &&
+      (getDecaySteps() <= getWarmupSteps() || minLr > lr))
+    return emitOpError("warmup_cosine needs decay_steps > warmup_steps and "
+                       "min_lr <= lr, got decay_steps ")
+           << getDecaySteps() << ", warmup_steps " << getWarmupSteps()
+           << ", min_lr " << minLr << ", lr " << lr;
+  return success();
+}

@@ -1,0 +1,56 @@
+//===- GraphOps.h - sgraph ops ---------------------------------*- C++ -*-===//
+
+#ifndef SINTER_DIALECTS_GRAPH_GRAPHOPS_H
+#define SINTER_DIALECTS_GRAPH_GRAPHOPS_H
+
+#include "dialects/Graph/GraphDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialects/Graph/GraphInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/Graph/GraphOps.h.inc"
+
+namespace sinter::sgraph {
+
+/// Attribute names the importer puts on @forward's arguments and results and
+/// that later phases read. See docs/dialects/sgraph.md, "Function attributes".
+namespace attr {
+/// On a parameter argument: its PyTorch state_dict name.
+inline constexpr llvm::StringLiteral kParam = "sgraph.param";
+/// On a parameter argument: other names the same tensor is known by (tied
+/// weights), e.g. ["lm_head.weight"] on "transformer.wte.weight".
+inline constexpr llvm::StringLiteral kAliases = "sgraph.aliases";
+/// On a parameter argument: a dictionary describing its initializer.
+inline constexpr llvm::StringLiteral kInit = "sgraph.init";
+/// On a parameter argument: unit; the optimizer never updates it.
+inline constexpr llvm::StringLiteral kFrozen = "sgraph.frozen";
+/// On a data argument: the model input's name.
+inline constexpr llvm::StringLiteral kInput = "sgraph.input";
+/// On an optimizer-state argument or result: "<slot>:<param name>".
+inline constexpr llvm::StringLiteral kOptState = "sgraph.opt_state";
+/// On the 0-d integer step argument.
+inline constexpr llvm::StringLiteral kStep = "sgraph.step";
+/// On a function result: its name ("loss", a metric, a parameter).
+inline constexpr llvm::StringLiteral kName = "sgraph.name";
+/// On the module: the training configuration dictionary.
+inline constexpr llvm::StringLiteral kTraining = "sgraph.training";
+} // namespace attr
+
+/// Broadcasts two shapes as numpy does. Returns false when they are not
+/// compatible.
+bool broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs,
+                     llvm::SmallVectorImpl<int64_t> &result);
+
+/// True for f16, bf16, f32 and f64.
+bool isFloatTensor(mlir::Type type);
+
+} // namespace sinter::sgraph
+
+#endif // SINTER_DIALECTS_GRAPH_GRAPHOPS_H

@@ -1,0 +1,23 @@
+//===- sinter-opt.cpp - run Sinter passes on .mlir files ------------------===//
+//
+// MlirOptMain with the sgraph dialect, the upstream dialects Sinter lowers
+// through, Sinter's passes and pipelines. Every --mlir-print-ir-* flag of
+// mlir-opt works here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Graph/GraphDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  registry.insert<sinter::sgraph::SGraphDialect, mlir::func::FuncDialect>();
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "Sinter optimizer driver\n", registry));
+}
