@@ -232,6 +232,23 @@ def SG_ReduceSumOp : SG_ReduceOp<"reduce_sum", SG_NumericTensor, "sum">;
 def SG_ReduceMeanOp : SG_ReduceOp<"reduce_mean", SG_FloatTensor, "mean">;
 def SG_ReduceMaxOp : SG_ReduceOp<"reduce_max", SG_NumericTensor, "maximum">;
 
+def SG_ArgmaxOp : SG_Op<"argmax", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Index of the maximum along one axis";
+  let description = [{
+    The `i64` index of the first maximal element along `axis`, which is
+    removed from the shape (as `numpy.argmax`). NaN counts as larger than
+    every number. Not differentiable; used for accuracy metrics and sampling.
+
+    ```mlir
+    %pred = sgraph.argmax %logits axis = 1 : (tensor<8x10xf32>) -> tensor<8xi64>
+    ```
+  }];
+  let arguments = (ins SG_NumericTensor:$operand, I64Attr:$axis);
+  let results = (outs I64Tensor:$result);
+  let assemblyFormat =
+      "$operand `axis` `=` $axis attr-dict `:` functional-type(operands, results)";
+}
+
 class SG_SoftmaxLikeOp<string mnemonic, string math>
     : SG_Op<mnemonic, [Pure, InferTypeOpAdaptor, SG_Differentiable]> {
   let summary = math # " along one axis";

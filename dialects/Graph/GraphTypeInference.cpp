@@ -254,6 +254,24 @@ SINTER_REDUCE_INFER(ReduceMeanOp)
 SINTER_REDUCE_INFER(ReduceMaxOp)
 #undef SINTER_REDUCE_INFER
 
+LogicalResult ArgmaxOp::inferReturnTypes(MLIRContext *ctx,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto type = rankedOperand(loc, adaptor.getOperand(), "operand");
+  if (failed(type))
+    return failure();
+  // argmax_c2
+  int64_t axis = adaptor.getAxis();
+  if (failed(checkAxis(loc, axis, type->getRank(), "axis")))
+    return failure();
+  // argmax_c3
+  SmallVector<int64_t> shape(type->getShape());
+  shape.erase(shape.begin() + axis);
+  types.push_back(RankedTensorType::get(shape, IntegerType::get(ctx, 64)));
+  return success();
+}
+
 #define SINTER_SOFTMAX_INFER(OP)                                               \
   LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
                                      std::optional<Location> loc,              \

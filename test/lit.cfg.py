@@ -1,0 +1,29 @@
+# lit configuration of the Sinter test suite.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "SINTER"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".pbtxt", ".test"]
+config.excludes = ["lit.cfg.py", "Inputs", "unit", "CMakeLists.txt"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.sinter_obj_root, "test")
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tools = [
+    ToolSubst("sinter-opt", unresolved="fatal"),
+    ToolSubst("sinterc", unresolved="ignore"),
+    ToolSubst("sinter-import-fuzzer", unresolved="ignore"),
+]
+llvm_config.add_tool_substitutions(
+    tools, [config.sinter_tools_dir, config.llvm_tools_dir])
+
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%sinter_src", config.sinter_src_root))
+config.substitutions.append(("%examples",
+                             os.path.join(config.sinter_src_root, "examples")))
