@@ -572,7 +572,10 @@ LogicalResult SoftmaxCrossEntropyOp::buildGradients(
   Value probs = b.create<SoftmaxOp>(getLoc(), logits,
                                     b.getI64IntegerAttr(classAxis));
   Value oneHot = b.create<OneHotOp>(getLoc(), logitsType, labels);
-  Value ignore = gb.scalar(labels, static_cast<double>(getIgnoreIndex()));
+  // getIgnoreIndex() is uint64_t (I64Attr): go through int64_t so that -100
+  // stays -100 instead of becoming 2^64 - 100.
+  int64_t ignoreIndex = getIgnoreIndex();
+  Value ignore = gb.scalar(labels, static_cast<double>(ignoreIndex));
   Value valid = gb.castLike(gb.compare(labels, ignore, "ne"), logits);
   Value scale;
   if (getReduction() == "none") {

@@ -26,6 +26,27 @@ RankedTensorType tensorType(Value value) {
 } // namespace
 
 //===----------------------------------------------------------------------===//
+// Function argument and result names
+//===----------------------------------------------------------------------===//
+
+std::string sinter::sgraph::argumentName(FunctionOpInterface fn,
+                                         unsigned index) {
+  for (StringRef key : {attr::kParam, attr::kInput, attr::kOptState})
+    if (auto name = fn.getArgAttrOfType<StringAttr>(index, key))
+      return name.str();
+  if (fn.getArgAttr(index, attr::kStep))
+    return "step";
+  return "";
+}
+
+std::string sinter::sgraph::resultName(FunctionOpInterface fn,
+                                       unsigned index) {
+  if (auto name = fn.getResultAttrOfType<StringAttr>(index, attr::kName))
+    return name.str();
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
 // Constants and generators
 //===----------------------------------------------------------------------===//
 
@@ -36,10 +57,12 @@ LogicalResult IotaOp::verify() {
   // iota_c2
   if (type.getRank() < 1)
     return emitOpError("result must have rank >= 1, got ") << type;
-  // iota_c3
-  if (getAxis() < 0 || getAxis() >= type.getRank())
+  // iota_c3 (I64Attr getters return uint64_t: read the axis as signed so a
+  // negative one is reported as itself)
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= type.getRank())
     return emitOpError("axis ")
-           << getAxis() << " is out of range [0, " << type.getRank() << ")";
+           << axis << " is out of range [0, " << type.getRank() << ")";
   return success();
 }
 
@@ -121,11 +144,11 @@ LogicalResult OneHotOp::verify() {
 
 LogicalResult ReshapeOp::verify() {
   RankedTensorType from = tensorType(getOperand()), to = getType();
-  // reshape_c1
+  // reshape_c2
   if (from.getElementType() != to.getElementType())
     return emitOpError("element type changes from ")
            << from.getElementType() << " to " << to.getElementType();
-  // reshape_c2
+  // reshape_c3
   if (from.getNumElements() != to.getNumElements())
     return emitOpError("operand ")
            << from << " has " << from.getNumElements()
@@ -142,15 +165,15 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor) {
 
 LogicalResult BroadcastOp::verify() {
   RankedTensorType from = tensorType(getOperand()), to = getType();
-  // broadcast_c1
+  // broadcast_c2
   if (from.getElementType() != to.getElementType())
     return emitOpError("element type changes from ")
            << from.getElementType() << " to " << to.getElementType();
-  // broadcast_c2
+  // broadcast_c3
   if (from.getRank() > to.getRank())
     return emitOpError("operand ") << from << " has a higher rank than the result "
                                    << to;
-  // broadcast_c3
+  // broadcast_c4
   int64_t offset = to.getRank() - from.getRank();
   for (int64_t i = 0; i < from.getRank(); ++i) {
     int64_t d = from.getDimSize(i);
@@ -163,7 +186,7 @@ LogicalResult BroadcastOp::verify() {
 }
 
 LogicalResult CastOp::verify() {
-  // cast_c1
+  // cast_c2
   if (tensorType(getOperand()).getShape() != getType().getShape())
     return emitOpError("shape changes from ")
            << getOperand().getType() << " to " << getType();
@@ -193,7 +216,7 @@ LogicalResult DropoutOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult AllReduceOp::verify() {
-  // all_reduce_c1
+  // all_reduce_c2
   StringRef r = getReduction();
   if (r != "sum" && r != "mean" && r != "max" && r != "min")
     return emitOpError("reduction '") << r << "' is not one of sum, mean, max, min";
@@ -201,9 +224,10 @@ LogicalResult AllReduceOp::verify() {
 }
 
 LogicalResult CollectiveBroadcastOp::verify() {
-  // collective_broadcast_c1
-  if (getRoot() < 0)
-    return emitOpError("root ") << getRoot() << " must be >= 0";
+  // collective_broadcast_c2 (getRoot() is uint64_t; compare it signed)
+  int64_t root = getRoot();
+  if (root < 0)
+    return emitOpError("root ") << root << " must be >= 0";
   return success();
 }
 
@@ -260,7 +284,7 @@ LogicalResult AdamUpdateOp::verify() {
 }
 
 LogicalResult GlobalNormOp::verify() {
-  // global_norm_c1
+  // global_norm_c2
   if (getOperands().empty())
     return emitOpError("needs at least one operand");
   return success();
@@ -269,6 +293,8 @@ LogicalResult GlobalNormOp::verify() {
 LogicalResult LrScheduleOp::verify() {
   StringRef schedule = getSchedule();
   double lr = getLr().convertToDouble(), minLr = getMinLr().convertToDouble();
+  // The step attributes are I64Attr, whose getters return uint64_t.
+  int64_t warmupSteps = getWarmupSteps(), decaySteps = getDecaySteps();
   // lr_schedule_c2
   if (schedule != "constant" && schedule != "warmup_cosine")
     return emitOpError("schedule '")
@@ -276,14 +302,14 @@ LogicalResult LrScheduleOp::verify() {
   // lr_schedule_c3
   if (failed(checkNonNegative(*this, "lr", lr)) ||
       failed(checkNonNegative(*this, "min_lr", minLr)) ||
-      failed(checkNonNegative(*this, "warmup_steps", getWarmupSteps())))
+      failed(checkNonNegative(*this, "warmup_steps", warmupSteps)))
     return failure();
   // lr_schedule_c4
   if (schedule == "warmup_cosine" &&
-      (getDecaySteps() <= getWarmupSteps() || minLr > lr))
+      (decaySteps <= warmupSteps || minLr > lr))
     return emitOpError("warmup_cosine needs decay_steps > warmup_steps and "
                        "min_lr <= lr, got decay_steps ")
-           << getDecaySteps() << ", warmup_steps " << getWarmupSteps()
+           << decaySteps << ", warmup_steps " << warmupSteps
            << ", min_lr " << minLr << ", lr " << lr;
   return success();
 }

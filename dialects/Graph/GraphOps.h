@@ -9,6 +9,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -42,6 +43,14 @@ inline constexpr llvm::StringLiteral kName = "sgraph.name";
 /// On the module: the training configuration dictionary.
 inline constexpr llvm::StringLiteral kTraining = "sgraph.training";
 } // namespace attr
+
+/// The name an argument of a training function goes by outside the compiler:
+/// the parameter's state_dict name, the input's name, the optimizer-state
+/// name, or "step"; empty when it has none.
+std::string argumentName(mlir::FunctionOpInterface fn, unsigned index);
+
+/// The name of a result (`sgraph.name`); empty when it has none.
+std::string resultName(mlir::FunctionOpInterface fn, unsigned index);
 
 /// Broadcasts two shapes as numpy does. Returns false when they are not
 /// compatible.

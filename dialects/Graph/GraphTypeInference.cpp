@@ -40,6 +40,9 @@ bool sinter::sgraph::isFloatTensor(Type type) {
 namespace {
 
 /// The ranked tensor type of `value`, or an error naming the operand.
+/// Re-checks the static-shape part of each op's C1 (`<op>_c1`, the ODS type
+/// constraint): inference also runs while parsing and from builders, before
+/// the ODS verifier has seen the operands.
 FailureOr<RankedTensorType> rankedOperand(std::optional<Location> loc,
                                           Value value, StringRef name) {
   if (!value)
@@ -60,7 +63,8 @@ LogicalResult checkAxis(std::optional<Location> loc, int64_t axis,
   return success();
 }
 
-/// Constraints shared by the elementwise binary ops (`<op>_c2`, `<op>_c3`).
+/// Constraints shared by the elementwise binary ops (`<op>_c2`, `<op>_c3`,
+/// `<op>_c4`); compare uses the first two as compare_c2 and compare_c3.
 LogicalResult inferBinary(std::optional<Location> loc, Value lhsValue,
                           Value rhsValue, SmallVectorImpl<Type> &types) {
   auto lhs = rankedOperand(loc, lhsValue, "lhs");
@@ -77,6 +81,7 @@ LogicalResult inferBinary(std::optional<Location> loc, Value lhsValue,
   if (!broadcastShapes(lhs->getShape(), rhs->getShape(), shape))
     return emitOptionalError(loc, "operand shapes do not broadcast: ", *lhs,
                              " and ", *rhs);
+  // add_c4: the result has the broadcast shape and the operands' element type.
   types.push_back(RankedTensorType::get(shape, lhs->getElementType()));
   return success();
 }
@@ -90,7 +95,7 @@ LogicalResult inferSameAsOperand(std::optional<Location> loc, Value operand,
   return success();
 }
 
-/// Reduction result shape (`<op>_c2`, `<op>_c3`).
+/// Reduction result shape (`<op>_c2`, `<op>_c3`, `<op>_c4`).
 LogicalResult inferReduce(std::optional<Location> loc, Value operand,
                           ArrayRef<int64_t> axes, bool keepdims,
                           SmallVectorImpl<Type> &types) {
@@ -115,6 +120,7 @@ LogicalResult inferReduce(std::optional<Location> loc, Value operand,
     else if (keepdims)
       shape.push_back(1);
   }
+  // reduce_sum_c4: the reduced axes are removed, or kept as 1 with keepdims.
   types.push_back(RankedTensorType::get(shape, type->getElementType()));
   return success();
 }
@@ -137,13 +143,21 @@ LogicalResult checkSameAsParam(std::optional<Location> loc, Value value,
 
 } // namespace
 
+/// Ops built generically (raw ops in a model file) reach inference before the
+/// ODS verifier has checked that required attributes are present.
+#define SINTER_REQUIRE_ATTR(NAME)                                              \
+  if (!adaptor.getProperties().NAME)                                           \
+    return emitOptionalError(loc, "requires attribute '" #NAME "'");
+
 //===----------------------------------------------------------------------===//
 // Constants
 //===----------------------------------------------------------------------===//
 
-LogicalResult ConstantOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location> loc,
                                            Adaptor adaptor,
                                            SmallVectorImpl<Type> &types) {
+  SINTER_REQUIRE_ATTR(value)
   // constant_c2: the result has the value's type.
   types.push_back(cast<TypedAttr>(adaptor.getValue()).getType());
   return success();
@@ -176,36 +190,39 @@ SINTER_BINARY_INFER(MinimumOp)
                                      SmallVectorImpl<Type> &types) {           \
     return inferSameAsOperand(loc, adaptor.getOperand(), types);               \
   }
-SINTER_SAME_TYPE_INFER(NegOp)
-SINTER_SAME_TYPE_INFER(AbsOp)
-SINTER_SAME_TYPE_INFER(ExpOp)
-SINTER_SAME_TYPE_INFER(LogOp)
-SINTER_SAME_TYPE_INFER(SqrtOp)
-SINTER_SAME_TYPE_INFER(RsqrtOp)
-SINTER_SAME_TYPE_INFER(TanhOp)
-SINTER_SAME_TYPE_INFER(SigmoidOp)
-SINTER_SAME_TYPE_INFER(ReluOp)
-SINTER_SAME_TYPE_INFER(ErfOp)
-SINTER_SAME_TYPE_INFER(GeluOp)
-SINTER_SAME_TYPE_INFER(StopGradientOp)
-SINTER_SAME_TYPE_INFER(AllReduceOp)
-SINTER_SAME_TYPE_INFER(CollectiveBroadcastOp)
-SINTER_SAME_TYPE_INFER(DropoutOp)
+// The result has the operand's type: the label of that constraint follows
+// each op.
+SINTER_SAME_TYPE_INFER(NegOp)                 // neg_c2
+SINTER_SAME_TYPE_INFER(AbsOp)                 // abs_c2
+SINTER_SAME_TYPE_INFER(ExpOp)                 // exp_c2
+SINTER_SAME_TYPE_INFER(LogOp)                 // log_c2
+SINTER_SAME_TYPE_INFER(SqrtOp)                // sqrt_c2
+SINTER_SAME_TYPE_INFER(RsqrtOp)               // rsqrt_c2
+SINTER_SAME_TYPE_INFER(TanhOp)                // tanh_c2
+SINTER_SAME_TYPE_INFER(SigmoidOp)             // sigmoid_c2
+SINTER_SAME_TYPE_INFER(ReluOp)                // relu_c2
+SINTER_SAME_TYPE_INFER(ErfOp)                 // erf_c2
+SINTER_SAME_TYPE_INFER(GeluOp)                // gelu_c3
+SINTER_SAME_TYPE_INFER(StopGradientOp)        // stop_gradient_c2
+SINTER_SAME_TYPE_INFER(AllReduceOp)           // all_reduce_c3
+SINTER_SAME_TYPE_INFER(CollectiveBroadcastOp) // collective_broadcast_c3
+SINTER_SAME_TYPE_INFER(DropoutOp)             // dropout_c3
 #undef SINTER_SAME_TYPE_INFER
 
 LogicalResult CompareOp::inferReturnTypes(MLIRContext *ctx,
                                           std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
-  // compare_c3
+  SINTER_REQUIRE_ATTR(direction)
+  // compare_c4
   StringRef dir = adaptor.getDirection();
   if (!llvm::is_contained({"eq", "ne", "lt", "le", "gt", "ge"}, dir))
     return emitOptionalError(loc, "direction '", dir,
                              "' is not one of eq, ne, lt, le, gt, ge");
-  // compare_c1, compare_c2
+  // compare_c2, compare_c3 (add_c2, add_c3)
   if (failed(inferBinary(loc, adaptor.getLhs(), adaptor.getRhs(), types)))
     return failure();
-  // compare_c4: an i1 tensor of the broadcast shape.
+  // compare_c5: an i1 tensor of the broadcast shape.
   auto shape = cast<RankedTensorType>(types.back()).getShape();
   types.back() = RankedTensorType::get(shape, IntegerType::get(ctx, 1));
   return success();
@@ -246,6 +263,7 @@ LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
                                      std::optional<Location> loc,              \
                                      Adaptor adaptor,                          \
                                      SmallVectorImpl<Type> &types) {           \
+    SINTER_REQUIRE_ATTR(axes)                                                  \
     return inferReduce(loc, adaptor.getOperand(), adaptor.getAxes(),           \
                        adaptor.getKeepdims(), types);                          \
   }
@@ -258,6 +276,7 @@ LogicalResult ArgmaxOp::inferReturnTypes(MLIRContext *ctx,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
+  SINTER_REQUIRE_ATTR(axis)
   auto type = rankedOperand(loc, adaptor.getOperand(), "operand");
   if (failed(type))
     return failure();
@@ -277,12 +296,14 @@ LogicalResult ArgmaxOp::inferReturnTypes(MLIRContext *ctx,
                                      std::optional<Location> loc,              \
                                      Adaptor adaptor,                          \
                                      SmallVectorImpl<Type> &types) {           \
+    SINTER_REQUIRE_ATTR(axis)                                                  \
     auto type = rankedOperand(loc, adaptor.getOperand(), "operand");           \
     if (failed(type))                                                          \
       return failure();                                                        \
     /* softmax_c2 */                                                           \
     if (failed(checkAxis(loc, adaptor.getAxis(), type->getRank(), "axis")))    \
       return failure();                                                        \
+    /* softmax_c3: the result has the operand's type */                        \
     types.push_back(*type);                                                    \
     return success();                                                          \
   }
@@ -294,6 +315,7 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &types) {
+  SINTER_REQUIRE_ATTR(axis)
   auto x = rankedOperand(loc, adaptor.getOperand(), "operand");
   auto scale = rankedOperand(loc, adaptor.getScale(), "scale");
   auto bias = rankedOperand(loc, adaptor.getBias(), "bias");
@@ -318,6 +340,7 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
         loc, "scale and bias must have the normalized shape [",
         llvm::make_range(normalized.begin(), normalized.end()), "], got ",
         *scale, " and ", *bias);
+  // layer_norm_c6
   types.push_back(*x);
   return success();
 }
@@ -424,16 +447,17 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &types) {
+  SINTER_REQUIRE_ATTR(permutation)
   auto type = rankedOperand(loc, adaptor.getOperand(), "operand");
   if (failed(type))
     return failure();
   ArrayRef<int64_t> perm = adaptor.getPermutation();
-  // transpose_c1
+  // transpose_c2
   if (static_cast<int64_t>(perm.size()) != type->getRank())
     return emitOptionalError(loc, "permutation has ", perm.size(),
                              " entries, expected the operand rank ",
                              type->getRank());
-  // transpose_c2
+  // transpose_c3
   SmallVector<bool> seen(perm.size(), false);
   SmallVector<int64_t> shape;
   for (int64_t p : perm) {
@@ -445,6 +469,7 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
     seen[p] = true;
     shape.push_back(type->getDimSize(p));
   }
+  // transpose_c4
   types.push_back(RankedTensorType::get(shape, type->getElementType()));
   return success();
 }
@@ -453,6 +478,8 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
                                         std::optional<Location> loc,
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &types) {
+  SINTER_REQUIRE_ATTR(start)
+  SINTER_REQUIRE_ATTR(limit)
   auto type = rankedOperand(loc, adaptor.getOperand(), "operand");
   if (failed(type))
     return failure();
@@ -461,7 +488,7 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
   SmallVector<int64_t> stride(rank, 1);
   if (auto s = adaptor.getStride())
     stride.assign(s->begin(), s->end());
-  // slice_c1
+  // slice_c2
   if (static_cast<int64_t>(start.size()) != rank ||
       static_cast<int64_t>(limit.size()) != rank ||
       static_cast<int64_t>(stride.size()) != rank)
@@ -471,17 +498,18 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
                              limit.size(), " and ", stride.size());
   SmallVector<int64_t> shape;
   for (int64_t i = 0; i < rank; ++i) {
-    // slice_c2
+    // slice_c3
     if (start[i] < 0 || start[i] > limit[i] || limit[i] > type->getDimSize(i))
       return emitOptionalError(loc, "axis ", i, ": need 0 <= start (",
                                start[i], ") <= limit (", limit[i],
                                ") <= dimension (", type->getDimSize(i), ")");
-    // slice_c3
+    // slice_c4
     if (stride[i] < 1)
       return emitOptionalError(loc, "axis ", i, ": stride ", stride[i],
                                " must be >= 1");
     shape.push_back((limit[i] - start[i] + stride[i] - 1) / stride[i]);
   }
+  // slice_c5
   types.push_back(RankedTensorType::get(shape, type->getElementType()));
   return success();
 }
@@ -490,6 +518,8 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
                                       std::optional<Location> loc,
                                       Adaptor adaptor,
                                       SmallVectorImpl<Type> &types) {
+  SINTER_REQUIRE_ATTR(low)
+  SINTER_REQUIRE_ATTR(high)
   auto type = rankedOperand(loc, adaptor.getOperand(), "operand");
   if (failed(type))
     return failure();
@@ -498,7 +528,7 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
   SmallVector<int64_t> interior(rank, 0);
   if (auto s = adaptor.getInterior())
     interior.assign(s->begin(), s->end());
-  // pad_c1
+  // pad_c2
   if (static_cast<int64_t>(low.size()) != rank ||
       static_cast<int64_t>(high.size()) != rank ||
       static_cast<int64_t>(interior.size()) != rank)
@@ -508,7 +538,7 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
                              " and ", interior.size());
   SmallVector<int64_t> shape;
   for (int64_t i = 0; i < rank; ++i) {
-    // pad_c2
+    // pad_c3
     if (low[i] < 0 || high[i] < 0 || interior[i] < 0)
       return emitOptionalError(loc, "axis ", i,
                                ": padding amounts must be >= 0, got low ",
@@ -517,6 +547,7 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
     int64_t d = type->getDimSize(i);
     shape.push_back(low[i] + high[i] + d + (d > 0 ? (d - 1) * interior[i] : 0));
   }
+  // pad_c4
   types.push_back(RankedTensorType::get(shape, type->getElementType()));
   return success();
 }
@@ -525,15 +556,16 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
+  SINTER_REQUIRE_ATTR(axis)
   ValueRange operands = adaptor.getOperands();
-  // concat_c1
+  // concat_c2
   if (operands.empty())
     return emitOptionalError(loc, "needs at least one operand");
   auto first = rankedOperand(loc, operands.front(), "#0");
   if (failed(first))
     return failure();
   int64_t axis = adaptor.getAxis();
-  // concat_c3
+  // concat_c4
   if (failed(checkAxis(loc, axis, first->getRank(), "axis")))
     return failure();
   SmallVector<int64_t> shape(first->getShape());
@@ -542,14 +574,14 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
     auto type = rankedOperand(loc, value, "#" + std::to_string(i));
     if (failed(type))
       return failure();
-    // concat_c2
+    // concat_c3
     if (type->getElementType() != first->getElementType() ||
         type->getRank() != first->getRank())
       return emitOptionalError(loc, "operand #", i, " ", *type,
                                " differs in element type or rank from "
                                "operand #0 ",
                                *first);
-    // concat_c4
+    // concat_c5
     for (int64_t d = 0; d < type->getRank(); ++d)
       if (d != axis && type->getDimSize(d) != first->getDimSize(d))
         return emitOptionalError(loc, "operand #", i, " ", *type,
@@ -557,6 +589,7 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
                                  " in dimension ", d);
     shape[axis] += type->getDimSize(axis);
   }
+  // concat_c6
   types.push_back(RankedTensorType::get(shape, first->getElementType()));
   return success();
 }
@@ -569,18 +602,20 @@ LogicalResult AllGatherOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &types) {
+  SINTER_REQUIRE_ATTR(axis)
+  SINTER_REQUIRE_ATTR(world_size)
   auto type = rankedOperand(loc, adaptor.getOperand(), "operand");
   if (failed(type))
     return failure();
-  // all_gather_c1
+  // all_gather_c2
   int64_t worldSize = adaptor.getWorldSize();
   if (worldSize < 1)
     return emitOptionalError(loc, "world_size ", worldSize, " must be >= 1");
-  // all_gather_c2
+  // all_gather_c3
   int64_t axis = adaptor.getAxis();
   if (failed(checkAxis(loc, axis, type->getRank(), "axis")))
     return failure();
-  // all_gather_c3
+  // all_gather_c4
   SmallVector<int64_t> shape(type->getShape());
   shape[axis] *= worldSize;
   types.push_back(RankedTensorType::get(shape, type->getElementType()));
@@ -591,25 +626,28 @@ LogicalResult ReduceScatterOp::inferReturnTypes(MLIRContext *,
                                                 std::optional<Location> loc,
                                                 Adaptor adaptor,
                                                 SmallVectorImpl<Type> &types) {
+  SINTER_REQUIRE_ATTR(axis)
+  SINTER_REQUIRE_ATTR(world_size)
   auto type = rankedOperand(loc, adaptor.getOperand(), "operand");
   if (failed(type))
     return failure();
-  // reduce_scatter_c1
+  // reduce_scatter_c2
   int64_t worldSize = adaptor.getWorldSize();
   if (worldSize < 1)
     return emitOptionalError(loc, "world_size ", worldSize, " must be >= 1");
-  // reduce_scatter_c2
+  // reduce_scatter_c3
   int64_t axis = adaptor.getAxis();
   if (failed(checkAxis(loc, axis, type->getRank(), "axis")))
     return failure();
-  // reduce_scatter_c3
+  // reduce_scatter_c4
   if (type->getDimSize(axis) % worldSize != 0)
     return emitOptionalError(loc, "dimension ", type->getDimSize(axis),
                              " of axis ", axis,
                              " is not divisible by world_size ", worldSize);
-  // reduce_scatter_c4
+  // reduce_scatter_c5
   if (failed(checkReduction(loc, adaptor.getReduction())))
     return failure();
+  // reduce_scatter_c6
   SmallVector<int64_t> shape(type->getShape());
   shape[axis] /= worldSize;
   types.push_back(RankedTensorType::get(shape, type->getElementType()));
@@ -625,9 +663,11 @@ LogicalResult SgdUpdateOp::inferReturnTypes(MLIRContext *,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &types) {
   Type param = adaptor.getParam().getType();
-  // sgd_update_c2
+  // sgd_update_c1 (AllTypesMatch): checked again for builders, which infer
+  // before the verifier runs.
   if (failed(checkSameAsParam(loc, adaptor.getGrad(), "grad", param)))
     return failure();
+  // sgd_update_c2
   types.push_back(param);
   return success();
 }
@@ -637,11 +677,12 @@ LogicalResult MomentumUpdateOp::inferReturnTypes(MLIRContext *,
                                                  Adaptor adaptor,
                                                  SmallVectorImpl<Type> &types) {
   Type param = adaptor.getParam().getType();
-  // momentum_update_c2
+  // momentum_update_c1 (AllTypesMatch): checked again for builders.
   if (failed(checkSameAsParam(loc, adaptor.getGrad(), "grad", param)) ||
       failed(checkSameAsParam(loc, adaptor.getMomentumBuffer(),
                               "momentum_buffer", param)))
     return failure();
+  // momentum_update_c2
   types.append({param, param});
   return success();
 }
@@ -651,11 +692,12 @@ LogicalResult AdamUpdateOp::inferReturnTypes(MLIRContext *,
                                              Adaptor adaptor,
                                              SmallVectorImpl<Type> &types) {
   Type param = adaptor.getParam().getType();
-  // adam_update_c2
+  // adam_update_c1 (AllTypesMatch): checked again for builders.
   if (failed(checkSameAsParam(loc, adaptor.getGrad(), "grad", param)) ||
       failed(checkSameAsParam(loc, adaptor.getExpAvg(), "exp_avg", param)) ||
       failed(checkSameAsParam(loc, adaptor.getExpAvgSq(), "exp_avg_sq", param)))
     return failure();
+  // adam_update_c2
   types.append({param, param, param});
   return success();
 }

@@ -1,12 +1,14 @@
 //===- sinter-opt.cpp - run Sinter passes on .mlir files ------------------===//
 //
 // MlirOptMain with the sgraph dialect, the upstream dialects Sinter lowers
-// through, Sinter's passes and pipelines. Every --mlir-print-ir-* flag of
-// mlir-opt works here.
+// through, Sinter's passes and named pipelines. Every --mlir-print-ir-* flag
+// of mlir-opt works here.
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Pipelines/Pipelines.h"
 #include "dialects/Graph/GraphDialect.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -16,8 +18,12 @@
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<sinter::sgraph::SGraphDialect, mlir::func::FuncDialect>();
+  // Upstream cleanups the pipelines use.
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
+  mlir::registerSymbolDCEPass();
+  sinter::registerSinterPasses();
+  sinter::registerSinterPipelines();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Sinter optimizer driver\n", registry));
 }

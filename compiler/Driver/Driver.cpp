@@ -1,0 +1,184 @@
+//===- Driver.cpp - sinterc as a library ---------------------------------===//
+
+#include "compiler/Driver/Driver.h"
+
+#include "compiler/Importer/ImportModel.h"
+#include "compiler/Interpreter/RunFunction.h"
+#include "dialects/Graph/GraphOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+using namespace sinter;
+
+namespace {
+
+/// Writes numbered per-phase IR files and an index explaining them.
+class PhaseDumper {
+public:
+  PhaseDumper(MLIRContext &context, StringRef dir)
+      : context(context), dir(dir.str()) {}
+
+  LogicalResult prepare() {
+    if (dir.empty())
+      return success();
+    if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+      return emitError(UnknownLoc::get(&context))
+             << dir << ": cannot create the dump directory: " << ec.message();
+    index = "Sinter compilation dump: one file per phase, in order.\n";
+    return success();
+  }
+
+  LogicalResult dump(ModuleOp module, Phase phase, StringRef what) {
+    if (dir.empty())
+      return success();
+    llvm::SmallString<128> path(dir);
+    std::string file = llvm::formatv("{0:d2}-{1}.mlir", count++,
+                                     phaseName(phase))
+                           .str();
+    llvm::sys::path::append(path, file);
+    if (failed(writeModule(module, path)))
+      return failure();
+    index += file + ": " + what.str() + "\n";
+    llvm::SmallString<128> indexPath(dir);
+    llvm::sys::path::append(indexPath, "index.txt");
+    std::string error;
+    auto out = openOutputFile(indexPath, &error);
+    if (!out)
+      return emitError(UnknownLoc::get(&context)) << error;
+    out->os() << index;
+    out->keep();
+    return success();
+  }
+
+  LogicalResult writeModule(ModuleOp module, StringRef path) {
+    std::string error;
+    auto out = openOutputFile(path, &error);
+    if (!out)
+      return emitError(UnknownLoc::get(&context)) << error;
+    // Dumps are meant to be re-parsed and diffed: locations on, nothing
+    // elided.
+    OpPrintingFlags flags;
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+    module.print(out->os(), flags);
+    out->keep();
+    return success();
+  }
+
+private:
+  MLIRContext &context;
+  std::string dir;
+  std::string index;
+  int count = 0;
+};
+
+const char *phaseDescription(Phase phase) {
+  switch (phase) {
+  case Phase::Import:
+    return "the model as imported: @forward(params, inputs) -> (loss, "
+           "metrics)";
+  case Phase::Training:
+    return "after autodiff: @train_step with gradients, clipping, the "
+           "learning-rate schedule and optimizer updates";
+  default:
+    return "";
+  }
+}
+
+} // namespace
+
+int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
+  context.loadDialect<sgraph::SGraphDialect, func::FuncDialect>();
+  Location fileLoc = FileLineColLoc::get(&context, options.input, 0, 0);
+
+  // Without --compile-to, stop where the function to run is (if any), else
+  // build the binary.
+  Phase target = Phase::Binary;
+  if (options.compileTo)
+    target = *options.compileTo;
+  else if (!options.runFunction.empty())
+    target = options.runFunction == "train_step" ? Phase::Training
+                                                 : Phase::Import;
+  if (target > kLastImplementedPhase) {
+    emitError(fileLoc) << "phase '" << phaseName(target)
+                       << "' is not available yet: this version of sinterc "
+                          "compiles up to '"
+                       << phaseName(kLastImplementedPhase)
+                       << "' (use --compile-to=" << phaseName(kLastImplementedPhase)
+                       << " or --emit=" << phaseName(kLastImplementedPhase)
+                       << ")";
+    return 1;
+  }
+
+  // Phase 1: import (or read IR the user wrote).
+  OwningOpRef<ModuleOp> module;
+  bool isMlir = StringRef(options.input).ends_with(".mlir");
+  Phase reached = Phase::Import;
+  if (isMlir) {
+    llvm::SourceMgr sourceMgr;
+    std::string error;
+    auto file = openInputFile(options.input, &error);
+    if (!file) {
+      emitError(fileLoc) << "cannot read the file: " << error;
+      return 1;
+    }
+    sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
+    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+    if (!module)
+      return 1;
+    if (module->lookupSymbol("train_step"))
+      reached = Phase::Training;
+  } else {
+    ImportOptions importOptions;
+    importOptions.batchSize = options.batchSize;
+    module = importModelFile(options.input, context, importOptions);
+    if (!module)
+      return 1;
+  }
+
+  PhaseDumper dumper(context, options.dumpDir);
+  if (failed(dumper.prepare()) ||
+      failed(dumper.dump(*module, reached, phaseDescription(reached))))
+    return 1;
+
+  // Phase 2: training.
+  if (reached < Phase::Training && target >= Phase::Training) {
+    PassManager pm(&context);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return 1;
+    buildTrainingPipeline(pm);
+    if (failed(pm.run(*module)))
+      return 1;
+    reached = Phase::Training;
+    if (failed(dumper.dump(*module, reached, phaseDescription(reached))))
+      return 1;
+  }
+
+  if (!options.runFunction.empty()) {
+    RunOptions run;
+    run.function = options.runFunction;
+    run.inputs = options.runInputs;
+    run.output = options.runOutput;
+    return failed(runFunction(*module, run)) ? 1 : 0;
+  }
+
+  std::string error;
+  auto out = openOutputFile(options.output, &error);
+  if (!out) {
+    emitError(fileLoc) << error;
+    return 1;
+  }
+  module->print(out->os());
+  out->keep();
+  return 0;
+}

@@ -1,0 +1,51 @@
+//===- Driver.h - sinterc as a library -------------------------*- C++ -*-===//
+//
+// What `sinterc` does, callable from tests: import a model description (or
+// read .mlir), run the phases up to `--compile-to`, write each phase's IR to
+// `--dump-dir`, print or save the result, and optionally run a function of
+// it with the reference interpreter on tensors from .npy / safetensors
+// files.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SINTER_COMPILER_DRIVER_DRIVER_H
+#define SINTER_COMPILER_DRIVER_DRIVER_H
+
+#include "compiler/Pipelines/Pipelines.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sinter {
+
+struct DriverOptions {
+  /// model.pbtxt, or a .mlir file already in some phase.
+  std::string input;
+  /// Where the IR (or, later, the binary) goes; "-" is stdout.
+  std::string output = "-";
+  /// Stop after this phase; unset means the last one (the binary).
+  std::optional<Phase> compileTo;
+  /// Print the IR of the stopping phase (--emit).
+  bool emitIR = false;
+  /// Write numbered per-phase IR here.
+  std::string dumpDir;
+  std::optional<int64_t> batchSize;
+
+  /// Run this function with the reference interpreter.
+  std::string runFunction;
+  /// Tensor files for its arguments: x.safetensors, x.npy or name=x.npy.
+  std::vector<std::string> runInputs;
+  /// Where its results go: a .safetensors file, or a directory of .npy files.
+  std::string runOutput;
+};
+
+/// Runs the driver; diagnostics go through the context. Returns the process
+/// exit code.
+int runDriver(const DriverOptions &options, mlir::MLIRContext &context);
+
+} // namespace sinter
+
+#endif // SINTER_COMPILER_DRIVER_DRIVER_H

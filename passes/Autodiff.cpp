@@ -1,0 +1,363 @@
+//===- Autodiff.cpp - reverse-mode differentiation of @forward -----------===//
+//
+// Builds `@train_step` (or `@forward_grad`) from `@forward`, the function the
+// importer produces. Preconditions: the module verifies; @forward returns
+// the loss (a 0-d float tensor) first; trainable parameters are arguments
+// with `sgraph.param` and without `sgraph.frozen`. It runs first in the
+// training phase (compiler/Pipelines/Pipelines.cpp), before stop_gradient is
+// erased and the training graph is verified.
+//
+// The algorithm, over the ops of a copy of @forward's body:
+//
+//   1. Activity. A value is *varied* if it depends on a trainable parameter
+//      through float-typed values, not through stop_gradient; *useful* if
+//      the loss depends on it. Only values that are both get gradients, so
+//      frozen parameters, integer inputs, stop_gradient and branches that do
+//      not reach the loss produce no backward ops.
+//   2. Reverse sweep. Walking the ops backwards, every op with a result
+//      gradient and an active operand asks its GradientOpInterface rule
+//      (dialects/Graph/GraphGradients.cpp) for the operand gradients it
+//      needs. A value used several times gets the sum of its uses'
+//      gradients; a parameter used twice (tied weights) thus gets one summed
+//      gradient.
+//   3. Training step. Clipping, the learning rate and the optimizer updates
+//      follow (passes/OptimizerStep.cpp); optimizer-state arguments are added
+//      after the parameters.
+//
+// A trainable parameter that does not reach the loss has no gradient; as
+// PyTorch skips parameters whose .grad is None, it gets no update (a
+// warning says so) and is marked frozen in @train_step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/OptimizerStep.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace sinter {
+#define GEN_PASS_DEF_AUTODIFFPASS
+#include "passes/Passes.h.inc"
+} // namespace sinter
+
+using namespace mlir;
+using namespace sinter;
+
+namespace {
+
+/// Gradients of `loss` with respect to `wrt`, built at the end of `body`
+/// (before its terminator). An entry is null when the loss does not depend
+/// on that value.
+FailureOr<SmallVector<Value>> reverseMode(OpBuilder &b, Block &body,
+                                          ArrayRef<Value> wrt, Value loss) {
+  auto isFloat = [](Value v) { return sgraph::isFloatTensor(v.getType()); };
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+
+  // 1. Activity.
+  llvm::DenseSet<Value> varied, useful;
+  for (Value v : wrt)
+    if (isFloat(v))
+      varied.insert(v);
+  for (Operation *op : ops) {
+    if (isa<sgraph::StopGradientOp>(op))
+      continue;
+    if (llvm::any_of(op->getOperands(),
+                     [&](Value v) { return varied.contains(v); }))
+      for (Value r : op->getResults())
+        if (isFloat(r))
+          varied.insert(r);
+  }
+  useful.insert(loss);
+  for (Operation *op : llvm::reverse(ops))
+    if (llvm::any_of(op->getResults(),
+                     [&](Value v) { return useful.contains(v); }))
+      for (Value operand : op->getOperands())
+        useful.insert(operand);
+  auto active = [&](Value v) {
+    return varied.contains(v) && useful.contains(v);
+  };
+
+  // 2. Reverse sweep.
+  llvm::DenseMap<Value, Value> grads;
+  b.setInsertionPoint(body.getTerminator());
+  auto lossType = cast<RankedTensorType>(loss.getType());
+  grads[loss] = b.create<sgraph::ConstantOp>(
+      loss.getLoc(), DenseElementsAttr::get(
+                         lossType, b.getFloatAttr(lossType.getElementType(), 1.0)));
+
+  for (Operation *op : llvm::reverse(ops)) {
+    SmallVector<Value> resultGrads;
+    bool anyGrad = false;
+    for (Value r : op->getResults()) {
+      resultGrads.push_back(grads.lookup(r));
+      anyGrad |= bool(resultGrads.back());
+    }
+    SmallVector<bool> needed;
+    for (Value operand : op->getOperands())
+      needed.push_back(active(operand));
+    if (!anyGrad || !llvm::is_contained(needed, true) ||
+        isa<sgraph::StopGradientOp>(op))
+      continue;
+
+    auto rule = dyn_cast<sgraph::GradientOpInterface>(op);
+    if (!rule)
+      return op->emitOpError()
+             << "lies between a trainable parameter and the loss but has no "
+                "gradient rule";
+    SmallVector<Value> operandGrads;
+    if (failed(rule.buildGradients(b, resultGrads, needed, operandGrads)))
+      return failure();
+    for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+      if (!needed[i])
+        continue;
+      Value g = i < operandGrads.size() ? operandGrads[i] : Value();
+      if (!g || g.getType() != operand.getType())
+        return op->emitOpError() << "gradient rule gave operand #" << i << " "
+                                 << (g ? g.getType() : Type())
+                                 << ", expected " << operand.getType();
+      Value &sum = grads[operand];
+      sum = sum ? b.create<sgraph::AddOp>(op->getLoc(), sum, g).getResult()
+                : g;
+    }
+  }
+
+  SmallVector<Value> result;
+  for (Value v : wrt)
+    result.push_back(grads.lookup(v));
+  return result;
+}
+
+class AutodiffPass : public sinter::impl::AutodiffPassBase<AutodiffPass> {
+public:
+  using AutodiffPassBase::AutodiffPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto forward = module.lookupSymbol<func::FuncOp>("forward");
+    if (!forward || forward.isExternal()) {
+      module.emitError("the module has no @forward function to differentiate");
+      return signalPassFailure();
+    }
+    if (mode != "train-step" && mode != "gradients") {
+      module.emitError("sinter-autodiff: mode must be train-step or "
+                       "gradients, got '")
+          << mode << "'";
+      return signalPassFailure();
+    }
+    auto fail = [&]() { signalPassFailure(); };
+    if (forward.getNumResults() < 1 ||
+        !sgraph::isFloatTensor(forward.getResultTypes()[0]) ||
+        cast<RankedTensorType>(forward.getResultTypes()[0]).getRank() != 0) {
+      forward.emitError("@forward must return the loss, a 0-d float tensor, "
+                        "as its first result");
+      return fail();
+    }
+    if (mode == "gradients") {
+      if (failed(buildGradientFunction(module, forward)))
+        return fail();
+      return;
+    }
+    if (failed(buildTrainStep(module, forward)))
+      return fail();
+  }
+
+private:
+  /// Trainable parameters of @forward: argument indices.
+  static SmallVector<unsigned> trainableArgs(func::FuncOp forward) {
+    SmallVector<unsigned> result;
+    for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+      if (forward.getArgAttr(i, sgraph::attr::kParam) &&
+          !forward.getArgAttr(i, sgraph::attr::kFrozen))
+        result.push_back(i);
+    return result;
+  }
+
+  /// A copy of @forward named `name`, inserted after it; its return op is
+  /// left in place (operands = loss, metrics).
+  static func::FuncOp cloneForward(func::FuncOp forward, StringRef name) {
+    OpBuilder b(forward);
+    b.setInsertionPointAfter(forward);
+    auto fn = cast<func::FuncOp>(b.clone(*forward));
+    fn.setSymName(name);
+    return fn;
+  }
+
+  LogicalResult buildGradientFunction(ModuleOp module, func::FuncOp forward) {
+    if (module.lookupSymbol("forward_grad"))
+      return module.emitError("@forward_grad already exists");
+    func::FuncOp fn = cloneForward(forward, "forward_grad");
+    Block &body = fn.front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    SmallVector<unsigned> trainable = trainableArgs(forward);
+    SmallVector<Value> wrt;
+    for (unsigned i : trainable)
+      wrt.push_back(body.getArgument(i));
+    OpBuilder b(ret);
+    auto grads = reverseMode(b, body, wrt, ret.getOperand(0));
+    if (failed(grads))
+      return failure();
+
+    SmallVector<Value> results(ret.getOperands());
+    SmallVector<std::string> names;
+    for (unsigned i = 0; i < ret.getNumOperands(); ++i)
+      names.push_back(sgraph::resultName(forward, i));
+    for (auto [i, g] : llvm::zip(trainable, *grads)) {
+      Value arg = body.getArgument(i);
+      // A parameter the loss does not depend on has a zero gradient.
+      if (!g) {
+        b.setInsertionPoint(ret);
+        auto type = cast<RankedTensorType>(arg.getType());
+        g = b.create<sgraph::ConstantOp>(
+            arg.getLoc(),
+            DenseElementsAttr::get(type,
+                                   b.getFloatAttr(type.getElementType(), 0.0)));
+      }
+      results.push_back(g);
+      names.push_back("grad." + sgraph::argumentName(forward, i));
+    }
+    b.setInsertionPoint(ret);
+    b.create<func::ReturnOp>(ret.getLoc(), results);
+    ret.erase();
+    fn.setFunctionType(FunctionType::get(
+        &getContext(), body.getArgumentTypes(), ValueRange(results).getTypes()));
+    for (auto [i, name] : llvm::enumerate(names))
+      fn.setResultAttrs(i, b.getDictionaryAttr(b.getNamedAttr(
+                               sgraph::attr::kName, b.getStringAttr(name))));
+    return success();
+  }
+
+  LogicalResult buildTrainStep(ModuleOp module, func::FuncOp forward) {
+    if (module.lookupSymbol("train_step"))
+      return module.emitError("@train_step already exists");
+    FailureOr<TrainingConfig> config =
+        readTrainingConfig(module, forward.getLoc());
+    if (failed(config))
+      return failure();
+    warnAboutPendingFeatures(*config, forward.getLoc());
+
+    func::FuncOp fn = cloneForward(forward, "train_step");
+    Block &body = fn.front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    OpBuilder b(ret);
+
+    // The step argument: @forward's own (dropout uses it) or a new one.
+    Value step;
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (fn.getArgAttr(i, sgraph::attr::kStep))
+        step = body.getArgument(i);
+    if (!step) {
+      // The function type is rebuilt from the block's arguments below.
+      step = body.addArgument(RankedTensorType::get({}, b.getI64Type()),
+                              forward.getLoc());
+    }
+
+    SmallVector<unsigned> trainable = trainableArgs(forward);
+    SmallVector<Value> wrt;
+    for (unsigned i : trainable)
+      wrt.push_back(body.getArgument(i));
+    auto grads = reverseMode(b, body, wrt, ret.getOperand(0));
+    if (failed(grads))
+      return failure();
+
+    SmallVector<ParamGradient> params;
+    SmallVector<unsigned> frozenByWarning;
+    for (auto [i, g] : llvm::zip(trainable, *grads)) {
+      std::string name = sgraph::argumentName(forward, i);
+      if (!g) {
+        emitWarning(body.getArgument(i).getLoc())
+            << "parameter '" << name
+            << "' does not affect the loss; it gets no gradient and no update";
+        frozenByWarning.push_back(i);
+        continue;
+      }
+      params.push_back({name, body.getArgument(i), g});
+    }
+
+    // Optimizer-state arguments go right after the parameters.
+    unsigned paramCount = 0;
+    for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+      if (forward.getArgAttr(i, sgraph::attr::kParam))
+        paramCount = i + 1;
+    SmallVector<std::pair<Value, std::string>> stateArgs;
+    auto addState = [&](Type type, StringRef name) -> Value {
+      Value arg = body.insertArgument(paramCount + stateArgs.size(), type,
+                                      forward.getLoc());
+      stateArgs.push_back({arg, name.str()});
+      return arg;
+    };
+    b.setInsertionPoint(ret);
+    OptimizerStepValues opt =
+        emitOptimizerStep(b, forward.getLoc(), *config, params, step, addState);
+
+    // Results: loss, metrics..., lr, grad_norm, params'..., state'...
+    SmallVector<Value> results(ret.getOperands());
+    SmallVector<std::string> names;
+    for (unsigned i = 0; i < ret.getNumOperands(); ++i)
+      names.push_back(sgraph::resultName(forward, i));
+    results.append({opt.lr, opt.gradNorm});
+    names.append({"lr", "grad_norm"});
+    for (auto [p, updated] : llvm::zip(params, opt.newParams)) {
+      results.push_back(updated);
+      names.push_back(p.name);
+    }
+    for (auto [arg, updated] : llvm::zip(stateArgs, opt.newState)) {
+      results.push_back(updated);
+      names.push_back(arg.second);
+    }
+    b.create<func::ReturnOp>(ret.getLoc(), results);
+    ret.erase();
+
+    // The signature with the attributes of every argument.
+    SmallVector<DictionaryAttr> argAttrs;
+    for (BlockArgument arg : body.getArguments()) {
+      (void)arg;
+      argAttrs.push_back(b.getDictionaryAttr({}));
+    }
+    // Copy @forward's argument attributes to the arguments they map to.
+    for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
+      unsigned index = i < paramCount ? i : i + stateArgs.size();
+      SmallVector<NamedAttribute> attrs(forward.getArgAttrDict(i) ? forward.getArgAttrDict(i).getValue() : ArrayRef<NamedAttribute>());
+      if (llvm::is_contained(frozenByWarning, i))
+        attrs.push_back(
+            b.getNamedAttr(sgraph::attr::kFrozen, b.getUnitAttr()));
+      argAttrs[index] = b.getDictionaryAttr(attrs);
+    }
+    for (auto [k, state] : llvm::enumerate(stateArgs))
+      argAttrs[paramCount + k] = b.getDictionaryAttr(b.getNamedAttr(
+          sgraph::attr::kOptState, b.getStringAttr(state.second)));
+    unsigned stepIndex = cast<BlockArgument>(step).getArgNumber();
+    argAttrs[stepIndex] = b.getDictionaryAttr(
+        b.getNamedAttr(sgraph::attr::kStep, b.getUnitAttr()));
+
+    fn.setFunctionType(FunctionType::get(
+        &getContext(), body.getArgumentTypes(), ValueRange(results).getTypes()));
+    fn.setAllArgAttrs(argAttrs);
+    SmallVector<DictionaryAttr> resultAttrs;
+    for (const std::string &name : names)
+      resultAttrs.push_back(b.getDictionaryAttr(
+          b.getNamedAttr(sgraph::attr::kName, b.getStringAttr(name))));
+    fn.setAllResultAttrs(resultAttrs);
+    return success();
+  }
+
+  /// Settings the model records but this version does not implement yet.
+  static void warnAboutPendingFeatures(const TrainingConfig &config,
+                                       Location loc) {
+    if (config.precision != "fp32")
+      emitWarning(loc) << "training.precision " << config.precision
+                       << " is recorded but not implemented yet; the step "
+                          "computes in the model's dtype";
+    if (config.gradAccumulationSteps != 1)
+      emitWarning(loc) << "training.grad_accumulation_steps "
+                       << config.gradAccumulationSteps
+                       << " is recorded but not implemented yet";
+    if (config.recompute != "none")
+      emitWarning(loc) << "training.recompute policy " << config.recompute
+                       << " is recorded but not implemented yet";
+  }
+};
+
+} // namespace

@@ -1,0 +1,153 @@
+//===- VerifyTrainingGraph.cpp - the training-phase contract -------------===//
+//
+// Ends the training phase (compiler/Pipelines/Pipelines.cpp). Later phases
+// rely on what it checks of @train_step:
+//
+//   - it exists and has the step argument (`sgraph.step`);
+//   - no stop_gradient is left anywhere in the module;
+//   - every trainable parameter argument (`sgraph.param`, no
+//     `sgraph.frozen`) is the `param` operand of exactly one optimizer update
+//     (sgd_update, momentum_update, adam_update), whose gradient operand is
+//     one value, and whose new parameter is returned under the parameter's
+//     name; so each parameter has exactly one gradient and one update;
+//   - a frozen parameter is never updated;
+//   - every optimizer-state argument (`sgraph.opt_state`) is a state operand
+//     of exactly one update, whose new state is returned under its name;
+//   - update ops update arguments only.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+namespace sinter {
+#define GEN_PASS_DEF_VERIFYTRAININGGRAPHPASS
+#include "passes/Passes.h.inc"
+} // namespace sinter
+
+using namespace mlir;
+using namespace sinter;
+
+namespace {
+
+/// The `param` operand and state operands of an update op, with the results
+/// that replace them.
+struct Update {
+  Operation *op;
+  Value param, newParam;
+  SmallVector<std::pair<Value, Value>> state; // (state arg, new state)
+};
+
+std::optional<Update> asUpdate(Operation *op) {
+  if (auto sgd = dyn_cast<sgraph::SgdUpdateOp>(op))
+    return Update{op, sgd.getParam(), sgd.getNewParam(), {}};
+  if (auto m = dyn_cast<sgraph::MomentumUpdateOp>(op))
+    return Update{op,
+                  m.getParam(),
+                  m.getNewParam(),
+                  {{m.getMomentumBuffer(), m.getNewMomentumBuffer()}}};
+  if (auto adam = dyn_cast<sgraph::AdamUpdateOp>(op))
+    return Update{op,
+                  adam.getParam(),
+                  adam.getNewParam(),
+                  {{adam.getExpAvg(), adam.getNewExpAvg()},
+                   {adam.getExpAvgSq(), adam.getNewExpAvgSq()}}};
+  return std::nullopt;
+}
+
+class VerifyTrainingGraphPass
+    : public sinter::impl::VerifyTrainingGraphPassBase<VerifyTrainingGraphPass> {
+public:
+  void runOnOperation() override {
+    if (failed(verify(getOperation())))
+      signalPassFailure();
+  }
+
+private:
+  static LogicalResult verify(ModuleOp module) {
+    auto fn = module.lookupSymbol<func::FuncOp>("train_step");
+    if (!fn || fn.isExternal())
+      return module.emitError("the training phase must produce @train_step");
+
+    WalkResult stopGradient = module.walk([](sgraph::StopGradientOp op) {
+      op.emitOpError("is left after the training phase");
+      return WalkResult::interrupt();
+    });
+    if (stopGradient.wasInterrupted())
+      return failure();
+
+    Block &body = fn.front();
+    bool hasStep = false;
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      hasStep |= bool(fn.getArgAttr(i, sgraph::attr::kStep));
+    if (!hasStep)
+      return fn.emitError("@train_step has no step argument (sgraph.step)");
+
+    // Returned values by name.
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    llvm::StringMap<Value> returned;
+    for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+      returned[sgraph::resultName(fn, i)] = v;
+
+    llvm::DenseMap<Value, Update> updateOf;
+    llvm::DenseMap<Value, Update> stateUser;
+    for (Operation &op : body.without_terminator()) {
+      std::optional<Update> update = asUpdate(&op);
+      if (!update)
+        continue;
+      auto arg = dyn_cast<BlockArgument>(update->param);
+      if (!arg || arg.getOwner() != &body ||
+          !fn.getArgAttr(arg.getArgNumber(), sgraph::attr::kParam))
+        return op.emitOpError("updates a value that is not a parameter "
+                              "argument of @train_step");
+      if (!updateOf.try_emplace(update->param, *update).second)
+        return op.emitOpError("updates parameter '")
+               << sgraph::argumentName(fn, arg.getArgNumber())
+               << "', which another update op updates too";
+      for (auto [state, newState] : update->state) {
+        auto stateArg = dyn_cast<BlockArgument>(state);
+        if (!stateArg || stateArg.getOwner() != &body ||
+            !fn.getArgAttr(stateArg.getArgNumber(), sgraph::attr::kOptState))
+          return op.emitOpError(
+              "takes optimizer state that is not an optimizer-state argument");
+        if (!stateUser.try_emplace(state, *update).second)
+          return op.emitOpError("shares optimizer state '")
+                 << sgraph::argumentName(fn, stateArg.getArgNumber())
+                 << "' with another update";
+      }
+    }
+
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+      Value arg = body.getArgument(i);
+      std::string name = sgraph::argumentName(fn, i);
+      if (fn.getArgAttr(i, sgraph::attr::kParam)) {
+        bool frozen = bool(fn.getArgAttr(i, sgraph::attr::kFrozen));
+        auto it = updateOf.find(arg);
+        if (frozen && it != updateOf.end())
+          return it->second.op->emitOpError("updates frozen parameter '")
+                 << name << "'";
+        if (frozen)
+          continue;
+        if (it == updateOf.end())
+          return emitError(arg.getLoc())
+                 << "trainable parameter '" << name
+                 << "' has no optimizer update in @train_step";
+        if (returned.lookup(name) != it->second.newParam)
+          return it->second.op->emitOpError("the new value of parameter '")
+                 << name << "' is not returned under its name";
+      }
+      if (fn.getArgAttr(i, sgraph::attr::kOptState)) {
+        auto it = stateUser.find(arg);
+        if (it == stateUser.end())
+          return emitError(arg.getLoc()) << "optimizer state '" << name
+                                         << "' is not used by any update";
+        for (auto [state, newState] : it->second.state)
+          if (state == arg && returned.lookup(name) != newState)
+            return it->second.op->emitOpError("the new optimizer state '")
+                   << name << "' is not returned under its name";
+      }
+    }
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,431 @@
+//===- SafeTensors.cpp - read and write .safetensors files ----------------===//
+//
+// Reading is two passes over the header: first every entry is checked on
+// its own (dtype, shape, offsets inside the data section, size consistent
+// with dtype x shape), then the entries sorted by offset must tile the data
+// section. Only then is tensor memory allocated, and its total is exactly
+// the data section size, which is bounded by the file size.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Formats/SafeTensors.h"
+
+#include "runtime/Formats/AbslCompat.h"
+#include "runtime/Formats/FileIO.h"
+#include "runtime/Formats/Json.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+namespace sinter::formats {
+
+/// A header near the 100 MB cap could describe tens of millions of JSON
+/// values, each ~50 bytes as a tree. No real checkpoint comes close (a
+/// tensor entry is about ten values, and large models have a few thousand
+/// tensors per file), so the tree is capped well below what the byte cap
+/// alone would allow.
+static constexpr uint64_t kMaxHeaderValues = uint64_t(1) << 22;
+
+static constexpr char kMetadataKey[] = "__metadata__";
+
+const HostTensor *SafeTensorsFile::find(std::string_view name) const {
+  for (const auto &[tensorName, tensor] : tensors)
+    if (tensorName == name)
+      return &tensor;
+  return nullptr;
+}
+
+namespace {
+
+/// One validated header entry.
+struct Entry {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+  uint64_t begin, end;
+  uint64_t headerOffset; // file offset of the entry's data_offsets, for errors
+};
+
+/// Checks the parsed header and builds the entry list. JSON offsets are
+/// relative to the header, which starts at file offset 8.
+class HeaderChecker {
+public:
+  HeaderChecker(std::string_view name, uint64_t headerSize, uint64_t dataSize)
+      : name(name), headerSize(headerSize), dataSize(dataSize) {}
+
+  absl::Status check(const JsonValue &root, SafeTensorsFile &file,
+                     std::vector<Entry> &entries) {
+    if (!root.isObject())
+      return errorAt(root, "header is not a JSON object");
+    for (const JsonMember &member : root.members()) {
+      if (member.first == kMetadataKey) {
+        if (absl::Status s = checkMetadata(member.second, file.metadata);
+            !s.ok())
+          return s;
+        continue;
+      }
+      Entry entry;
+      if (absl::Status s = checkEntry(member.first, member.second, entry);
+          !s.ok())
+        return s;
+      entries.push_back(std::move(entry));
+    }
+    return checkCoverage(entries);
+  }
+
+private:
+  absl::Status errorAt(const JsonValue &value, std::string_view message) {
+    return formatError(name, kHeaderBase + value.offset(), message);
+  }
+  absl::Status tensorError(const JsonValue &value, std::string_view tensor,
+                           std::string_view message) {
+    return errorAt(value, absl::StrCat("tensor ", quoteForMessage(tensor), ": ",
+                                       toAbsl(message)));
+  }
+
+  absl::Status checkMetadata(const JsonValue &value,
+                             std::map<std::string, std::string> &metadata) {
+    if (!value.isObject())
+      return errorAt(value, "__metadata__ must be an object mapping strings "
+                            "to strings");
+    for (const JsonMember &member : value.members()) {
+      if (!member.second.isString())
+        return errorAt(member.second,
+                       absl::StrCat("__metadata__ value of ",
+                                    quoteForMessage(member.first),
+                                    " must be a string (safetensors metadata "
+                                    "is a string-to-string map)"));
+      metadata.emplace(member.first, member.second.asString());
+    }
+    return absl::OkStatus();
+  }
+
+  /// A non-negative JSON integer.
+  std::optional<int64_t> count(const JsonValue &value) {
+    if (!value.isInt() || value.asInt() < 0)
+      return std::nullopt;
+    return value.asInt();
+  }
+
+  absl::Status checkEntry(const std::string &tensor, const JsonValue &value,
+                          Entry &entry) {
+    entry.name = tensor;
+    if (!value.isObject())
+      return tensorError(value, tensor,
+                         "entry must be an object with dtype, shape and "
+                         "data_offsets");
+    const JsonValue *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
+    for (const JsonMember &member : value.members()) {
+      if (member.first == "dtype")
+        dtype = &member.second;
+      else if (member.first == "shape")
+        shape = &member.second;
+      else if (member.first == "data_offsets")
+        offsets = &member.second;
+      else
+        return tensorError(member.second, tensor,
+                           absl::StrCat("unexpected key ",
+                                        quoteForMessage(member.first),
+                                        " (expected dtype, shape, "
+                                        "data_offsets)"));
+    }
+    if (!dtype || !shape || !offsets)
+      return tensorError(value, tensor,
+                         absl::StrCat("entry has no ", !dtype ? "dtype"
+                                                       : !shape
+                                                           ? "shape"
+                                                           : "data_offsets"));
+
+    if (!dtype->isString())
+      return tensorError(*dtype, tensor, "dtype must be a string");
+    std::optional<DType> parsed = parseSafeTensorsDType(dtype->asString());
+    if (!parsed) {
+      std::vector<std::string> known;
+      for (DType d : kAllDTypes)
+        known.emplace_back(dtypeName(d));
+      return tensorError(
+          *dtype, tensor,
+          absl::StrCat("unsupported dtype ", quoteForMessage(dtype->asString()),
+                       " (supported: ", absl::StrJoin(known, ", "), ")"));
+    }
+    entry.dtype = *parsed;
+
+    if (!shape->isArray())
+      return tensorError(*shape, tensor,
+                         "shape must be an array of non-negative integers");
+    if (shape->items().size() > static_cast<size_t>(kMaxRank))
+      return tensorError(*shape, tensor,
+                         absl::StrCat("rank ", shape->items().size(),
+                                      " exceeds the maximum of ", kMaxRank));
+    for (const JsonValue &dim : shape->items()) {
+      std::optional<int64_t> n = count(dim);
+      if (!n)
+        return tensorError(dim, tensor,
+                           "shape must be an array of non-negative integers");
+      entry.shape.push_back(*n);
+    }
+    absl::StatusOr<int64_t> bytes = numBytes(entry.dtype, entry.shape);
+    if (!bytes.ok())
+      return tensorError(*shape, tensor, toStd(bytes.status().message()));
+
+    if (!offsets->isArray() || offsets->items().size() != 2 ||
+        !count(offsets->items()[0]) || !count(offsets->items()[1]))
+      return tensorError(*offsets, tensor,
+                         "data_offsets must be [begin, end] with "
+                         "non-negative integers");
+    entry.begin = offsets->items()[0].asInt();
+    entry.end = offsets->items()[1].asInt();
+    entry.headerOffset = kHeaderBase + offsets->offset();
+    std::string span =
+        absl::StrCat("data_offsets [", entry.begin, ", ", entry.end, "]");
+    if (entry.end < entry.begin)
+      return tensorError(*offsets, tensor,
+                         absl::StrCat(span, " end before begin"));
+    if (entry.end > dataSize)
+      return tensorError(*offsets, tensor,
+                         absl::StrCat(span,
+                                      " run past the end of the data "
+                                      "section (",
+                                      dataSize, " bytes; file truncated?)"));
+    if (entry.end - entry.begin != static_cast<uint64_t>(*bytes))
+      return tensorError(
+          *offsets, tensor,
+          absl::StrCat(toAbsl(dtypeName(entry.dtype)), " shape [",
+                       absl::StrJoin(entry.shape, ", "), "] needs ", *bytes,
+                       " bytes but ", span, " span ", entry.end - entry.begin));
+    return absl::OkStatus();
+  }
+
+  /// The tensors must tile [0, dataSize): the reference rejects overlaps,
+  /// holes and trailing bytes so that no bytes in the file go unaccounted
+  /// for (a file that is also valid as another format could hide a payload
+  /// there).
+  absl::Status checkCoverage(const std::vector<Entry> &entries) {
+    std::vector<const Entry *> sorted;
+    for (const Entry &entry : entries)
+      sorted.push_back(&entry);
+    std::stable_sort(
+        sorted.begin(), sorted.end(), [](const Entry *a, const Entry *b) {
+          return std::pair(a->begin, a->end) < std::pair(b->begin, b->end);
+        });
+    uint64_t covered = 0;
+    const Entry *previous = nullptr;
+    for (const Entry *entry : sorted) {
+      if (entry->begin < covered)
+        return formatError(name, entry->headerOffset,
+                           absl::StrCat("tensor ", quoteForMessage(entry->name),
+                                        " (data_offsets [", entry->begin, ", ",
+                                        entry->end, "]) overlaps tensor ",
+                                        quoteForMessage(previous->name),
+                                        " (data_offsets [", previous->begin,
+                                        ", ", previous->end, "])"));
+      if (entry->begin > covered)
+        return formatError(
+            name, entry->headerOffset,
+            absl::StrCat("data section bytes [", covered, ", ", entry->begin,
+                         ") before tensor ", quoteForMessage(entry->name),
+                         " belong to no tensor (holes are not allowed)"));
+      covered = entry->end;
+      previous = entry;
+    }
+    if (covered != dataSize)
+      return formatError(name, kHeaderBase + headerSize + covered,
+                         absl::StrCat(dataSize - covered,
+                                      " trailing bytes after the last tensor "
+                                      "(the data section has ",
+                                      dataSize, " bytes, tensors cover ",
+                                      covered, ")"));
+    return absl::OkStatus();
+  }
+
+  static constexpr uint64_t kHeaderBase = 8;
+  std::string_view name;
+  uint64_t headerSize;
+  uint64_t dataSize;
+};
+
+} // namespace
+
+static absl::StatusOr<SafeTensorsFile>
+parseSafeTensorsSource(const ByteSource &source) {
+  std::string_view name = source.name();
+  uint64_t fileSize = source.size();
+  if (fileSize < 8)
+    return formatError(name, 0,
+                       absl::StrCat("file is too short for a safetensors "
+                                    "header length (",
+                                    fileSize, " bytes; need 8)"));
+  unsigned char lengthBytes[8];
+  if (absl::Status s = source.read(0, 8, lengthBytes); !s.ok())
+    return s;
+  uint64_t headerSize = 0;
+  for (int i = 7; i >= 0; --i)
+    headerSize = (headerSize << 8) | lengthBytes[i];
+  if (headerSize > kSafeTensorsMaxHeaderSize)
+    return formatError(name, 0,
+                       absl::StrCat("header length ", headerSize,
+                                    " exceeds the limit of ",
+                                    kSafeTensorsMaxHeaderSize, " bytes"));
+  if (headerSize > fileSize - 8)
+    return formatError(name, 0,
+                       absl::StrCat("header length ", headerSize,
+                                    " runs past the end of the file (",
+                                    fileSize, " bytes)"));
+  std::string header(headerSize, '\0');
+  if (absl::Status s = source.read(8, headerSize, header.data()); !s.ok())
+    return s;
+
+  JsonParseOptions options;
+  options.maxValues = kMaxHeaderValues;
+  JsonError jsonError;
+  absl::StatusOr<JsonValue> root = parseJson(header, options, &jsonError);
+  if (!root.ok())
+    return formatError(
+        name, 8 + jsonError.offset,
+        absl::StrCat("header is not valid JSON: ", jsonError.message));
+
+  uint64_t dataStart = 8 + headerSize;
+  uint64_t dataSize = fileSize - dataStart;
+  SafeTensorsFile file;
+  std::vector<Entry> entries;
+  HeaderChecker checker(name, headerSize, dataSize);
+  if (absl::Status s = checker.check(*root, file, entries); !s.ok())
+    return s;
+  // The tree can be large; free it before the tensors are allocated.
+  root = JsonValue();
+
+  file.tensors.reserve(entries.size());
+  for (Entry &entry : entries) {
+    HostTensor tensor;
+    tensor.dtype = entry.dtype;
+    tensor.shape = std::move(entry.shape);
+    tensor.data.resize(static_cast<size_t>(entry.end - entry.begin));
+    if (absl::Status s = source.read(dataStart + entry.begin,
+                                     tensor.data.size(), tensor.data.data());
+        !s.ok())
+      return s;
+    if (tensor.dtype == DType::Bool)
+      for (size_t i = 0; i < tensor.data.size(); ++i)
+        if (tensor.data[i] > 1)
+          return formatError(name, dataStart + entry.begin + i,
+                             absl::StrCat("tensor ",
+                                          quoteForMessage(entry.name),
+                                          ": bool element ", i, " is ",
+                                          int(tensor.data[i]), ", not 0 or 1"));
+    file.tensors.emplace_back(std::move(entry.name), std::move(tensor));
+  }
+  return file;
+}
+
+absl::StatusOr<SafeTensorsFile> readSafeTensors(const std::string &path) {
+  absl::StatusOr<std::unique_ptr<FileSource>> source = FileSource::open(path);
+  if (!source.ok())
+    return source.status();
+  return parseSafeTensorsSource(**source);
+}
+
+absl::StatusOr<SafeTensorsFile>
+parseSafeTensors(std::string_view bytes, std::string_view nameForErrors) {
+  return parseSafeTensorsSource(MemorySource(bytes, nameForErrors));
+}
+
+/// The 8-byte length and the padded JSON header for `file`. Errors have no
+/// file name; callers add it.
+static absl::StatusOr<std::string>
+buildSafeTensorsHeader(const SafeTensorsFile &file) {
+  JsonValue root = JsonValue::makeObject();
+  std::vector<JsonMember> &members = root.mutableMembers();
+
+  JsonValue metadata = JsonValue::makeObject();
+  if (!file.metadata.count("format"))
+    metadata.mutableMembers().emplace_back("format",
+                                           JsonValue::makeString("pt"));
+  for (const auto &[key, value] : file.metadata) {
+    if (!isValidUtf8(key) || !isValidUtf8(value))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "metadata entry ", quoteForMessage(key), " is not valid UTF-8"));
+    metadata.mutableMembers().emplace_back(key, JsonValue::makeString(value));
+  }
+  members.emplace_back(kMetadataKey, std::move(metadata));
+
+  std::set<std::string_view> names;
+  uint64_t offset = 0;
+  for (const auto &[name, tensor] : file.tensors) {
+    std::string quoted = quoteForMessage(name);
+    if (name == kMetadataKey)
+      return absl::InvalidArgumentError(
+          "a tensor cannot be named '__metadata__'");
+    if (!names.insert(name).second)
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor name ", quoted, " appears twice"));
+    if (!isValidUtf8(name))
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor name ", quoted, " is not valid UTF-8"));
+    if (absl::Status s = tensor.validate(); !s.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor ", quoted, ": ", s.message()));
+    uint64_t end;
+    if (__builtin_add_overflow(offset, tensor.data.size(), &end))
+      return absl::InvalidArgumentError("total tensor size overflows");
+
+    JsonValue entry = JsonValue::makeObject();
+    std::vector<JsonMember> &fields = entry.mutableMembers();
+    fields.emplace_back(
+        "dtype", JsonValue::makeString(std::string(dtypeName(tensor.dtype))));
+    JsonValue shape = JsonValue::makeArray();
+    for (int64_t dim : tensor.shape)
+      shape.mutableItems().push_back(JsonValue::makeInt(dim));
+    fields.emplace_back("shape", std::move(shape));
+    fields.emplace_back(
+        "data_offsets",
+        JsonValue::makeArray({JsonValue::makeInt(static_cast<int64_t>(offset)),
+                              JsonValue::makeInt(static_cast<int64_t>(end))}));
+    members.emplace_back(name, std::move(entry));
+    offset = end;
+  }
+
+  std::string json = printJson(root);
+  // Trailing spaces make the data section start on an 8-byte boundary, as
+  // the reference writer does; readers strip them as JSON whitespace.
+  json.append((8 - json.size() % 8) % 8, ' ');
+  if (json.size() > kSafeTensorsMaxHeaderSize)
+    return absl::InvalidArgumentError(
+        absl::StrCat("header would be ", json.size(),
+                     " bytes, over the limit of ", kSafeTensorsMaxHeaderSize));
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i)
+    out[i] = static_cast<char>((uint64_t(json.size()) >> (8 * i)) & 0xFF);
+  out += json;
+  return out;
+}
+
+absl::StatusOr<std::string> serializeSafeTensors(const SafeTensorsFile &file) {
+  absl::StatusOr<std::string> out = buildSafeTensorsHeader(file);
+  if (!out.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot write safetensors: ", out.status().message()));
+  for (const auto &entry : file.tensors)
+    out->append(reinterpret_cast<const char *>(entry.second.data.data()),
+                entry.second.data.size());
+  return out;
+}
+
+absl::Status writeSafeTensors(const std::string &path,
+                              const SafeTensorsFile &file) {
+  absl::StatusOr<std::string> header = buildSafeTensorsHeader(file);
+  if (!header.ok())
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": cannot write safetensors: ", header.status().message()));
+  std::vector<std::string_view> pieces = {*header};
+  for (const auto &entry : file.tensors)
+    pieces.emplace_back(
+        reinterpret_cast<const char *>(entry.second.data.data()),
+        entry.second.data.size());
+  return writeFileAtomic(path, pieces);
+}
+
+} // namespace sinter::formats

@@ -1,0 +1,86 @@
+//===- SafeTensors.h - read and write .safetensors files ------------------===//
+//
+// The Hugging Face safetensors format (huggingface/safetensors README and
+// safetensors/src/tensor.rs):
+//
+//   N                 8 bytes, uint64 little-endian: the header length
+//   header            N bytes of UTF-8 JSON, an object:
+//                       {"__metadata__": {"format": "pt"},
+//                        "wte": {"dtype": "F32", "shape": [50257, 768],
+//                                "data_offsets": [0, 154389504]}, ...}
+//                     possibly padded with trailing spaces
+//   data              the tensors' bytes; data_offsets are [begin, end)
+//                     relative to the start of this section
+//
+// Reading validates what the reference implementation validates, and a
+// little more: header length at most 100,000,000 bytes (MAX_HEADER_SIZE) and
+// inside the file; strict JSON (duplicate keys rejected); each entry has
+// exactly dtype, shape and data_offsets; shape products and byte sizes are
+// overflow-checked; end - begin equals the byte size; and the tensors tile
+// the data section exactly, with no overlap, no hole and no trailing bytes
+// (the reference's rule against polyglot files). `__metadata__` must be a
+// string-to-string map. Bool bytes must be 0 or 1. Dtypes Sinter has no
+// DType for (U32, U64, C64, F8_*) are rejected by name.
+//
+// Writing lays the tensors out in the order given, writes `__metadata__`
+// first (with "format": "pt" added when the caller's metadata has no
+// "format", because transformers' from_pretrained refuses files without
+// it), pads the header with spaces to a multiple of 8 bytes, and replaces
+// the file atomically (temp file, fsync, rename, directory fsync).
+//
+// Every error is one line starting with the file name and, where it has one
+// place, "byte offset N:".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SINTER_RUNTIME_FORMATS_SAFETENSORS_H
+#define SINTER_RUNTIME_FORMATS_SAFETENSORS_H
+
+#include "runtime/Formats/HostTensor.h"
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sinter::formats {
+
+/// The reference's MAX_HEADER_SIZE.
+inline constexpr uint64_t kSafeTensorsMaxHeaderSize = 100'000'000;
+
+struct SafeTensorsFile {
+  /// Named tensors; on read, in the order their keys appear in the header.
+  std::vector<std::pair<std::string, HostTensor>> tensors;
+  /// The `__metadata__` map (absent in the file: empty).
+  std::map<std::string, std::string> metadata;
+
+  /// The tensor called `name`, or null.
+  const HostTensor *find(std::string_view name) const;
+};
+
+/// Reads the .safetensors file at `path`. The header is validated against
+/// the file size before any tensor buffer is allocated, and each tensor's
+/// bytes are read straight into it.
+absl::StatusOr<SafeTensorsFile> readSafeTensors(const std::string &path);
+
+/// Parses .safetensors bytes already in memory; errors start with
+/// `nameForErrors`.
+absl::StatusOr<SafeTensorsFile>
+parseSafeTensors(std::string_view bytes, std::string_view nameForErrors);
+
+/// The complete .safetensors encoding of `file`.
+absl::StatusOr<std::string> serializeSafeTensors(const SafeTensorsFile &file);
+
+/// Writes `file` to `path`, atomically. Fails without touching `path` when a
+/// tensor's data does not match its shape, a name repeats or is
+/// "__metadata__", or a name or metadata string is not valid UTF-8.
+absl::Status writeSafeTensors(const std::string &path,
+                              const SafeTensorsFile &file);
+
+} // namespace sinter::formats
+
+#endif // SINTER_RUNTIME_FORMATS_SAFETENSORS_H

@@ -1,0 +1,118 @@
+//===- sinterc.cpp - the Sinter compiler driver ----------------------------===//
+//
+//   sinterc model.pbtxt --emit=sgraph              print the imported IR
+//   sinterc model.pbtxt --compile-to=training      stop after a phase
+//   sinterc model.pbtxt --dump-dir=D ...           every phase's IR in D
+//   sinterc model.pbtxt --run=train_step --input=params.safetensors ...
+//
+// All the work is in compiler/Driver; see docs/CLI.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Driver/Diagnostics.h"
+#include "compiler/Driver/Driver.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+
+namespace cl = llvm::cl;
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::OptionCategory category("sinterc options");
+  cl::opt<std::string> input(cl::Positional, cl::desc("<model.pbtxt | .mlir>"),
+                             cl::Required, cl::cat(category));
+  cl::opt<std::string> output("o", cl::desc("Output file (default: stdout)"),
+                              cl::value_desc("file"), cl::init("-"),
+                              cl::cat(category));
+  cl::opt<std::string> emit(
+      "emit",
+      cl::desc("Print the IR of a phase and stop: sgraph (= import), "
+               "training"),
+      cl::value_desc("phase"), cl::cat(category));
+  cl::opt<std::string> compileTo(
+      "compile-to",
+      cl::desc("Stop after a phase: " + sinter::phaseNames()),
+      cl::value_desc("phase"), cl::cat(category));
+  cl::opt<std::string> dumpDir(
+      "dump-dir", cl::desc("Write every phase's IR, numbered, to this folder"),
+      cl::value_desc("dir"), cl::cat(category));
+  cl::opt<int64_t> batchSize(
+      "batch-size", cl::desc("Override training.batch_size"),
+      cl::value_desc("n"), cl::init(0), cl::cat(category));
+  cl::opt<std::string> run(
+      "run", cl::desc("Run a function (forward, train_step, ...) with the "
+                      "reference interpreter"),
+      cl::value_desc("function"), cl::cat(category));
+  cl::list<std::string> runInputs(
+      "input",
+      cl::desc("Tensors for --run: x.safetensors, x.npy or name=x.npy"),
+      cl::value_desc("file"), cl::cat(category));
+  cl::opt<std::string> runOutput(
+      "output",
+      cl::desc("Where --run writes its results: a .safetensors file or a "
+               "folder of .npy files"),
+      cl::value_desc("path"), cl::cat(category));
+
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "sinterc: compile a model description into a "
+                              "training step\n");
+
+  mlir::MLIRContext context;
+  sinter::OneLineDiagnostics diagnostics(context, llvm::errs());
+  mlir::Location here = mlir::FileLineColLoc::get(&context, input, 0, 0);
+
+  sinter::DriverOptions options;
+  options.input = input;
+  options.output = output;
+  options.dumpDir = dumpDir;
+  options.runFunction = run;
+  options.runInputs = runInputs;
+  options.runOutput = runOutput;
+  if (batchSize.getNumOccurrences()) {
+    if (batchSize < 1) {
+      mlir::emitError(here) << "--batch-size must be >= 1, got " << batchSize;
+      return 1;
+    }
+    options.batchSize = batchSize;
+  }
+  auto parsePhaseFlag = [&](const std::string &flag,
+                            const std::string &value) -> bool {
+    std::optional<sinter::Phase> phase = sinter::parsePhase(value);
+    if (!phase) {
+      mlir::emitError(here) << "--" << flag << "=" << value
+                            << " is not a phase; phases are: sgraph, "
+                            << sinter::phaseNames();
+      return false;
+    }
+    if (options.compileTo && *options.compileTo != *phase) {
+      mlir::emitError(here) << "--emit and --compile-to name different phases";
+      return false;
+    }
+    options.compileTo = phase;
+    return true;
+  };
+  if (!compileTo.empty() && !parsePhaseFlag("compile-to", compileTo))
+    return 1;
+  if (!emit.empty()) {
+    if (!parsePhaseFlag("emit", emit))
+      return 1;
+    options.emitIR = true;
+  }
+  if (!run.empty() && options.emitIR) {
+    mlir::emitError(here) << "--run and --emit cannot be combined";
+    return 1;
+  }
+  if ((!runInputs.empty() || !runOutput.empty()) && run.empty()) {
+    mlir::emitError(here) << "--input and --output need --run=<function>";
+    return 1;
+  }
+  return sinter::runDriver(options, context);
+}
