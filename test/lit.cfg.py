@@ -8,7 +8,7 @@ from lit.llvm.subst import ToolSubst
 config.name = "SINTER"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".pbtxt", ".test"]
-config.excludes = ["lit.cfg.py", "Inputs", "unit", "CMakeLists.txt"]
+config.excludes = ["lit.cfg.py", "Inputs", "unit", "fuzz", "CMakeLists.txt"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.sinter_obj_root, "test")
 

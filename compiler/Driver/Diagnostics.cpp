@@ -59,6 +59,11 @@ sinter::OneLineDiagnostics::OneLineDiagnostics(MLIRContext &context,
       break;
     }
     std::string message = diag.str();
+    // Ops the importer builds are named after their layer instance
+    // ("transformer.h.3.attn"): say which, since a repeated layer shares one
+    // position in the file.
+    if (auto name = dyn_cast<NameLoc>(diag.getLocation()))
+      message = "in '" + name.getName().str() + "': " + message;
     // Messages are single lines; keep it so even when a library's is not.
     std::replace(message.begin(), message.end(), '\n', ' ');
     os << message << "\n";

@@ -13,6 +13,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -95,6 +96,65 @@ const char *phaseDescription(Phase phase) {
   }
 }
 
+/// One line per parameter of @forward (name, aliases, shape, count, frozen)
+/// and the totals.
+LogicalResult printSummary(ModuleOp module, llvm::raw_ostream &os) {
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  if (!forward)
+    return module.emitError("--summary needs a module with @forward");
+  struct Row {
+    std::string name, shape;
+    int64_t count;
+    bool frozen;
+  };
+  std::vector<Row> rows;
+  size_t nameWidth = 9, shapeWidth = 5;
+  int64_t total = 0, frozen = 0;
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
+    if (!forward.getArgAttr(i, sgraph::attr::kParam))
+      continue;
+    auto type = cast<RankedTensorType>(forward.getArgumentTypes()[i]);
+    Row row;
+    row.name = sgraph::argumentName(forward, i);
+    if (auto aliases =
+            forward.getArgAttrOfType<ArrayAttr>(i, sgraph::attr::kAliases))
+      for (auto alias : aliases.getAsRange<StringAttr>())
+        row.name += " = " + alias.str();
+    row.shape = "[";
+    for (auto [k, d] : llvm::enumerate(type.getShape()))
+      row.shape += (k ? ", " : "") + std::to_string(d);
+    row.shape += "]";
+    row.count = type.getNumElements();
+    row.frozen = bool(forward.getArgAttr(i, sgraph::attr::kFrozen));
+    total += row.count;
+    frozen += row.frozen ? row.count : 0;
+    nameWidth = std::max(nameWidth, row.name.size());
+    shapeWidth = std::max(shapeWidth, row.shape.size());
+    rows.push_back(row);
+  }
+  auto withCommas = [](int64_t n) {
+    std::string digits = std::to_string(n), out;
+    for (size_t k = 0; k < digits.size(); ++k) {
+      if (k && (digits.size() - k) % 3 == 0)
+        out += ',';
+      out += digits[k];
+    }
+    return out;
+  };
+  os << llvm::left_justify("parameter", nameWidth) << "  "
+     << llvm::left_justify("shape", shapeWidth) << "  "
+     << llvm::right_justify("count", 13) << "\n";
+  for (const Row &row : rows)
+    os << llvm::left_justify(row.name, nameWidth) << "  "
+       << llvm::left_justify(row.shape, shapeWidth) << "  "
+       << llvm::right_justify(withCommas(row.count), 13)
+       << (row.frozen ? "  frozen" : "") << "\n";
+  os << "total: " << withCommas(total) << " parameters in " << rows.size()
+     << " tensors (" << withCommas(total - frozen) << " trainable, "
+     << withCommas(frozen) << " frozen)\n";
+  return success();
+}
+
 } // namespace
 
 int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
@@ -104,7 +164,9 @@ int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
   // Without --compile-to, stop where the function to run is (if any), else
   // build the binary.
   Phase target = Phase::Binary;
-  if (options.compileTo)
+  if (options.summary && !options.compileTo)
+    target = Phase::Import;
+  else if (options.compileTo)
     target = *options.compileTo;
   else if (!options.runFunction.empty())
     target = options.runFunction == "train_step" ? Phase::Training
@@ -163,6 +225,9 @@ int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
     if (failed(dumper.dump(*module, reached, phaseDescription(reached))))
       return 1;
   }
+
+  if (options.summary)
+    return failed(printSummary(*module, llvm::outs())) ? 1 : 0;
 
   if (!options.runFunction.empty()) {
     RunOptions run;

@@ -33,6 +33,8 @@ struct DriverOptions {
   /// Write numbered per-phase IR here.
   std::string dumpDir;
   std::optional<int64_t> batchSize;
+  /// Print a table of the parameters instead of IR (--summary).
+  bool summary = false;
 
   /// Run this function with the reference interpreter.
   std::string runFunction;

@@ -21,11 +21,6 @@ StringRef layerName(const Node &layer) {
   return static_cast<const model::Layer &>(*layer.msg).name();
 }
 
-/// The prefix without its trailing dot: the name a layer instance goes by.
-StringRef instanceName(const LayerContext &ctx) {
-  return StringRef(ctx.prefix).drop_back();
-}
-
 LayerContext childContext(const LayerContext &ctx, StringRef part) {
   LayerContext sub = ctx;
   sub.prefix = ctx.prefix + part.str() + ".";
@@ -69,7 +64,8 @@ Value ModelImporter::emitLayerOnce(const Node &layer, ArrayRef<Value> inputs,
     Node node = child(layer, "layer_norm");
     if (!(spec.layer_norm().epsilon() > 0)) {
       error(fieldLoc(node, "epsilon"))
-          << "epsilon must be > 0, got " << spec.layer_norm().epsilon();
+          << "epsilon must be > 0, got "
+          << formatNumber(spec.layer_norm().epsilon());
       return {};
     }
     return expectInputs(1) ? emitLayerNorm(layer, spec.layer_norm().epsilon(),
@@ -95,24 +91,25 @@ Value ModelImporter::emitLayerOnce(const Node &layer, ArrayRef<Value> inputs,
                        << "' needs at least 2 inputs, got " << inputs.size();
       return {};
     }
-    return emitAdd(layer, inputs);
+    return emitAdd(layer, inputs, ctx);
   case model::Layer::kDropout: {
     Node node = child(layer, "dropout");
     double rate = spec.dropout().rate();
     if (!(rate >= 0 && rate < 1)) {
-      error(fieldLoc(node, "rate")) << "rate " << rate << " is not in [0, 1)";
+      error(fieldLoc(node, "rate")) << "rate " << formatNumber(rate)
+                                    << " is not in [0, 1)";
       return {};
     }
-    return expectInputs(1) ? emitDropout(layer, rate, inputs[0]) : Value();
+    return expectInputs(1) ? emitDropout(layer, rate, inputs[0], ctx) : Value();
   }
   case model::Layer::kActivation:
     return expectInputs(1)
-               ? emitActivation(layer, spec.activation().kind(), inputs[0])
+               ? emitActivation(layer, spec.activation().kind(), inputs[0], ctx)
                : Value();
   case model::Layer::kBlock:
     return emitBlockCall(layer, spec.block(), inputs, ctx);
   case model::Layer::kOp:
-    return emitRawOp(layer, child(layer, "op"), inputs);
+    return emitRawOp(layer, child(layer, "op"), inputs, ctx);
   case model::Layer::kParameter:
     return expectInputs(0)
                ? emitParameterLayer(layer, spec.parameter(), ctx)
@@ -164,7 +161,7 @@ bool checkRate(ModelImporter &im, const Node &node, StringRef field,
                double rate) {
   if (rate >= 0 && rate < 1)
     return true;
-  im.error(im.fieldLoc(node, field)) << field << " " << rate
+  im.error(im.fieldLoc(node, field)) << field << " " << formatNumber(rate)
                                      << " is not in [0, 1)";
   return false;
 }
@@ -174,7 +171,7 @@ bool checkStd(ModelImporter &im, const Node &node, StringRef field,
   if (value >= 0 && std::isfinite(value))
     return true;
   im.error(im.fieldLoc(node, field))
-      << field << " must be a finite number >= 0, got " << value;
+      << field << " must be a finite number >= 0, got " << formatNumber(value);
   return false;
 }
 
@@ -213,7 +210,7 @@ Value ModelImporter::linear(Value x, int64_t units, bool bias,
 Value ModelImporter::emitDense(const Node &layer, const model::Dense &spec,
                                Value x, const LayerContext &ctx) {
   Node node = child(layer, "dense");
-  Location loc = named(instanceName(ctx), layer.loc);
+  Location loc = layerLoc(layer, ctx);
   if (!checkPositive(*this, node, "units", spec.units(), spec.has_units()) ||
       !checkFloatInput(*this, layer, x, 1, "a float tensor") ||
       !checkInit(node, "weight_init", spec.has_weight_init(),
@@ -229,8 +226,15 @@ Value ModelImporter::emitDense(const Node &layer, const model::Dense &spec,
     Location tieLoc = fieldLoc(node, "tie_weight");
     weight = findParam(spec.tie_weight());
     if (!weight) {
-      error(tieLoc) << "tie_weight '" << spec.tie_weight()
-                    << "' is not a parameter defined before this layer";
+      auto diag = error(tieLoc);
+      diag << "tie_weight '" << spec.tie_weight()
+           << "' is not a parameter defined before this layer";
+      std::vector<std::string> known;
+      for (const ParamInfo &p : params)
+        known.push_back(p.name);
+      std::string hint = closestName(spec.tie_weight(), known);
+      if (!hint.empty())
+        diag << "; did you mean '" << hint << "'?";
       return {};
     }
     auto expected = floatTensor({spec.units(), in});
@@ -256,7 +260,7 @@ Value ModelImporter::emitEmbedding(const Node &layer,
                                    const model::Embedding &spec, Value x,
                                    const LayerContext &ctx) {
   Node node = child(layer, "embedding");
-  Location loc = named(instanceName(ctx), layer.loc);
+  Location loc = layerLoc(layer, ctx);
   if (!checkPositive(*this, node, "num_embeddings", spec.num_embeddings(),
                      spec.has_num_embeddings()) ||
       !checkPositive(*this, node, "dim", spec.dim(), spec.has_dim()) ||
@@ -281,7 +285,7 @@ Value ModelImporter::emitPositionalEmbedding(
     const Node &layer, const model::PositionalEmbedding &spec, Value x,
     const LayerContext &ctx) {
   Node node = child(layer, "positional_embedding");
-  Location loc = named(instanceName(ctx), layer.loc);
+  Location loc = layerLoc(layer, ctx);
   if (!checkPositive(*this, node, "max_positions", spec.max_positions(),
                      spec.has_max_positions()) ||
       !checkPositive(*this, node, "dim", spec.dim(), spec.has_dim()) ||
@@ -319,7 +323,7 @@ Value ModelImporter::emitPositionalEmbedding(
 
 Value ModelImporter::emitLayerNorm(const Node &layer, double epsilon, bool bias,
                                    Value x, const LayerContext &ctx) {
-  Location loc = named(instanceName(ctx), layer.loc);
+  Location loc = layerLoc(layer, ctx);
   if (!checkFloatInput(*this, layer, x, 1, "a float tensor"))
     return {};
   auto type = typeOf(x);
@@ -339,8 +343,9 @@ Value ModelImporter::emitLayerNorm(const Node &layer, double epsilon, bool bias,
 }
 
 Value ModelImporter::emitActivation(const Node &layer,
-                                    model::ActivationKind kind, Value x) {
-  Location loc = named(layerName(layer), layer.loc);
+                                    model::ActivationKind kind, Value x,
+                                    const LayerContext &ctx) {
+  Location loc = layerLoc(layer, ctx);
   if (!checkFloatInput(*this, layer, x, 0, "a float tensor"))
     return {};
   switch (kind) {
@@ -362,10 +367,11 @@ Value ModelImporter::emitActivation(const Node &layer,
   return {};
 }
 
-Value ModelImporter::emitDropout(const Node &layer, double rate, Value x) {
+Value ModelImporter::emitDropout(const Node &layer, double rate, Value x,
+                                 const LayerContext &ctx) {
   if (!x || rate == 0.0)
     return x;
-  Location loc = named(layerName(layer), layer.loc);
+  Location loc = layerLoc(layer, ctx);
   if (!checkFloatInput(*this, layer, x, 0, "a float tensor"))
     return {};
   return create<sgraph::DropoutOp>(loc, x, stepValue(),
@@ -373,8 +379,9 @@ Value ModelImporter::emitDropout(const Node &layer, double rate, Value x) {
                                    builder.getI64IntegerAttr(nextDropoutSeed()));
 }
 
-Value ModelImporter::emitAdd(const Node &layer, ArrayRef<Value> inputs) {
-  Location loc = named(layerName(layer), layer.loc);
+Value ModelImporter::emitAdd(const Node &layer, ArrayRef<Value> inputs,
+                             const LayerContext &ctx) {
+  Location loc = layerLoc(layer, ctx);
   Value sum = inputs.front();
   for (Value next : inputs.drop_front())
     sum = create<sgraph::AddOp>(loc, sum, next);
@@ -434,7 +441,7 @@ static Value buildAttention(ModelImporter &im, const Node &layer,
                             const AttentionConfig &cfg, Value x,
                             const LayerContext &ctx) {
   OpBuilder &b = im.builder;
-  Location loc = im.named(instanceName(ctx), layer.loc);
+  Location loc = im.layerLoc(layer, ctx);
   if (!checkFloatInput(im, layer, x, 3, "a (batch, sequence, channels) tensor"))
     return {};
   auto type = ModelImporter::typeOf(x);
@@ -483,7 +490,7 @@ static Value buildAttention(ModelImporter &im, const Node &layer,
   scores = im.create<sgraph::SelectOp>(loc, mask, scores, negInf);
   Value probs =
       im.create<sgraph::SoftmaxOp>(loc, scores, b.getI64IntegerAttr(3));
-  probs = im.emitDropout(layer, cfg.dropout, probs);
+  probs = im.emitDropout(layer, cfg.dropout, probs, ctx);
   Value y = im.create<sgraph::MatmulOp>(loc, probs, v, b.getBoolAttr(false),
                                         b.getBoolAttr(false));
   y = im.create<sgraph::TransposeOp>(loc, y,
@@ -491,13 +498,13 @@ static Value buildAttention(ModelImporter &im, const Node &layer,
   y = im.createTyped<sgraph::ReshapeOp>(
       loc, im.floatTensor({batch, seq, channels}), y);
   y = im.linear(y, channels, cfg.bias, ctx, "c_proj", projInit, zero, loc);
-  return im.emitDropout(layer, cfg.dropout, y);
+  return im.emitDropout(layer, cfg.dropout, y, ctx);
 }
 
 /// x -> c_fc -> activation -> c_proj -> dropout, over the last axis.
 static Value buildMlp(ModelImporter &im, const Node &layer,
                       const MlpConfig &cfg, Value x, const LayerContext &ctx) {
-  Location loc = im.named(instanceName(ctx), layer.loc);
+  Location loc = im.layerLoc(layer, ctx);
   if (!checkFloatInput(im, layer, x, 1, "a float tensor"))
     return {};
   int64_t channels = ModelImporter::typeOf(x).getShape().back();
@@ -507,12 +514,12 @@ static Value buildMlp(ModelImporter &im, const Node &layer,
                       {InitSpec::Normal, cfg.initStd}, zero, loc);
   if (!h)
     return {};
-  h = im.emitActivation(layer, cfg.activation, h);
+  h = im.emitActivation(layer, cfg.activation, h, ctx);
   h = im.linear(h, channels, cfg.bias, ctx, "c_proj",
                 {InitSpec::Normal,
                  cfg.initStd / std::sqrt(2.0 * ctx.residualLayers)},
                 zero, loc);
-  return im.emitDropout(layer, cfg.dropout, h);
+  return im.emitDropout(layer, cfg.dropout, h, ctx);
 }
 
 Value ModelImporter::emitAttention(const Node &layer,
@@ -559,10 +566,10 @@ Value ModelImporter::emitTransformerBlock(const Node &layer,
     return {};
   if (!(spec.epsilon() > 0)) {
     error(fieldLoc(node, "epsilon"))
-        << "epsilon must be > 0, got " << spec.epsilon();
+        << "epsilon must be > 0, got " << formatNumber(spec.epsilon());
     return {};
   }
-  Location loc = named(instanceName(ctx), layer.loc);
+  Location loc = layerLoc(layer, ctx);
   model::ActivationKind act =
       spec.has_activation() ? spec.activation() : model::GELU;
 

@@ -71,8 +71,16 @@ bool isValidName(StringRef name) {
   });
 }
 
-/// The known name closest to `name`, for "did you mean" hints.
-std::string closestName(StringRef name, ArrayRef<std::string> known) {
+} // namespace
+
+std::string sinter::importer::formatNumber(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.6g", value);
+  return text;
+}
+
+std::string sinter::importer::closestName(StringRef name,
+                                          ArrayRef<std::string> known) {
   std::string best;
   unsigned bestDistance = std::max<unsigned>(3, name.size() / 3) + 1;
   for (const std::string &candidate : known) {
@@ -84,8 +92,6 @@ std::string closestName(StringRef name, ArrayRef<std::string> known) {
   }
   return best;
 }
-
-} // namespace
 
 ModelImporter::ModelImporter(MLIRContext &context, StringRef filename,
                              const ImportOptions &options)
@@ -114,8 +120,18 @@ Location ModelImporter::fieldLoc(const Node &node, StringRef field,
       std::string(field));
   if (!descriptor)
     return node.loc;
-  auto where = node.tree->GetLocation(descriptor,
-                                      descriptor->is_repeated() ? index : -1);
+  // protobuf aborts on an index outside a repeated field: a repeated field
+  // is located at its first element unless an index is given.
+  if (descriptor->is_repeated()) {
+    int size = node.msg->GetReflection()->FieldSize(*node.msg, descriptor);
+    if (index < 0)
+      index = 0;
+    if (index >= size)
+      return node.loc;
+  } else {
+    index = -1;
+  }
+  auto where = node.tree->GetLocation(descriptor, index);
   if (where.line < 0)
     return node.loc;
   return fileLoc(where.line + 1, where.column + 1);
@@ -131,6 +147,9 @@ Node ModelImporter::child(const Node &node, StringRef field, int index) const {
       descriptor->type() != google::protobuf::FieldDescriptor::TYPE_MESSAGE)
     return result;
   const auto *reflection = node.msg->GetReflection();
+  if (descriptor->is_repeated() &&
+      (index < 0 || index >= reflection->FieldSize(*node.msg, descriptor)))
+    return result;
   result.msg = descriptor->is_repeated()
                    ? &reflection->GetRepeatedMessage(*node.msg, descriptor,
                                                      index)
@@ -228,6 +247,25 @@ RankedTensorType ModelImporter::tensorType(ArrayRef<int64_t> shape,
   return RankedTensorType::get(dims, elementType);
 }
 
+LogicalResult ModelImporter::inferTypes(StringRef opName, Location loc,
+                                        function_ref<LogicalResult()> infer) {
+  // Inference reports without naming the op; say which op of the layer it
+  // was.
+  std::string message;
+  LogicalResult result = success();
+  {
+    ScopedDiagnosticHandler capture(&context, [&](Diagnostic &diag) {
+      if (message.empty())
+        message = diag.str();
+      return success();
+    });
+    result = infer();
+  }
+  if (failed(result))
+    error(loc) << opName << ": " << message;
+  return result;
+}
+
 Value ModelImporter::scalarConstant(Type elementType, double value,
                                     Location loc) {
   auto type = RankedTensorType::get({}, elementType);
@@ -284,20 +322,20 @@ bool ModelImporter::checkInit(const Node &node, StringRef field, bool isSet,
   case model::Init::kNormalStd:
     if (!(init.normal_std() >= 0) || !std::isfinite(init.normal_std())) {
       error(loc) << "normal_std must be a finite number >= 0, got "
-                 << init.normal_std();
+                 << formatNumber(init.normal_std());
       return false;
     }
     return true;
   case model::Init::kUniformBound:
     if (!(init.uniform_bound() >= 0) || !std::isfinite(init.uniform_bound())) {
       error(loc) << "uniform_bound must be a finite number >= 0, got "
-                 << init.uniform_bound();
+                 << formatNumber(init.uniform_bound());
       return false;
     }
     return true;
   case model::Init::kConstant:
     if (!std::isfinite(init.constant())) {
-      error(loc) << "constant must be finite, got " << init.constant();
+      error(loc) << "constant must be finite, got " << formatNumber(init.constant());
       return false;
     }
     return true;
@@ -552,7 +590,7 @@ Value ModelImporter::emitBlockCall(const Node &layer, StringRef blockName,
       block.has_output() ? block.output()
                          : block.layer(block.layer_size() - 1).name();
   return lookup(bindings, output, fieldLoc(blockNode, "output"),
-                "output of block '" + blockName.str() + "'");
+                "block '" + blockName.str() + "' output");
 }
 
 //===----------------------------------------------------------------------===//

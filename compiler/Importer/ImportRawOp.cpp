@@ -58,11 +58,11 @@ private:
 } // namespace
 
 Value ModelImporter::emitRawOp(const Node &layer, const Node &opNode,
-                               ArrayRef<Value> inputs) {
+                               ArrayRef<Value> inputs,
+                               const LayerContext &ctx) {
   const auto &spec = static_cast<const model::Op &>(*opNode.msg);
   Location typeLoc = fieldLoc(opNode, "type");
-  Location loc = named(static_cast<const model::Layer &>(*layer.msg).name(),
-                       layer.loc);
+  Location loc = layerLoc(layer, ctx);
 
   // The op.
   std::string opName = spec.type();
@@ -77,16 +77,10 @@ Value ModelImporter::emitRawOp(const Node &layer, const Node &opNode,
         known.push_back(op.stripDialect().str());
     auto diag = error(typeLoc);
     diag << "unknown op type '" << spec.type() << "'";
-    std::string best;
-    unsigned bestDistance = 4;
-    for (const std::string &candidate : known) {
-      unsigned d = StringRef(spec.type()).edit_distance(candidate, true,
-                                                        bestDistance);
-      if (d < bestDistance) {
-        bestDistance = d;
-        best = candidate;
-      }
-    }
+    std::string best = closestName(StringRef(spec.type()).starts_with("sgraph.")
+                                       ? StringRef(spec.type()).drop_front(7)
+                                       : StringRef(spec.type()),
+                                   known);
     if (!best.empty())
       diag << "; did you mean '" << best << "'?";
     return {};
@@ -207,8 +201,9 @@ Value ModelImporter::emitRawOp(const Node &layer, const Node &opNode,
   // their kinds, then infer the result type from operands and properties.
   DictionaryAttr dict = attrs.getDictionary(&context);
   PropertiesStorage properties(*name);
-  std::string conversionError;
-  if (failed(name->setOpPropertiesFromAttribute(
+  // Ops without attributes have no properties to convert into.
+  if (name->getOpPropertyByteSize() > 0 &&
+      failed(name->setOpPropertiesFromAttribute(
           *name, properties.get(), dict, [&]() {
             auto diag = error(loc);
             diag << "an attribute of " << opName << " has the wrong kind: ";
@@ -219,8 +214,10 @@ Value ModelImporter::emitRawOp(const Node &layer, const Node &opNode,
   Type type = resultType;
   if (auto *infer = name->getInterface<InferTypeOpInterface>()) {
     SmallVector<Type, 1> inferred;
-    if (failed(infer->inferReturnTypes(&context, loc, inputs, dict,
-                                       properties.get(), {}, inferred)))
+    if (failed(inferTypes(opName, loc, [&]() {
+          return infer->inferReturnTypes(&context, loc, inputs, dict,
+                                         properties.get(), {}, inferred);
+        })))
       return {};
     if (resultType && inferred.front() != resultType) {
       error(fieldLoc(opNode, "result"))
@@ -239,7 +236,8 @@ Value ModelImporter::emitRawOp(const Node &layer, const Node &opNode,
   OperationState state(loc, *name);
   state.addOperands(inputs);
   state.addTypes(type);
-  state.propertiesAttr = dict;
+  if (name->getOpPropertyByteSize() > 0)
+    state.propertiesAttr = dict;
   Operation *op = builder.create(state);
   if (failed(mlir::verify(op))) {
     op->erase();

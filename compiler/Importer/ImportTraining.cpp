@@ -234,8 +234,9 @@ public:
     if (!std::isfinite(value) || value < min ||
         (maxExclusive ? value >= max : value > max)) {
       auto diag = im.error(im.fieldLoc(node, field));
-      diag << field << " " << value << " is out of range [" << min << ", "
-           << max << (maxExclusive ? ")" : "]");
+      diag << field << " " << formatNumber(value) << " is out of range ["
+           << formatNumber(min) << ", " << formatNumber(max)
+           << (maxExclusive ? ")" : "]");
       return false;
     }
     entries.push_back(b.getNamedAttr(key, b.getF64FloatAttr(value)));

@@ -50,6 +50,13 @@ struct LayerContext {
   int64_t residualLayers = 1;
 };
 
+/// A number as users write it ("0.001", "1e+09", "nan"), for messages.
+std::string formatNumber(double value);
+
+/// The known name closest to `name` (for "did you mean" hints), or "".
+std::string closestName(llvm::StringRef name,
+                        llvm::ArrayRef<std::string> known);
+
 class ModelImporter {
 public:
   ModelImporter(mlir::MLIRContext &context, llvm::StringRef filename,
@@ -117,6 +124,9 @@ public:
                           Args &&...args);
   mlir::Value scalarConstant(mlir::Type elementType, double value,
                              mlir::Location loc);
+  /// Runs a type inference, reporting its error as "<op>: <message>".
+  mlir::LogicalResult inferTypes(llvm::StringRef opName, mlir::Location loc,
+                                 llvm::function_ref<mlir::LogicalResult()> infer);
 
   // --- Scopes and layers (ImportModel.cpp, ImportLayers.cpp) ---------------
   using Bindings = llvm::StringMap<mlir::Value>;
@@ -146,8 +156,9 @@ public:
   mlir::Value emitLayerNorm(const Node &layer, double epsilon, bool bias,
                             mlir::Value x, const LayerContext &ctx);
   mlir::Value emitActivation(const Node &layer, model::ActivationKind kind,
-                             mlir::Value x);
-  mlir::Value emitDropout(const Node &layer, double rate, mlir::Value x);
+                             mlir::Value x, const LayerContext &ctx);
+  mlir::Value emitDropout(const Node &layer, double rate, mlir::Value x,
+                          const LayerContext &ctx);
   mlir::Value emitAttention(const Node &layer,
                             const model::CausalSelfAttention &spec,
                             mlir::Value x, const LayerContext &ctx);
@@ -156,7 +167,8 @@ public:
   mlir::Value emitTransformerBlock(const Node &layer,
                                    const model::TransformerBlock &spec,
                                    mlir::Value x, const LayerContext &ctx);
-  mlir::Value emitAdd(const Node &layer, llvm::ArrayRef<mlir::Value> inputs);
+  mlir::Value emitAdd(const Node &layer, llvm::ArrayRef<mlir::Value> inputs,
+                      const LayerContext &ctx);
   mlir::Value emitParameterLayer(const Node &layer,
                                  const model::Parameter &spec,
                                  const LayerContext &ctx);
@@ -169,7 +181,13 @@ public:
 
   // Raw ops (ImportRawOp.cpp).
   mlir::Value emitRawOp(const Node &layer, const Node &opNode,
-                        llvm::ArrayRef<mlir::Value> inputs);
+                        llvm::ArrayRef<mlir::Value> inputs,
+                        const LayerContext &ctx);
+  /// The location of ops of a layer instance: its name ("transformer.h.3")
+  /// around its position in the file.
+  mlir::Location layerLoc(const Node &layer, const LayerContext &ctx) const {
+    return named(llvm::StringRef(ctx.prefix).drop_back(), layer.loc);
+  }
 
   // Loss, metrics, training section (ImportTraining.cpp).
   mlir::Value emitLoss(const Node &root, const Bindings &bindings);
@@ -232,10 +250,12 @@ mlir::Value ModelImporter::create(mlir::Location loc, Args &&...args) {
   if (!llvm::all_of(state.operands, [](mlir::Value v) { return bool(v); }))
     return {};
   llvm::SmallVector<mlir::Type, 1> types;
-  if (mlir::failed(OpTy::inferReturnTypes(
-          &context, loc, state.operands,
-          state.attributes.getDictionary(&context), state.getRawProperties(),
-          state.regions, types)))
+  if (mlir::failed(inferTypes(OpTy::getOperationName(), loc, [&]() {
+        return OpTy::inferReturnTypes(
+            &context, loc, state.operands,
+            state.attributes.getDictionary(&context), state.getRawProperties(),
+            state.regions, types);
+      })))
     return {};
   state.types.assign(types.begin(), types.end());
   return builder.create(state)->getResult(0);

@@ -455,7 +455,7 @@ LogicalResult SoftmaxOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
   // dx = y * (g - sum(g * y)).
   GradBuilder gb(b, getLoc());
   Value y = getResult(), g = gs[0];
-  Value dot = gb.reduceSum(gb.mul(g, y), {getAxis()}, /*keepdims=*/true);
+  Value dot = gb.reduceSum(gb.mul(g, y), {static_cast<int64_t>(getAxis())}, /*keepdims=*/true);
   grads.assign({gb.mul(y, gb.sub(g, dot))});
   return success();
 }
@@ -466,7 +466,7 @@ LogicalResult LogSoftmaxOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
   // dx = g - exp(y) * sum(g).
   GradBuilder gb(b, getLoc());
   Value g = gs[0];
-  Value total = gb.reduceSum(g, {getAxis()}, /*keepdims=*/true);
+  Value total = gb.reduceSum(g, {static_cast<int64_t>(getAxis())}, /*keepdims=*/true);
   grads.assign({gb.sub(g, gb.mul(gb.exp(getResult()), total))});
   return success();
 }

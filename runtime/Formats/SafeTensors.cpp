@@ -89,6 +89,10 @@ private:
 
   absl::Status checkMetadata(const JsonValue &value,
                              std::map<std::string, std::string> &metadata) {
+    // The reference reads the key into an Option, so it accepts null as
+    // "no metadata"; so do we.
+    if (value.isNull())
+      return absl::OkStatus();
     if (!value.isObject())
       return errorAt(value, "__metadata__ must be an object mapping strings "
                             "to strings");

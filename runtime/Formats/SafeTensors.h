@@ -12,15 +12,19 @@
 //   data              the tensors' bytes; data_offsets are [begin, end)
 //                     relative to the start of this section
 //
-// Reading validates what the reference implementation validates, and a
-// little more: header length at most 100,000,000 bytes (MAX_HEADER_SIZE) and
-// inside the file; strict JSON (duplicate keys rejected); each entry has
-// exactly dtype, shape and data_offsets; shape products and byte sizes are
-// overflow-checked; end - begin equals the byte size; and the tensors tile
-// the data section exactly, with no overlap, no hole and no trailing bytes
-// (the reference's rule against polyglot files). `__metadata__` must be a
-// string-to-string map. Bool bytes must be 0 or 1. Dtypes Sinter has no
-// DType for (U32, U64, C64, F8_*) are rejected by name.
+// Reading checks everything the reference implementation checks: header
+// length at most 100,000,000 bytes (MAX_HEADER_SIZE) and inside the file,
+// valid JSON, shape products and byte sizes overflow-checked, end - begin
+// equal to the byte size, and tensors that tile the data section exactly,
+// with no overlap, no hole and no trailing bytes (the reference's rule
+// against polyglot files). `__metadata__` must be a string-to-string map or
+// null. Dtypes Sinter has no DType for (U32, U64, C64, F8_*) are rejected by
+// name.
+//
+// It is deliberately stricter than the reference (safetensors 0.8.0 accepts
+// all of these): duplicate keys are an error (the README forbids them, but
+// serde keeps the last one silently), entries may hold only dtype, shape and
+// data_offsets, rank is capped at 32, and Bool bytes must be 0 or 1.
 //
 // Writing lays the tensors out in the order given, writes `__metadata__`
 // first (with "format": "pt" added when the caller's metadata has no

@@ -10,7 +10,9 @@ shakespeare_char configuration: vocab 65, 6 layers, 6 heads, 384 channels,
 dropout 0.2, block size 256). One step is: forward, cross-entropy loss with
 ignore_index=-1, manual backward, global-norm gradient clipping to 1.0,
 nanoGPT's cosine learning-rate schedule and torch.optim.AdamW with weight
-decay on the parameters with ndim >= 2. Everything is computed in float64.
+decay on the parameters with ndim >= 2. Everything is computed in float64,
+whatever the dtype of the files (`reference --compute-dtype f32` exists only
+to emulate an f32 computation when calibrating the compare tolerances).
 
 Dropout uses Sinter's counter-based generator (runtime/Abi/Random.h): dropout
 op n (0 = embedding, then 1+3i attention / 2+3i attention residual / 3+3i MLP
@@ -25,8 +27,9 @@ Usage:
       writes DIR/params.safetensors, DIR/optim.safetensors and
       DIR/batch.safetensors (idx, targets int64 [B,T]; step int64 0-d).
   chargpt_reference.py reference DIR --dtype f32|f64 [model flags]
-      reads those three files, writes DIR/expected.safetensors: loss, lr,
-      grad_norm (0-d), every updated parameter, the updated optimizer state.
+      reads those three files, writes DIR/expected.safetensors (in --dtype):
+      loss, lr, grad_norm (0-d), every updated parameter under its own name
+      and the updated optimizer state under the input names.
   chargpt_reference.py compare EXPECTED ACTUAL [--rtol R --atol A --ntol N]
       exit 1 on any mismatching or missing tensor (criteria and default
       tolerances: see DEFAULT_RTOL below).
@@ -51,7 +54,11 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # e.g. a pyenv python3 first on PATH
+    sys.exit("chargpt_reference.py needs numpy: run it with a python3 that "
+             "has it (e.g. Debian's /usr/bin/python3)")
 
 # nanoGPT shakespeare_char defaults.
 DEFAULT_VOCAB = 65
@@ -756,14 +763,15 @@ def cmd_make_inputs(a):
 
 def resolve_config(a, recorded, params):
     """Model flags: explicit flag, else the batch metadata, else default."""
-    flags = {"n_layer": a.layers, "n_head": a.heads, "n_embd": a.embd,
-             "vocab": a.vocab, "dropout": a.dropout,
-             "training_seed": a.training_seed}
+    flags = {"n_layer": ("layers", a.layers), "n_head": ("heads", a.heads),
+             "n_embd": ("embd", a.embd), "vocab": ("vocab", a.vocab),
+             "dropout": ("dropout", a.dropout),
+             "training_seed": ("training-seed", a.training_seed)}
     defaults = Config().as_dict()
     values = {}
-    for k, flag in flags.items():
+    for k, (flag_name, flag) in flags.items():
         if flag is not None and k in recorded and recorded[k] != flag:
-            sys.exit(f"error: --{k} {flag} contradicts the value "
+            sys.exit(f"error: --{flag_name} {flag} contradicts the value "
                      f"{recorded[k]} make-inputs recorded")
         values[k] = flag if flag is not None else recorded.get(k, defaults[k])
     cfg = Config(**values)
@@ -839,10 +847,10 @@ def cmd_reference(a):
 #   Adam: the update m_hat / (sqrt(v_hat) + eps) amplifies a gradient
 #   difference dg by ~1 / sqrt(v_hat), which is large where v is small, and
 #   from gradient elements produced by cancellation.
-# * (1) therefore has to allow ~1e-5 of the scale per element; atol = 2e-5
-#   (3x over the worst emulated element; ~0.2 x tolerance at rtol 1e-4
-#   including headroom for kernels that sum in a different order than numpy)
-#   still catches every localized bug: a wrong dropout element, row or
+# * (1) therefore has to allow ~1e-5 of the scale per element. With
+#   atol = 2e-5 and rtol = 1e-4 the worst emulated element uses 0.12 of its
+#   bound (8x headroom for kernels that sum in another order than numpy),
+#   and localized bugs still fail: a wrong dropout element, row or
 #   transposition moves elements by 1e-3 .. 1 of the scale.
 # * (2) catches small *systematic* errors that (1) must let through, e.g.
 #   weight decay applied to biases (changes them by lr*wd ~ 1e-4 relative),

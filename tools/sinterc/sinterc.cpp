@@ -43,6 +43,10 @@ int main(int argc, char **argv) {
   cl::opt<int64_t> batchSize(
       "batch-size", cl::desc("Override training.batch_size"),
       cl::value_desc("n"), cl::init(0), cl::cat(category));
+  cl::opt<bool> summary(
+      "summary",
+      cl::desc("Print the parameters (names, shapes, counts) and their total"),
+      cl::cat(category));
   cl::opt<std::string> run(
       "run", cl::desc("Run a function (forward, train_step, ...) with the "
                       "reference interpreter"),
@@ -74,6 +78,7 @@ int main(int argc, char **argv) {
   options.output = output;
   options.dumpDir = dumpDir;
   options.runFunction = run;
+  options.summary = summary;
   options.runInputs = runInputs;
   options.runOutput = runOutput;
   if (batchSize.getNumOccurrences()) {
@@ -105,6 +110,10 @@ int main(int argc, char **argv) {
     if (!parsePhaseFlag("emit", emit))
       return 1;
     options.emitIR = true;
+  }
+  if (summary && (!run.empty() || options.emitIR)) {
+    mlir::emitError(here) << "--summary cannot be combined with --run or --emit";
+    return 1;
   }
   if (!run.empty() && options.emitIR) {
     mlir::emitError(here) << "--run and --emit cannot be combined";

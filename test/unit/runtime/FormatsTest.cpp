@@ -856,8 +856,11 @@ TEST(SafeTensorsTest, AcceptsWhatTheReferenceAccepts) {
   EXPECT_EQ(asBytes(file->tensors[1].second.data), "abcd");
   EXPECT_TRUE(file->tensors[2].second.data.empty());
   EXPECT_TRUE(file->metadata.empty());
-  // An empty checkpoint.
+  // An empty checkpoint, and null metadata (the reference reads it as None).
   EXPECT_TRUE(parseSafeTensors(rawSafeTensors("{}", ""), "e").ok());
+  EXPECT_TRUE(
+      parseSafeTensors(rawSafeTensors("{\"__metadata__\":null}", ""), "e")
+          .ok());
 }
 
 std::string entry(std::string_view dtype, std::string_view shape,
