@@ -223,9 +223,11 @@ private:
     ret.erase();
     fn.setFunctionType(FunctionType::get(
         &getContext(), body.getArgumentTypes(), ValueRange(results).getTypes()));
-    for (auto [i, name] : llvm::enumerate(names))
-      fn.setResultAttrs(i, b.getDictionaryAttr(b.getNamedAttr(
-                               sgraph::attr::kName, b.getStringAttr(name))));
+    SmallVector<DictionaryAttr> resultAttrs;
+    for (const std::string &name : names)
+      resultAttrs.push_back(b.getDictionaryAttr(
+          b.getNamedAttr(sgraph::attr::kName, b.getStringAttr(name))));
+    fn.setAllResultAttrs(resultAttrs);
     return success();
   }
 
