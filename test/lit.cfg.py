@@ -23,7 +23,8 @@ tools = [
 llvm_config.add_tool_substitutions(
     tools, [config.sinter_tools_dir, config.llvm_tools_dir])
 
-config.substitutions.append(("%python", config.python_executable))
+# Ahead of lit's own %python, which is the interpreter running lit.
+config.substitutions.insert(0, ("%python", config.sinter_python))
 config.substitutions.append(("%sinter_src", config.sinter_src_root))
 config.substitutions.append(("%examples",
                              os.path.join(config.sinter_src_root, "examples")))
