@@ -38,6 +38,12 @@ Value ModelImporter::emitLayerOnce(const Node &layer, ArrayRef<Value> inputs,
                      << " layers (through repeat and blocks)";
     return {};
   }
+  if (opCount > ImportLimits::kMaxOps) {
+    error(layer.loc) << "the model expands to more than "
+                     << ImportLimits::kMaxOps
+                     << " ops (through repeat and blocks)";
+    return {};
+  }
   auto expectInputs = [&](size_t n) {
     if (inputs.size() == n)
       return true;
@@ -334,9 +340,7 @@ Value ModelImporter::emitLayerNorm(const Node &layer, double epsilon, bool bias,
   if (bias)
     shift = createParam(ctx, "bias", {c}, {InitSpec::Constant, 0.0}, loc);
   else
-    shift = builder.create<sgraph::ConstantOp>(
-        loc, DenseElementsAttr::get(floatTensor({c}),
-                                    builder.getFloatAttr(floatType, 0.0)));
+    shift = zerosConstant(floatTensor({c}), loc);
   return create<sgraph::LayerNormOp>(loc, x, scale, shift,
                                      builder.getI64IntegerAttr(type.getRank() - 1),
                                      builder.getF64FloatAttr(epsilon));

@@ -247,6 +247,13 @@ RankedTensorType ModelImporter::tensorType(ArrayRef<int64_t> shape,
   return RankedTensorType::get(dims, elementType);
 }
 
+Value ModelImporter::zerosConstant(RankedTensorType type, Location loc) {
+  ++opCount;
+  return builder.create<sgraph::ConstantOp>(
+      loc, DenseElementsAttr::get(
+               type, builder.getFloatAttr(type.getElementType(), 0.0)));
+}
+
 LogicalResult ModelImporter::inferTypes(StringRef opName, Location loc,
                                         function_ref<LogicalResult()> infer) {
   // Inference reports without naming the op; say which op of the layer it
@@ -274,6 +281,7 @@ Value ModelImporter::scalarConstant(Type elementType, double value,
           ? Attribute(builder.getFloatAttr(elementType, value))
           : Attribute(builder.getIntegerAttr(elementType,
                                              static_cast<int64_t>(value)));
+  ++opCount;
   return builder.create<sgraph::ConstantOp>(
       loc, DenseElementsAttr::get(type, element));
 }

@@ -33,6 +33,7 @@ struct ImportLimits {
   static constexpr int64_t kMaxElements = int64_t(1) << 40;
   static constexpr int64_t kMaxRepeat = 10000;
   static constexpr int64_t kMaxLayers = 100000;
+  static constexpr int64_t kMaxOps = 1000000;
   static constexpr int64_t kMaxBlockDepth = 16;
   static constexpr int kMaxMessageNesting = 32;
 };

@@ -239,6 +239,7 @@ Value ModelImporter::emitRawOp(const Node &layer, const Node &opNode,
   if (name->getOpPropertyByteSize() > 0)
     state.propertiesAttr = dict;
   Operation *op = builder.create(state);
+  ++opCount;
   if (failed(mlir::verify(op))) {
     op->erase();
     return {};

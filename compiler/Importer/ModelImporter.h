@@ -124,6 +124,7 @@ public:
                           Args &&...args);
   mlir::Value scalarConstant(mlir::Type elementType, double value,
                              mlir::Location loc);
+  mlir::Value zerosConstant(mlir::RankedTensorType type, mlir::Location loc);
   /// Runs a type inference, reporting its error as "<op>: <message>".
   mlir::LogicalResult inferTypes(llvm::StringRef opName, mlir::Location loc,
                                  llvm::function_ref<mlir::LogicalResult()> infer);
@@ -220,6 +221,8 @@ public:
   int64_t trainingSeed = 1337;
   int64_t dropoutCount = 0;
   int64_t layerCount = 0;
+  /// Ops built so far: composite layers expand to many ops each.
+  int64_t opCount = 0;
   const model::Model *model = nullptr;
   Node root;
 
@@ -258,6 +261,7 @@ mlir::Value ModelImporter::create(mlir::Location loc, Args &&...args) {
       })))
     return {};
   state.types.assign(types.begin(), types.end());
+  ++opCount;
   return builder.create(state)->getResult(0);
 }
 
@@ -269,6 +273,7 @@ mlir::Value ModelImporter::createTyped(mlir::Location loc, mlir::Type type,
   if (!llvm::all_of(state.operands, [](mlir::Value v) { return bool(v); }))
     return {};
   mlir::Operation *op = builder.create(state);
+  ++opCount;
   if (mlir::failed(mlir::verify(op))) {
     op->erase();
     return {};
