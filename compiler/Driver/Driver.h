@@ -28,8 +28,6 @@ struct DriverOptions {
   std::string output = "-";
   /// Stop after this phase; unset means the last one (the binary).
   std::optional<Phase> compileTo;
-  /// Print the IR of the stopping phase (--emit).
-  bool emitIR = false;
   /// Write numbered per-phase IR here.
   std::string dumpDir;
   std::optional<int64_t> batchSize;

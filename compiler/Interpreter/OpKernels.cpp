@@ -329,10 +329,8 @@ void softmax(const Tensor &x, int64_t axis, bool log, Tensor &out) {
 }
 
 void argmax(const Tensor &x, int64_t axis, Tensor &out) {
-  int64_t k = 0;
   // Lines come out in row-major order of the result (the axis removed).
-  std::vector<int64_t> results(out.numElements());
-  std::vector<int64_t> bases;
+  int64_t k = 0;
   forEachLine(x.shape, axis, [&](int64_t base, int64_t stride, int64_t n) {
     int64_t best = 0;
     double bestValue = x.get(base);
@@ -374,7 +372,7 @@ void layerNorm(const Tensor &x, const Tensor &scale, const Tensor &bias,
 //===----------------------------------------------------------------------===//
 
 void matmul(const Tensor &a, const Tensor &b, bool ta, bool tb, Tensor &out) {
-  int64_t ar = a.rank(), br = b.rank(), rr = out.rank();
+  int64_t ar = a.rank(), rr = out.rank();
   int64_t m = out.shape[rr - 2], n = out.shape[rr - 1];
   int64_t kDim = ta ? a.shape[ar - 2] : a.shape[ar - 1];
   // Element (i, k) of op(A) and (k, j) of op(B) within one matrix.
@@ -664,8 +662,6 @@ LogicalResult sinter::interp::evaluateOp(Operation *op,
     results.push_back(resultTensor(op, r));
   }
   Tensor *out = results.empty() ? nullptr : &results[0];
-  auto ok = [](auto) { return success(); };
-  (void)ok;
   auto copyOperand = [&]() {
     *out = *in[0];
     return success();
@@ -681,7 +677,6 @@ LogicalResult sinter::interp::evaluateOp(Operation *op,
       })
       .Case([&](sgraph::IotaOp iota) {
         int64_t axis = iota.getAxis();
-        forEachElement(out->shape, {}, [](int64_t, const int64_t *) {});
         std::vector<int64_t> strides = stridesOf(out->shape);
         for (int64_t k = 0, n = out->numElements(); k < n; ++k) {
           int64_t index = (k / strides[axis]) % out->shape[axis];

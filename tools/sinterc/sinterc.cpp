@@ -106,16 +106,13 @@ int main(int argc, char **argv) {
   };
   if (!compileTo.empty() && !parsePhaseFlag("compile-to", compileTo))
     return 1;
-  if (!emit.empty()) {
-    if (!parsePhaseFlag("emit", emit))
-      return 1;
-    options.emitIR = true;
-  }
-  if (summary && (!run.empty() || options.emitIR)) {
+  if (!emit.empty() && !parsePhaseFlag("emit", emit))
+    return 1;
+  if (summary && (!run.empty() || !emit.empty())) {
     mlir::emitError(here) << "--summary cannot be combined with --run or --emit";
     return 1;
   }
-  if (!run.empty() && options.emitIR) {
+  if (!run.empty() && !emit.empty()) {
     mlir::emitError(here) << "--run and --emit cannot be combined";
     return 1;
   }

@@ -223,13 +223,6 @@ void checkOp(const OpCase &c) {
   }
 }
 
-std::string allAxes(size_t rank) {
-  std::string axes;
-  for (size_t k = 0; k < rank; ++k)
-    axes += (k ? ", " : "") + std::to_string(k);
-  return axes;
-}
-
 //===----------------------------------------------------------------------===//
 // The cases
 //===----------------------------------------------------------------------===//
