@@ -83,10 +83,9 @@ FailureOr<SmallVector<Value>> reverseMode(OpBuilder &b, Block &body,
   // 2. Reverse sweep.
   llvm::DenseMap<Value, Value> grads;
   b.setInsertionPoint(body.getTerminator());
-  auto lossType = cast<RankedTensorType>(loss.getType());
-  grads[loss] = b.create<sgraph::ConstantOp>(
-      loss.getLoc(), DenseElementsAttr::get(
-                         lossType, b.getFloatAttr(lossType.getElementType(), 1.0)));
+  grads[loss] = sgraph::buildScalarConstant(
+      b, loss.getLoc(),
+      cast<RankedTensorType>(loss.getType()).getElementType(), 1.0);
 
   for (Operation *op : llvm::reverse(ops)) {
     SmallVector<Value> resultGrads;
@@ -175,6 +174,16 @@ private:
     return result;
   }
 
+  /// Names each result (`sgraph.name`).
+  static void setResultNames(func::FuncOp fn, ArrayRef<std::string> names) {
+    Builder b(fn.getContext());
+    SmallVector<DictionaryAttr> attrs;
+    for (const std::string &name : names)
+      attrs.push_back(b.getDictionaryAttr(
+          b.getNamedAttr(sgraph::attr::kName, b.getStringAttr(name))));
+    fn.setAllResultAttrs(attrs);
+  }
+
   /// A copy of @forward named `name`, inserted after it; its return op is
   /// left in place (operands = loss, metrics).
   static func::FuncOp cloneForward(func::FuncOp forward, StringRef name) {
@@ -223,11 +232,7 @@ private:
     ret.erase();
     fn.setFunctionType(FunctionType::get(
         &getContext(), body.getArgumentTypes(), ValueRange(results).getTypes()));
-    SmallVector<DictionaryAttr> resultAttrs;
-    for (const std::string &name : names)
-      resultAttrs.push_back(b.getDictionaryAttr(
-          b.getNamedAttr(sgraph::attr::kName, b.getStringAttr(name))));
-    fn.setAllResultAttrs(resultAttrs);
+    setResultNames(fn, names);
     return success();
   }
 
@@ -337,11 +342,7 @@ private:
     fn.setFunctionType(FunctionType::get(
         &getContext(), body.getArgumentTypes(), ValueRange(results).getTypes()));
     fn.setAllArgAttrs(argAttrs);
-    SmallVector<DictionaryAttr> resultAttrs;
-    for (const std::string &name : names)
-      resultAttrs.push_back(b.getDictionaryAttr(
-          b.getNamedAttr(sgraph::attr::kName, b.getStringAttr(name))));
-    fn.setAllResultAttrs(resultAttrs);
+    setResultNames(fn, names);
     return success();
   }
 

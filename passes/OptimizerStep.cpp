@@ -100,10 +100,8 @@ OptimizerStepValues sinter::emitOptimizerStep(OpBuilder &b, Location loc,
   });
   Type scalarElement = anyF64 ? Type(b.getF64Type()) : Type(b.getF32Type());
   auto scalarType = RankedTensorType::get({}, scalarElement);
-  auto scalar = [&](double v, Type element) -> Value {
-    auto type = RankedTensorType::get({}, element);
-    return b.create<sgraph::ConstantOp>(
-        loc, DenseElementsAttr::get(type, b.getFloatAttr(element, v)));
+  auto scalar = [&](double v, Type element) {
+    return sgraph::buildScalarConstant(b, loc, element, v);
   };
   auto castScalar = [&](Value v, Type element) -> Value {
     auto type = RankedTensorType::get({}, element);

@@ -275,15 +275,8 @@ LogicalResult ModelImporter::inferTypes(StringRef opName, Location loc,
 
 Value ModelImporter::scalarConstant(Type elementType, double value,
                                     Location loc) {
-  auto type = RankedTensorType::get({}, elementType);
-  Attribute element =
-      isa<FloatType>(elementType)
-          ? Attribute(builder.getFloatAttr(elementType, value))
-          : Attribute(builder.getIntegerAttr(elementType,
-                                             static_cast<int64_t>(value)));
   ++opCount;
-  return builder.create<sgraph::ConstantOp>(
-      loc, DenseElementsAttr::get(type, element));
+  return sgraph::buildScalarConstant(builder, loc, elementType, value);
 }
 
 //===----------------------------------------------------------------------===//

@@ -164,32 +164,32 @@ double gelu(double x, bool tanhForm) {
   return 0.5 * x * (1.0 + std::erf(x * M_SQRT1_2));
 }
 
+template <typename T> bool compareValues(StringRef direction, T x, T y) {
+  // IEEE semantics for doubles: every comparison with NaN is false but ne.
+  if (direction == "eq")
+    return x == y;
+  if (direction == "ne")
+    return x != y;
+  if (direction == "lt")
+    return x < y;
+  if (direction == "le")
+    return x <= y;
+  if (direction == "gt")
+    return x > y;
+  return x >= y;
+}
+
 LogicalResult compare(StringRef direction, const Tensor &a, const Tensor &b,
                       Tensor &out) {
-  forEachElement(out.shape,
-                 {broadcastStrides(a.shape, out.shape),
-                  broadcastStrides(b.shape, out.shape)},
-                 [&](int64_t k, const int64_t *o) {
-                   bool r;
-                   if (a.isFloat()) {
-                     double x = a.f[o[0]], y = b.f[o[1]];
-                     r = direction == "eq"   ? x == y
-                         : direction == "ne" ? x != y
-                         : direction == "lt" ? x < y
-                         : direction == "le" ? x <= y
-                         : direction == "gt" ? x > y
-                                             : x >= y;
-                   } else {
-                     int64_t x = a.i[o[0]], y = b.i[o[1]];
-                     r = direction == "eq"   ? x == y
-                         : direction == "ne" ? x != y
-                         : direction == "lt" ? x < y
-                         : direction == "le" ? x <= y
-                         : direction == "gt" ? x > y
-                                             : x >= y;
-                   }
-                   out.i[k] = r;
-                 });
+  forEachElement(
+      out.shape,
+      {broadcastStrides(a.shape, out.shape),
+       broadcastStrides(b.shape, out.shape)},
+      [&](int64_t k, const int64_t *o) {
+        out.i[k] = a.isFloat()
+                       ? compareValues(direction, a.f[o[0]], b.f[o[1]])
+                       : compareValues(direction, a.i[o[0]], b.i[o[1]]);
+      });
   return success();
 }
 

@@ -51,14 +51,8 @@ public:
 
   /// A 0-d constant with `like`'s element type; broadcasting does the rest.
   Value scalar(Value like, double value) {
-    Type elementType = tensorType(like).getElementType();
-    auto type = RankedTensorType::get({}, elementType);
-    Attribute element =
-        isa<FloatType>(elementType)
-            ? Attribute(b.getFloatAttr(elementType, value))
-            : Attribute(b.getIntegerAttr(elementType,
-                                         static_cast<int64_t>(value)));
-    return b.create<ConstantOp>(loc, DenseElementsAttr::get(type, element));
+    return buildScalarConstant(b, loc, tensorType(like).getElementType(),
+                               value);
   }
 
   /// Casts an i1 mask (or anything) to `like`'s element type.

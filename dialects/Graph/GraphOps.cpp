@@ -52,6 +52,17 @@ std::string sinter::sgraph::resultName(FunctionOpInterface fn,
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
+Value sinter::sgraph::buildScalarConstant(OpBuilder &builder, Location loc,
+                                          Type elementType, double value) {
+  auto type = RankedTensorType::get({}, elementType);
+  Attribute element =
+      isa<FloatType>(elementType)
+          ? Attribute(builder.getFloatAttr(elementType, value))
+          : Attribute(builder.getIntegerAttr(elementType,
+                                             static_cast<int64_t>(value)));
+  return builder.create<ConstantOp>(loc, DenseElementsAttr::get(type, element));
+}
+
 LogicalResult IotaOp::verify() {
   RankedTensorType type = getType();
   // iota_c2

@@ -52,6 +52,10 @@ std::string argumentName(mlir::FunctionOpInterface fn, unsigned index);
 /// The name of a result (`sgraph.name`); empty when it has none.
 std::string resultName(mlir::FunctionOpInterface fn, unsigned index);
 
+/// A 0-d constant of `elementType` (float or integer) holding `value`.
+mlir::Value buildScalarConstant(mlir::OpBuilder &builder, mlir::Location loc,
+                                mlir::Type elementType, double value);
+
 /// Broadcasts two shapes as numpy does. Returns false when they are not
 /// compatible.
 bool broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs,
