@@ -2,6 +2,7 @@
 
 #include "compiler/Interpreter/RunFunction.h"
 
+#include "compiler/Support/Diagnostics.h"
 #include "compiler/Interpreter/Initializers.h"
 #include "compiler/Interpreter/Interpreter.h"
 #include "dialects/Graph/GraphOps.h"
@@ -32,8 +33,14 @@ struct Provided {
   bool used = false;
 };
 
-LogicalResult fail(Location loc, const absl::Status &status) {
-  return emitError(loc) << formats::toStd(status.message());
+/// Reports a file error at the file it is about: the formats' messages
+/// start with "<path>: ".
+LogicalResult fail(MLIRContext *context, const std::string &path,
+                   const absl::Status &status) {
+  std::string_view message = formats::toStd(status.message());
+  if (message.substr(0, path.size() + 2) == path + ": ")
+    message.remove_prefix(path.size() + 2);
+  return emitError(FileLineColLoc::get(context, path, 0, 0)) << message;
 }
 
 template <typename T> T load(const uint8_t *bytes) {
@@ -89,7 +96,7 @@ DType dtypeOfKind(ElementKind kind) {
 
 /// Converts a file tensor to an interpreter tensor of exactly `type`.
 FailureOr<Tensor> fromHost(const HostTensor &host, RankedTensorType type,
-                           StringRef name, StringRef file, Location loc) {
+                           StringRef name, StringRef file, Location argLoc) {
   std::optional<ElementKind> kind = kindOfDType(host.dtype);
   std::optional<ElementKind> want = kindOf(type.getElementType());
   if (!kind || kind != want ||
@@ -97,9 +104,14 @@ FailureOr<Tensor> fromHost(const HostTensor &host, RankedTensorType type,
     std::string shape;
     for (int64_t d : host.shape)
       shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-    return emitError(loc) << file << ": tensor '" << name << "' is "
-                          << formats::dtypeName(host.dtype).data() << "["
-                          << shape << "], but the function needs " << type;
+    // The file is what is wrong; the argument says what was expected.
+    auto diag = emitError(FileLineColLoc::get(argLoc.getContext(), file, 0, 0));
+    diag << "tensor '" << name << "' is "
+         << std::string(formats::dtypeName(host.dtype)) << "[" << shape
+         << "], but the argument needs " << type;
+    if (std::string where = formatLocation(argLoc); !where.empty())
+      diag << " (" << where << ")";
+    return failure();
   }
   Tensor t = zerosOf(type);
   const uint8_t *bytes = host.data.data();
@@ -175,8 +187,9 @@ LogicalResult readInputs(ArrayRef<std::string> inputs, Location loc,
     auto [it, inserted] =
         provided.try_emplace(name, Provided{std::move(tensor), file});
     if (!inserted)
-      return emitError(loc) << file << ": tensor '" << name
-                            << "' is also given by " << it->second.file;
+      return emitError(FileLineColLoc::get(loc.getContext(), file, 0, 0))
+             << "tensor '" << name << "' is also given by "
+             << it->second.file;
     return success();
   };
   for (const std::string &spec : inputs) {
@@ -184,7 +197,7 @@ LogicalResult readInputs(ArrayRef<std::string> inputs, Location loc,
     if (text.ends_with(".safetensors")) {
       auto file = formats::readSafeTensors(spec);
       if (!file.ok())
-        return fail(loc, file.status());
+        return fail(loc.getContext(), spec, file.status());
       for (auto &[name, tensor] : file->tensors)
         if (failed(add(name, std::move(tensor), spec)))
           return failure();
@@ -198,14 +211,13 @@ LogicalResult readInputs(ArrayRef<std::string> inputs, Location loc,
           right.empty() ? llvm::sys::path::stem(path).str() : left.str();
       auto tensor = formats::readNpy(path);
       if (!tensor.ok())
-        return fail(loc, tensor.status());
+        return fail(loc.getContext(), path, tensor.status());
       if (failed(add(name, std::move(*tensor), path)))
         return failure();
       continue;
     }
-    return emitError(loc) << spec
-                          << ": --input takes .safetensors files, x.npy or "
-                             "name=x.npy";
+    return emitError(FileLineColLoc::get(loc.getContext(), spec, 0, 0))
+           << "--input takes .safetensors files, x.npy or name=x.npy";
   }
   return success();
 }
@@ -328,7 +340,8 @@ LogicalResult sinter::runFunction(ModuleOp module, const RunOptions &options) {
     return success();
   if (StringRef(options.output).ends_with(".safetensors")) {
     absl::Status status = formats::writeSafeTensors(options.output, out);
-    return status.ok() ? success() : fail(loc, status);
+    return status.ok() ? success()
+                       : fail(module.getContext(), options.output, status);
   }
   if (std::error_code ec = llvm::sys::fs::create_directories(options.output))
     return emitError(loc) << options.output
@@ -339,7 +352,7 @@ LogicalResult sinter::runFunction(ModuleOp module, const RunOptions &options) {
     llvm::sys::path::append(path, name + ".npy");
     absl::Status status = formats::writeNpy(path.str().str(), tensor);
     if (!status.ok())
-      return fail(loc, status);
+      return fail(module.getContext(), path.str().str(), status);
   }
   return success();
 }

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Driver/Diagnostics.h"
+#include "compiler/Support/Diagnostics.h"
 #include "compiler/Driver/Driver.h"
 
 #include "mlir/IR/AsmState.h"

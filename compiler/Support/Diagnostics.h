@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SINTER_COMPILER_DRIVER_DIAGNOSTICS_H
-#define SINTER_COMPILER_DRIVER_DIAGNOSTICS_H
+#ifndef SINTER_COMPILER_SUPPORT_DIAGNOSTICS_H
+#define SINTER_COMPILER_SUPPORT_DIAGNOSTICS_H
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/raw_ostream.h"
@@ -36,4 +36,4 @@ private:
 
 } // namespace sinter
 
-#endif // SINTER_COMPILER_DRIVER_DIAGNOSTICS_H
+#endif // SINTER_COMPILER_SUPPORT_DIAGNOSTICS_H

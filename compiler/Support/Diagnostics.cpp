@@ -1,6 +1,6 @@
 //===- Diagnostics.cpp - one line per diagnostic -------------------------===//
 
-#include "compiler/Driver/Diagnostics.h"
+#include "compiler/Support/Diagnostics.h"
 
 #include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
