@@ -11,6 +11,7 @@
 
 #include "compiler/Support/Diagnostics.h"
 #include "compiler/Driver/Driver.h"
+#include "passes/Passes.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -33,9 +34,11 @@ int main(int argc, char **argv) {
       cl::desc("Print the IR of a phase and stop: sgraph (= import), "
                "training"),
       cl::value_desc("phase"), cl::cat(category));
+  // cl::desc keeps a reference: the text must outlive the option.
+  static const std::string compileToHelp =
+      "Stop after a phase: " + sinter::phaseNames();
   cl::opt<std::string> compileTo(
-      "compile-to",
-      cl::desc("Stop after a phase: " + sinter::phaseNames()),
+      "compile-to", cl::desc(compileToHelp),
       cl::value_desc("phase"), cl::cat(category));
   cl::opt<std::string> dumpDir(
       "dump-dir", cl::desc("Write every phase's IR, numbered, to this folder"),
@@ -61,13 +64,17 @@ int main(int argc, char **argv) {
                "folder of .npy files"),
       cl::value_desc("path"), cl::cat(category));
 
+  // Registered so that --mlir-print-ir-before/after=<pass> can name them.
+  sinter::registerSinterPasses();
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "sinterc: compile a model description into a "
-                              "training step\n");
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "sinterc: compile a model description into a training step\n\n"
+      "  MLIR's --mlir-print-ir-*, --mlir-timing and other --mlir-* options\n"
+      "  work too (listed by --help-hidden). See docs/CLI.md.\n");
 
   mlir::MLIRContext context;
   sinter::OneLineDiagnostics diagnostics(context, llvm::errs());
