@@ -238,9 +238,7 @@ Value ModelImporter::emitDense(const Node &layer, const model::Dense &spec,
       std::vector<std::string> known;
       for (const ParamInfo &p : params)
         known.push_back(p.name);
-      std::string hint = closestName(spec.tie_weight(), known);
-      if (!hint.empty())
-        diag << "; did you mean '" << hint << "'?";
+      addHint(diag, spec.tie_weight(), known);
       return {};
     }
     auto expected = floatTensor({spec.units(), in});

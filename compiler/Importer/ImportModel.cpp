@@ -93,6 +93,13 @@ std::string sinter::importer::closestName(StringRef name,
   return best;
 }
 
+void sinter::importer::addHint(InFlightDiagnostic &diag, StringRef name,
+                               ArrayRef<std::string> known) {
+  std::string hint = closestName(name, known);
+  if (!hint.empty())
+    diag << "; did you mean '" << hint << "'?";
+}
+
 ModelImporter::ModelImporter(MLIRContext &context, StringRef filename,
                              const ImportOptions &options)
     : context(context), builder(&context), filename(filename.str()),
@@ -175,9 +182,7 @@ Value ModelImporter::lookup(const Bindings &bindings, StringRef name,
   llvm::sort(known);
   auto diag = error(loc);
   diag << what << " '" << name << "' is not defined";
-  std::string hint = closestName(name, known);
-  if (!hint.empty())
-    diag << "; did you mean '" << hint << "'?";
+  addHint(diag, name, known);
   return {};
 }
 
@@ -437,9 +442,7 @@ bool ModelImporter::emitScope(const Node &parent, StringRef layerField,
         auto diag = error(fieldLoc(layer, "input", j));
         diag << "layer '" << spec.name() << "' reads '" << in
              << "', which is neither " << scopeWhat << " nor a layer";
-        std::string hint = closestName(in, known);
-        if (!hint.empty())
-          diag << "; did you mean '" << hint << "'?";
+        addHint(diag, in, known);
         return false;
       }
     }
@@ -551,9 +554,7 @@ Value ModelImporter::emitBlockCall(const Node &layer, StringRef blockName,
       known.push_back(entry.first().str());
     auto diag = error(loc);
     diag << "block '" << blockName << "' is not defined";
-    std::string hint = closestName(blockName, known);
-    if (!hint.empty())
-      diag << "; did you mean '" << hint << "'?";
+    addHint(diag, blockName, known);
     return {};
   }
   if (llvm::is_contained(outer.blockStack, blockName)) {

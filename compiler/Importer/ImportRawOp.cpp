@@ -77,12 +77,9 @@ Value ModelImporter::emitRawOp(const Node &layer, const Node &opNode,
         known.push_back(op.stripDialect().str());
     auto diag = error(typeLoc);
     diag << "unknown op type '" << spec.type() << "'";
-    std::string best = closestName(StringRef(spec.type()).starts_with("sgraph.")
-                                       ? StringRef(spec.type()).drop_front(7)
-                                       : StringRef(spec.type()),
-                                   known);
-    if (!best.empty())
-      diag << "; did you mean '" << best << "'?";
+    StringRef typed(spec.type());
+    typed.consume_front("sgraph.");
+    addHint(diag, typed, known);
     return {};
   }
   if (!name->hasTrait<OpTrait::OneResult>()) {

@@ -57,6 +57,10 @@ std::string formatNumber(double value);
 std::string closestName(llvm::StringRef name,
                         llvm::ArrayRef<std::string> known);
 
+/// Appends "; did you mean '<closest>'?" to `diag` when a known name is close.
+void addHint(mlir::InFlightDiagnostic &diag, llvm::StringRef name,
+             llvm::ArrayRef<std::string> known);
+
 class ModelImporter {
 public:
   ModelImporter(mlir::MLIRContext &context, llvm::StringRef filename,
