@@ -412,6 +412,9 @@ def SG_OneHotOp : SG_Op<"one_hot", [Pure]> {
 def SG_ReshapeOp : SG_Op<"reshape", [Pure, SG_Differentiable]> {
   let summary = "Same elements, new shape (row-major order)";
   let description = [{
+    Reinterprets the operand's elements, in row-major order, with the
+    result's shape; the element count and type are unchanged.
+
     ```mlir
     %h = sgraph.reshape %x : tensor<8x256x384xf32> to tensor<8x256x6x64xf32>
     ```
@@ -507,6 +510,9 @@ def SG_ConcatOp : SG_Op<"concat",
     [Pure, InferTypeOpAdaptor, SG_Differentiable]> {
   let summary = "Joins tensors along one axis";
   let description = [{
+    Concatenates the operands, in order, along `axis`; every other dimension
+    must agree.
+
     ```mlir
     %c = sgraph.concat %a, %b axis = 1
         : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
@@ -649,6 +655,9 @@ def SG_CollectiveBroadcastOp : SG_Op<"collective_broadcast",
     [InferTypeOpAdaptor]> {
   let summary = "Every rank gets the root rank's tensor";
   let description = [{
+    Every rank's result is rank `root`'s operand (the other ranks' operands
+    only give the type). Not differentiable.
+
     ```mlir
     %w = sgraph.collective_broadcast %w0 {root = 0 : i64} : tensor<384x384xf32>
     ```
