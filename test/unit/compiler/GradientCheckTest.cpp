@@ -63,6 +63,9 @@ struct OpCase {
   std::string resultType; // "2x3"
   std::string body;
   std::vector<IntInput> ints = {};
+  /// Central-difference step; larger only where the function rounds its
+  /// input (casts to f32), so that rounding does not swamp the difference.
+  double eps = kEps;
 };
 
 /// gtest prints a failing case by its name.
@@ -210,14 +213,14 @@ void checkOp(const OpCase &c) {
     std::vector<double> numeric(outCount * inCount);
     for (int64_t i = 0; i < inCount; ++i) {
       std::vector<Tensor> plus = params, minus = params;
-      plus[p].f[i] += kEps;
-      minus[p].f[i] -= kEps;
+      plus[p].f[i] += c.eps;
+      minus[p].f[i] -= c.eps;
       auto up = ctx.run(*module, "forward", args(plus, w));
       auto down = ctx.run(*module, "forward", args(minus, w));
       ASSERT_EQ(up.size(), 2u);
       ASSERT_EQ(down.size(), 2u);
       for (int64_t j = 0; j < outCount; ++j)
-        numeric[j * inCount + i] = (up[1].f[j] - down[1].f[j]) / (2 * kEps);
+        numeric[j * inCount + i] = (up[1].f[j] - down[1].f[j]) / (2 * c.eps);
     }
     expectClose(analytic, numeric, c.name + " d/dp" + std::to_string(p));
   }
@@ -485,6 +488,16 @@ std::vector<OpCase> shapeCases() {
                    "  %y = sgraph.reduce_scatter %p0 {axis = 1 : i64, "
                    "world_size = 1 : i64, reduction = \"mean\"} : "
                    "(tensor<2x3xf64>) -> tensor<2x3xf64>"});
+  // cast is the identity up to rounding to f32 (relative 6e-8), so the step
+  // is 1e-2: the rounding error of the difference stays below 1e-5.
+  cases.push_back({"cast through f32",
+                   {{"2x3"}},
+                   "2x3",
+                   "  %c = sgraph.cast %p0 : tensor<2x3xf64> to "
+                   "tensor<2x3xf32>\n  %y = sgraph.cast %c : tensor<2x3xf32> "
+                   "to tensor<2x3xf64>",
+                   {},
+                   1e-2});
   // A value used three times (fan-out): its gradient is the sum.
   cases.push_back({"fan-out",
                    {{"2x3"}},
