@@ -10,6 +10,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler
   libabsl-dev libgtest-dev libgmock-dev
   python3-numpy
+  libdnnl-dev
 )
 
 missing=()
