@@ -62,4 +62,72 @@ def VerifyTrainingGraphPass : Pass<"sinter-verify-training-graph",
   }];
 }
 
+def DecomposeOpsPass : Pass<"sinter-decompose-ops", "mlir::ModuleOp"> {
+  let summary = "Rewrites composite ops into elementwise ops and reductions";
+  let description = [{
+    Expands `reduce_mean`, `softmax`, `log_softmax`, `layer_norm`,
+    `softmax_cross_entropy` and `global_norm` into elementwise ops,
+    `reduce_sum` / `reduce_max` and data movement: the only ops fusion and
+    code generation handle. Each new op keeps the location of the op it
+    replaces; f16 and bf16 expansions compute in f32. Results match the
+    composite ops up to rounding, except that an out-of-range label of
+    `softmax_cross_entropy` gives a finite value instead of a runtime error.
+    Runs after the training phase, before fusion.
+  }];
+  let dependentDialects = ["sinter::sgraph::SGraphDialect"];
+}
+
+def FuseKernelsPass : Pass<"sinter-fuse-kernels", "mlir::ModuleOp"> {
+  let summary = "Groups each function's ops into kernel regions";
+  let description = [{
+    Wraps the ops of every function in `sgraph.fusion` regions, one per
+    kernel code generation will emit: chains of elementwise ops with numpy
+    broadcasting, reductions with their elementwise producers, and special
+    kernels (pad, concat, embedding_grad, argmax). Matmuls stay outside as
+    library calls, reshapes as aliases. Views (transpose, broadcast, slice)
+    are absorbed into the kernels that read them. Every op records why it
+    is, or is not, fused in a `sinter.fusion` attribute.
+    Precondition: `sinter-decompose-ops` has run.
+  }];
+  let dependentDialects = ["sinter::sgraph::SGraphDialect"];
+}
+
+def PlanMemoryPass : Pass<"sinter-plan-memory", "mlir::ModuleOp"> {
+  let summary = "Assigns every tensor of the entry function a slab and offset";
+  let description = [{
+    Arguments go to the parameter, optimizer-state and io slabs; constants
+    read outside kernels to the constants slab; kernel and matmul results to
+    one arena, where values whose lifetimes (in the function's op order) do
+    not overlap share bytes (passes/Analysis/MemoryPlanner.h). New parameter
+    and optimizer-state values are written in place when safe. Writes
+    `sinter.buffers` on ops, `sinter.buffer` on arguments, `sinter.step` on
+    ops that run, and `sinter.memory` (slab sizes, peak bytes by category)
+    on the function. Precondition: sinter-fuse-kernels has run.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"train_step\"",
+           "The function to plan">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "Write the human-readable memory report to this file">,
+    Option<"noReuse", "no-reuse", "bool", /*default=*/"false",
+           "Give every arena value bytes of its own (for bisecting)">,
+  ];
+}
+
+def VerifyMemoryPlanPass : Pass<"sinter-verify-memory-plan",
+                                "mlir::ModuleOp"> {
+  let summary = "Checks that no two live buffers share bytes";
+  let description = [{
+    Recomputes every arena value's lifetime from the IR and checks, with the
+    planner's independent checker, that values live at the same step never
+    overlap, offsets are aligned and everything fits in the arena; checks
+    that every value of the entry function has a place. Closes the
+    scheduled phase.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"train_step\"",
+           "The function to check">,
+  ];
+}
+
 #endif // SINTER_PASSES_PASSES_TD

@@ -2,6 +2,7 @@
 
 #include "compiler/Driver/Driver.h"
 
+#include "compiler/CodeGen/CpuCodeGen.h"
 #include "compiler/Importer/ImportModel.h"
 #include "compiler/Interpreter/RunFunction.h"
 #include "dialects/Graph/GraphOps.h"
@@ -62,6 +63,58 @@ public:
     return success();
   }
 
+  /// fusion.txt: every kernel with its ops and why each is there, and every
+  /// op left outside a kernel with the reason.
+  LogicalResult writeFusionReport(ModuleOp module) {
+    if (dir.empty())
+      return success();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module.walk([&](func::FuncOp fn) {
+      os << "@" << fn.getName() << "\n";
+      for (Operation &op : fn.getBody().front()) {
+        if (auto fusion = dyn_cast<sgraph::FusionOp>(op)) {
+          os << "  kernel " << fusion.getSymName() << " (" << fusion.getKind()
+             << ", " << fusion.getInputs().size() << " inputs, "
+             << fusion.getNumResults() << " outputs)\n";
+          for (Operation &inner : fusion.getBody().front())
+            if (auto why = inner.getAttrOfType<StringAttr>("sinter.fusion"))
+              if (!isa<sgraph::ConstantOp>(inner))
+                os << "    " << inner.getName() << ": " << why.getValue()
+                   << "\n";
+          continue;
+        }
+        if (auto why = op.getAttrOfType<StringAttr>("sinter.fusion"))
+          os << "  " << op.getName() << ": " << why.getValue() << "\n";
+      }
+    });
+    std::string path = sideFile("fusion.txt", "the fusion decisions: each "
+                                              "kernel's ops and why");
+    return writeText(path, text);
+  }
+
+  /// The path of a numbered side file (e.g. the memory report) written
+  /// next to the phase that produces it; empty without a dump directory.
+  std::string sideFile(StringRef name, StringRef what) {
+    if (dir.empty())
+      return "";
+    llvm::SmallString<128> path(dir);
+    std::string file = llvm::formatv("{0:d2}-{1}", count++, name).str();
+    llvm::sys::path::append(path, file);
+    index += file + ": " + what.str() + "\n";
+    return path.str().str();
+  }
+
+  LogicalResult writeText(StringRef path, StringRef text) {
+    std::string error;
+    auto out = openOutputFile(path, &error);
+    if (!out)
+      return emitError(UnknownLoc::get(&context)) << error;
+    out->os() << text;
+    out->keep();
+    return success();
+  }
+
   LogicalResult writeModule(ModuleOp module, StringRef path) {
     std::string error;
     auto out = openOutputFile(path, &error);
@@ -91,8 +144,17 @@ const char *phaseDescription(Phase phase) {
   case Phase::Training:
     return "after autodiff: @train_step with gradients, clipping, the "
            "learning-rate schedule and optimizer updates";
-  default:
-    return "";
+  case Phase::Optimized:
+    return "composite ops decomposed, kernel regions (sgraph.fusion) formed; "
+           "every op's sinter.fusion says why it is where it is";
+  case Phase::Scheduled:
+    return "every tensor placed: sinter.buffers / sinter.buffer give slab "
+           "and offset, sinter.step the order, sinter.memory the totals";
+  case Phase::Lowered:
+    return "kernels as linalg on memref views of the slabs; the step "
+           "program is the module's sinter.program attribute";
+  case Phase::Binary:
+    return "kernels in the LLVM dialect, as compiled into the object file";
   }
 }
 
@@ -169,8 +231,10 @@ int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
   else if (options.compileTo)
     target = *options.compileTo;
   else if (!options.runFunction.empty())
-    target = options.runFunction == "train_step" ? Phase::Training
-                                                 : Phase::Import;
+    target = options.runFunction == "train_step" ||
+                     options.runFunction == "forward_grad"
+                 ? Phase::Training
+                 : Phase::Import;
   if (target > kLastImplementedPhase) {
     emitError(fileLoc) << "phase '" << phaseName(target)
                        << "' is not available yet: this version of sinterc "
@@ -198,7 +262,8 @@ int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
     module = parseSourceFile<ModuleOp>(sourceMgr, &context);
     if (!module)
       return 1;
-    if (module->lookupSymbol("train_step"))
+    if (module->lookupSymbol("train_step") ||
+        module->lookupSymbol("forward_grad"))
       reached = Phase::Training;
   } else {
     ImportOptions importOptions;
@@ -218,7 +283,8 @@ int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
     PassManager pm(&context);
     if (failed(applyPassManagerCLOptions(pm)))
       return 1;
-    buildTrainingPipeline(pm);
+    buildTrainingPipeline(pm, options.entry == "forward_grad" ||
+                                  options.runFunction == "forward_grad");
     if (failed(pm.run(*module)))
       return 1;
     reached = Phase::Training;
@@ -229,12 +295,102 @@ int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
   if (options.summary)
     return failed(printSummary(*module, llvm::outs())) ? 1 : 0;
 
+  // Phase 3: optimized.
+  if (target >= Phase::Optimized && reached < Phase::Optimized) {
+    PassManager pm(&context);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return 1;
+    buildOptimizedPipeline(pm);
+    if (failed(pm.run(*module)))
+      return 1;
+    reached = Phase::Optimized;
+    if (failed(dumper.dump(*module, reached, phaseDescription(reached))) ||
+        failed(dumper.writeFusionReport(*module)))
+      return 1;
+  }
+
+  // Phase 4: scheduled.
+  if (target >= Phase::Scheduled && reached < Phase::Scheduled) {
+    PassManager pm(&context);
+    if (failed(applyPassManagerCLOptions(pm)))
+      return 1;
+    std::string report = dumper.sideFile(
+        "memory-plan.txt", "the memory plan: slabs, arena peak by category, "
+                           "saving from reuse, the largest buffers");
+    buildScheduledPipeline(pm, options.entry, report, options.memoryReuse);
+    if (failed(pm.run(*module)))
+      return 1;
+    reached = Phase::Scheduled;
+    if (failed(dumper.dump(*module, reached, phaseDescription(reached))))
+      return 1;
+  }
+
+  // The reference interpreter runs any phase up to scheduled: kernel
+  // regions run op by op, so pass invariance can be checked phase by phase.
   if (!options.runFunction.empty()) {
+    if (target > Phase::Scheduled) {
+      emitError(fileLoc) << "--run needs --compile-to=" 
+                         << phaseName(Phase::Scheduled) << " or earlier";
+      return 1;
+    }
     RunOptions run;
     run.function = options.runFunction;
     run.inputs = options.runInputs;
     run.output = options.runOutput;
     return failed(runFunction(*module, run)) ? 1 : 0;
+  }
+
+  // Phase 5: lowered (a new module: kernels + step program).
+  if (target >= Phase::Lowered) {
+    DialectRegistry registry;
+    codegen::registerCpuCodeGenDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+    auto lowered = codegen::lowerStep(*module, options.entry);
+    if (failed(lowered))
+      return 1;
+    module = std::move(*lowered);
+    if (failed(verify(*module)))
+      return 1;
+    if (failed(dumper.dump(*module, Phase::Lowered,
+                           phaseDescription(Phase::Lowered))))
+      return 1;
+    std::string programFile = dumper.sideFile(
+        "step-program.json", "the step program the runtime runs "
+                             "(docs/StepProgram.md)");
+    if (!programFile.empty() &&
+        failed(dumper.writeText(
+            programFile,
+            (*module)->getAttrOfType<StringAttr>("sinter.program").getValue())))
+      return 1;
+    if (target == Phase::Binary) {
+      if (failed(codegen::lowerToLLVM(*module)))
+        return 1;
+      if (failed(dumper.dump(*module, Phase::Binary,
+                             phaseDescription(Phase::Binary))))
+        return 1;
+    }
+    reached = target;
+  }
+
+  if (target == Phase::Binary) {
+    if (options.output == "-") {
+      emitError(fileLoc) << "the binary needs a file name: -o <train>";
+      return 1;
+    }
+    StringRef out = options.output;
+    if (out.ends_with(".o"))
+      return failed(codegen::emitObject(*module, out)) ? 1 : 0;
+    llvm::SmallString<128> object;
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+            "sinter-kernels", "o", object)) {
+      emitError(fileLoc) << "cannot create a temporary file: " << ec.message();
+      return 1;
+    }
+    bool ok = succeeded(codegen::emitObject(*module, object)) &&
+              succeeded(codegen::linkExecutable(fileLoc, object, out));
+    llvm::sys::fs::remove(object);
+    return ok ? 0 : 1;
   }
 
   std::string error;

@@ -34,6 +34,12 @@ struct DriverOptions {
   /// Print a table of the parameters instead of IR (--summary).
   bool summary = false;
 
+  /// The function code generation compiles: train_step, or forward_grad
+  /// (the gradients, built by autodiff in gradients mode; for checks).
+  std::string entry = "train_step";
+  /// Let arena values whose lifetimes do not overlap share bytes.
+  bool memoryReuse = true;
+
   /// Run this function with the reference interpreter.
   std::string runFunction;
   /// Tensor files for its arguments: x.safetensors, x.npy or name=x.npy.

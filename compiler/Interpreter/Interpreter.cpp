@@ -9,6 +9,8 @@
 
 #include "compiler/Interpreter/Interpreter.h"
 
+#include "dialects/Graph/GraphOps.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -68,15 +70,12 @@ FailureOr<Tensor> sinter::interp::tensorFromAttr(ElementsAttr attr,
   return t;
 }
 
-FailureOr<std::vector<Tensor>>
-sinter::interp::runFunction(func::FuncOp fn, std::vector<Tensor> args) {
-  if (fn.isExternal() || !fn.getBody().hasOneBlock())
-    return fn.emitError("the interpreter runs functions with one block");
-  Block &body = fn.front();
-  if (args.size() != body.getNumArguments())
-    return fn.emitError("expected ")
-           << body.getNumArguments() << " arguments, got " << args.size();
+namespace {
 
+/// Runs one block (a function body, or a kernel region's) up to its
+/// func.return or sgraph.yield.
+FailureOr<std::vector<Tensor>> runBlock(Block &body, Location loc,
+                                        std::vector<Tensor> args) {
   // Last use of every value, so that it can be freed.
   llvm::DenseMap<Operation *, unsigned> position;
   for (auto [k, op] : llvm::enumerate(body))
@@ -98,15 +97,26 @@ sinter::interp::runFunction(func::FuncOp fn, std::vector<Tensor> args) {
     SmallVector<const Tensor *> operands;
     for (Value operand : op.getOperands())
       operands.push_back(env.lookup(operand).get());
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+    if (isa<func::ReturnOp, sinter::sgraph::YieldOp>(op)) {
       std::vector<Tensor> results;
       for (const Tensor *t : operands)
         results.push_back(*t);
       return results;
     }
     std::vector<Tensor> results;
-    if (failed(evaluateOp(&op, operands, results)))
+    if (auto fusion = dyn_cast<sinter::sgraph::FusionOp>(op)) {
+      // A kernel region computes what its ops compute: run them.
+      std::vector<Tensor> inputs;
+      for (const Tensor *t : operands)
+        inputs.push_back(*t);
+      auto out = runBlock(fusion.getBody().front(), fusion.getLoc(),
+                          std::move(inputs));
+      if (failed(out))
+        return failure();
+      results = std::move(*out);
+    } else if (failed(evaluateOp(&op, operands, results))) {
       return failure();
+    }
     for (auto [value, tensor] : llvm::zip(op.getResults(), results))
       env[value] = std::make_shared<Tensor>(std::move(tensor));
     // Free operands used for the last time here.
@@ -115,5 +125,18 @@ sinter::interp::runFunction(func::FuncOp fn, std::vector<Tensor> args) {
           !isa<BlockArgument>(operand))
         env.erase(operand);
   }
-  return fn.emitError("the function has no return");
+  return emitError(loc, "the block has no terminator");
+}
+
+} // namespace
+
+FailureOr<std::vector<Tensor>>
+sinter::interp::runFunction(func::FuncOp fn, std::vector<Tensor> args) {
+  if (fn.isExternal() || !fn.getBody().hasOneBlock())
+    return fn.emitError("the interpreter runs functions with one block");
+  Block &body = fn.front();
+  if (args.size() != body.getNumArguments())
+    return fn.emitError("expected ")
+           << body.getNumArguments() << " arguments, got " << args.size();
+  return runBlock(body, fn.getLoc(), std::move(args));
 }

@@ -24,10 +24,20 @@ std::optional<Phase> parsePhase(llvm::StringRef name);
 /// The comma-separated list of phase names, for help and errors.
 std::string phaseNames();
 /// The last phase this version of the compiler can produce.
-constexpr Phase kLastImplementedPhase = Phase::Training;
+constexpr Phase kLastImplementedPhase = Phase::Binary;
 
-/// Import -> Training: builds @train_step from @forward.
-void buildTrainingPipeline(mlir::OpPassManager &pm);
+/// Import -> Training: builds @train_step from @forward, or with
+/// `gradientsOnly` @forward_grad (loss, metrics and every gradient).
+void buildTrainingPipeline(mlir::OpPassManager &pm, bool gradientsOnly = false);
+
+/// Training -> Optimized: composite ops decomposed, cleaned up, and grouped
+/// into kernel regions.
+void buildOptimizedPipeline(mlir::OpPassManager &pm);
+
+/// Optimized -> Scheduled: every tensor of `entry` gets a slab and offset;
+/// the plan is verified. `report` (may be empty) receives the memory report.
+void buildScheduledPipeline(mlir::OpPassManager &pm, llvm::StringRef entry,
+                            llvm::StringRef report, bool memoryReuse = true);
 
 /// Registers the pipelines by name for sinter-opt
 /// (--sinter-training-pipeline).

@@ -324,3 +324,36 @@ LogicalResult LrScheduleOp::verify() {
            << ", min_lr " << minLr << ", lr " << lr;
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// FusionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult FusionOp::verify() {
+  Block &body = getBody().front();
+  // fusion_c1: one block argument per input, of the input's type.
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError("has ") << getInputs().size() << " inputs but its body "
+                               << "has " << body.getNumArguments()
+                               << " arguments";
+  for (auto [i, input, arg] :
+       llvm::enumerate(getInputs(), body.getArguments()))
+    if (input.getType() != arg.getType())
+      return emitOpError("input #") << i << " has type " << input.getType()
+                                    << " but its block argument has type "
+                                    << arg.getType();
+  // fusion_c2: the yield matches the results.
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError("body must end in sgraph.yield");
+  if (yield.getOperands().getTypes() != getResultTypes())
+    return emitOpError("yields ")
+           << yield.getOperands().size()
+           << " values whose types differ from the op's results";
+  // fusion_c3: a known kind.
+  StringRef kind = getKind();
+  if (kind != "loop" && kind != "reduction" && kind != "special")
+    return emitOpError("kind must be loop, reduction or special, got '")
+           << kind << "'";
+  return success();
+}

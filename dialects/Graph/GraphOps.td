@@ -14,6 +14,7 @@ include "dialects/Graph/GraphBase.td"
 include "dialects/Graph/GraphInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 
 class SG_Op<string mnemonic, list<Trait> traits = []>
@@ -797,6 +798,58 @@ def SG_LrScheduleOp : SG_Op<"lr_schedule", [Pure]> {
   let assemblyFormat =
       "$step attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel regions
+//===----------------------------------------------------------------------===//
+
+def SG_FusionOp : SG_Op<"fusion", [IsolatedFromAbove, SingleBlock,
+    RecursiveMemoryEffects]> {
+  let summary = "A group of ops that code generation emits as one kernel";
+  let description = [{
+    `sinter-fuse-kernels` groups the training step into kernel regions. The
+    body computes the results from the block arguments (one per input) with
+    ordinary sgraph ops and ends in `sgraph.yield`; the region is isolated,
+    so a kernel's inputs are explicit. `kind` is how the kernel is emitted:
+    `loop` (one loop nest over the shape of its results), `reduction` (one
+    loop nest over the shape of a reduction's operand, with elementwise
+    producers inlined), or `special` (a single op with its own lowering:
+    `pad`, `concat`, `embedding_grad`, `argmax`). `reasons` records why the
+    ops are grouped as they are; the dumps print it.
+
+    ```mlir
+    %y = sgraph.fusion "k7_softmax" kind = "loop" (%e, %s)
+        : (tensor<8x64xf32>, tensor<8x1xf32>) -> tensor<8x64xf32> {
+    ^bb0(%a: tensor<8x64xf32>, %b: tensor<8x1xf32>):
+      %q = sgraph.div %a, %b : (tensor<8x64xf32>, tensor<8x1xf32>) -> tensor<8x64xf32>
+      sgraph.yield %q : tensor<8x64xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<SG_Tensor>:$inputs, StrAttr:$sym_name,
+                   StrAttr:$kind);
+  let results = (outs Variadic<SG_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $sym_name `kind` `=` $kind `(` $inputs `)` attr-dict `:`
+    functional-type($inputs, $results) $body
+  }];
+  let hasVerifier = 1;
+}
+
+def SG_YieldOp : SG_Op<"yield", [Pure, Terminator, ReturnLike,
+    HasParent<"FusionOp">]> {
+  let summary = "The results of a kernel region";
+  let description = [{
+    Ends an `sgraph.fusion` body; its operands become the fusion's results.
+
+    ```mlir
+    sgraph.yield %q : tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<SG_Tensor>:$operands);
+  let assemblyFormat = "($operands^ `:` type($operands))? attr-dict";
 }
 
 #endif // SINTER_DIALECTS_GRAPH_GRAPHOPS_TD

@@ -26,7 +26,7 @@ int main(int argc, char **argv) {
   cl::OptionCategory category("sinterc options");
   cl::opt<std::string> input(cl::Positional, cl::desc("<model.pbtxt | .mlir>"),
                              cl::Required, cl::cat(category));
-  cl::opt<std::string> output("o", cl::desc("Output file (default: stdout)"),
+  cl::opt<std::string> output("o", cl::desc("Output file: IR (default: stdout), an object (.o) or the training binary"),
                               cl::value_desc("file"), cl::init("-"),
                               cl::cat(category));
   cl::opt<std::string> emit(
@@ -49,6 +49,16 @@ int main(int argc, char **argv) {
   cl::opt<bool> summary(
       "summary",
       cl::desc("Print the parameters (names, shapes, counts) and their total"),
+      cl::cat(category));
+  cl::opt<std::string> entry(
+      "entry",
+      cl::desc("The function to compile: train_step (default), or "
+               "forward_grad (loss, metrics and gradients; for checks)"),
+      cl::value_desc("function"), cl::init("train_step"), cl::cat(category));
+  cl::opt<bool> noMemoryReuse(
+      "no-memory-reuse",
+      cl::desc("Give every intermediate its own bytes (for bisecting a "
+               "suspected planning bug; uses far more memory)"),
       cl::cat(category));
   cl::opt<std::string> run(
       "run", cl::desc("Run a function (forward, train_step, ...) with the "
@@ -85,6 +95,13 @@ int main(int argc, char **argv) {
   options.output = output;
   options.dumpDir = dumpDir;
   options.runFunction = run;
+  if (entry != "train_step" && entry != "forward_grad") {
+    mlir::emitError(here) << "--entry must be train_step or forward_grad, got '"
+                          << entry << "'";
+    return 1;
+  }
+  options.entry = entry;
+  options.memoryReuse = !noMemoryReuse;
   options.summary = summary;
   options.runInputs = runInputs;
   options.runOutput = runOutput;

@@ -1,0 +1,504 @@
+//===- CpuCodeGen.cpp - the scheduled step to kernels, object, binary ----===//
+//
+// lowerStep walks the planned entry function in order: every sgraph.fusion
+// becomes a kernel (KernelEmitter.cpp) and a `kernel` step, every matmul a
+// `matmul` step on its planned buffers; reshapes and constants need no
+// step. When a new parameter or optimizer-state value could not be written
+// in place, a final `copy` step moves it over the argument (the state
+// contract of docs/StepProgram.md).
+//
+// The object is compiled ahead of time for the host CPU (its name and
+// features, e.g. znver4 with AVX-512), never JIT-compiled at training time.
+// LLVM's O3 pipeline runs before code generation: that is what vectorizes
+// the kernels' loops (llc alone would not).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/CodeGen/CpuCodeGen.h"
+
+#include "compiler/CodeGen/KernelEmitter.h"
+#include "dialects/Graph/GraphOps.h"
+#include "passes/PlanMemory.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+using namespace mlir;
+using namespace sinter;
+using namespace sinter::codegen;
+using namespace sinter::sgraph;
+
+void sinter::codegen::registerCpuCodeGenDialects(DialectRegistry &registry) {
+  registry.insert<arith::ArithDialect, func::FuncDialect,
+                  linalg::LinalgDialect, math::MathDialect,
+                  memref::MemRefDialect, scf::SCFDialect,
+                  cf::ControlFlowDialect, affine::AffineDialect,
+                  LLVM::LLVMDialect>();
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+}
+
+namespace {
+
+int slabIndex(StringRef slab) {
+  return llvm::StringSwitch<int>(slab)
+      .Case("arena", 0)
+      .Case("params", 1)
+      .Case("opt_state", 2)
+      .Case("io", 3)
+      .Case("constants", 4)
+      .Default(-1);
+}
+
+std::string dtypeName(Type t) {
+  if (t.isF32())
+    return "f32";
+  if (t.isF64())
+    return "f64";
+  if (t.isF16())
+    return "f16";
+  if (t.isBF16())
+    return "bf16";
+  if (t.isInteger(1))
+    return "i1";
+  return "i" + std::to_string(t.getIntOrFloatBitWidth());
+}
+
+/// The little-endian bytes of a constant, i1 as one byte per element.
+std::string constantHex(DenseElementsAttr value) {
+  std::string bytes;
+  Type et = value.getElementType();
+  int64_t n = value.getNumElements();
+  if (et.isInteger(1)) {
+    for (bool v : value.getValues<bool>())
+      bytes.push_back(v ? 1 : 0);
+  } else {
+    int64_t width = plan::elementBytes(et);
+    auto append = [&](const APInt &bits) {
+      for (int64_t k = 0; k < width; ++k)
+        bytes.push_back(static_cast<char>(bits.extractBitsAsZExtValue(8, 8 * k)));
+    };
+    if (isa<FloatType>(et)) {
+      for (const APFloat &v : value.getValues<APFloat>())
+        append(v.bitcastToAPInt());
+    } else {
+      for (const APInt &v : value.getValues<APInt>())
+        append(v);
+    }
+  }
+  (void)n;
+  static const char *digits = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char c : bytes) {
+    hex.push_back(digits[c >> 4]);
+    hex.push_back(digits[c & 15]);
+  }
+  return hex;
+}
+
+class StepLowering {
+public:
+  StepLowering(func::FuncOp fn, ModuleOp kernels) : fn(fn), kernels(kernels) {}
+  LogicalResult run();
+  llvm::json::Object program;
+
+private:
+  DictionaryAttr placeAttr(Value v);
+  Place placeOf(Value v);
+  /// The program's buffer id for `v`, added on first use.
+  int64_t bufferId(Value v);
+
+  func::FuncOp fn;
+  ModuleOp kernels;
+  llvm::json::Array buffers, steps, kernelList;
+  DenseMap<Value, int64_t> ids;
+};
+
+DictionaryAttr StepLowering::placeAttr(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return fn.getArgAttrOfType<DictionaryAttr>(arg.getArgNumber(),
+                                               "sinter.buffer");
+  Operation *def = v.getDefiningOp();
+  auto list = def->getAttrOfType<ArrayAttr>("sinter.buffers");
+  if (!list)
+    return {};
+  return dyn_cast<DictionaryAttr>(list[cast<OpResult>(v).getResultNumber()]);
+}
+
+Place StepLowering::placeOf(Value v) {
+  DictionaryAttr d = placeAttr(v);
+  return Place{slabIndex(d.getAs<StringAttr>("slab").getValue()),
+               d.getAs<IntegerAttr>("offset").getInt()};
+}
+
+int64_t StepLowering::bufferId(Value v) {
+  if (auto it = ids.find(v); it != ids.end())
+    return it->second;
+  DictionaryAttr d = placeAttr(v);
+  auto type = cast<RankedTensorType>(v.getType());
+  llvm::json::Array shape;
+  for (int64_t s : type.getShape())
+    shape.push_back(s);
+  std::string name;
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    name = argumentName(fn, arg.getArgNumber());
+  int64_t id = buffers.size();
+  buffers.push_back(llvm::json::Object{
+      {"id", id},
+      {"name", name},
+      {"slab", d.getAs<StringAttr>("slab").getValue()},
+      {"offset", d.getAs<IntegerAttr>("offset").getInt()},
+      {"dtype", dtypeName(type.getElementType())},
+      {"shape", std::move(shape)},
+      {"category", d.getAs<StringAttr>("category").getValue()},
+  });
+  ids[v] = id;
+  return id;
+}
+
+llvm::json::Value initJson(DictionaryAttr init) {
+  llvm::json::Object o;
+  if (!init)
+    return o;
+  for (NamedAttribute a : init) {
+    if (auto s = dyn_cast<StringAttr>(a.getValue()))
+      o[a.getName().strref()] = s.getValue();
+    else if (auto f = dyn_cast<FloatAttr>(a.getValue()))
+      o[a.getName().strref()] = f.getValueAsDouble();
+    else if (auto i = dyn_cast<IntegerAttr>(a.getValue()))
+      o[a.getName().strref()] = i.getInt();
+  }
+  return o;
+}
+
+LogicalResult StepLowering::run() {
+  auto memory = fn->getAttrOfType<DictionaryAttr>("sinter.memory");
+  if (!memory)
+    return fn.emitError("has no memory plan; run sinter-plan-memory first");
+  ModuleOp module = fn->getParentOfType<ModuleOp>();
+  int64_t seed = 0;
+  if (auto training = module->getAttrOfType<DictionaryAttr>(attr::kTraining))
+    if (auto s = training.getAs<IntegerAttr>("seed"))
+      seed = s.getInt();
+
+  // Arguments.
+  llvm::json::Array arguments;
+  for (BlockArgument arg : fn.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    llvm::json::Object a{{"name", argumentName(fn, i)},
+                         {"buffer", bufferId(arg)}};
+    if (fn.getArgAttr(i, attr::kParam)) {
+      a["kind"] = "param";
+      a["init"] = initJson(fn.getArgAttrOfType<DictionaryAttr>(i, attr::kInit));
+    } else if (fn.getArgAttr(i, attr::kOptState)) {
+      a["kind"] = "opt_state";
+    } else if (fn.getArgAttr(i, attr::kStep)) {
+      a["kind"] = "step";
+    } else {
+      a["kind"] = "input";
+    }
+    arguments.push_back(std::move(a));
+  }
+
+  // Steps in order.
+  llvm::json::Array constants;
+  Block &body = fn.getBody().front();
+  for (Operation &op : body) {
+    if (auto fusion = dyn_cast<FusionOp>(op)) {
+      auto k = emitKernel(fusion, kernels,
+                          [&](Value v) { return placeOf(v); });
+      if (failed(k))
+        return failure();
+      int64_t index = kernelList.size();
+      kernelList.push_back(llvm::json::Object{{"name", k->name},
+                                              {"symbol", k->symbol},
+                                              {"extent", k->extent}});
+      steps.push_back(llvm::json::Object{{"op", "kernel"}, {"kernel", index}});
+      continue;
+    }
+    if (auto mm = dyn_cast<MatmulOp>(op)) {
+      if (!mm.getType().getElementType().isF32())
+        return mm.emitOpError("CPU matmuls are f32 only for now, got ")
+               << mm.getType().getElementType();
+      llvm::json::Object s{{"op", "matmul"},
+                           {"lhs", bufferId(mm.getLhs())},
+                           {"rhs", bufferId(mm.getRhs())},
+                           {"out", bufferId(mm.getResult())},
+                           {"transpose_lhs", mm.getTransposeLhs()},
+                           {"transpose_rhs", mm.getTransposeRhs()}};
+      if (auto alpha = op.getAttrOfType<FloatAttr>("sinter.alpha"))
+        s["alpha"] = alpha.getValueAsDouble();
+      steps.push_back(std::move(s));
+      continue;
+    }
+    if (auto c = dyn_cast<ConstantOp>(op)) {
+      constants.push_back(llvm::json::Object{
+          {"buffer", bufferId(c.getResult())},
+          {"hex", constantHex(cast<DenseElementsAttr>(c.getValue()))}});
+      continue;
+    }
+    if (isa<ReshapeOp, func::ReturnOp>(op))
+      continue;
+    return op.emitOpError("has no CPU lowering outside a kernel");
+  }
+
+  // Results, and copies for state not updated in place.
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  DenseMap<StringRef, BlockArgument> stateArgs;
+  for (BlockArgument arg : fn.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    if (auto p = fn.getArgAttrOfType<StringAttr>(i, attr::kParam))
+      stateArgs[p.getValue()] = arg;
+    if (auto s = fn.getArgAttrOfType<StringAttr>(i, attr::kOptState))
+      stateArgs[s.getValue()] = arg;
+  }
+  llvm::json::Array results;
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    std::string name = resultName(fn, i);
+    llvm::json::Object r{{"name", name}};
+    auto it = stateArgs.find(name);
+    if (it != stateArgs.end()) {
+      BlockArgument arg = it->second;
+      Place from = placeOf(v), to = placeOf(arg);
+      if (from.slab != to.slab || from.offset != to.offset)
+        steps.push_back(llvm::json::Object{
+            {"op", "copy"}, {"src", bufferId(v)}, {"dst", bufferId(arg)}});
+      r["kind"] = fn.getArgAttr(arg.getArgNumber(), attr::kParam)
+                      ? "param"
+                      : "opt_state";
+      r["buffer"] = bufferId(arg);
+    } else {
+      r["kind"] = cast<RankedTensorType>(v.getType()).getRank() == 0
+                      ? "metric"
+                      : "tensor";
+      r["buffer"] = bufferId(v);
+    }
+    results.push_back(std::move(r));
+  }
+
+  llvm::json::Object slabs;
+  for (StringRef s : {"arena", "params", "opt_state", "io", "constants"})
+    slabs[s] = memory.getAs<IntegerAttr>(s).getInt();
+  program = llvm::json::Object{
+      {"version", 1},
+      {"function", fn.getName()},
+      {"seed", seed},
+      {"slabs", std::move(slabs)},
+      {"buffers", std::move(buffers)},
+      {"arguments", std::move(arguments)},
+      {"results", std::move(results)},
+      {"constants", std::move(constants)},
+      {"kernels", std::move(kernelList)},
+      {"steps", std::move(steps)},
+  };
+  return success();
+}
+
+} // namespace
+
+FailureOr<OwningOpRef<ModuleOp>>
+sinter::codegen::lowerStep(ModuleOp planned, StringRef entry) {
+  auto fn = planned.lookupSymbol<func::FuncOp>(entry);
+  if (!fn)
+    return planned.emitError("no function @") << entry << " to lower";
+  MLIRContext *ctx = planned.getContext();
+  OwningOpRef<ModuleOp> kernels = ModuleOp::create(planned.getLoc());
+  StepLowering lowering(fn, *kernels);
+  if (failed(lowering.run()))
+    return failure();
+  std::string json;
+  llvm::raw_string_ostream os(json);
+  os << llvm::json::Value(std::move(lowering.program));
+  (*kernels)->setAttr("sinter.program", StringAttr::get(ctx, json));
+  return kernels;
+}
+
+namespace {
+/// Polynomial approximations of f32 exp, log, tanh, erf, ...: unlike libm
+/// calls they vectorize.
+struct ApproximateMathPass
+    : public PassWrapper<ApproximateMathPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ApproximateMathPass)
+  StringRef getArgument() const final { return "sinter-approximate-math"; }
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateMathPolynomialApproximationPatterns(patterns);
+    if (failed(applyPatternsAndFoldGreedily(getOperation(),
+                                            std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+LogicalResult sinter::codegen::lowerToLLVM(ModuleOp kernels) {
+  PassManager pm(kernels.getContext());
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // linalg.generic -> scf.for nests over the memref views.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(std::make_unique<ApproximateMathPass>());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertSCFToCFPass());
+  // Subviews become explicit offset/stride arithmetic.
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  return pm.run(kernels);
+}
+
+LogicalResult sinter::codegen::emitObject(ModuleOp kernels, StringRef path) {
+  Location loc = kernels.getLoc();
+  auto programAttr = kernels->getAttrOfType<StringAttr>("sinter.program");
+  if (!programAttr)
+    return emitError(loc, "the lowered module has no step program");
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  std::string triple = llvm::sys::getDefaultTargetTriple();
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return emitError(loc, "no LLVM target for ") << triple << ": " << error;
+  llvm::SubtargetFeatures features;
+  for (auto &f : llvm::sys::getHostCPUFeatures())
+    features.AddFeature(f.first(), f.second);
+  llvm::TargetOptions targetOptions;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, llvm::sys::getHostCPUName(), features.getString(), targetOptions,
+      llvm::Reloc::PIC_, llvm::CodeModel::Small,
+      llvm::CodeGenOptLevel::Aggressive));
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(kernels, llvmContext, "sinter_kernels");
+  if (!llvmModule)
+    return emitError(loc, "cannot translate the kernels to LLVM IR");
+  llvmModule->setTargetTriple(triple);
+  llvmModule->setDataLayout(tm->createDataLayout());
+
+  // The program text and the kernel table (runtime/Abi/KernelAbi.h).
+  auto *text = llvm::ConstantDataArray::getString(
+      llvmContext, programAttr.getValue(), /*AddNull=*/true);
+  new llvm::GlobalVariable(*llvmModule, text->getType(), /*isConstant=*/true,
+                           llvm::GlobalValue::ExternalLinkage, text,
+                           "sinter_program_json");
+  auto parsed = llvm::json::parse(programAttr.getValue());
+  if (!parsed)
+    return emitError(loc, "malformed step program");
+  std::vector<llvm::Constant *> fns;
+  auto *ptrType = llvm::PointerType::getUnqual(llvmContext);
+  if (auto *list = parsed->getAsObject()->getArray("kernels"))
+    for (const llvm::json::Value &k : *list) {
+      std::string symbol = k.getAsObject()->getString("symbol")->str();
+      llvm::Function *f = llvmModule->getFunction(symbol);
+      if (!f)
+        return emitError(loc, "kernel symbol ") << symbol << " is missing";
+      fns.push_back(f);
+    }
+  auto *tableType = llvm::ArrayType::get(ptrType, fns.size());
+  new llvm::GlobalVariable(*llvmModule, tableType, /*isConstant=*/true,
+                           llvm::GlobalValue::ExternalLinkage,
+                           llvm::ConstantArray::get(tableType, fns),
+                           "sinter_kernels");
+
+  // O3 for the host: loop vectorization happens here.
+  {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb(tm.get());
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::ModulePassManager mpm =
+        pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    mpm.run(*llvmModule, mam);
+  }
+
+  std::error_code ec;
+  llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return emitError(loc, "cannot write ") << path << ": " << ec.message();
+  llvm::legacy::PassManager codegen;
+  if (tm->addPassesToEmitFile(codegen, out.os(), nullptr,
+                              llvm::CodeGenFileType::ObjectFile))
+    return emitError(loc, "the target cannot emit object files");
+  codegen.run(*llvmModule);
+  out.keep();
+  return success();
+}
+
+#ifndef SINTER_RUNTIME_LINK_FILE
+#define SINTER_RUNTIME_LINK_FILE ""
+#endif
+
+LogicalResult sinter::codegen::linkExecutable(Location loc, StringRef object,
+                                              StringRef output) {
+  StringRef linkFile = SINTER_RUNTIME_LINK_FILE;
+  if (!llvm::sys::fs::exists(linkFile))
+    return emitError(loc, "the runtime is not built (") << linkFile
+                                                        << " is missing)";
+  auto cxx = llvm::sys::findProgramByName("c++");
+  if (!cxx)
+    cxx = llvm::sys::findProgramByName("g++");
+  if (!cxx)
+    return emitError(loc, "no system C++ compiler (c++ or g++) to link with");
+  std::string linkArg = ("@" + linkFile).str();
+  SmallVector<StringRef> args = {*cxx, "-o", output, object, linkArg};
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(*cxx, args, std::nullopt, {}, 0, 0,
+                                     &error);
+  if (rc != 0)
+    return emitError(loc, "linking ")
+           << output << " failed (" << *cxx << " exit " << rc
+           << (error.empty() ? "" : ": " + error) << ")";
+  return success();
+}

@@ -1,0 +1,1168 @@
+//===- KernelEmitter.cpp - one sgraph.fusion region to one CPU kernel ----===//
+//
+// How a loop or reduction region becomes one linalg.generic:
+//
+//  1. Every member op's result has the region's iteration shape (fusion
+//     guarantees it), so inside the body each member is one scalar.
+//  2. A value read from outside (a block argument, possibly through cloned
+//     views) is a buffer plus, per buffer dimension, an affine expression
+//     `scale * d_p + offset` of one iteration dimension p, or a constant:
+//     numpy broadcasting gives constant 0 for size-1 dimensions, transpose
+//     permutes, slice scales and shifts. Each distinct read becomes a
+//     strided `memref.subview` whose indexing map is a plain projection, so
+//     linalg infers the loop bounds.
+//  3. The split dimension (the first parallel one with more than one
+//     element) is sliced to [begin, end) in every subview that uses it.
+//  4. Reductions initialize their outputs with linalg.fill and combine in
+//     the body; sums are marked reassociable so LLVM vectorizes them.
+//
+// A region whose every read is either the whole iteration space in order or
+// a scalar is flattened to one dimension (optimizer updates, most
+// elementwise chains), which gives the runtime a long range to split.
+//
+// Element types: f32, f64, i64, i32 and i1 (stored as one byte). Optimizer
+// updates and the learning-rate schedule compute in f64 and round once, as
+// the reference interpreter does; other float math is in the element type.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/CodeGen/KernelEmitter.h"
+
+#include "runtime/Abi/Random.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace sinter;
+using namespace sinter::sgraph;
+using namespace sinter::codegen;
+
+namespace {
+
+/// One buffer dimension as a function of the iteration dimensions:
+/// `scale * d_iter + offset`, or the constant `offset` when iter < 0.
+struct Dim {
+  int iter = -1;
+  int64_t scale = 1;
+  int64_t offset = 0;
+  bool operator==(const Dim &o) const {
+    return iter == o.iter && scale == o.scale && offset == o.offset;
+  }
+};
+
+/// A read of a region input through a composition of views.
+struct Read {
+  unsigned input = 0;
+  SmallVector<Dim> dims;
+  bool operator==(const Read &o) const {
+    return input == o.input && dims == o.dims;
+  }
+};
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+Type elementOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+/// Memory element type: i1 is stored as i8.
+Type storageType(Type t) {
+  return t.isInteger(1) ? IntegerType::get(t.getContext(), 8) : t;
+}
+
+/// The dims of an operand of rank `rank` read by an op whose result dims
+/// are `resultDims`, with numpy broadcasting (aligned at the trailing axis).
+SmallVector<Dim> broadcastDims(ArrayRef<int64_t> operandShape,
+                               ArrayRef<int64_t> resultShape,
+                               ArrayRef<Dim> resultDims) {
+  SmallVector<Dim> dims;
+  size_t lead = resultShape.size() - operandShape.size();
+  for (auto [j, size] : llvm::enumerate(operandShape)) {
+    if (size == 1 && resultShape[lead + j] != 1)
+      dims.push_back(Dim{-1, 0, 0});
+    else
+      dims.push_back(resultDims[lead + j]);
+  }
+  return dims;
+}
+
+class KernelBuilder {
+public:
+  KernelBuilder(FusionOp fusion, ModuleOp kernels,
+                const std::function<Place(Value)> &placeOf)
+      : fusion(fusion), kernels(kernels), placeOf(placeOf),
+        ctx(fusion.getContext()), b(ctx) {}
+
+  FailureOr<EmittedKernel> emit();
+
+private:
+  LogicalResult analyze();
+  /// How `v` (a block argument or a cloned view) is read when its own
+  /// dims map to iteration dims as `dims`.
+  FailureOr<Read> readOf(Value v, SmallVector<Dim> dims);
+  /// The dims of operand `i` of member `op` (whose result has the space).
+  SmallVector<Dim> operandDims(Operation *op, unsigned i);
+
+  void beginFunction();
+  Value slabView(Value outer, int64_t rank, ArrayRef<int64_t> shape,
+                 Type elementType);
+  /// A subview of `base` for `dims`, and the map it is indexed with.
+  std::pair<Value, AffineMap> subviewFor(Value base, ArrayRef<Dim> dims);
+  LogicalResult emitGeneric();
+  LogicalResult emitSpecial();
+  FailureOr<SmallVector<Value>> emitScalar(OpBuilder &bb, Location loc,
+                                           Operation *op,
+                                           ArrayRef<Value> operands);
+  Value iterIndex(OpBuilder &bb, Location loc, int dim);
+  Value linearIndex(OpBuilder &bb, Location loc);
+
+  FusionOp fusion;
+  ModuleOp kernels;
+  const std::function<Place(Value)> &placeOf;
+  MLIRContext *ctx;
+  OpBuilder b;
+
+  SmallVector<int64_t> space;
+  SmallVector<bool> isReductionDim;
+  bool flattened = false;
+  int splitDim = -1;
+  std::vector<Read> reads; // distinct reads, the generic's inputs
+  DenseMap<std::pair<Operation *, unsigned>, int> readOfOperand;
+  DenseMap<unsigned, int> readOfYield;
+  SmallVector<Operation *> members;
+  Operation *anyReduce = nullptr;
+
+  func::FuncOp fn;
+  Value slabs[5];
+  Value begin, end, count;
+  DenseMap<Value, Value> outerViews; // outer value -> full view
+};
+
+FailureOr<Read> KernelBuilder::readOf(Value v, SmallVector<Dim> dims) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return Read{arg.getArgNumber(), std::move(dims)};
+  Operation *def = v.getDefiningOp();
+  if (auto t = dyn_cast_or_null<TransposeOp>(def)) {
+    SmallVector<Dim> in(dims.size());
+    for (auto [i, p] : llvm::enumerate(t.getPermutation()))
+      in[p] = dims[i];
+    return readOf(t.getOperand(), std::move(in));
+  }
+  if (auto bc = dyn_cast_or_null<BroadcastOp>(def))
+    return readOf(bc.getOperand(),
+                  broadcastDims(shapeOf(bc.getOperand()), shapeOf(v), dims));
+  if (auto s = dyn_cast_or_null<SliceOp>(def)) {
+    SmallVector<Dim> in;
+    for (auto [k, d] : llvm::enumerate(dims)) {
+      int64_t stride = s.getStride() ? (*s.getStride())[k] : 1;
+      int64_t start = s.getStart()[k];
+      if (d.iter < 0)
+        in.push_back(Dim{-1, 0, d.offset * stride + start});
+      else
+        in.push_back(Dim{d.iter, d.scale * stride, d.offset * stride + start});
+    }
+    return readOf(s.getOperand(), std::move(in));
+  }
+  return fusion.emitOpError("kernel cannot read ")
+         << (def ? def->getName().getStringRef() : StringRef("a value"))
+         << " through its indexing";
+}
+
+SmallVector<Dim> KernelBuilder::operandDims(Operation *op, unsigned i) {
+  Value operand = op->getOperand(i);
+  ArrayRef<int64_t> opShape = shapeOf(operand);
+  SmallVector<Dim> identity;
+  for (int64_t p = 0; p < (int64_t)space.size(); ++p)
+    identity.push_back(Dim{(int)p, 1, 0});
+  if (isa<ReduceSumOp, ReduceMaxOp>(op))
+    return identity;
+  if (isa<OneHotOp>(op) || (isa<EmbeddingOp>(op) && i == 1)) {
+    // Labels / indices index the leading dims of the result.
+    return SmallVector<Dim>(identity.begin(),
+                            identity.begin() + opShape.size());
+  }
+  return broadcastDims(opShape, shapeOf(op->getResult(0)), identity);
+}
+
+LogicalResult KernelBuilder::analyze() {
+  Block &body = fusion.getBody().front();
+  bool indexed = false; // needs multi-dimensional iteration indices
+  for (Operation &op : body.without_terminator()) {
+    if (isa<ConstantOp, TransposeOp, BroadcastOp, SliceOp>(op))
+      continue;
+    members.push_back(&op);
+    if (isa<ReduceSumOp, ReduceMaxOp>(op)) {
+      anyReduce = &op;
+      space.assign(shapeOf(op.getOperand(0)).begin(),
+                   shapeOf(op.getOperand(0)).end());
+    } else if (space.empty() && !anyReduce) {
+      space.assign(shapeOf(op.getResult(0)).begin(),
+                   shapeOf(op.getResult(0)).end());
+    }
+    if (isa<OneHotOp, IotaOp, CausalMaskOp, EmbeddingOp>(op))
+      indexed = true;
+  }
+  if (anyReduce)
+    space.assign(shapeOf(anyReduce->getOperand(0)).begin(),
+                 shapeOf(anyReduce->getOperand(0)).end());
+  else if (!members.empty())
+    space.assign(shapeOf(members.front()->getResult(0)).begin(),
+                 shapeOf(members.front()->getResult(0)).end());
+  else // a view materialized as a copy
+    space.assign(shapeOf(fusion.getResult(0)).begin(),
+                 shapeOf(fusion.getResult(0)).end());
+  isReductionDim.assign(space.size(), false);
+  if (auto r = dyn_cast_or_null<ReduceSumOp>(anyReduce))
+    for (int64_t a : r.getAxes())
+      isReductionDim[a] = true;
+  if (auto r = dyn_cast_or_null<ReduceMaxOp>(anyReduce))
+    for (int64_t a : r.getAxes())
+      isReductionDim[a] = true;
+
+  llvm::SmallPtrSet<Operation *, 16> memberSet(members.begin(), members.end());
+  for (Operation *op : members) {
+    if (!isa<ReduceSumOp, ReduceMaxOp>(op) && shapeOf(op->getResult(0)) !=
+                                                  ArrayRef<int64_t>(space))
+      return op->emitOpError("does not iterate over its kernel's shape");
+    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+      Value operand = op->getOperand(i);
+      Operation *def = operand.getDefiningOp();
+      if (def && (memberSet.count(def) || isa<ConstantOp>(def)))
+        continue;
+      if (isa<EmbeddingOp>(op) && i == 0)
+        continue; // the table is read whole, by index
+      auto read = readOf(operand, operandDims(op, i));
+      if (failed(read))
+        return failure();
+      auto it = llvm::find(reads, *read);
+      readOfOperand[{op, i}] = it - reads.begin();
+      if (it == reads.end())
+        reads.push_back(*read);
+    }
+  }
+
+  // A yielded value no member computes (a view copied out) is a read too.
+  auto yield = cast<YieldOp>(body.getTerminator());
+  for (auto [j, v] : llvm::enumerate(yield.getOperands())) {
+    Operation *def = v.getDefiningOp();
+    if (def && (memberSet.count(def) || isa<ConstantOp>(def)))
+      continue;
+    if (shapeOf(v) != ArrayRef<int64_t>(space))
+      return fusion.emitOpError("copies out a value of another shape");
+    SmallVector<Dim> identity;
+    for (int64_t p = 0; p < (int64_t)space.size(); ++p)
+      identity.push_back(Dim{(int)p, 1, 0});
+    auto read = readOf(v, identity);
+    if (failed(read))
+      return failure();
+    auto it = llvm::find(reads, *read);
+    readOfYield[j] = it - reads.begin();
+    if (it == reads.end())
+      reads.push_back(*read);
+  }
+
+  // Flatten when every read walks the whole space in order, or is a scalar.
+  flattened = !anyReduce && !indexed && space.size() > 1;
+  for (const Read &r : reads) {
+    if (r.dims.empty())
+      continue;
+    // The buffer must be exactly the space too: a slice starting at 0
+    // reads with identity indexing but skips the rest of each row.
+    if (r.dims.size() != space.size() ||
+        shapeOf(fusion.getInputs()[r.input]) != ArrayRef<int64_t>(space))
+      flattened = false;
+    for (auto [k, d] : llvm::enumerate(r.dims))
+      if (d.iter != (int)k || d.scale != 1 || d.offset != 0)
+        flattened = false;
+  }
+  int64_t numel = 1;
+  for (int64_t d : space)
+    numel *= d;
+  if (flattened) {
+    space = {numel};
+    isReductionDim = {false};
+    for (Read &r : reads)
+      if (!r.dims.empty())
+        r.dims = {Dim{0, 1, 0}};
+  }
+  // Split the first parallel dimension with more than one element, when
+  // the kernel is big enough for threads to pay off.
+  constexpr int64_t kMinElementsToSplit = 1 << 15;
+  if (numel >= kMinElementsToSplit)
+    for (auto [p, size] : llvm::enumerate(space))
+      if (!isReductionDim[p] && size > 1) {
+        splitDim = p;
+        break;
+      }
+  return success();
+}
+
+void KernelBuilder::beginFunction() {
+  auto slabType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
+  SmallVector<Type> args(5, slabType);
+  args.push_back(b.getIndexType());
+  args.push_back(b.getIndexType());
+  b.setInsertionPointToEnd(kernels.getBody());
+  fn = b.create<func::FuncOp>(fusion.getLoc(),
+                              ("sinter_" + fusion.getSymName()).str(),
+                              b.getFunctionType(args, {}));
+  fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  for (int i = 0; i < 5; ++i)
+    slabs[i] = entry->getArgument(i);
+  begin = entry->getArgument(5);
+  end = entry->getArgument(6);
+  count = b.create<arith::SubIOp>(fusion.getLoc(), end, begin);
+}
+
+Value KernelBuilder::slabView(Value outer, int64_t rank,
+                              ArrayRef<int64_t> shape, Type elementType) {
+  Place place = placeOf(outer);
+  Location loc = fusion.getLoc();
+  auto type = MemRefType::get(shape, storageType(elementType));
+  Value shift = b.create<arith::ConstantIndexOp>(loc, place.offset);
+  return b.create<memref::ViewOp>(loc, type, slabs[place.slab], shift,
+                                  ValueRange{});
+}
+
+std::pair<Value, AffineMap> KernelBuilder::subviewFor(Value base,
+                                                      ArrayRef<Dim> dims) {
+  Location loc = fusion.getLoc();
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  SmallVector<AffineExpr> exprs;
+  bool trivial = true;
+  auto baseShape = cast<MemRefType>(base.getType()).getShape();
+  for (auto [k, d] : llvm::enumerate(dims)) {
+    if (d.iter < 0) {
+      offsets.push_back(b.getIndexAttr(d.offset));
+      sizes.push_back(b.getIndexAttr(1));
+      strides.push_back(b.getIndexAttr(1));
+      exprs.push_back(b.getAffineConstantExpr(0));
+      trivial &= baseShape[k] == 1 && d.offset == 0;
+      continue;
+    }
+    exprs.push_back(b.getAffineDimExpr(d.iter));
+    strides.push_back(b.getIndexAttr(d.scale));
+    if (d.iter == splitDim) {
+      Value start = begin;
+      if (d.scale != 1)
+        start = b.create<arith::MulIOp>(
+            loc, begin, b.create<arith::ConstantIndexOp>(loc, d.scale));
+      if (d.offset)
+        start = b.create<arith::AddIOp>(
+            loc, start, b.create<arith::ConstantIndexOp>(loc, d.offset));
+      offsets.push_back(start);
+      sizes.push_back(count);
+      trivial = false;
+    } else {
+      offsets.push_back(b.getIndexAttr(d.offset));
+      sizes.push_back(b.getIndexAttr(space[d.iter]));
+      trivial &= d.scale == 1 && d.offset == 0 && baseShape[k] == space[d.iter];
+    }
+  }
+  AffineMap map = AffineMap::get(space.size(), 0, exprs, ctx);
+  if (trivial)
+    return {base, map};
+  Value view =
+      b.create<memref::SubViewOp>(loc, base, offsets, sizes, strides);
+  return {view, map};
+}
+
+Value KernelBuilder::iterIndex(OpBuilder &bb, Location loc, int dim) {
+  Value i = bb.create<linalg::IndexOp>(loc, dim);
+  if (dim == splitDim)
+    i = bb.create<arith::AddIOp>(loc, i, begin);
+  return i;
+}
+
+Value KernelBuilder::linearIndex(OpBuilder &bb, Location loc) {
+  Value k = bb.create<arith::ConstantIndexOp>(loc, 0);
+  for (size_t p = 0; p < space.size(); ++p) {
+    Value size = bb.create<arith::ConstantIndexOp>(loc, space[p]);
+    k = bb.create<arith::AddIOp>(loc, bb.create<arith::MulIOp>(loc, k, size),
+                                 iterIndex(bb, loc, p));
+  }
+  return k;
+}
+
+/// A float constant of `type`.
+Value fconst(OpBuilder &bb, Location loc, Type type, double v) {
+  return bb.create<arith::ConstantOp>(loc, type, bb.getFloatAttr(type, v));
+}
+
+/// The splitmix64 finalizer in i64 arithmetic (runtime/Abi/Random.h).
+Value mix(OpBuilder &bb, Location loc, Value z) {
+  auto c = [&](uint64_t v) {
+    return bb.create<arith::ConstantIntOp>(loc, static_cast<int64_t>(v), 64);
+  };
+  auto xorShift = [&](Value x, int s) {
+    return bb.create<arith::XOrIOp>(loc, x,
+                                    bb.create<arith::ShRUIOp>(loc, x, c(s)));
+  };
+  z = bb.create<arith::MulIOp>(loc, xorShift(z, 30), c(0xBF58476D1CE4E5B9ULL));
+  z = bb.create<arith::MulIOp>(loc, xorShift(z, 27), c(0x94D049BB133111EBULL));
+  return xorShift(z, 31);
+}
+
+FailureOr<SmallVector<Value>>
+KernelBuilder::emitScalar(OpBuilder &bb, Location loc, Operation *op,
+                          ArrayRef<Value> in) {
+  Type et = op->getNumResults() ? elementOf(op->getResult(0)) : Type();
+  bool isFloat = et && isa<FloatType>(et);
+  auto one = [&](Value v) { return SmallVector<Value>{v}; };
+  using R = FailureOr<SmallVector<Value>>;
+  auto f64 = bb.getF64Type();
+  auto toF64 = [&](Value v) -> Value {
+    if (v.getType() == f64)
+      return v;
+    return bb.create<arith::ExtFOp>(loc, f64, v);
+  };
+  auto fromF64 = [&](Value v, Type t) -> Value {
+    if (t == f64)
+      return v;
+    return bb.create<arith::TruncFOp>(loc, t, v);
+  };
+  auto binary = [&](auto fop, auto iop) -> R {
+    using F = decltype(fop);
+    using I = decltype(iop);
+    if (isFloat)
+      return one(bb.create<F>(loc, in[0], in[1]));
+    return one(bb.create<I>(loc, in[0], in[1]));
+  };
+  return llvm::TypeSwitch<Operation *, R>(op)
+      .Case([&](AddOp) { return binary(arith::AddFOp(), arith::AddIOp()); })
+      .Case([&](SubOp) { return binary(arith::SubFOp(), arith::SubIOp()); })
+      .Case([&](MulOp) { return binary(arith::MulFOp(), arith::MulIOp()); })
+      .Case([&](DivOp) { return binary(arith::DivFOp(), arith::DivSIOp()); })
+      .Case([&](MaximumOp) {
+        return binary(arith::MaximumFOp(), arith::MaxSIOp());
+      })
+      .Case([&](MinimumOp) {
+        return binary(arith::MinimumFOp(), arith::MinSIOp());
+      })
+      .Case([&](PowOp) -> R {
+        return one(bb.create<math::PowFOp>(loc, in[0], in[1]));
+      })
+      .Case([&](CompareOp c) -> R {
+        StringRef d = c.getDirection();
+        if (isa<FloatType>(in[0].getType())) {
+          auto p = llvm::StringSwitch<arith::CmpFPredicate>(d)
+                       .Case("eq", arith::CmpFPredicate::OEQ)
+                       .Case("ne", arith::CmpFPredicate::UNE)
+                       .Case("lt", arith::CmpFPredicate::OLT)
+                       .Case("le", arith::CmpFPredicate::OLE)
+                       .Case("gt", arith::CmpFPredicate::OGT)
+                       .Default(arith::CmpFPredicate::OGE);
+          return one(bb.create<arith::CmpFOp>(loc, p, in[0], in[1]));
+        }
+        auto p = llvm::StringSwitch<arith::CmpIPredicate>(d)
+                     .Case("eq", arith::CmpIPredicate::eq)
+                     .Case("ne", arith::CmpIPredicate::ne)
+                     .Case("lt", arith::CmpIPredicate::slt)
+                     .Case("le", arith::CmpIPredicate::sle)
+                     .Case("gt", arith::CmpIPredicate::sgt)
+                     .Default(arith::CmpIPredicate::sge);
+        return one(bb.create<arith::CmpIOp>(loc, p, in[0], in[1]));
+      })
+      .Case([&](SelectOp) -> R {
+        return one(bb.create<arith::SelectOp>(loc, in[0], in[1], in[2]));
+      })
+      .Case([&](NegOp) -> R {
+        if (isFloat)
+          return one(bb.create<arith::NegFOp>(loc, in[0]));
+        return one(bb.create<arith::SubIOp>(
+            loc, bb.create<arith::ConstantIntOp>(loc, 0, et), in[0]));
+      })
+      .Case([&](AbsOp) -> R {
+        if (isFloat)
+          return one(bb.create<math::AbsFOp>(loc, in[0]));
+        return one(bb.create<math::AbsIOp>(loc, in[0]));
+      })
+      .Case([&](ExpOp) -> R { return one(bb.create<math::ExpOp>(loc, in[0])); })
+      .Case([&](LogOp) -> R { return one(bb.create<math::LogOp>(loc, in[0])); })
+      .Case([&](SqrtOp) -> R {
+        return one(bb.create<math::SqrtOp>(loc, in[0]));
+      })
+      .Case([&](RsqrtOp) -> R {
+        // 1/sqrt rather than an approximate rsqrt: matches the interpreter
+        // to the last bit or two.
+        return one(bb.create<arith::DivFOp>(
+            loc, fconst(bb, loc, et, 1.0),
+            bb.create<math::SqrtOp>(loc, in[0])));
+      })
+      .Case([&](TanhOp) -> R {
+        return one(bb.create<math::TanhOp>(loc, in[0]));
+      })
+      .Case([&](ErfOp) -> R { return one(bb.create<math::ErfOp>(loc, in[0])); })
+      .Case([&](SigmoidOp) -> R {
+        Value e = bb.create<math::ExpOp>(loc,
+                                         bb.create<arith::NegFOp>(loc, in[0]));
+        Value d = bb.create<arith::AddFOp>(loc, fconst(bb, loc, et, 1.0), e);
+        return one(
+            bb.create<arith::DivFOp>(loc, fconst(bb, loc, et, 1.0), d));
+      })
+      .Case([&](ReluOp) -> R {
+        // NaN stays NaN (ugt is true for unordered), as torch.relu.
+        Value zero = fconst(bb, loc, et, 0.0);
+        Value keep = bb.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UGT,
+                                              in[0], zero);
+        return one(bb.create<arith::SelectOp>(loc, keep, in[0], zero));
+      })
+      .Case([&](GeluOp g) -> R {
+        Value x = in[0];
+        Value half = bb.create<arith::MulFOp>(loc, fconst(bb, loc, et, 0.5), x);
+        Value inner;
+        if (g.getApproximate() == "tanh") {
+          Value x3 = bb.create<arith::MulFOp>(
+              loc, x, bb.create<arith::MulFOp>(loc, x, x));
+          Value s = bb.create<arith::AddFOp>(
+              loc, x,
+              bb.create<arith::MulFOp>(loc, fconst(bb, loc, et, 0.044715), x3));
+          inner = bb.create<math::TanhOp>(
+              loc, bb.create<arith::MulFOp>(
+                       loc, fconst(bb, loc, et, std::sqrt(2.0 / M_PI)), s));
+        } else {
+          inner = bb.create<math::ErfOp>(
+              loc, bb.create<arith::MulFOp>(
+                       loc, x, fconst(bb, loc, et, M_SQRT1_2)));
+        }
+        return one(bb.create<arith::MulFOp>(
+            loc, half,
+            bb.create<arith::AddFOp>(loc, fconst(bb, loc, et, 1.0), inner)));
+      })
+      .Case([&](CastOp) -> R {
+        Value x = in[0];
+        Type from = x.getType();
+        if (from == et)
+          return one(x);
+        bool fromFloat = isa<FloatType>(from);
+        if (et.isInteger(1)) {
+          if (fromFloat)
+            return one(bb.create<arith::CmpFOp>(
+                loc, arith::CmpFPredicate::UNE, x, fconst(bb, loc, from, 0)));
+          return one(bb.create<arith::CmpIOp>(
+              loc, arith::CmpIPredicate::ne, x,
+              bb.create<arith::ConstantIntOp>(loc, 0, from)));
+        }
+        if (isFloat && fromFloat)
+          return one(from.getIntOrFloatBitWidth() < et.getIntOrFloatBitWidth()
+                         ? bb.create<arith::ExtFOp>(loc, et, x).getResult()
+                         : bb.create<arith::TruncFOp>(loc, et, x).getResult());
+        if (isFloat)
+          return one(from.isInteger(1)
+                         ? bb.create<arith::UIToFPOp>(loc, et, x).getResult()
+                         : bb.create<arith::SIToFPOp>(loc, et, x).getResult());
+        if (fromFloat)
+          return one(bb.create<arith::FPToSIOp>(loc, et, x));
+        if (from.isInteger(1))
+          return one(bb.create<arith::ExtUIOp>(loc, et, x));
+        if (from.getIntOrFloatBitWidth() < et.getIntOrFloatBitWidth())
+          return one(bb.create<arith::ExtSIOp>(loc, et, x));
+        return one(bb.create<arith::TruncIOp>(loc, et, x));
+      })
+      .Case([&](DropoutOp d) -> R {
+        double rate = d.getRate().convertToDouble();
+        // Keep element k iff (bits(key, k) >> 40) * 2^-24 >= rate, i.e. iff
+        // the 24-bit integer is >= ceil(rate * 2^24): exact, no float.
+        auto c64 = [&](uint64_t v) {
+          return bb.create<arith::ConstantIntOp>(loc, static_cast<int64_t>(v),
+                                                 64);
+        };
+        Value step = in[1];
+        if (!step.getType().isInteger(64))
+          step = bb.create<arith::ExtSIOp>(loc, bb.getI64Type(), step);
+        uint64_t seedKey =
+            random::mix(static_cast<uint64_t>(d.getSeed()) ^ random::kGolden);
+        Value key = mix(bb, loc, bb.create<arith::XOrIOp>(loc, c64(seedKey),
+                                                          step));
+        Value k = bb.create<arith::IndexCastOp>(loc, bb.getI64Type(),
+                                                linearIndex(bb, loc));
+        Value bits = mix(bb, loc,
+                         bb.create<arith::AddIOp>(
+                             loc, key,
+                             bb.create<arith::MulIOp>(loc, k,
+                                                      c64(random::kGolden))));
+        Value top = bb.create<arith::ShRUIOp>(loc, bits, c64(40));
+        auto threshold =
+            static_cast<uint64_t>(std::ceil(rate * double(1 << 24)));
+        Value keep = bb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge,
+                                              top, c64(threshold));
+        Value scaled = bb.create<arith::DivFOp>(
+            loc, in[0], fconst(bb, loc, et, 1.0 - rate));
+        return one(bb.create<arith::SelectOp>(loc, keep, scaled,
+                                              fconst(bb, loc, et, 0.0)));
+      })
+      .Case([&](OneHotOp) -> R {
+        Value label = in[0];
+        Value c = bb.create<arith::IndexCastOp>(
+            loc, label.getType(), iterIndex(bb, loc, space.size() - 1));
+        Value hit = bb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                             label, c);
+        return one(bb.create<arith::SelectOp>(loc, hit,
+                                              fconst(bb, loc, et, 1.0),
+                                              fconst(bb, loc, et, 0.0)));
+      })
+      .Case([&](IotaOp iota) -> R {
+        Value i = iterIndex(bb, loc, iota.getAxis());
+        if (isFloat)
+          return one(bb.create<arith::SIToFPOp>(
+              loc, et,
+              bb.create<arith::IndexCastOp>(loc, bb.getI64Type(), i)));
+        return one(bb.create<arith::IndexCastOp>(loc, et, i));
+      })
+      .Case([&](CausalMaskOp) -> R {
+        size_t r = space.size();
+        return one(bb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ule,
+                                            iterIndex(bb, loc, r - 1),
+                                            iterIndex(bb, loc, r - 2)));
+      })
+      .Case([&](LrScheduleOp s) -> R {
+        double lr = s.getLr().convertToDouble();
+        double minLr = s.getMinLr().convertToDouble();
+        int64_t warmup = s.getWarmupSteps(), decay = s.getDecaySteps();
+        Value step = in[0];
+        if (!step.getType().isInteger(64))
+          step = bb.create<arith::ExtSIOp>(loc, bb.getI64Type(), step);
+        Value stepF = bb.create<arith::SIToFPOp>(loc, f64, step);
+        auto c = [&](double v) { return fconst(bb, loc, f64, v); };
+        auto ci = [&](int64_t v) {
+          return bb.create<arith::ConstantIntOp>(loc, v, 64);
+        };
+        Value warm = bb.create<arith::DivFOp>(
+            loc,
+            bb.create<arith::MulFOp>(loc, c(lr),
+                                     bb.create<arith::AddFOp>(loc, stepF,
+                                                              c(1.0))),
+            c(double(warmup + 1)));
+        Value after = c(lr);
+        if (s.getSchedule() != "constant") {
+          Value ratio = bb.create<arith::DivFOp>(
+              loc, bb.create<arith::SubFOp>(loc, stepF, c(double(warmup))),
+              c(double(decay - warmup)));
+          Value cosv = bb.create<math::CosOp>(
+              loc, bb.create<arith::MulFOp>(loc, c(M_PI), ratio));
+          Value cosine = bb.create<arith::AddFOp>(
+              loc, c(minLr),
+              bb.create<arith::MulFOp>(
+                  loc,
+                  bb.create<arith::MulFOp>(
+                      loc, c(0.5), bb.create<arith::AddFOp>(loc, c(1.0), cosv)),
+                  c(lr - minLr)));
+          Value past = bb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt,
+                                                step, ci(decay));
+          after = bb.create<arith::SelectOp>(loc, past, c(minLr), cosine);
+        }
+        Value inWarmup = bb.create<arith::CmpIOp>(
+            loc, arith::CmpIPredicate::slt, step, ci(warmup));
+        return one(fromF64(
+            bb.create<arith::SelectOp>(loc, inWarmup, warm, after), et));
+      })
+      .Case([&](SgdUpdateOp u) -> R {
+        Value p = toF64(in[0]), g = toF64(in[1]), lr = toF64(in[2]);
+        auto c = [&](double v) { return fconst(bb, loc, f64, v); };
+        Value grad = bb.create<arith::AddFOp>(
+            loc, g,
+            bb.create<arith::MulFOp>(
+                loc, c(u.getWeightDecay().convertToDouble()), p));
+        return one(fromF64(
+            bb.create<arith::SubFOp>(loc, p,
+                                     bb.create<arith::MulFOp>(loc, lr, grad)),
+            et));
+      })
+      .Case([&](MomentumUpdateOp u) -> R {
+        Value p = toF64(in[0]), g = toF64(in[1]), buf = toF64(in[2]),
+              lr = toF64(in[3]);
+        Value step = in[4];
+        auto c = [&](double v) { return fconst(bb, loc, f64, v); };
+        double mu = u.getMomentum().convertToDouble();
+        double damp = u.getDampening().convertToDouble();
+        Value grad = bb.create<arith::AddFOp>(
+            loc, g,
+            bb.create<arith::MulFOp>(
+                loc, c(u.getWeightDecay().convertToDouble()), p));
+        Value first = bb.create<arith::CmpIOp>(
+            loc, arith::CmpIPredicate::eq, step,
+            bb.create<arith::ConstantIntOp>(loc, 0, step.getType()));
+        Value later = bb.create<arith::AddFOp>(
+            loc, bb.create<arith::MulFOp>(loc, c(mu), buf),
+            bb.create<arith::MulFOp>(loc, c(1.0 - damp), grad));
+        Value nb = bb.create<arith::SelectOp>(loc, first, grad, later);
+        Type bt = elementOf(op->getResult(1));
+        Value nbRounded = fromF64(nb, bt);
+        Value nbBack = toF64(nbRounded);
+        Value dir = u.getNesterov()
+                        ? bb.create<arith::AddFOp>(
+                              loc, grad,
+                              bb.create<arith::MulFOp>(loc, c(mu), nbBack))
+                              .getResult()
+                        : nbBack;
+        Value np = bb.create<arith::SubFOp>(
+            loc, p, bb.create<arith::MulFOp>(loc, lr, dir));
+        return SmallVector<Value>{fromF64(np, et), nbRounded};
+      })
+      .Case([&](AdamUpdateOp u) -> R {
+        Value p = toF64(in[0]), g = toF64(in[1]), m = toF64(in[2]),
+              v = toF64(in[3]), lr = toF64(in[4]);
+        Value step = in[5];
+        if (!step.getType().isInteger(64))
+          step = bb.create<arith::ExtSIOp>(loc, bb.getI64Type(), step);
+        auto c = [&](double x) { return fconst(bb, loc, f64, x); };
+        double b1 = u.getBeta1().convertToDouble();
+        double b2 = u.getBeta2().convertToDouble();
+        double eps = u.getEpsilon().convertToDouble();
+        double wd = u.getWeightDecay().convertToDouble();
+        Value t = bb.create<arith::AddFOp>(
+            loc, bb.create<arith::SIToFPOp>(loc, f64, step), c(1.0));
+        Value bc1 = bb.create<arith::SubFOp>(
+            loc, c(1.0), bb.create<math::PowFOp>(loc, c(b1), t));
+        Value bc2 = bb.create<arith::SubFOp>(
+            loc, c(1.0), bb.create<math::PowFOp>(loc, c(b2), t));
+        Value param = p, grad = g;
+        if (u.getDecoupledWeightDecay())
+          param = bb.create<arith::MulFOp>(
+              loc, p,
+              bb.create<arith::SubFOp>(
+                  loc, c(1.0), bb.create<arith::MulFOp>(loc, lr, c(wd))));
+        else
+          grad = bb.create<arith::AddFOp>(
+              loc, g, bb.create<arith::MulFOp>(loc, c(wd), p));
+        Type mt = elementOf(op->getResult(1));
+        Value nm = fromF64(
+            bb.create<arith::AddFOp>(
+                loc, bb.create<arith::MulFOp>(loc, c(b1), m),
+                bb.create<arith::MulFOp>(loc, c(1.0 - b1), grad)),
+            mt);
+        Value nv = fromF64(
+            bb.create<arith::AddFOp>(
+                loc, bb.create<arith::MulFOp>(loc, c(b2), v),
+                bb.create<arith::MulFOp>(
+                    loc, c(1.0 - b2),
+                    bb.create<arith::MulFOp>(loc, grad, grad))),
+            mt);
+        Value denom = bb.create<arith::AddFOp>(
+            loc,
+            bb.create<arith::DivFOp>(loc,
+                                     bb.create<math::SqrtOp>(loc, toF64(nv)),
+                                     bb.create<math::SqrtOp>(loc, bc2)),
+            c(eps));
+        Value np = bb.create<arith::SubFOp>(
+            loc, param,
+            bb.create<arith::DivFOp>(
+                loc,
+                bb.create<arith::MulFOp>(
+                    loc, bb.create<arith::DivFOp>(loc, lr, bc1), toF64(nm)),
+                denom));
+        return SmallVector<Value>{fromF64(np, et), nm, nv};
+      })
+      .Default([&](Operation *other) -> R {
+        return other->emitOpError("has no CPU kernel form");
+      });
+}
+
+LogicalResult KernelBuilder::emitGeneric() {
+  Location loc = fusion.getLoc();
+  Block &body = fusion.getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+
+  // Inputs: one subview per distinct read.
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (const Read &r : reads) {
+    Value outer = fusion.getInputs()[r.input];
+    ArrayRef<int64_t> shape = shapeOf(outer);
+    SmallVector<int64_t> viewShape(shape.begin(), shape.end());
+    if (flattened && !r.dims.empty())
+      viewShape = {space[0]};
+    Value base = slabView(outer, viewShape.size(), viewShape,
+                          elementOf(outer));
+    auto [view, map] = subviewFor(base, r.dims);
+    inputs.push_back(view);
+    maps.push_back(map);
+  }
+  // Tables read by index (embedding): whole views, captured by the body.
+  DenseMap<Operation *, Value> tables;
+  for (Operation *op : members)
+    if (auto e = dyn_cast<EmbeddingOp>(op)) {
+      auto arg = dyn_cast<BlockArgument>(e.getTable());
+      if (!arg)
+        return e.emitOpError("table must be a kernel input");
+      Value outer = fusion.getInputs()[arg.getArgNumber()];
+      tables[op] = slabView(outer, 2, shapeOf(outer), elementOf(outer));
+    }
+
+  // Outputs.
+  SmallVector<Value> outputs;
+  SmallVector<Operation *> reduceOfOutput;
+  SmallVector<Dim> identity;
+  for (int64_t p = 0; p < (int64_t)space.size(); ++p)
+    identity.push_back(Dim{(int)p, 1, 0});
+  for (auto [j, v] : llvm::enumerate(yield.getOperands())) {
+    Value outer = fusion.getResult(j);
+    Operation *def = v.getDefiningOp();
+    bool isReduce = def && isa<ReduceSumOp, ReduceMaxOp>(def);
+    SmallVector<Dim> dims;
+    if (isReduce) {
+      bool keep = def->getAttrOfType<BoolAttr>("keepdims") &&
+                  def->getAttrOfType<BoolAttr>("keepdims").getValue();
+      for (size_t p = 0; p < space.size(); ++p) {
+        if (!isReductionDim[p])
+          dims.push_back(identity[p]);
+        else if (keep)
+          dims.push_back(Dim{-1, 0, 0});
+      }
+    } else {
+      if (def && isa<ConstantOp>(def))
+        return fusion.emitOpError("yields a constant");
+      dims = flattened ? SmallVector<Dim>{Dim{0, 1, 0}} : identity;
+    }
+    SmallVector<int64_t> viewShape(shapeOf(outer).begin(),
+                                   shapeOf(outer).end());
+    if (flattened)
+      viewShape = {space[0]};
+    Value base = slabView(outer, viewShape.size(), viewShape,
+                          elementOf(outer));
+    auto [view, map] = subviewFor(base, dims);
+    if (isReduce) {
+      Type et = elementOf(outer);
+      Value init;
+      if (isa<ReduceSumOp>(def))
+        init = isa<FloatType>(et)
+                   ? fconst(b, loc, et, 0.0)
+                   : b.create<arith::ConstantIntOp>(loc, 0, et).getResult();
+      else
+        init = isa<FloatType>(et)
+                   ? fconst(b, loc, et, -INFINITY)
+                   : b.create<arith::ConstantIntOp>(
+                          loc, std::numeric_limits<int64_t>::min(), et)
+                         .getResult();
+      b.create<linalg::FillOp>(loc, ValueRange{init}, ValueRange{view});
+    }
+    outputs.push_back(view);
+    maps.push_back(map);
+    reduceOfOutput.push_back(isReduce ? def : nullptr);
+  }
+
+  SmallVector<utils::IteratorType> iterators;
+  for (bool r : isReductionDim)
+    iterators.push_back(r ? utils::IteratorType::reduction
+                          : utils::IteratorType::parallel);
+  // An output that keeps reduction dims (an exported elementwise value of
+  // a reduction kernel) makes every dimension "parallel" to linalg; the
+  // loops are the same either way.
+  for (auto [j, red] : llvm::enumerate(reduceOfOutput))
+    if (!red && anyReduce)
+      for (auto &it : iterators)
+        it = utils::IteratorType::parallel;
+
+  LogicalResult status = success();
+  auto fastmath = arith::FastMathFlagsAttr::get(
+      ctx, arith::FastMathFlags::reassoc | arith::FastMathFlags::contract);
+  b.create<linalg::GenericOp>(
+      loc, TypeRange{}, inputs, outputs, maps, iterators,
+      [&](OpBuilder &bb, Location l, ValueRange args) {
+        DenseMap<Value, Value> scalar;
+        auto load = [&](unsigned readIndex, Type et) -> Value {
+          Value v = args[readIndex];
+          if (et.isInteger(1))
+            v = bb.create<arith::TruncIOp>(l, et, v);
+          return v;
+        };
+        for (Operation *op : members) {
+          SmallVector<Value> in;
+          for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+            Value operand = op->getOperand(i);
+            if (auto it = scalar.find(operand); it != scalar.end()) {
+              in.push_back(it->second);
+              continue;
+            }
+            if (auto c = operand.getDefiningOp<ConstantOp>()) {
+              auto dense = cast<DenseElementsAttr>(c.getValue());
+              Type et = dense.getElementType();
+              if (isa<FloatType>(et))
+                in.push_back(fconst(
+                    bb, l, et,
+                    dense.getSplatValue<APFloat>().convertToDouble()));
+              else
+                in.push_back(bb.create<arith::ConstantOp>(
+                    l, et,
+                    bb.getIntegerAttr(et, dense.getSplatValue<APInt>())));
+              continue;
+            }
+            if (isa<EmbeddingOp>(op) && i == 0) {
+              in.push_back(Value());
+              continue;
+            }
+            in.push_back(load(readOfOperand[{op, i}], elementOf(operand)));
+          }
+          if (auto e = dyn_cast<EmbeddingOp>(op)) {
+            // Clamp the row so a bad index cannot read outside the table
+            // (the interpreter reports it; a kernel cannot).
+            int64_t rows = shapeOf(e.getTable())[0];
+            Value idx = bb.create<arith::IndexCastOp>(l, bb.getIndexType(),
+                                                      in[1]);
+            idx = bb.create<arith::MaxSIOp>(
+                l, idx, bb.create<arith::ConstantIndexOp>(l, 0));
+            idx = bb.create<arith::MinSIOp>(
+                l, idx, bb.create<arith::ConstantIndexOp>(l, rows - 1));
+            Value col = iterIndex(bb, l, space.size() - 1);
+            scalar[op->getResult(0)] =
+                bb.create<memref::LoadOp>(l, tables[op], ValueRange{idx, col});
+            continue;
+          }
+          if (isa<ReduceSumOp, ReduceMaxOp>(op)) {
+            scalar[op->getResult(0)] = in[0];
+            continue;
+          }
+          auto results = emitScalar(bb, l, op, in);
+          if (failed(results)) {
+            status = failure();
+            bb.create<linalg::YieldOp>(l, ValueRange{});
+            return;
+          }
+          for (auto [r, s] : llvm::zip(op->getResults(), *results))
+            scalar[r] = s;
+        }
+        SmallVector<Value> yielded;
+        for (auto [j, v] : llvm::enumerate(yield.getOperands())) {
+          Value s = readOfYield.count(j) ? load(readOfYield[j], elementOf(v))
+                                         : scalar[v];
+          Value acc = args[reads.size() + j];
+          if (Operation *red = reduceOfOutput[j]) {
+            if (isa<ReduceSumOp>(red)) {
+              if (isa<FloatType>(s.getType())) {
+                auto add = bb.create<arith::AddFOp>(l, acc, s);
+                add.setFastmathAttr(fastmath);
+                s = add;
+              } else {
+                s = bb.create<arith::AddIOp>(l, acc, s);
+              }
+            } else {
+              s = isa<FloatType>(s.getType())
+                      ? bb.create<arith::MaximumFOp>(l, acc, s).getResult()
+                      : bb.create<arith::MaxSIOp>(l, acc, s).getResult();
+            }
+          }
+          if (s.getType().isInteger(1))
+            s = bb.create<arith::ExtUIOp>(l, bb.getI8Type(), s);
+          yielded.push_back(s);
+        }
+        bb.create<linalg::YieldOp>(l, yielded);
+      });
+  return status;
+}
+
+LogicalResult KernelBuilder::emitSpecial() {
+  Location loc = fusion.getLoc();
+  Block &body = fusion.getBody().front();
+  Operation *op = &body.front();
+  auto inputView = [&](unsigned i) {
+    Value outer = fusion.getInputs()[i];
+    return slabView(outer, shapeOf(outer).size(), shapeOf(outer),
+                    elementOf(outer));
+  };
+  Value outer = fusion.getResult(0);
+  Value out = slabView(outer, shapeOf(outer).size(), shapeOf(outer),
+                       elementOf(outer));
+  auto index = [&](int64_t v) {
+    return b.create<arith::ConstantIndexOp>(loc, v).getResult();
+  };
+  auto operandIndex = [&](Value v) -> int {
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg ? (int)arg.getArgNumber() : -1;
+  };
+  for (Value operand : op->getOperands())
+    if (operandIndex(operand) < 0)
+      return op->emitOpError("special kernel operands must be its inputs");
+  Type et = elementOf(outer);
+
+  if (auto pad = dyn_cast<PadOp>(op)) {
+    Value value = isa<FloatType>(et)
+                      ? fconst(b, loc, et, pad.getValue().convertToDouble())
+                      : b.create<arith::ConstantIntOp>(
+                             loc, (int64_t)pad.getValue().convertToDouble(),
+                             storageType(et))
+                            .getResult();
+    b.create<linalg::FillOp>(loc, ValueRange{value}, ValueRange{out});
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    auto inShape = shapeOf(pad.getOperand());
+    for (size_t k = 0; k < inShape.size(); ++k) {
+      int64_t low = pad.getLow()[k];
+      int64_t interior = pad.getInterior() ? (*pad.getInterior())[k] : 0;
+      if (low < 0 || pad.getHigh()[k] < 0 || interior < 0)
+        return pad.emitOpError("negative padding has no CPU kernel yet");
+      offsets.push_back(b.getIndexAttr(low));
+      sizes.push_back(b.getIndexAttr(inShape[k]));
+      strides.push_back(b.getIndexAttr(interior + 1));
+    }
+    Value dst = b.create<memref::SubViewOp>(loc, out, offsets, sizes, strides);
+    b.create<linalg::CopyOp>(loc,
+                             inputView(operandIndex(pad.getOperand())), dst);
+    return success();
+  }
+  if (auto concat = dyn_cast<ConcatOp>(op)) {
+    int64_t axis = concat.getAxis(), at = 0;
+    for (Value operand : concat.getOperands()) {
+      auto inShape = shapeOf(operand);
+      SmallVector<OpFoldResult> offsets, sizes, strides;
+      for (size_t k = 0; k < inShape.size(); ++k) {
+        offsets.push_back(b.getIndexAttr(k == (size_t)axis ? at : 0));
+        sizes.push_back(b.getIndexAttr(inShape[k]));
+        strides.push_back(b.getIndexAttr(1));
+      }
+      Value dst =
+          b.create<memref::SubViewOp>(loc, out, offsets, sizes, strides);
+      b.create<linalg::CopyOp>(loc, inputView(operandIndex(operand)), dst);
+      at += inShape[axis];
+    }
+    return success();
+  }
+  if (auto eg = dyn_cast<EmbeddingGradOp>(op)) {
+    // (V, D) table; grad viewed as (N, D), indices as (N). Threads split D,
+    // so no two threads add into the same element.
+    auto tableShape = shapeOf(outer);
+    int64_t rows = tableShape[0], width = tableShape[1];
+    int64_t n = 1;
+    for (int64_t d : shapeOf(eg.getIndices()))
+      n *= d;
+    Value g = slabView(fusion.getInputs()[operandIndex(eg.getGrad())], 2,
+                       {n, width}, elementOf(eg.getGrad()));
+    Value ids = slabView(fusion.getInputs()[operandIndex(eg.getIndices())], 1,
+                         {n}, elementOf(eg.getIndices()));
+    splitDim = width * rows >= (1 << 15) ? 1 : -1;
+    Value lo = splitDim >= 0 ? begin : index(0);
+    Value hi = splitDim >= 0 ? end : index(width);
+    Value cols = b.create<memref::SubViewOp>(
+        loc, out,
+        SmallVector<OpFoldResult>{b.getIndexAttr(0), lo},
+        SmallVector<OpFoldResult>{b.getIndexAttr(rows),
+                                  splitDim >= 0 ? OpFoldResult(count)
+                                                : b.getIndexAttr(width)},
+        SmallVector<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+    b.create<linalg::FillOp>(loc, ValueRange{fconst(b, loc, et, 0.0)},
+                             ValueRange{cols});
+    auto outerLoop = b.create<scf::ForOp>(loc, index(0), index(n), index(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(outerLoop.getBody());
+    Value i = outerLoop.getInductionVar();
+    Value id = b.create<memref::LoadOp>(loc, ids, ValueRange{i});
+    Value row = b.create<arith::IndexCastOp>(loc, b.getIndexType(), id);
+    Value inRange = b.create<arith::AndIOp>(
+        loc,
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, row, index(0)),
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, row,
+                                index(rows)));
+    auto ifOp = b.create<scf::IfOp>(loc, inRange, /*withElse=*/false);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    auto inner = b.create<scf::ForOp>(loc, lo, hi, index(1));
+    b.setInsertionPointToStart(inner.getBody());
+    Value d = inner.getInductionVar();
+    Value acc = b.create<memref::LoadOp>(loc, out, ValueRange{row, d});
+    Value add = b.create<arith::AddFOp>(
+        loc, acc, b.create<memref::LoadOp>(loc, g, ValueRange{i, d}));
+    b.create<memref::StoreOp>(loc, add, out, ValueRange{row, d});
+    return success();
+  }
+  if (auto am = dyn_cast<ArgmaxOp>(op)) {
+    // One loop nest over the result; an inner scan along the axis keeps
+    // the first maximum (NaN counts as the maximum, as the interpreter).
+    Value in = inputView(operandIndex(am.getOperand()));
+    auto inShape = shapeOf(am.getOperand());
+    int64_t axis = am.getAxis();
+    auto outShape = shapeOf(outer);
+    SmallVector<Value> lbs, ubs, steps;
+    for (int64_t d : outShape) {
+      lbs.push_back(index(0));
+      ubs.push_back(index(d));
+      steps.push_back(index(1));
+    }
+    Type xt = elementOf(am.getOperand());
+    scf::buildLoopNest(
+        b, loc, lbs, ubs, steps,
+        [&](OpBuilder &nb, Location l, ValueRange ivs) {
+          auto at = [&](Value a) {
+            SmallVector<Value> idx(ivs.begin(), ivs.end());
+            idx.insert(idx.begin() + axis, a);
+            return nb.create<memref::LoadOp>(l, in, idx).getResult();
+          };
+          Value zero = nb.create<arith::ConstantIndexOp>(l, 0);
+          auto scan = nb.create<scf::ForOp>(
+              l, nb.create<arith::ConstantIndexOp>(l, 1),
+              nb.create<arith::ConstantIndexOp>(l, inShape[axis]),
+              nb.create<arith::ConstantIndexOp>(l, 1),
+              ValueRange{at(zero), zero},
+              [&](OpBuilder &sb, Location sl, Value j, ValueRange iter) {
+                Value x = at(j);
+                Value better = sb.create<arith::AndIOp>(
+                    sl,
+                    sb.create<arith::CmpFOp>(sl, arith::CmpFPredicate::UGT, x,
+                                             iter[0]),
+                    sb.create<arith::CmpFOp>(sl, arith::CmpFPredicate::ORD,
+                                             iter[0], iter[0]));
+                sb.create<scf::YieldOp>(
+                    sl, ValueRange{
+                            sb.create<arith::SelectOp>(sl, better, x, iter[0]),
+                            sb.create<arith::SelectOp>(sl, better, j,
+                                                       iter[1])});
+              });
+          Value best = nb.create<arith::IndexCastOp>(l, et, scan.getResult(1));
+          nb.create<memref::StoreOp>(l, best, out, ivs);
+        });
+    (void)xt;
+    return success();
+  }
+  return op->emitOpError("has no CPU kernel");
+}
+
+FailureOr<EmittedKernel> KernelBuilder::emit() {
+  EmittedKernel k;
+  k.name = fusion.getSymName().str();
+  llvm::SmallSetVector<StringRef, 4> kinds;
+  for (Operation &op : fusion.getBody().front().without_terminator())
+    if (!isa<ConstantOp>(op))
+      kinds.insert(op.getName().stripDialect());
+  for (StringRef kind : kinds) {
+    if (k.name.size() > 48) {
+      k.name += "_etc";
+      break;
+    }
+    k.name += "_" + kind.str();
+  }
+  if (fusion.getKind() == "special") {
+    beginFunction();
+    if (failed(emitSpecial()))
+      return failure();
+  } else {
+    if (failed(analyze()))
+      return failure();
+    beginFunction();
+    if (failed(emitGeneric()))
+      return failure();
+  }
+  b.create<func::ReturnOp>(fusion.getLoc());
+  k.symbol = ("_mlir_ciface_" + fn.getName()).str();
+  k.extent = splitDim >= 0 ? space.empty() ? 1 : 0 : 1;
+  if (splitDim >= 0) {
+    if (fusion.getKind() == "special")
+      k.extent = shapeOf(fusion.getResult(0))[1];
+    else
+      k.extent = space[splitDim];
+  }
+  return k;
+}
+
+} // namespace
+
+FailureOr<EmittedKernel>
+sinter::codegen::emitKernel(FusionOp fusion, ModuleOp kernels,
+                            const std::function<Place(Value)> &placeOf) {
+  return KernelBuilder(fusion, kernels, placeOf).emit();
+}

@@ -1,0 +1,507 @@
+//===- MemoryPlanner.cpp - Greedy-by-size best-fit arena planning ---------===//
+//
+// See MemoryPlanner.h for the contract. Three pieces:
+//   * resolveBuffers: validates the input and maps every view to its root,
+//     widening each root's live interval over its views' uses (shared by the
+//     planner and the verifier, so both agree on what "live" means);
+//   * planMemory: the greedy-by-size, best-fit placement of the roots, then
+//     the live-bytes sweep that gives the lower bound and category peaks;
+//   * verifyPlan: an independent O(n log n) check of a finished plan.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Analysis/MemoryPlanner.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <limits>
+#include <set>
+#include <unordered_map>
+
+namespace sinter::analysis {
+
+const char *getCategoryName(Category category) {
+  switch (category) {
+  case Category::Parameters:
+    return "parameters";
+  case Category::Gradients:
+    return "gradients";
+  case Category::OptimizerState:
+    return "optimizer_state";
+  case Category::Activations:
+    return "activations";
+  case Category::Workspace:
+    return "workspace";
+  case Category::Inputs:
+    return "inputs";
+  case Category::Outputs:
+    return "outputs";
+  case Category::Constants:
+    return "constants";
+  }
+  return "unknown";
+}
+
+double MemoryPlan::savingPercent() const {
+  if (bytesWithoutReuse == 0)
+    return 0.0;
+  return 100.0 * static_cast<double>(savedBytes()) /
+         static_cast<double>(bytesWithoutReuse);
+}
+
+double MemoryPlan::fragmentationRatio() const {
+  if (lowerBoundBytes == 0)
+    return 1.0;
+  return static_cast<double>(arenaBytes) / static_cast<double>(lowerBoundBytes);
+}
+
+namespace {
+
+int64_t alignUp(int64_t value, int64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char *fmt, ...) {
+  char buf[512];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(buf, sizeof(buf), fmt, args);
+  va_end(args);
+  return buf;
+}
+
+/// The buffers as the planner sees them: each view mapped to its root, and
+/// every root's live interval widened to cover its views.
+struct ResolvedBuffers {
+  /// root[i] is the index of buffer i's root (i itself for a non-view).
+  std::vector<int32_t> root;
+  /// Live interval of each root (meaningful for roots only).
+  std::vector<int64_t> firstUse, lastUse;
+};
+
+/// Validates `buffers` and resolves views; returns an error message or "".
+std::string resolveBuffers(const std::vector<Buffer> &buffers,
+                           ResolvedBuffers &resolved) {
+  size_t n = buffers.size();
+  if (n > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+    return "too many buffers";
+  std::unordered_map<int64_t, int32_t> indexOf;
+  indexOf.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Buffer &b = buffers[i];
+    if (!indexOf.emplace(b.id, static_cast<int32_t>(i)).second)
+      return format("duplicate buffer id %" PRId64, b.id);
+    if (b.bytes < 0)
+      return format("buffer %" PRId64 " has negative size %" PRId64, b.id,
+                    b.bytes);
+    if (b.firstUse > b.lastUse)
+      return format("buffer %" PRId64 " has empty live interval [%" PRId64
+                    ", %" PRId64 "]",
+                    b.id, b.firstUse, b.lastUse);
+  }
+
+  // Follow each alias chain once; every buffer on a walked path gets the
+  // root found at its end, so the whole resolution is O(n).
+  enum State : uint8_t { Unvisited, OnPath, Done };
+  std::vector<State> state(n, Unvisited);
+  resolved.root.assign(n, -1);
+  std::vector<int32_t> path;
+  for (size_t i = 0; i < n; ++i) {
+    path.clear();
+    int32_t cur = static_cast<int32_t>(i);
+    int32_t root = -1;
+    while (root < 0) {
+      if (state[cur] == Done) {
+        root = resolved.root[cur];
+        break;
+      }
+      if (state[cur] == OnPath)
+        return format("alias cycle through buffer %" PRId64, buffers[cur].id);
+      state[cur] = OnPath;
+      path.push_back(cur);
+      const Buffer &b = buffers[cur];
+      if (!b.aliasOf) {
+        root = cur;
+        break;
+      }
+      auto it = indexOf.find(*b.aliasOf);
+      if (it == indexOf.end())
+        return format("buffer %" PRId64 " is a view of unknown buffer %" PRId64,
+                      b.id, *b.aliasOf);
+      cur = it->second;
+    }
+    for (int32_t p : path) {
+      resolved.root[p] = root;
+      state[p] = Done;
+    }
+  }
+
+  resolved.firstUse.resize(n);
+  resolved.lastUse.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    resolved.firstUse[i] = buffers[i].firstUse;
+    resolved.lastUse[i] = buffers[i].lastUse;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    int32_t r = resolved.root[i];
+    if (r == static_cast<int32_t>(i))
+      continue;
+    const Buffer &view = buffers[i];
+    if (view.fixedOffset)
+      return format("view %" PRId64 " cannot be pinned; pin its owner %" PRId64,
+                    view.id, buffers[r].id);
+    if (view.bytes > buffers[r].bytes)
+      return format("view %" PRId64 " (%" PRId64 " bytes) is larger than its "
+                    "owner %" PRId64 " (%" PRId64 " bytes)",
+                    view.id, view.bytes, buffers[r].id, buffers[r].bytes);
+    // The owner's bytes must stay put from its definition to the last use of
+    // any view of it, so its interval becomes the hull of both.
+    resolved.firstUse[r] = std::min(resolved.firstUse[r], view.firstUse);
+    resolved.lastUse[r] = std::max(resolved.lastUse[r], view.lastUse);
+  }
+  return "";
+}
+
+/// A root buffer with memory, in the order a live-interval sweep visits it.
+/// At equal steps starts come before ends: a buffer whose lastUse is t is
+/// still live while the buffers whose firstUse is t start.
+struct Event {
+  int64_t step;
+  bool isEnd;
+  int32_t index;
+  bool operator<(const Event &o) const {
+    if (step != o.step)
+      return step < o.step;
+    if (isEnd != o.isEnd)
+      return !isEnd;
+    return index < o.index;
+  }
+};
+
+std::vector<Event> makeEvents(const std::vector<Buffer> &buffers,
+                              const ResolvedBuffers &resolved) {
+  std::vector<Event> events;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (resolved.root[i] != static_cast<int32_t>(i) || buffers[i].bytes == 0)
+      continue;
+    events.push_back({resolved.firstUse[i], false, static_cast<int32_t>(i)});
+    events.push_back({resolved.lastUse[i], true, static_cast<int32_t>(i)});
+  }
+  std::sort(events.begin(), events.end());
+  return events;
+}
+
+/// Fills in the lower bound, the peak step and the category peaks.
+void computeLiveBytes(const std::vector<Buffer> &buffers,
+                      const ResolvedBuffers &resolved, MemoryPlan &plan) {
+  std::array<int64_t, kNumCategories> live{};
+  int64_t total = 0;
+  for (const Event &e : makeEvents(buffers, resolved)) {
+    const Buffer &b = buffers[e.index];
+    int c = static_cast<int>(b.category);
+    if (e.isEnd) {
+      live[c] -= b.bytes;
+      total -= b.bytes;
+      continue;
+    }
+    live[c] += b.bytes;
+    total += b.bytes;
+    plan.maxLiveBytesByCategory[c] =
+        std::max(plan.maxLiveBytesByCategory[c], live[c]);
+    if (total > plan.lowerBoundBytes) {
+      plan.lowerBoundBytes = total;
+      plan.peakStep = e.step;
+      plan.peakBytesByCategory = live;
+    }
+  }
+}
+
+/// A placed root: its bytes [offset, end) during steps [firstUse, lastUse].
+struct Slot {
+  int64_t offset, end, firstUse, lastUse;
+  bool livesDuring(int64_t first, int64_t last) const {
+    return firstUse <= last && first <= lastUse;
+  }
+};
+
+} // namespace
+
+MemoryPlan planMemory(const std::vector<Buffer> &buffers,
+                      const PlanOptions &options) {
+  MemoryPlan plan;
+  int64_t alignment = options.alignment;
+  plan.alignment = alignment;
+  if (alignment < 1) {
+    plan.error = format("alignment must be >= 1, got %" PRId64, alignment);
+    return plan;
+  }
+  ResolvedBuffers resolved;
+  plan.error = resolveBuffers(buffers, resolved);
+  if (!plan.error.empty())
+    return plan;
+
+  size_t n = buffers.size();
+  plan.offsets.assign(n, 0);
+
+  // Pinned roots go first, in input order; the others largest first. Ties
+  // prefer longer lifetimes (harder to fit later), then the input order, so
+  // that the plan is deterministic.
+  std::vector<int32_t> pinned, order;
+  for (size_t i = 0; i < n; ++i) {
+    const Buffer &b = buffers[i];
+    if (resolved.root[i] != static_cast<int32_t>(i))
+      continue;
+    if (b.fixedOffset) {
+      if (*b.fixedOffset < 0 || *b.fixedOffset % alignment != 0) {
+        plan.error = format("buffer %" PRId64 " is pinned at %" PRId64
+                            ", not a non-negative multiple of %" PRId64,
+                            b.id, *b.fixedOffset, alignment);
+        return plan;
+      }
+      pinned.push_back(static_cast<int32_t>(i));
+    } else if (b.bytes > 0) {
+      // Zero-byte buffers occupy nothing and collide with nothing; they keep
+      // offset 0.
+      order.push_back(static_cast<int32_t>(i));
+    }
+  }
+  auto length = [&](int32_t i) {
+    return resolved.lastUse[i] - resolved.firstUse[i];
+  };
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    if (buffers[a].bytes != buffers[b].bytes)
+      return buffers[a].bytes > buffers[b].bytes;
+    if (length(a) != length(b))
+      return length(a) > length(b);
+    return a < b;
+  });
+
+  // `slots` in placement order; `byOffset` indexes them in offset order, so
+  // one placement is one scan over it. Keeping 4-byte indices sorted (rather
+  // than the 32-byte slots) makes the O(n) insertion a small memmove.
+  std::vector<Slot> slots;
+  std::vector<int32_t> byOffset;
+  slots.reserve(n);
+  byOffset.reserve(n);
+  auto insertSlot = [&](const Slot &slot) {
+    auto pos = std::upper_bound(
+        byOffset.begin(), byOffset.end(), slot.offset,
+        [&](int64_t offset, int32_t s) { return offset < slots[s].offset; });
+    byOffset.insert(pos, static_cast<int32_t>(slots.size()));
+    slots.push_back(slot);
+  };
+
+  for (int32_t i : pinned) {
+    const Buffer &b = buffers[i];
+    Slot slot{*b.fixedOffset, *b.fixedOffset + b.bytes, resolved.firstUse[i],
+              resolved.lastUse[i]};
+    plan.offsets[i] = slot.offset;
+    if (b.bytes == 0)
+      continue;
+    // Pins are few; a scan over the pins placed so far is cheap enough.
+    for (const Slot &other : slots) {
+      if (other.livesDuring(slot.firstUse, slot.lastUse) &&
+          other.offset < slot.end && slot.offset < other.end) {
+        plan.error =
+            format("pinned buffer %" PRId64 " at [%" PRId64 ", %" PRId64
+                   ") collides with another pinned "
+                   "buffer at [%" PRId64 ", %" PRId64 ")",
+                   b.id, slot.offset, slot.end, other.offset, other.end);
+        return plan;
+      }
+    }
+    insertSlot(slot);
+  }
+
+  for (int32_t i : order) {
+    int64_t bytes = buffers[i].bytes;
+    int64_t first = resolved.firstUse[i], last = resolved.lastUse[i];
+    // Walk the placed buffers in offset order, looking only at those live at
+    // the same time as this one. `prevEnd` is the highest byte any of them
+    // uses below the current one, so [alignUp(prevEnd), next.offset) is a
+    // free gap. Best fit: the smallest gap that holds `bytes`, which keeps the
+    // big gaps for later buffers; when none does, go on top of them all.
+    int64_t prevEnd = 0;
+    int64_t bestOffset = -1;
+    int64_t bestGap = std::numeric_limits<int64_t>::max();
+    for (int32_t s : byOffset) {
+      const Slot &other = slots[s];
+      if (!other.livesDuring(first, last))
+        continue;
+      int64_t candidate = alignUp(prevEnd, alignment);
+      int64_t gap = other.offset - candidate;
+      if (gap >= bytes && gap < bestGap) {
+        bestGap = gap;
+        bestOffset = candidate;
+        // Every offset is aligned, so gaps are multiples of the alignment
+        // and this one (alignUp(bytes)) cannot be beaten.
+        if (gap - bytes < alignment)
+          break;
+      }
+      prevEnd = std::max(prevEnd, other.end);
+    }
+    if (bestOffset < 0)
+      bestOffset = alignUp(prevEnd, alignment);
+    plan.offsets[i] = bestOffset;
+    insertSlot({bestOffset, bestOffset + bytes, first, last});
+  }
+
+  for (size_t i = 0; i < n; ++i) {
+    int32_t r = resolved.root[i];
+    plan.offsets[i] = plan.offsets[r];
+    plan.arenaBytes =
+        std::max(plan.arenaBytes, plan.offsets[i] + buffers[i].bytes);
+    if (r == static_cast<int32_t>(i))
+      plan.bytesWithoutReuse += alignUp(buffers[i].bytes, alignment);
+  }
+  computeLiveBytes(buffers, resolved, plan);
+  return plan;
+}
+
+std::string verifyPlan(const std::vector<Buffer> &buffers,
+                       const MemoryPlan &plan) {
+  if (!plan.ok())
+    return "plan has an error: " + plan.error;
+  if (plan.offsets.size() != buffers.size())
+    return format("plan has %zu offsets for %zu buffers", plan.offsets.size(),
+                  buffers.size());
+  if (plan.alignment < 1)
+    return format("plan alignment must be >= 1, got %" PRId64, plan.alignment);
+  ResolvedBuffers resolved;
+  std::string error = resolveBuffers(buffers, resolved);
+  if (!error.empty())
+    return error;
+
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const Buffer &b = buffers[i];
+    int64_t offset = plan.offsets[i];
+    if (offset < 0 || offset % plan.alignment != 0)
+      return format("buffer %" PRId64 " at offset %" PRId64
+                    " is not a non-negative multiple of %" PRId64,
+                    b.id, offset, plan.alignment);
+    if (b.bytes > plan.arenaBytes || offset > plan.arenaBytes - b.bytes)
+      return format("buffer %" PRId64 " at [%" PRId64 ", +%" PRId64
+                    ") exceeds the arena of %" PRId64 " bytes",
+                    b.id, offset, b.bytes, plan.arenaBytes);
+    if (b.fixedOffset && *b.fixedOffset != offset)
+      return format("buffer %" PRId64 " is pinned at %" PRId64
+                    " but placed at %" PRId64,
+                    b.id, *b.fixedOffset, offset);
+    int32_t r = resolved.root[i];
+    if (plan.offsets[r] != offset)
+      return format("view %" PRId64 " at %" PRId64
+                    " is not at its owner %" PRId64 "'s offset %" PRId64,
+                    b.id, offset, buffers[r].id, plan.offsets[r]);
+  }
+
+  // Sweep the steps keeping the live roots ordered by offset. While no two
+  // live roots overlap, a new one overlaps some live root iff it overlaps its
+  // neighbour below or above in that order, so each start is O(log n).
+  std::set<std::pair<int64_t, int32_t>> live;
+  auto describe = [&](int32_t i) {
+    return format("buffer %" PRId64 " at [%" PRId64 ", %" PRId64
+                  ") live [%" PRId64 ", %" PRId64 "]",
+                  buffers[i].id, plan.offsets[i],
+                  plan.offsets[i] + buffers[i].bytes, resolved.firstUse[i],
+                  resolved.lastUse[i]);
+  };
+  for (const Event &e : makeEvents(buffers, resolved)) {
+    int64_t offset = plan.offsets[e.index];
+    if (e.isEnd) {
+      live.erase({offset, e.index});
+      continue;
+    }
+    int64_t end = offset + buffers[e.index].bytes;
+    auto above =
+        live.lower_bound({offset, std::numeric_limits<int32_t>::min()});
+    if (above != live.end() && above->first < end)
+      return describe(e.index) + " overlaps " + describe(above->second);
+    if (above != live.begin()) {
+      int32_t below = std::prev(above)->second;
+      if (plan.offsets[below] + buffers[below].bytes > offset)
+        return describe(e.index) + " overlaps " + describe(below);
+    }
+    live.insert({offset, e.index});
+  }
+  return "";
+}
+
+namespace {
+
+std::string formatBytes(int64_t bytes) {
+  static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024.0 && unit < 4) {
+    value /= 1024.0;
+    ++unit;
+  }
+  if (unit == 0)
+    return format("%" PRId64 " B", bytes);
+  return format("%.2f %s", value, units[unit]);
+}
+
+} // namespace
+
+std::string formatPlanReport(const std::vector<Buffer> &buffers,
+                             const MemoryPlan &plan, int largestCount) {
+  if (!plan.ok())
+    return "memory plan failed: " + plan.error + "\n";
+  std::string out;
+  out += format("memory plan: %zu buffers, alignment %" PRId64 "\n",
+                buffers.size(), plan.alignment);
+  auto line = [&](const char *label, int64_t bytes) {
+    out += format("  %-22s %12s  (%" PRId64 ")\n", label,
+                  formatBytes(bytes).c_str(), bytes);
+  };
+  line("arena", plan.arenaBytes);
+  line("lower bound (peak)", plan.lowerBoundBytes);
+  line("without reuse", plan.bytesWithoutReuse);
+  out += format("  %-22s %11.1f%%\n", "saving", plan.savingPercent());
+  out += format("  %-22s %11.3fx\n", "arena / lower bound",
+                plan.fragmentationRatio());
+  out += format("  peak at step %" PRId64 "; bytes by category "
+                "(live at peak / own max):\n",
+                plan.peakStep);
+  for (int c = 0; c < kNumCategories; ++c) {
+    if (plan.maxLiveBytesByCategory[c] == 0)
+      continue;
+    out += format("    %-16s %12s %12s\n",
+                  getCategoryName(static_cast<Category>(c)),
+                  formatBytes(plan.peakBytesByCategory[c]).c_str(),
+                  formatBytes(plan.maxLiveBytesByCategory[c]).c_str());
+  }
+
+  std::vector<int32_t> largest(buffers.size());
+  for (size_t i = 0; i < buffers.size(); ++i)
+    largest[i] = static_cast<int32_t>(i);
+  size_t count =
+      std::min(largest.size(), static_cast<size_t>(std::max(largestCount, 0)));
+  std::partial_sort(largest.begin(), largest.begin() + count, largest.end(),
+                    [&](int32_t a, int32_t b) {
+                      if (buffers[a].bytes != buffers[b].bytes)
+                        return buffers[a].bytes > buffers[b].bytes;
+                      return a < b;
+                    });
+  if (count == 0)
+    return out;
+  out += format("  largest %zu buffers:\n", count);
+  out += format("    %8s  %-14s %12s %12s  %s\n", "id", "category", "bytes",
+                "offset", "live");
+  for (size_t k = 0; k < count; ++k) {
+    const Buffer &b = buffers[largest[k]];
+    out += format("    %8" PRId64 "  %-14s %12" PRId64 " %12" PRId64
+                  "  [%" PRId64 ", %" PRId64 "]",
+                  b.id, getCategoryName(b.category), b.bytes,
+                  plan.offsets[largest[k]], b.firstUse, b.lastUse);
+    if (b.aliasOf)
+      out += format(" view of %" PRId64, *b.aliasOf);
+    out += "\n";
+  }
+  return out;
+}
+
+} // namespace sinter::analysis

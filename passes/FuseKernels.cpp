@@ -1,0 +1,558 @@
+//===- FuseKernels.cpp - group the training step into kernel regions -----===//
+//
+// Code generation emits one loop nest per kernel, so every intermediate that
+// stays inside a kernel never touches memory. This pass decides the kernels:
+// it walks @train_step (every function, in fact) in program order and puts
+// each op either into the kernel of one of its producers or into a new one,
+// then wraps each kernel in an `sgraph.fusion` region.
+//
+// Op classes:
+//   - elementwise (binary and unary math, compare, select, cast, dropout,
+//     one_hot, iota, causal_mask, embedding's gather, the optimizer updates,
+//     lr_schedule): one scalar per element of the result;
+//   - reductions (`reduce_sum`, `reduce_max`): iterate over their operand;
+//   - views (`transpose`, `broadcast`, `slice`): re-index a value that is
+//     already in memory; absorbed into every kernel that reads them and only
+//     materialized (as a copy kernel of their own) when something outside a
+//     kernel reads them;
+//   - `reshape`: an alias of its operand's bytes, never a kernel;
+//   - `matmul`: a library call (oneDNN) of its own;
+//   - `pad`, `concat`, `embedding_grad`, `argmax`: one special kernel each.
+//
+// An op joins the kernel of a producer when (1) its result has the kernel's
+// iteration shape (so the producer's scalar is exactly the one it needs),
+// (2) it does not read the kernel's reduction result (only final after the
+// loop) or any value derived from the kernel outside it, and (3) joining
+// creates no cycle between kernels. A reduction joins a loop kernel that
+// iterates over its operand's shape, turning it into a reduction kernel; a
+// second reduction over the same axes may join too. Values used outside
+// their kernel are exported (multi-output kernels). Splat constants are
+// cloned into every kernel that reads them.
+//
+// Every op inside a region carries `sinter.fusion`, the reason it is where
+// it is; ops left outside carry the reason they are not fused. The dumps
+// print both. Preconditions: sinter-decompose-ops has run (softmax,
+// layer_norm, ... are gone). Runs at the end of the optimized phase.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <queue>
+
+namespace sinter {
+#define GEN_PASS_DEF_FUSEKERNELSPASS
+#include "passes/Passes.h.inc"
+} // namespace sinter
+
+using namespace mlir;
+using namespace sinter::sgraph;
+
+namespace {
+
+constexpr StringLiteral kFusionAttr = "sinter.fusion";
+
+enum class OpClass { Elementwise, Reduction, View, Alias, Library, Special,
+                     SplatConstant, Opaque };
+
+OpClass classify(Operation *op) {
+  if (auto c = dyn_cast<ConstantOp>(op))
+    return cast<DenseElementsAttr>(c.getValue()).isSplat()
+               ? OpClass::SplatConstant
+               : OpClass::Opaque;
+  if (isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, CompareOp,
+          SelectOp, NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp,
+          SigmoidOp, ReluOp, ErfOp, GeluOp, CastOp, DropoutOp, OneHotOp,
+          IotaOp, CausalMaskOp, EmbeddingOp, SgdUpdateOp, MomentumUpdateOp,
+          AdamUpdateOp, LrScheduleOp>(op))
+    return OpClass::Elementwise;
+  if (isa<ReduceSumOp, ReduceMaxOp>(op))
+    return OpClass::Reduction;
+  if (isa<TransposeOp, BroadcastOp, SliceOp>(op))
+    return OpClass::View;
+  if (isa<ReshapeOp>(op))
+    return OpClass::Alias;
+  if (isa<MatmulOp>(op))
+    return OpClass::Library;
+  if (isa<PadOp, ConcatOp, EmbeddingGradOp, ArgmaxOp>(op))
+    return OpClass::Special;
+  return OpClass::Opaque;
+}
+
+std::string shapeText(ArrayRef<int64_t> shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string s;
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? "x" : "") + std::to_string(d);
+  return s;
+}
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+/// The short description of an op for reasons: `sgraph.add @ 'h.0.mlp'`.
+std::string describe(Operation *op) {
+  std::string s = op->getName().getStringRef().str();
+  Location loc = op->getLoc();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    loc = fused.getLocations().front();
+  if (auto name = dyn_cast<NameLoc>(loc))
+    s += " @ '" + name.getName().str() + "'";
+  return s;
+}
+
+struct Group {
+  int id;
+  enum Kind { Loop, Reduction, Library, Special, View } kind;
+  SmallVector<int64_t> space;       // the iteration shape
+  SmallVector<int64_t> reduceAxes;  // for Reduction
+  SmallVector<Operation *> members; // in program order
+  llvm::SmallDenseSet<int, 8> deps; // groups this one reads from
+  int firstPosition = 0;
+};
+
+class KernelGrouper {
+public:
+  explicit KernelGrouper(func::FuncOp fn) : fn(fn) {}
+
+  void run();
+
+private:
+  /// The groups a value comes from and whether it is a member result
+  /// (readable as a scalar inside that group).
+  void sourcesOf(Value v, SmallVectorImpl<int> &groups, bool &isMember);
+  bool dependsOn(int from, int target);
+  /// Why `op` may not join `g`, or empty when it may.
+  std::string whyNotJoin(Operation *op, Group &g);
+  int newGroup(Operation *op, Group::Kind kind, ArrayRef<int64_t> space);
+  void addMember(Group &g, Operation *op);
+  void buildRegions();
+
+  func::FuncOp fn;
+  std::vector<Group> groups;
+  DenseMap<Operation *, int> groupOf;
+  DenseMap<Operation *, int> position;
+  DenseMap<Operation *, std::string> reason;
+};
+
+void KernelGrouper::sourcesOf(Value v, SmallVectorImpl<int> &out,
+                              bool &isMember) {
+  isMember = false;
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return;
+  OpClass c = classify(def);
+  if (c == OpClass::View || c == OpClass::Alias) {
+    // A view or alias reads its operand once that is in memory: it depends
+    // on the operand's group, and is never a scalar inside it.
+    bool ignored;
+    sourcesOf(def->getOperand(0), out, ignored);
+    return;
+  }
+  auto it = groupOf.find(def);
+  if (it == groupOf.end())
+    return;
+  out.push_back(it->second);
+  Group &g = groups[it->second];
+  isMember = (g.kind == Group::Loop || g.kind == Group::Reduction) &&
+             c != OpClass::Reduction;
+}
+
+bool KernelGrouper::dependsOn(int from, int target) {
+  if (from == target)
+    return true;
+  SmallVector<int> stack{from};
+  llvm::DenseSet<int> seen{from};
+  while (!stack.empty()) {
+    int g = stack.pop_back_val();
+    for (int d : groups[g].deps) {
+      if (d == target)
+        return true;
+      if (seen.insert(d).second)
+        stack.push_back(d);
+    }
+  }
+  return false;
+}
+
+int KernelGrouper::newGroup(Operation *op, Group::Kind kind,
+                            ArrayRef<int64_t> space) {
+  Group g;
+  g.id = groups.size();
+  g.kind = kind;
+  g.space.assign(space.begin(), space.end());
+  g.firstPosition = position[op];
+  groups.push_back(std::move(g));
+  addMember(groups.back(), op);
+  return groups.back().id;
+}
+
+void KernelGrouper::addMember(Group &g, Operation *op) {
+  g.members.push_back(op);
+  groupOf[op] = g.id;
+  for (Value operand : op->getOperands()) {
+    SmallVector<int> sources;
+    bool isMember;
+    sourcesOf(operand, sources, isMember);
+    for (int s : sources)
+      if (s != g.id)
+        g.deps.insert(s);
+  }
+  if (auto reduce = dyn_cast<ReduceSumOp>(op))
+    g.reduceAxes.assign(reduce.getAxes().begin(), reduce.getAxes().end());
+  if (auto reduce = dyn_cast<ReduceMaxOp>(op))
+    g.reduceAxes.assign(reduce.getAxes().begin(), reduce.getAxes().end());
+}
+
+std::string KernelGrouper::whyNotJoin(Operation *op, Group &g) {
+  if (g.kind != Group::Loop && g.kind != Group::Reduction)
+    return "k" + std::to_string(g.id) + " is not a loop kernel";
+  bool isReduce = classify(op) == OpClass::Reduction;
+  ArrayRef<int64_t> iterShape =
+      isReduce ? shapeOf(op->getOperand(0)) : shapeOf(op->getResult(0));
+  if (iterShape != ArrayRef<int64_t>(g.space))
+    return llvm::formatv("k{0} iterates over {1}, this op over {2}", g.id,
+                         shapeText(g.space), shapeText(iterShape))
+        .str();
+  if (isReduce && g.kind == Group::Reduction) {
+    SmallVector<int64_t> axes;
+    if (auto r = dyn_cast<ReduceSumOp>(op))
+      axes.assign(r.getAxes().begin(), r.getAxes().end());
+    if (auto r = dyn_cast<ReduceMaxOp>(op))
+      axes.assign(r.getAxes().begin(), r.getAxes().end());
+    if (axes != g.reduceAxes)
+      return llvm::formatv("k{0} already reduces over other axes", g.id).str();
+  }
+  for (Value operand : op->getOperands()) {
+    SmallVector<int> sources;
+    bool isMember;
+    sourcesOf(operand, sources, isMember);
+    for (int s : sources) {
+      if (s == g.id) {
+        if (!isMember) {
+          Operation *def = operand.getDefiningOp();
+          if (def && classify(def) == OpClass::Reduction)
+            return llvm::formatv("reads the reduction result of k{0}, final "
+                                 "only after its loop",
+                                 g.id)
+                .str();
+          return llvm::formatv("reads a re-indexed value of k{0}, which "
+                               "must be in memory first",
+                               g.id)
+              .str();
+        }
+        continue;
+      }
+      if (dependsOn(s, g.id))
+        return llvm::formatv("reads k{0}, which depends on k{1}: joining "
+                             "would make a cycle",
+                             s, g.id)
+            .str();
+    }
+  }
+  return "";
+}
+
+void KernelGrouper::run() {
+  Block &body = fn.getBody().front();
+  int pos = 0;
+  for (Operation &op : body)
+    position[&op] = pos++;
+
+  for (Operation &opRef : body) {
+    Operation *op = &opRef;
+    switch (classify(op)) {
+    case OpClass::SplatConstant:
+      reason[op] = "splat constant: cloned into every kernel that reads it";
+      continue;
+    case OpClass::View:
+      reason[op] = "view: absorbed into the kernels that read it";
+      continue;
+    case OpClass::Alias:
+      reason[op] = "reshape: shares its operand's bytes, no kernel";
+      continue;
+    case OpClass::Opaque:
+      if (!isa<func::ReturnOp>(op))
+        reason[op] = "not fused: no kernel form for this op";
+      continue;
+    case OpClass::Library: {
+      int id = newGroup(op, Group::Library, {});
+      reason[op] = llvm::formatv("k{0}: matmul library call (oneDNN)", id);
+      continue;
+    }
+    case OpClass::Special: {
+      int id = newGroup(op, Group::Special, shapeOf(op->getResult(0)));
+      reason[op] =
+          llvm::formatv("k{0}: special kernel, lowered on its own", id);
+      continue;
+    }
+    case OpClass::Elementwise:
+    case OpClass::Reduction:
+      break;
+    }
+
+    // Try the groups of the producers, in operand order.
+    SmallVector<std::string> rejected;
+    llvm::SmallSetVector<int, 4> candidates;
+    for (Value operand : op->getOperands()) {
+      SmallVector<int> sources;
+      bool isMember;
+      sourcesOf(operand, sources, isMember);
+      for (int s : sources)
+        if (groups[s].kind == Group::Loop ||
+            groups[s].kind == Group::Reduction)
+          candidates.insert(s);
+    }
+    int joined = -1;
+    for (int g : candidates) {
+      std::string why = whyNotJoin(op, groups[g]);
+      if (why.empty()) {
+        joined = g;
+        break;
+      }
+      rejected.push_back("not k" + std::to_string(g) + ": " + why);
+    }
+    bool isReduce = classify(op) == OpClass::Reduction;
+    std::string text;
+    if (joined >= 0) {
+      Group &g = groups[joined];
+      addMember(g, op);
+      if (isReduce && g.kind == Group::Loop) {
+        g.kind = Group::Reduction;
+        text = llvm::formatv("k{0}: reduction joins its producers' loop "
+                             "over {1}",
+                             joined, shapeText(g.space));
+      } else {
+        text = llvm::formatv("k{0}: fused with its producer, same iteration "
+                             "shape {1}",
+                             joined, shapeText(g.space));
+      }
+    } else {
+      ArrayRef<int64_t> space =
+          isReduce ? shapeOf(op->getOperand(0)) : shapeOf(op->getResult(0));
+      int id = newGroup(op, isReduce ? Group::Reduction : Group::Loop, space);
+      text = llvm::formatv("k{0}: starts a {1} kernel over {2}", id,
+                           isReduce ? "reduction" : "loop", shapeText(space));
+      if (candidates.empty())
+        text += " (no fusible producer)";
+    }
+    for (const std::string &r : rejected)
+      text += "; " + r;
+    reason[op] = text;
+  }
+  buildRegions();
+}
+
+void KernelGrouper::buildRegions() {
+  Block &body = fn.getBody().front();
+  Operation *ret = body.getTerminator();
+  MLIRContext *ctx = fn.getContext();
+
+  // Everything that is not a member of a group (views, reshapes, constants,
+  // opaque ops) is placed by its own position; groups by their members'.
+  // Order: a topological sort of groups and free ops, earliest original
+  // position first, so the schedule stays close to program order.
+  struct Node {
+    int group = -1;
+    Operation *op = nullptr;
+    int key = 0;
+  };
+  std::vector<Node> nodes;
+  DenseMap<Operation *, int> nodeOf;
+  std::vector<int> groupNode(groups.size(), -1);
+  for (Operation &op : body) {
+    if (&op == ret)
+      continue;
+    auto it = groupOf.find(&op);
+    if (it != groupOf.end()) {
+      int &n = groupNode[it->second];
+      if (n < 0) {
+        n = nodes.size();
+        nodes.push_back({it->second, nullptr, position[&op]});
+      }
+      nodeOf[&op] = n;
+    } else {
+      nodeOf[&op] = nodes.size();
+      nodes.push_back({-1, &op, position[&op]});
+    }
+  }
+  std::vector<llvm::SmallSetVector<int, 4>> succ(nodes.size());
+  std::vector<int> indegree(nodes.size(), 0);
+  for (Operation &op : body) {
+    if (&op == ret)
+      continue;
+    int to = nodeOf[&op];
+    for (Value operand : op.getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def)
+        continue;
+      int from = nodeOf[def];
+      if (from != to && succ[from].insert(to))
+        ++indegree[to];
+    }
+  }
+  using Entry = std::pair<int, int>; // (key, node)
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> ready;
+  for (auto [i, n] : llvm::enumerate(nodes))
+    if (indegree[i] == 0)
+      ready.push({n.key, (int)i});
+  std::vector<int> order;
+  while (!ready.empty()) {
+    int n = ready.top().second;
+    ready.pop();
+    order.push_back(n);
+    for (int s : succ[n])
+      if (--indegree[s] == 0)
+        ready.push({nodes[s].key, s});
+  }
+  assert(order.size() == nodes.size() && "kernel grouping made a cycle");
+
+  // Reasons on the ops that stay outside regions.
+  for (auto &[op, text] : reason)
+    if (!groupOf.count(op) || groups[groupOf[op]].kind == Group::Library)
+      op->setAttr(kFusionAttr, StringAttr::get(ctx, text));
+
+  OpBuilder b(ctx);
+  SmallVector<Operation *> toErase;
+  for (int n : order) {
+    if (nodes[n].op) {
+      nodes[n].op->moveBefore(ret);
+      continue;
+    }
+    Group &g = groups[nodes[n].group];
+    if (g.kind == Group::Library) {
+      g.members.front()->moveBefore(ret);
+      continue;
+    }
+    llvm::SmallPtrSet<Operation *, 16> memberSet(g.members.begin(),
+                                                 g.members.end());
+    // Inputs: values defined outside the group, except splat constants and
+    // views over outside values, which are cloned into the region.
+    llvm::SetVector<Value> inputs;
+    llvm::SetVector<Operation *> clones; // constants and views, in order
+    std::function<void(Value)> collect = [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      if (def && memberSet.count(def))
+        return;
+      if (def && classify(def) == OpClass::SplatConstant) {
+        clones.insert(def);
+        return;
+      }
+      if (def && classify(def) == OpClass::View &&
+          (g.kind == Group::Loop || g.kind == Group::Reduction)) {
+        collect(def->getOperand(0));
+        clones.insert(def);
+        return;
+      }
+      inputs.insert(v);
+    };
+    for (Operation *m : g.members)
+      for (Value operand : m->getOperands())
+        collect(operand);
+    // Outputs: member results used outside the group.
+    SmallVector<Value> outputs;
+    for (Operation *m : g.members)
+      for (Value r : m->getResults())
+        if (llvm::any_of(r.getUsers(), [&](Operation *user) {
+              return !memberSet.count(user);
+            }))
+          outputs.push_back(r);
+
+    b.setInsertionPoint(ret);
+    StringRef kind = g.kind == Group::Loop        ? "loop"
+                     : g.kind == Group::Reduction ? "reduction"
+                                                  : "special";
+    std::string name = llvm::formatv("k{0}", g.id);
+    SmallVector<Location> locs;
+    for (Operation *m : g.members)
+      locs.push_back(m->getLoc());
+    auto fusion = b.create<FusionOp>(
+        FusedLoc::get(ctx, locs), ValueRange(outputs).getTypes(),
+        inputs.getArrayRef(), name, kind);
+    Block *block = b.createBlock(&fusion.getBody());
+    IRMapping map;
+    for (Value in : inputs)
+      map.map(in, block->addArgument(in.getType(), in.getLoc()));
+    b.setInsertionPointToEnd(block);
+    for (Operation *c : clones)
+      b.clone(*c, map);
+    for (Operation *m : g.members) {
+      Operation *copy = b.clone(*m, map);
+      copy->setAttr(kFusionAttr, StringAttr::get(ctx, reason[m]));
+    }
+    SmallVector<Value> yielded;
+    for (Value out : outputs)
+      yielded.push_back(map.lookup(out));
+    b.create<YieldOp>(fusion.getLoc(), yielded);
+    for (auto [out, res] : llvm::zip(outputs, fusion.getResults()))
+      out.replaceUsesWithIf(res, [&](OpOperand &use) {
+        return !memberSet.count(use.getOwner());
+      });
+    for (Operation *m : g.members)
+      toErase.push_back(m);
+  }
+  for (Operation *op : llvm::reverse(toErase))
+    op->erase();
+  // Views and constants now read only inside regions are dead.
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+      if (&op != ret && op.use_empty() &&
+          (classify(&op) == OpClass::SplatConstant ||
+           classify(&op) == OpClass::View || classify(&op) == OpClass::Alias)) {
+        op.erase();
+        changed = true;
+      }
+  }
+  // A view still read outside any kernel (by a matmul, a reshape, the
+  // return) must be materialized: it becomes a copy kernel of its own.
+  for (Operation &op : llvm::make_early_inc_range(body)) {
+    if (classify(&op) != OpClass::View)
+      continue;
+    b.setInsertionPoint(&op);
+    std::string name = llvm::formatv("k{0}", groups.size());
+    groups.push_back({});
+    auto fusion =
+        b.create<FusionOp>(op.getLoc(), op.getResultTypes(),
+                           op.getOperand(0), name, "loop");
+    Block *block = b.createBlock(&fusion.getBody());
+    IRMapping map;
+    map.map(op.getOperand(0),
+            block->addArgument(op.getOperand(0).getType(), op.getLoc()));
+    b.setInsertionPointToEnd(block);
+    Operation *copy = b.clone(op, map);
+    copy->setAttr(kFusionAttr,
+                  StringAttr::get(ctx, name + ": view materialized as a copy "
+                                              "because a non-kernel op reads "
+                                              "it"));
+    b.create<YieldOp>(op.getLoc(), copy->getResults());
+    op.replaceAllUsesWith(fusion->getResults());
+    op.erase();
+  }
+}
+
+class FuseKernelsPass
+    : public sinter::impl::FuseKernelsPassBase<FuseKernelsPass> {
+public:
+  void runOnOperation() override {
+    for (auto fn : getOperation().getOps<func::FuncOp>()) {
+      if (fn.isExternal() || !fn.getBody().hasOneBlock())
+        continue;
+      bool already = false;
+      fn.walk([&](FusionOp) { already = true; });
+      if (already)
+        continue;
+      KernelGrouper(fn).run();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,427 @@
+//===- Executor.cpp - run a step program over its slabs -------------------===//
+//
+// Creation does everything that may allocate or fail for reasons other
+// than a bug (slab allocation, oneDNN primitive creation); run() is a loop
+// over steps that only calls kernels, bound matmuls and memmove. Timing,
+// when asked for, wraps each step in two steady_clock reads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Exec/Executor.h"
+
+#include "runtime/Abi/Random.h"
+#include "runtime/Formats/FileIO.h"
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+
+using namespace sinter::exec;
+using sinter::abi::SlabId;
+using sinter::abi::SlabRef;
+using sinter::formats::HostTensor;
+
+namespace {
+
+// f32 -> bf16/f16 rounding, the same functions as the interpreter's
+// (compiler/Interpreter/Tensor.cpp), which runtime/ may not include.
+
+uint16_t floatToBf16Bits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  if (std::isnan(value))
+    return static_cast<uint16_t>((bits >> 16) | 0x40); // quiet NaN
+  // Round to nearest even on the 16 bits that are dropped.
+  uint32_t rounding = 0x7FFF + ((bits >> 16) & 1);
+  return static_cast<uint16_t>((bits + rounding) >> 16);
+}
+
+uint16_t floatToF16Bits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
+  uint32_t absBits = bits & 0x7FFFFFFF;
+  if (absBits > 0x7F800000) // NaN
+    return sign | 0x7E00;
+  if (absBits >= 0x47800000) // >= 65536: overflows to infinity
+    return sign | 0x7C00;
+  if (absBits < 0x33000000) // < 2^-25: rounds to zero
+    return sign;
+  int exponent = static_cast<int>(absBits >> 23) - 127;
+  uint32_t mantissa = (absBits & 0x7FFFFF) | 0x800000; // with hidden bit
+  // Normal f16 numbers keep 10 mantissa bits; subnormals fewer.
+  int shift = exponent >= -14 ? 13 : 13 + (-14 - exponent);
+  uint32_t kept = mantissa >> shift;
+  uint32_t rest = mantissa & ((1u << shift) - 1);
+  uint32_t half = 1u << (shift - 1);
+  if (rest > half || (rest == half && (kept & 1)))
+    ++kept;
+  if (exponent >= -14) {
+    uint32_t result =
+        (static_cast<uint32_t>(exponent + 15) << 10) + (kept - 0x400);
+    if (result >= 0x7C00)
+      return sign | 0x7C00;
+    return sign | static_cast<uint16_t>(result);
+  }
+  return sign | static_cast<uint16_t>(kept); // subnormal (or smallest normal)
+}
+
+/// Stores `value` rounded to `type` (a float type) at element `k`.
+void storeFloat(void *data, ElementType type, int64_t k, double value) {
+  switch (type) {
+  case ElementType::F64:
+    static_cast<double *>(data)[k] = value;
+    return;
+  case ElementType::F32:
+    static_cast<float *>(data)[k] = static_cast<float>(value);
+    return;
+  case ElementType::BF16:
+    static_cast<uint16_t *>(data)[k] =
+        floatToBf16Bits(static_cast<float>(value));
+    return;
+  case ElementType::F16:
+    static_cast<uint16_t *>(data)[k] =
+        floatToF16Bits(static_cast<float>(value));
+    return;
+  default:
+    return; // the parser only lets float params have an init
+  }
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  return absl::StrFormat("[%s]", absl::StrJoin(shape, ","));
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Creation
+//===----------------------------------------------------------------------===//
+
+Executor::~Executor() {
+  matmuls.clear(); // before the slabs they point into
+  for (int8_t *slab : slabs)
+    std::free(slab);
+}
+
+absl::StatusOr<std::unique_ptr<Executor>>
+Executor::create(StepProgram program, const SinterKernelFn *kernels,
+                 const ExecutorOptions &options) {
+  std::unique_ptr<Executor> ex(new Executor());
+  ex->prog = std::move(program);
+  const StepProgram &prog = ex->prog;
+  for (size_t i = 0; i < prog.kernels.size(); ++i)
+    if (!kernels || !kernels[i])
+      return absl::InvalidArgumentError(
+          absl::StrFormat("kernel %d '%s' has no function in the kernel table",
+                          i, prog.kernels[i].name));
+  ex->kernels = kernels;
+  ex->profiling = options.profile;
+  ex->numThreads = options.threads > 0 ? options.threads : omp_get_num_procs();
+  // oneDNN sizes its primitives for omp_get_max_threads() at creation.
+  omp_set_num_threads(ex->numThreads);
+
+  for (int s = 0; s < sinter::abi::kNumSlabs; ++s) {
+    int64_t bytes = prog.slabBytes[s];
+    // Rounded up to the alignment (aligned_alloc requires it) and never 0,
+    // so that every slab has a distinct non-null base.
+    int64_t padded =
+        (std::max<int64_t>(bytes, 1) + sinter::abi::kBufferAlignment - 1) /
+        sinter::abi::kBufferAlignment * sinter::abi::kBufferAlignment;
+    if (padded < bytes) // overflow
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("slab '%s' of %d bytes is too large",
+                          slabName(static_cast<SlabId>(s)), bytes));
+    auto *base = static_cast<int8_t *>(std::aligned_alloc(
+        sinter::abi::kBufferAlignment, static_cast<size_t>(padded)));
+    if (!base)
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("cannot allocate slab '%s' of %d bytes",
+                          slabName(static_cast<SlabId>(s)), bytes));
+    std::memset(base, 0, static_cast<size_t>(padded));
+    ex->slabs[s] = base;
+    ex->refs[s] = SlabRef{base, base, 0, bytes, 1};
+  }
+  for (const Constant &c : prog.constants)
+    std::memcpy(ex->bufferData(c.buffer), c.bytes.data(), c.bytes.size());
+  for (const Argument &a : prog.arguments)
+    if (a.kind == ArgumentKind::Step)
+      ex->stepBuffer = a.buffer;
+
+  absl::StatusOr<std::unique_ptr<MatmulBackend>> backend =
+      MatmulBackend::create(options.matmul);
+  if (!backend.ok())
+    return backend.status();
+  ex->backend = std::move(*backend);
+  ex->matmuls.resize(prog.steps.size());
+  for (size_t i = 0; i < prog.steps.size(); ++i) {
+    const Step &step = prog.steps[i];
+    if (step.kind != StepKind::Matmul)
+      continue;
+    const MatmulStep &m = step.matmul;
+    auto ptr = [&](int64_t id) {
+      return id < 0 ? nullptr : static_cast<float *>(ex->bufferData(id));
+    };
+    absl::StatusOr<std::unique_ptr<BoundMatmul>> bound = ex->backend->bind(
+        prog.matmulDesc(m), ptr(m.lhs), ptr(m.rhs), ptr(m.bias), ptr(m.out));
+    if (!bound.ok())
+      return absl::Status(
+          bound.status().code(),
+          absl::StrFormat("step %d (matmul): %s", i, bound.status().message()));
+    ex->matmuls[i] = std::move(*bound);
+  }
+  ex->prof.perKernelSeconds.assign(prog.kernels.size(), 0);
+  ex->prof.perKernelCalls.assign(prog.kernels.size(), 0);
+  return ex;
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+void Executor::runKernel(int64_t index) {
+  SinterKernelFn fn = kernels[index];
+  const SlabRef *r = refs.data();
+  int64_t extent = prog.kernels[index].extent;
+  int64_t chunks = std::min<int64_t>(numThreads, extent);
+  if (chunks <= 1) {
+    fn(&r[0], &r[1], &r[2], &r[3], &r[4], 0, extent);
+    return;
+  }
+  // Contiguous chunks whose sizes differ by at most one; computed without
+  // extent * c, which could overflow for a huge extent.
+  int64_t base = extent / chunks, rest = extent % chunks;
+#pragma omp parallel for num_threads(static_cast <int>(chunks))                \
+    schedule(static, 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    int64_t begin = c * base + std::min(c, rest);
+    int64_t end = begin + base + (c < rest ? 1 : 0);
+    fn(&r[0], &r[1], &r[2], &r[3], &r[4], begin, end);
+  }
+}
+
+absl::Status Executor::run() {
+  using Clock = std::chrono::steady_clock;
+  // Another caller may have changed the calling thread's OpenMP setting.
+  omp_set_num_threads(numThreads);
+  Clock::time_point runStart;
+  if (profiling)
+    runStart = Clock::now();
+  for (size_t i = 0; i < prog.steps.size(); ++i) {
+    const Step &step = prog.steps[i];
+    Clock::time_point start;
+    if (profiling)
+      start = Clock::now();
+    switch (step.kind) {
+    case StepKind::Kernel:
+      runKernel(step.kernel);
+      break;
+    case StepKind::Matmul:
+      if (absl::Status s = matmuls[i]->run(); !s.ok())
+        return absl::Status(
+            s.code(), absl::StrFormat("step %d (matmul): %s", i, s.message()));
+      break;
+    case StepKind::Copy:
+      // memmove: the parser allows src and dst to overlap.
+      std::memmove(bufferData(step.dst), bufferData(step.src),
+                   static_cast<size_t>(prog.buffers[step.src].bytes));
+      break;
+    }
+    if (!profiling)
+      continue;
+    double seconds = secondsSince(start);
+    switch (step.kind) {
+    case StepKind::Kernel:
+      prof.kernelSeconds += seconds;
+      prof.perKernelSeconds[step.kernel] += seconds;
+      ++prof.perKernelCalls[step.kernel];
+      break;
+    case StepKind::Matmul:
+      prof.matmulSeconds += seconds;
+      break;
+    case StepKind::Copy:
+      prof.copySeconds += seconds;
+      break;
+    }
+  }
+  if (profiling) {
+    prof.totalSeconds += secondsSince(runStart);
+    ++prof.runs;
+  }
+  return absl::OkStatus();
+}
+
+void Executor::setStep(int64_t step) {
+  if (stepBuffer >= 0)
+    std::memcpy(bufferData(stepBuffer), &step, sizeof(step));
+}
+
+int64_t Executor::step() const {
+  int64_t value = 0;
+  if (stepBuffer >= 0)
+    std::memcpy(&value, bufferData(stepBuffer), sizeof(value));
+  return value;
+}
+
+void *Executor::bufferData(int64_t id) {
+  const Buffer &b = prog.buffers[id];
+  return slabs[static_cast<int>(b.slab)] + b.offset;
+}
+
+const void *Executor::bufferData(int64_t id) const {
+  const Buffer &b = prog.buffers[id];
+  return slabs[static_cast<int>(b.slab)] + b.offset;
+}
+
+//===----------------------------------------------------------------------===//
+// State in and out
+//===----------------------------------------------------------------------===//
+
+HostTensor Executor::readBuffer(int64_t id) const {
+  const Buffer &b = prog.buffers[id];
+  HostTensor t;
+  t.dtype = toDType(b.type);
+  t.shape = b.shape;
+  const auto *data = static_cast<const uint8_t *>(bufferData(id));
+  t.data.assign(data, data + b.bytes);
+  return t;
+}
+
+absl::Status Executor::writeBuffer(int64_t id, const HostTensor &tensor,
+                                   std::string_view what) {
+  const Buffer &b = prog.buffers[id];
+  if (tensor.dtype != toDType(b.type) || tensor.shape != b.shape)
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: given %s %s, expected %s %s", what,
+        formats::dtypeName(tensor.dtype), shapeText(tensor.shape),
+        formats::dtypeName(toDType(b.type)), shapeText(b.shape)));
+  if (static_cast<int64_t>(tensor.data.size()) != b.bytes)
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: given %d bytes, expected %d", what, tensor.data.size(), b.bytes));
+  std::memcpy(bufferData(id), tensor.data.data(), tensor.data.size());
+  return absl::OkStatus();
+}
+
+absl::Status Executor::initializeParameter(const Argument &argument) {
+  if (!argument.init)
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "parameter '%s' has no initializer and no given value", argument.name));
+  const Buffer &b = prog.buffers[argument.buffer];
+  const Initializer &init = *argument.init;
+  // The stream is the FNV-1a hash of the name (docs/Random.md), so values
+  // do not depend on the order parameters are declared in.
+  uint64_t key =
+      random::key(prog.seed, random::nameHash(argument.name.c_str()));
+  void *data = bufferData(argument.buffer);
+  for (int64_t k = 0; k < b.numElements; ++k) {
+    double value = 0;
+    switch (init.dist) {
+    case Initializer::Dist::Normal:
+      value = init.value * random::normal(key, k);
+      break;
+    case Initializer::Dist::Uniform:
+      value = init.value * (2.0 * random::uniform53(key, k) - 1.0);
+      break;
+    case Initializer::Dist::Constant:
+      value = init.value;
+      break;
+    }
+    storeFloat(data, b.type, k, value);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Executor::initializeParameters() {
+  for (const Argument &a : prog.arguments)
+    if (a.kind == ArgumentKind::Param)
+      if (absl::Status s = initializeParameter(a); !s.ok())
+        return s;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>>
+Executor::setArguments(const sinter::formats::SafeTensorsFile &file) {
+  std::vector<std::string> unused;
+  for (const auto &[name, tensor] : file.tensors) {
+    const Argument *a = prog.findArgument(name);
+    if (!a) {
+      unused.push_back(name);
+      continue;
+    }
+    absl::Status s =
+        writeBuffer(a->buffer, tensor,
+                    absl::StrFormat("%s argument %s", argumentKindName(a->kind),
+                                    formats::quoteForMessage(name)));
+    if (!s.ok())
+      return s;
+  }
+  return unused;
+}
+
+HostTensor Executor::readResult(const Result &result) const {
+  if (result.kind == ResultKind::Param || result.kind == ResultKind::OptState)
+    if (const Argument *a = prog.findArgument(result.name))
+      return readBuffer(a->buffer);
+  return readBuffer(result.buffer);
+}
+
+sinter::formats::SafeTensorsFile Executor::readResults() const {
+  formats::SafeTensorsFile file;
+  for (const Result &r : prog.results)
+    file.tensors.push_back({r.name, readResult(r)});
+  return file;
+}
+
+//===----------------------------------------------------------------------===//
+// Profile
+//===----------------------------------------------------------------------===//
+
+std::string Executor::formatProfile(int topKernels) const {
+  const Profile &p = prof;
+  if (p.runs == 0)
+    return "profile: no runs recorded\n";
+  double perRun = 1e3 / static_cast<double>(p.runs);
+  auto pct = [&](double s) {
+    return p.totalSeconds > 0 ? 100.0 * s / p.totalSeconds : 0.0;
+  };
+  std::string out =
+      absl::StrFormat("profile: %d runs, %d threads, %.3f ms/run\n", p.runs,
+                      numThreads, p.totalSeconds * perRun);
+  double other =
+      p.totalSeconds - p.matmulSeconds - p.kernelSeconds - p.copySeconds;
+  for (auto [name, s] : {std::pair{"matmul", p.matmulSeconds},
+                         {"kernels", p.kernelSeconds},
+                         {"copies", p.copySeconds},
+                         {"overhead", std::max(other, 0.0)}})
+    out += absl::StrFormat("  %-9s %10.3f ms/run %6.2f%%\n", name, s * perRun,
+                           pct(s));
+  out += absl::StrFormat("  outside matmuls: %.2f%%\n",
+                         pct(p.totalSeconds - p.matmulSeconds));
+  std::vector<size_t> order(p.perKernelSeconds.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return p.perKernelSeconds[a] > p.perKernelSeconds[b];
+  });
+  if (order.size() > static_cast<size_t>(topKernels))
+    order.resize(topKernels);
+  if (!order.empty())
+    out += "  top kernels:\n";
+  for (size_t k : order)
+    out += absl::StrFormat("    %-40s %10.3f ms/run %6.2f%% (extent %d)\n",
+                           prog.kernels[k].name, p.perKernelSeconds[k] * perRun,
+                           pct(p.perKernelSeconds[k]), prog.kernels[k].extent);
+  return out;
+}

@@ -1,0 +1,127 @@
+//===- Matmul.h - f32 batched matmul steps through oneDNN -----------------===//
+//
+// The `matmul` step of a step program (docs/StepProgram.md):
+//
+//   out = activation(alpha * op(lhs) @ op(rhs) + bias)
+//
+//   lhs  [lb..., M, K]  (stored [lb..., K, M] when transposeLhs)
+//   rhs  [rb..., K, N]  (stored [rb..., N, K] when transposeRhs)
+//   bias [N]            optional, added to every row
+//   out  [ob..., M, N]  ob = numpy broadcast of lb and rb (ranks aligned by
+//                       leading 1s), with out's rank = max(lhs, rhs rank)
+//
+// Three layers:
+//
+//   - analyzeMatmul checks a shape description and derives M, K, N and the
+//     aligned batch shapes. The step-program parser uses it, so every matmul
+//     that reaches the backend is already known to be consistent.
+//   - MatmulBackend turns a description plus four fixed pointers into a
+//     BoundMatmul: oneDNN primitive(s) and memory objects created once, at
+//     program load, so the step loop only calls run(). Primitives are cached
+//     by a key of dims, strides and flags (creating one costs ~1 ms; a
+//     transformer repeats the same few shapes per layer).
+//   - referenceMatmul: naive loops in double, the twin the tests compare
+//     the backend against (STYLE.md rule 10).
+//
+// No oneDNN type appears here: callers (and tests compiled with LLVM's
+// flags, e.g. -fno-exceptions) never see dnnl.hpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SINTER_RUNTIME_EXEC_MATMUL_H
+#define SINTER_RUNTIME_EXEC_MATMUL_H
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace sinter::exec {
+
+enum class Activation { None, Relu, GeluErf, GeluTanh };
+
+/// "none", "relu", "gelu_erf", "gelu_tanh".
+std::string_view activationName(Activation activation);
+std::optional<Activation> parseActivation(std::string_view name);
+
+/// One matmul as the step program states it: shapes as stored.
+struct MatmulDesc {
+  std::vector<int64_t> lhsShape, rhsShape, outShape;
+  bool transposeLhs = false;
+  bool transposeRhs = false;
+  float alpha = 1.0f;
+  bool hasBias = false;
+  std::vector<int64_t> biasShape; // meaningful only with hasBias
+  Activation activation = Activation::None;
+};
+
+/// What analyzeMatmul derives. The batch vectors all have the out's batch
+/// rank; lhsBatch/rhsBatch are padded with leading 1s.
+struct MatmulGeometry {
+  int64_t m = 0, k = 0, n = 0;
+  std::vector<int64_t> outBatch, lhsBatch, rhsBatch;
+  int64_t batchCount = 1; // product of outBatch
+};
+
+/// Checks ranks (>= 2), K, batch broadcasting, out's shape and bias [N].
+/// Messages name the operand ("rhs K=12 does not match lhs K=13") and leave
+/// the step index to the caller.
+absl::StatusOr<MatmulGeometry> analyzeMatmul(const MatmulDesc &desc);
+
+/// The reference: every output element accumulated in double, then alpha,
+/// bias and the activation in double, rounded to f32 once. `bias` may be
+/// null when !desc.hasBias.
+absl::Status referenceMatmul(const MatmulDesc &desc, const float *lhs,
+                             const float *rhs, const float *bias, float *out);
+
+/// A matmul bound to its buffers: run() computes it (on the OpenMP threads
+/// oneDNN sees, omp_get_max_threads()).
+class BoundMatmul {
+public:
+  virtual ~BoundMatmul() = default;
+  virtual absl::Status run() = 0;
+  /// How the backend split the matmul, for tests and profiles, e.g.
+  /// "2d M=7 K=13 N=5" or "loop 6 x 2d".
+  virtual std::string_view plan() const = 0;
+};
+
+struct MatmulBackendOptions {
+  /// Never hand oneDNN a batch of rank > 1 with broadcasting; loop over the
+  /// batch with one 2-d primitive instead. The backend falls back to this
+  /// by itself when oneDNN rejects a batched primitive; tests force it so
+  /// the fallback is exercised on a library that never rejects.
+  bool forceBatchLoop = false;
+};
+
+/// Owns the oneDNN CPU engine and stream and the primitive cache. Not
+/// thread-safe: one executor, one backend.
+class MatmulBackend {
+public:
+  static absl::StatusOr<std::unique_ptr<MatmulBackend>>
+  create(const MatmulBackendOptions &options = {});
+  ~MatmulBackend();
+
+  /// Creates (or reuses) the primitive for `desc` and binds it to the
+  /// pointers, which must stay valid for the BoundMatmul's lifetime.
+  /// `bias` is ignored (may be null) when !desc.hasBias.
+  absl::StatusOr<std::unique_ptr<BoundMatmul>>
+  bind(const MatmulDesc &desc, const float *lhs, const float *rhs,
+       const float *bias, float *out);
+
+  /// Distinct primitives created so far.
+  int64_t numCachedPrimitives() const;
+
+  struct Impl;
+
+private:
+  explicit MatmulBackend(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace sinter::exec
+
+#endif // SINTER_RUNTIME_EXEC_MATMUL_H

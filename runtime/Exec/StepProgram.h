@@ -1,0 +1,145 @@
+//===- StepProgram.h - the step program as plain structs ------------------===//
+//
+// The JSON step program sinterc embeds in its object file
+// (docs/StepProgram.md), parsed once into plain structs. Parsing validates
+// everything the executor will rely on, so that running a parsed program can
+// never read or write outside a slab:
+//
+//   - every id (buffer, kernel) is in range, every object has exactly the
+//     documented members (an unknown one is an error: it is usually a typo);
+//   - offset + bytes fit the slab; offsets are 64-aligned, except for views
+//     (an unaligned buffer must lie inside an aligned buffer of its slab);
+//   - bytes = product(shape) x element size, overflow-checked;
+//   - matmul operands are f32 and their shapes agree (analyzeMatmul), and
+//     out does not overlap an input; copies move equal byte counts;
+//   - arguments and results have unique names, the step argument is an i64
+//     scalar, metrics are scalars, and each param/opt_state result has an
+//     argument of the same name, kind, dtype and shape (the state contract);
+//   - constants are constants-slab buffers with exactly 2 x bytes lowercase
+//     hex digits.
+//
+// Every error is one line naming the place: "step 4 (matmul): ...",
+// "buffer 3 'wte': ...". Malformed input never crashes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SINTER_RUNTIME_EXEC_STEPPROGRAM_H
+#define SINTER_RUNTIME_EXEC_STEPPROGRAM_H
+
+#include "runtime/Abi/KernelAbi.h"
+#include "runtime/Exec/Matmul.h"
+#include "runtime/Formats/HostTensor.h"
+
+#include "absl/status/statusor.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sinter::exec {
+
+/// The dtypes a buffer may have. I1 is one byte per element.
+enum class ElementType { F32, F64, F16, BF16, I64, I32, I8, I1 };
+
+std::string_view elementTypeName(ElementType type); // "f32", ...
+int64_t elementByteSize(ElementType type);
+/// The safetensors dtype used when a buffer is read or written by name.
+formats::DType toDType(ElementType type);
+
+/// "arena", "params", "opt_state", "io", "constants".
+std::string_view slabName(abi::SlabId slab);
+
+struct Buffer {
+  int64_t id = 0;
+  std::string name; // may be empty
+  abi::SlabId slab = abi::SlabId::Arena;
+  int64_t offset = 0; // bytes into the slab
+  ElementType type = ElementType::F32;
+  std::vector<int64_t> shape;
+  std::string category; // for reports; may be empty
+  int64_t bytes = 0;    // product(shape) x element size
+  int64_t numElements = 0;
+};
+
+enum class ArgumentKind { Param, OptState, Input, Step };
+enum class ResultKind { Metric, Param, OptState, Tensor };
+std::string_view argumentKindName(ArgumentKind kind);
+std::string_view resultKindName(ResultKind kind);
+
+/// A parameter initializer (the sgraph.init attribute).
+struct Initializer {
+  enum class Dist { Normal, Uniform, Constant };
+  Dist dist = Dist::Constant;
+  double value = 0; // std, bound or value
+};
+
+struct Argument {
+  std::string name;
+  ArgumentKind kind = ArgumentKind::Input;
+  int64_t buffer = 0;
+  std::optional<Initializer> init; // params only
+};
+
+struct Result {
+  std::string name;
+  ResultKind kind = ResultKind::Tensor;
+  int64_t buffer = 0;
+};
+
+struct Constant {
+  int64_t buffer = 0;
+  std::vector<uint8_t> bytes; // decoded from hex, exactly the buffer's bytes
+};
+
+struct Kernel {
+  std::string name;
+  std::string symbol; // the object's symbol, for messages (optional)
+  int64_t extent = 1; // >= 1
+};
+
+enum class StepKind { Kernel, Matmul, Copy };
+std::string_view stepKindName(StepKind kind);
+
+struct MatmulStep {
+  int64_t lhs = 0, rhs = 0, out = 0;
+  int64_t bias = -1; // -1: none
+  bool transposeLhs = false, transposeRhs = false;
+  double alpha = 1.0;
+  Activation activation = Activation::None;
+};
+
+struct Step {
+  StepKind kind = StepKind::Kernel;
+  int64_t kernel = 0;       // Kernel
+  MatmulStep matmul;        // Matmul
+  int64_t src = 0, dst = 0; // Copy
+};
+
+struct StepProgram {
+  int64_t version = 1;
+  std::string function;
+  uint64_t seed = 0; // the JSON int64, reinterpreted like the interpreter
+  std::array<int64_t, abi::kNumSlabs> slabBytes{};
+  std::vector<Buffer> buffers;
+  std::vector<Argument> arguments;
+  std::vector<Result> results;
+  std::vector<Constant> constants;
+  std::vector<Kernel> kernels;
+  std::vector<Step> steps;
+
+  /// The MatmulDesc of a (validated) matmul step.
+  MatmulDesc matmulDesc(const MatmulStep &step) const;
+  const Argument *findArgument(std::string_view name) const;
+  const Result *findResult(std::string_view name) const;
+};
+
+/// Parses and validates `json`. Errors are InvalidArgument, one line, and
+/// start with "step program: ".
+absl::StatusOr<StepProgram> parseStepProgram(std::string_view json);
+
+} // namespace sinter::exec
+
+#endif // SINTER_RUNTIME_EXEC_STEPPROGRAM_H

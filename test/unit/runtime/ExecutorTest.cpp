@@ -1,0 +1,347 @@
+//===- ExecutorTest.cpp - running a hand-written step program -------------===//
+//
+// A small program with hand-written kernels (KernelAbi signature, reading
+// and writing through slab base + offset and honouring [begin, end)), a
+// matmul and a copy:
+//
+//   x2   = 2 * x + step            kernel "scale" (extent 6)
+//   y    = gelu_tanh(x2 @ w + b)   matmul, x2 (2,3), w (3,4), b (4)
+//   z    = y                       copy
+//   loss = sum(z)                  kernel "sum" (extent 1)
+//   cover[i] += 1 for i in range   kernel "cover" (extent 7)
+//
+// Checked: the values against an independent computation, that 1 and 2
+// threads give identical bytes, how kernels are split, parameter
+// initialization against numbers computed here from Random.h, and loading
+// arguments by name.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Exec/Executor.h"
+
+#include "runtime/Abi/Random.h"
+
+#include "gtest/gtest.h"
+
+#include <cstring>
+#include <fstream>
+#include <mutex>
+
+using namespace sinter;
+using namespace sinter::exec;
+using sinter::abi::SlabRef;
+
+namespace {
+
+// Byte offsets, as in the program below.
+constexpr int64_t kX = 0, kStep = 64, kLoss = 128;          // io
+constexpr int64_t kX2 = 0, kY = 64, kZ = 128, kCover = 192; // arena
+constexpr int64_t kW = 0, kE = 64, kD = 128;                // params
+
+constexpr const char *kProgram = R"({
+  "version": 1, "function": "train_step", "seed": 42,
+  "slabs": {"arena": 256, "params": 192, "opt_state": 64, "io": 192,
+            "constants": 64},
+  "buffers": [
+    {"id": 0, "name": "x", "slab": "io", "offset": 0, "dtype": "f32",
+     "shape": [2, 3]},
+    {"id": 1, "name": "step", "slab": "io", "offset": 64, "dtype": "i64",
+     "shape": []},
+    {"id": 2, "name": "loss", "slab": "io", "offset": 128, "dtype": "f32",
+     "shape": []},
+    {"id": 3, "name": "x2", "slab": "arena", "offset": 0, "dtype": "f32",
+     "shape": [2, 3]},
+    {"id": 4, "name": "y", "slab": "arena", "offset": 64, "dtype": "f32",
+     "shape": [2, 4]},
+    {"id": 5, "name": "z", "slab": "arena", "offset": 128, "dtype": "f32",
+     "shape": [2, 4]},
+    {"id": 6, "name": "cover", "slab": "arena", "offset": 192,
+     "dtype": "i32", "shape": [7]},
+    {"id": 7, "name": "w", "slab": "params", "offset": 0, "dtype": "f32",
+     "shape": [3, 4]},
+    {"id": 8, "name": "e", "slab": "params", "offset": 64, "dtype": "bf16",
+     "shape": [5]},
+    {"id": 9, "name": "d", "slab": "params", "offset": 128, "dtype": "f64",
+     "shape": [3]},
+    {"id": 10, "name": "b", "slab": "constants", "offset": 0,
+     "dtype": "f32", "shape": [4]},
+    {"id": 11, "name": "m", "slab": "opt_state", "offset": 0,
+     "dtype": "f32", "shape": [2]}],
+  "arguments": [
+    {"name": "w", "kind": "param", "buffer": 7,
+     "init": {"dist": "uniform", "bound": 0.5}},
+    {"name": "e", "kind": "param", "buffer": 8,
+     "init": {"dist": "normal", "std": 1.0}},
+    {"name": "d", "kind": "param", "buffer": 9,
+     "init": {"dist": "constant", "value": 0.1}},
+    {"name": "m", "kind": "opt_state", "buffer": 11},
+    {"name": "x", "kind": "input", "buffer": 0},
+    {"name": "step", "kind": "step", "buffer": 1}],
+  "results": [
+    {"name": "loss", "kind": "metric", "buffer": 2},
+    {"name": "w", "kind": "param", "buffer": 7},
+    {"name": "y", "kind": "tensor", "buffer": 4}],
+  "constants": [{"buffer": 10, "hex": "0000803f000000bf0000000000002040"}],
+  "kernels": [{"name": "scale", "extent": 6}, {"name": "sum", "extent": 1},
+              {"name": "cover", "extent": 7}],
+  "steps": [
+    {"op": "kernel", "kernel": 0},
+    {"op": "matmul", "lhs": 3, "rhs": 7, "out": 4, "bias": 10,
+     "activation": "gelu_tanh"},
+    {"op": "copy", "src": 4, "dst": 5},
+    {"op": "kernel", "kernel": 1},
+    {"op": "kernel", "kernel": 2}]
+})";
+constexpr float kBias[] = {1.0f, -0.5f, 0.0f, 2.5f}; // the hex above
+
+template <typename T> T *at(const SlabRef *slab, int64_t offset) {
+  return reinterpret_cast<T *>(slab->aligned + slab->offset + offset);
+}
+
+void scaleKernel(const SlabRef *arena, const SlabRef *, const SlabRef *,
+                 const SlabRef *io, const SlabRef *, int64_t begin,
+                 int64_t end) {
+  float step = static_cast<float>(*at<int64_t>(io, kStep));
+  for (int64_t i = begin; i < end; ++i)
+    at<float>(arena, kX2)[i] = 2 * at<float>(io, kX)[i] + step;
+}
+
+void sumKernel(const SlabRef *arena, const SlabRef *, const SlabRef *,
+               const SlabRef *io, const SlabRef *, int64_t begin, int64_t end) {
+  ASSERT_EQ(begin, 0); // extent 1: called once with [0, 1)
+  ASSERT_EQ(end, 1);
+  float sum = 0;
+  for (int i = 0; i < 8; ++i)
+    sum += at<float>(arena, kZ)[i];
+  *at<float>(io, kLoss) = sum;
+}
+
+std::mutex rangesMutex;
+std::vector<std::pair<int64_t, int64_t>> coverRanges;
+
+void coverKernel(const SlabRef *arena, const SlabRef *, const SlabRef *,
+                 const SlabRef *, const SlabRef *, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i)
+    ++at<int32_t>(arena, kCover)[i];
+  std::lock_guard<std::mutex> lock(rangesMutex);
+  coverRanges.push_back({begin, end});
+}
+
+const SinterKernelFn kKernels[] = {scaleKernel, sumKernel, coverKernel};
+
+std::unique_ptr<Executor> makeExecutor(int threads) {
+  absl::StatusOr<StepProgram> program = parseStepProgram(kProgram);
+  EXPECT_TRUE(program.ok()) << program.status();
+  ExecutorOptions options;
+  options.threads = threads;
+  options.profile = true;
+  absl::StatusOr<std::unique_ptr<Executor>> ex =
+      Executor::create(std::move(*program), kKernels, options);
+  EXPECT_TRUE(ex.ok()) << ex.status();
+  return std::move(*ex);
+}
+
+formats::HostTensor f32Tensor(std::vector<int64_t> shape,
+                              const std::vector<float> &values) {
+  formats::HostTensor t;
+  t.dtype = formats::DType::F32;
+  t.shape = std::move(shape);
+  t.data.resize(values.size() * 4);
+  std::memcpy(t.data.data(), values.data(), t.data.size());
+  return t;
+}
+
+std::vector<float> floats(const Executor &ex, int64_t id) {
+  const Buffer &b = ex.program().buffers[id];
+  std::vector<float> v(b.numElements);
+  std::memcpy(v.data(), ex.bufferData(id), b.bytes);
+  return v;
+}
+
+const std::vector<float> kXValues = {0.5f, -1, 0.25f, 2, 0, -0.75f};
+
+/// Inits params, sets x, runs one step with counter `step`.
+void runOnce(Executor &ex, int64_t step) {
+  ASSERT_TRUE(ex.initializeParameters().ok());
+  formats::SafeTensorsFile in;
+  in.tensors.push_back({"x", f32Tensor({2, 3}, kXValues)});
+  absl::StatusOr<std::vector<std::string>> unused = ex.setArguments(in);
+  ASSERT_TRUE(unused.ok()) << unused.status();
+  EXPECT_TRUE(unused->empty());
+  ex.setStep(step);
+  ASSERT_TRUE(ex.run().ok());
+}
+
+TEST(ExecutorTest, ComputesTheProgram) {
+  std::unique_ptr<Executor> ex = makeExecutor(2);
+  ASSERT_TRUE(ex);
+  runOnce(*ex, 3);
+
+  // x2 = 2x + 3, exact in f32.
+  std::vector<float> x2 = floats(*ex, 3);
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(x2[i], 2 * kXValues[i] + 3);
+  // y against the reference matmul on the same (initialized) w.
+  MatmulDesc desc = ex->program().matmulDesc(ex->program().steps[1].matmul);
+  std::vector<float> w = floats(*ex, 7), want(8);
+  ASSERT_TRUE(
+      referenceMatmul(desc, x2.data(), w.data(), kBias, want.data()).ok());
+  std::vector<float> y = floats(*ex, 4), z = floats(*ex, 5);
+  for (int i = 0; i < 8; ++i)
+    EXPECT_NEAR(y[i], want[i], 1e-5 * (std::fabs(want[i]) + 1)) << i;
+  EXPECT_EQ(y, z); // the copy
+  float sum = 0;
+  for (float v : z)
+    sum += v;
+  EXPECT_EQ(floats(*ex, 2)[0], sum);
+  EXPECT_EQ(ex->step(), 3);
+
+  // Results by name; "w" reads the argument buffer (the state contract).
+  formats::SafeTensorsFile out = ex->readResults();
+  ASSERT_EQ(out.tensors.size(), 3u);
+  EXPECT_EQ(out.tensors[0].first, "loss");
+  EXPECT_EQ(out.tensors[1].second, ex->readBuffer(7));
+  EXPECT_EQ(out.tensors[2].second.shape, (std::vector<int64_t>{2, 4}));
+
+  std::string profile = ex->formatProfile();
+  EXPECT_NE(profile.find("matmul"), std::string::npos) << profile;
+  EXPECT_NE(profile.find("scale"), std::string::npos) << profile;
+  EXPECT_EQ(ex->profile().runs, 1);
+  EXPECT_EQ(ex->profile().perKernelCalls[0], 1);
+}
+
+TEST(ExecutorTest, ThreadCountDoesNotChangeBytes) {
+  std::unique_ptr<Executor> one = makeExecutor(1), two = makeExecutor(2);
+  ASSERT_TRUE(one && two);
+  for (int step = 0; step < 3; ++step) {
+    runOnce(*one, step);
+    runOnce(*two, step);
+  }
+  for (int s = 0; s < sinter::abi::kNumSlabs; ++s) {
+    const SlabRef &a = one->slabRef(static_cast<sinter::abi::SlabId>(s));
+    const SlabRef &b = two->slabRef(static_cast<sinter::abi::SlabId>(s));
+    ASSERT_EQ(a.size, b.size);
+    EXPECT_EQ(std::memcmp(a.aligned, b.aligned, a.size), 0) << "slab " << s;
+  }
+}
+
+TEST(ExecutorTest, KernelRangesCoverTheExtentOnce) {
+  for (int threads : {1, 2, 3, 16}) {
+    std::unique_ptr<Executor> ex = makeExecutor(threads);
+    ASSERT_TRUE(ex);
+    coverRanges.clear();
+    runOnce(*ex, 0);
+    const auto *cover = static_cast<const int32_t *>(ex->bufferData(6));
+    for (int i = 0; i < 7; ++i)
+      EXPECT_EQ(cover[i], 1) << "threads " << threads << " index " << i;
+    // min(threads, extent) contiguous chunks.
+    EXPECT_EQ(coverRanges.size(), static_cast<size_t>(std::min(threads, 7)));
+    for (auto [begin, end] : coverRanges)
+      EXPECT_LT(begin, end);
+  }
+}
+
+// The values are recomputed here from Random.h and the docs/Random.md
+// formulas; bf16 rounding is round-to-nearest-even done with integers.
+TEST(ExecutorTest, InitializesParametersLikeTheInterpreter) {
+  std::unique_ptr<Executor> ex = makeExecutor(1);
+  ASSERT_TRUE(ex);
+  ASSERT_TRUE(ex->initializeParameters().ok());
+
+  uint64_t wKey = random::key(42, random::nameHash("w"));
+  std::vector<float> w = floats(*ex, 7);
+  for (int k = 0; k < 12; ++k)
+    EXPECT_EQ(w[k], static_cast<float>(
+                        0.5 * (2.0 * random::uniform53(wKey, k) - 1.0)))
+        << k;
+  EXPECT_NE(w[0], w[1]);
+
+  uint64_t eKey = random::key(42, random::nameHash("e"));
+  const auto *e = static_cast<const uint16_t *>(ex->bufferData(8));
+  for (int k = 0; k < 5; ++k) {
+    float f = static_cast<float>(1.0 * random::normal(eKey, k));
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    uint32_t lsb = (bits >> 16) & 1;
+    EXPECT_EQ(e[k], static_cast<uint16_t>((bits + 0x7FFF + lsb) >> 16)) << k;
+  }
+
+  const auto *d = static_cast<const double *>(ex->bufferData(9));
+  for (int k = 0; k < 3; ++k)
+    EXPECT_EQ(d[k], 0.1);
+  // The opt_state slab is untouched: zero.
+  EXPECT_EQ(floats(*ex, 11), (std::vector<float>{0, 0}));
+}
+
+TEST(ExecutorTest, SetArgumentsChecksDtypeAndShape) {
+  std::unique_ptr<Executor> ex = makeExecutor(1);
+  ASSERT_TRUE(ex);
+  formats::SafeTensorsFile in;
+  in.tensors.push_back({"x", f32Tensor({3, 2}, kXValues)});
+  absl::StatusOr<std::vector<std::string>> r = ex->setArguments(in);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "input argument 'x': given F32 [3,2], expected F32 [2,3]");
+
+  in.tensors[0].second.dtype = formats::DType::I32;
+  in.tensors[0].second.shape = {2, 3};
+  r = ex->setArguments(in);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "input argument 'x': given I32 [2,3], expected F32 [2,3]");
+
+  in.tensors[0] = {"unknown", f32Tensor({1}, {1})};
+  r = ex->setArguments(in);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, std::vector<std::string>{"unknown"});
+}
+
+TEST(ExecutorTest, ParameterWithoutInit) {
+  absl::StatusOr<StepProgram> program = parseStepProgram(kProgram);
+  ASSERT_TRUE(program.ok());
+  program->arguments[0].init.reset();
+  auto ex = Executor::create(std::move(*program), kKernels);
+  ASSERT_TRUE(ex.ok());
+  absl::Status s = (*ex)->initializeParameters();
+  EXPECT_EQ(s.message(), "parameter 'w' has no initializer and no given value");
+}
+
+TEST(ExecutorTest, MissingKernelFunction) {
+  absl::StatusOr<StepProgram> program = parseStepProgram(kProgram);
+  ASSERT_TRUE(program.ok());
+  const SinterKernelFn partial[] = {scaleKernel, nullptr, coverKernel};
+  auto ex = Executor::create(std::move(*program), partial);
+  ASSERT_FALSE(ex.ok());
+  EXPECT_EQ(ex.status().message(),
+            "kernel 1 'sum' has no function in the kernel table");
+}
+
+TEST(ExecutorTest, SlabsAreAlignedAndDescribed) {
+  std::unique_ptr<Executor> ex = makeExecutor(1);
+  ASSERT_TRUE(ex);
+  for (int s = 0; s < sinter::abi::kNumSlabs; ++s) {
+    const SlabRef &r = ex->slabRef(static_cast<sinter::abi::SlabId>(s));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(r.aligned) % 64, 0u);
+    EXPECT_EQ(r.allocated, r.aligned);
+    EXPECT_EQ(r.offset, 0);
+    EXPECT_EQ(r.stride, 1);
+    EXPECT_EQ(r.size, ex->program().slabBytes[s]);
+  }
+  // Constants are filled at creation.
+  EXPECT_EQ(floats(*ex, 10),
+            std::vector<float>(std::begin(kBias), std::end(kBias)));
+}
+
+// The link line sinterc -o uses is generated with the libraries.
+TEST(RuntimeLinkTest, LinkFileExists) {
+  std::ifstream file(SINTER_RUNTIME_LINK_FILE);
+  ASSERT_TRUE(file.good()) << SINTER_RUNTIME_LINK_FILE;
+  std::string line;
+  std::getline(file, line);
+  EXPECT_NE(line.find("libSinterStepMain.a"), std::string::npos) << line;
+  EXPECT_NE(line.find("libSinterRuntime.a"), std::string::npos) << line;
+  EXPECT_NE(line.find("dnnl"), std::string::npos) << line;
+  EXPECT_NE(line.find("-fopenmp"), std::string::npos) << line;
+}
+
+} // namespace

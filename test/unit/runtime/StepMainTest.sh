@@ -1,0 +1,62 @@
+#!/bin/sh
+# Links StepMainProbe.cpp (a stand-in for the object `sinterc -o` writes)
+# with lib/SinterRuntimeLink.txt exactly as sinterc will, then runs it:
+# flags, exit codes, metrics and the outputs file.
+#
+# usage: StepMainTest.sh CXX REPO_ROOT LINK_FILE PYTHON WORK_DIR
+set -eu
+cxx=$1 root=$2 link=$3 python=$4 work=$5
+mkdir -p "$work"
+cd "$work"
+"$cxx" -std=c++17 -I"$root" -c "$root/test/unit/runtime/StepMainProbe.cpp" \
+  -o probe.o
+# shellcheck disable=SC2046
+"$cxx" probe.o $(cat "$link") -o probe
+
+fail() { echo "FAIL: $*"; exit 1; }
+
+# A bad flag: exit 2, one line.
+set +e
+./probe --bogus > out.txt 2> err.txt; rc=$?
+set -e
+[ "$rc" = 2 ] || fail "--bogus exited $rc"
+grep -qx "error: unknown flag '--bogus' (try --help)" err.txt || fail "$(cat err.txt)"
+
+# A missing input: exit 1.
+set +e
+./probe > out.txt 2> err.txt; rc=$?
+set -e
+[ "$rc" = 1 ] || fail "missing input exited $rc"
+grep -q "^error: input 'x' is not given" err.txt || fail "$(cat err.txt)"
+
+# x = [1,2,3,4], step starts at 10, w starts at 0.5 (its init). After three
+# steps w = 0.5 + 3x = [3.5,6.5,9.5,12.5]; loss = sum(w) + 12 = 44.
+"$python" - <<'PY'
+import json, struct
+def write(path, tensors):
+    header, data = {}, b""
+    for name, (dtype, shape, raw) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": shape,
+                        "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    open(path, "wb").write(struct.pack("<Q", len(h)) + h + data)
+write("in.safetensors", {"x": ("F32", [4], struct.pack("<4f", 1, 2, 3, 4)),
+                         "step": ("I64", [], struct.pack("<q", 10))})
+PY
+./probe --inputs=in.safetensors --outputs=out.safetensors --steps=3 \
+  --threads=2 --profile > out.txt
+grep -qx "loss = 44" out.txt || fail "$(cat out.txt)"
+grep -q "outside matmuls" out.txt || fail "no profile: $(cat out.txt)"
+"$python" - <<'PY'
+import json, struct
+b = open("out.safetensors", "rb").read()
+n = struct.unpack("<Q", b[:8])[0]
+h = json.loads(b[8:8 + n])
+s, e = h["w"]["data_offsets"]
+w = struct.unpack("<4f", b[8 + n + s:8 + n + e])
+assert w == (3.5, 6.5, 9.5, 12.5), w
+assert h["loss"]["shape"] == [], h
+PY
+echo PASS
