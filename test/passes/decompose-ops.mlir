@@ -171,21 +171,24 @@ func.func @cross_entropy_sum_none(%x: tensor<4x7xf32>, %l: tensor<4xi32>) -> (te
 
 // Tests that global_norm sums each operand's squares to a scalar (a 0-d
 // operand's square is one already), adds the scalars and takes the square
-// root; a bf16 operand is cast to f32 first (its squares would overflow half
-// precision).
+// root, all in f64 as the op specifies (every operand is cast up first), and
+// casts the norm back to the result type.
 // CHECK-LABEL: func.func @global_norm(
 // CHECK-SAME: %[[A:.*]]: tensor<3x2xf32>, %[[B:.*]]: tensor<f32>, %[[C:.*]]: tensor<4xbf16>
 // CHECK-NOT: sgraph.global_norm
-// CHECK: %[[AA:.*]] = sgraph.mul %[[A]], %[[A]]
-// CHECK: %[[SA:.*]] = sgraph.reduce_sum %[[AA]] axes = [0, 1] : (tensor<3x2xf32>) -> tensor<f32>
-// CHECK: %[[BB:.*]] = sgraph.mul %[[B]], %[[B]] : (tensor<f32>, tensor<f32>) -> tensor<f32>
+// CHECK: %[[AU:.*]] = sgraph.cast %[[A]] : tensor<3x2xf32> to tensor<3x2xf64>
+// CHECK: %[[AA:.*]] = sgraph.mul %[[AU]], %[[AU]]
+// CHECK: %[[SA:.*]] = sgraph.reduce_sum %[[AA]] axes = [0, 1] : (tensor<3x2xf64>) -> tensor<f64>
+// CHECK: %[[BU:.*]] = sgraph.cast %[[B]] : tensor<f32> to tensor<f64>
+// CHECK: %[[BB:.*]] = sgraph.mul %[[BU]], %[[BU]] : (tensor<f64>, tensor<f64>) -> tensor<f64>
 // CHECK-NEXT: %[[T1:.*]] = sgraph.add %[[SA]], %[[BB]]
-// CHECK: %[[CU:.*]] = sgraph.cast %[[C]] : tensor<4xbf16> to tensor<4xf32>
+// CHECK: %[[CU:.*]] = sgraph.cast %[[C]] : tensor<4xbf16> to tensor<4xf64>
 // CHECK: %[[CC:.*]] = sgraph.mul %[[CU]], %[[CU]]
 // CHECK: %[[SC:.*]] = sgraph.reduce_sum %[[CC]] axes = [0]
 // CHECK: %[[T2:.*]] = sgraph.add %[[T1]], %[[SC]]
-// CHECK: %[[N:.*]] = sgraph.sqrt %[[T2]] : tensor<f32>
-// CHECK: return %[[N]]
+// CHECK: %[[N:.*]] = sgraph.sqrt %[[T2]] : tensor<f64>
+// CHECK: %[[R:.*]] = sgraph.cast %[[N]] : tensor<f64> to tensor<f32>
+// CHECK: return %[[R]]
 func.func @global_norm(%a: tensor<3x2xf32>, %b: tensor<f32>, %c: tensor<4xbf16>) -> tensor<f32> {
   %n = sgraph.global_norm %a, %b, %c : (tensor<3x2xf32>, tensor<f32>, tensor<4xbf16>) -> tensor<f32>
   return %n : tensor<f32>
