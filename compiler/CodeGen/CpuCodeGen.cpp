@@ -249,7 +249,8 @@ LogicalResult StepLowering::run() {
       int64_t index = kernelList.size();
       kernelList.push_back(llvm::json::Object{{"name", k->name},
                                               {"symbol", k->symbol},
-                                              {"extent", k->extent}});
+                                              {"extent", k->extent},
+                                              {"bytes", k->bytes}});
       steps.push_back(llvm::json::Object{{"op", "kernel"}, {"kernel", index}});
       continue;
     }
@@ -387,7 +388,23 @@ LogicalResult sinter::codegen::lowerToLLVM(ModuleOp kernels) {
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
-  return pm.run(kernels);
+  if (failed(pm.run(kernels)))
+    return failure();
+  // Kernel bodies: internal (so LLVM inlines each into its entry) and every
+  // pointer `noalias` (each is one planned buffer; the inliner turns this
+  // into alias scopes, without which no loop storing into the arena would
+  // vectorize). FuncToLLVM in MLIR 19 drops both from func.func.
+  Builder b(kernels.getContext());
+  kernels.walk([&](LLVM::LLVMFuncOp fn) {
+    if (!fn.getName().ends_with("_body") || fn.isExternal())
+      return;
+    fn.setLinkage(LLVM::Linkage::Internal);
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (isa<LLVM::LLVMPointerType>(fn.getArgument(i).getType()))
+        fn.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
+                      b.getUnitAttr());
+  });
+  return success();
 }
 
 LogicalResult sinter::codegen::emitObject(ModuleOp kernels, StringRef path) {

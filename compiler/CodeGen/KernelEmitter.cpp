@@ -112,6 +112,7 @@ private:
   SmallVector<Dim> operandDims(Operation *op, unsigned i);
 
   void beginFunction();
+  void finishFunction();
   Value slabView(Value outer, int64_t rank, ArrayRef<int64_t> shape,
                  Type elementType);
   /// A subview of `base` for `dims`, and the map it is indexed with.
@@ -122,6 +123,9 @@ private:
                                            Operation *op,
                                            ArrayRef<Value> operands);
   Value iterIndex(OpBuilder &bb, Location loc, int dim);
+  /// Bytes the kernel reads and writes: each distinct read once (broadcast
+  /// dimensions count once), each output once.
+  int64_t bytesMoved();
   Value linearIndex(OpBuilder &bb, Location loc);
 
   FusionOp fusion;
@@ -140,8 +144,14 @@ private:
   SmallVector<Operation *> members;
   Operation *anyReduce = nullptr;
 
-  func::FuncOp fn;
-  Value slabs[5];
+  func::FuncOp fn, bodyFn;
+  struct PlaceInfo {
+    int slab;
+    int64_t offset;
+    int64_t bytes;
+    Value arg;
+  };
+  SmallVector<PlaceInfo> places;
   Value begin, end, count;
   DenseMap<Value, Value> outerViews; // outer value -> full view
 };
@@ -306,22 +316,82 @@ LogicalResult KernelBuilder::analyze() {
 }
 
 void KernelBuilder::beginFunction() {
+  // The body takes one `noalias` byte buffer per distinct place the region
+  // touches. Planned buffers never overlap unless they are the same place
+  // (a value updated in place), so the promise holds; LLVM turns it into
+  // alias scopes when it inlines the body into the entry, which is what
+  // lets it keep reduction accumulators in registers and vectorize loops
+  // that store to one buffer while loading from another of the same slab.
+  Location loc = fusion.getLoc();
+  SmallVector<Value> outers(fusion.getInputs().begin(),
+                            fusion.getInputs().end());
+  outers.append(fusion.getResults().begin(), fusion.getResults().end());
+  for (Value v : outers) {
+    Place place = placeOf(v);
+    auto key = std::make_pair(place.slab, place.offset);
+    int64_t bytes = 0;
+    {
+      auto t = cast<RankedTensorType>(v.getType());
+      Type et = t.getElementType();
+      bytes = t.getNumElements() *
+              (et.isInteger(1) ? 1 : (et.getIntOrFloatBitWidth() + 7) / 8);
+    }
+    auto it = llvm::find_if(places, [&](const PlaceInfo &p) {
+      return p.slab == key.first && p.offset == key.second;
+    });
+    if (it == places.end())
+      places.push_back({key.first, key.second, bytes});
+    else
+      it->bytes = std::max(it->bytes, bytes);
+  }
+  auto bufferType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
+  SmallVector<Type> bodyArgs(places.size(), bufferType);
+  bodyArgs.push_back(b.getIndexType());
+  bodyArgs.push_back(b.getIndexType());
+  b.setInsertionPointToEnd(kernels.getBody());
+  bodyFn = b.create<func::FuncOp>(
+      loc, ("sinter_" + fusion.getSymName() + "_body").str(),
+      b.getFunctionType(bodyArgs, {}));
+  bodyFn.setPrivate();
+  for (unsigned i = 0; i < places.size(); ++i)
+    bodyFn.setArgAttr(i, "llvm.noalias", b.getUnitAttr());
+  Block *entry = bodyFn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  for (unsigned i = 0; i < places.size(); ++i)
+    places[i].arg = entry->getArgument(i);
+  begin = entry->getArgument(places.size());
+  end = entry->getArgument(places.size() + 1);
+  count = b.create<arith::SubIOp>(loc, end, begin);
+}
+
+void KernelBuilder::finishFunction() {
+  // The entry with the uniform ABI: cut each place out of its slab and
+  // call the body.
+  Location loc = fusion.getLoc();
+  b.setInsertionPointToEnd(&bodyFn.getBody().back());
+  b.create<func::ReturnOp>(loc);
   auto slabType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
   SmallVector<Type> args(5, slabType);
   args.push_back(b.getIndexType());
   args.push_back(b.getIndexType());
   b.setInsertionPointToEnd(kernels.getBody());
-  fn = b.create<func::FuncOp>(fusion.getLoc(),
-                              ("sinter_" + fusion.getSymName()).str(),
+  fn = b.create<func::FuncOp>(loc, ("sinter_" + fusion.getSymName()).str(),
                               b.getFunctionType(args, {}));
   fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
-  for (int i = 0; i < 5; ++i)
-    slabs[i] = entry->getArgument(i);
-  begin = entry->getArgument(5);
-  end = entry->getArgument(6);
-  count = b.create<arith::SubIOp>(fusion.getLoc(), end, begin);
+  SmallVector<Value> callArgs;
+  for (const PlaceInfo &p : places) {
+    Value shift = b.create<arith::ConstantIndexOp>(loc, p.offset);
+    Value size = b.create<arith::ConstantIndexOp>(loc, p.bytes);
+    callArgs.push_back(b.create<memref::ViewOp>(
+        loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
+        entry->getArgument(p.slab), shift, ValueRange{size}));
+  }
+  callArgs.push_back(entry->getArgument(5));
+  callArgs.push_back(entry->getArgument(6));
+  b.create<func::CallOp>(loc, bodyFn, callArgs);
+  b.create<func::ReturnOp>(loc);
 }
 
 Value KernelBuilder::slabView(Value outer, int64_t rank,
@@ -329,9 +399,12 @@ Value KernelBuilder::slabView(Value outer, int64_t rank,
   Place place = placeOf(outer);
   Location loc = fusion.getLoc();
   auto type = MemRefType::get(shape, storageType(elementType));
-  Value shift = b.create<arith::ConstantIndexOp>(loc, place.offset);
-  return b.create<memref::ViewOp>(loc, type, slabs[place.slab], shift,
-                                  ValueRange{});
+  auto it = llvm::find_if(places, [&](const PlaceInfo &p) {
+    return p.slab == place.slab && p.offset == place.offset;
+  });
+  assert(it != places.end() && "a value of the region has no place");
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  return b.create<memref::ViewOp>(loc, type, it->arg, zero, ValueRange{});
 }
 
 std::pair<Value, AffineMap> KernelBuilder::subviewFor(Value base,
@@ -375,6 +448,38 @@ std::pair<Value, AffineMap> KernelBuilder::subviewFor(Value base,
   Value view =
       b.create<memref::SubViewOp>(loc, base, offsets, sizes, strides);
   return {view, map};
+}
+
+int64_t KernelBuilder::bytesMoved() {
+  int64_t total = 0;
+  auto bytesOf = [](Value v) {
+    auto t = cast<RankedTensorType>(v.getType());
+    int64_t width = t.getElementType().isInteger(1)
+                        ? 1
+                        : (t.getElementType().getIntOrFloatBitWidth() + 7) / 8;
+    return t.getNumElements() * width;
+  };
+  for (Value r : fusion.getResults())
+    total += bytesOf(r);
+  if (fusion.getKind() == "special" || space.empty()) {
+    for (Value in : fusion.getInputs())
+      total += bytesOf(in);
+    return total;
+  }
+  for (const Read &r : reads) {
+    Value in = fusion.getInputs()[r.input];
+    auto t = cast<RankedTensorType>(in.getType());
+    int64_t width = bytesOf(in) / std::max<int64_t>(t.getNumElements(), 1);
+    int64_t n = 1;
+    for (const Dim &d : r.dims)
+      if (d.iter >= 0)
+        n *= space[d.iter];
+    total += n * width;
+  }
+  for (Operation *op : members)
+    if (auto e = dyn_cast<EmbeddingOp>(op))
+      total += bytesOf(e.getResult());
+  return total;
 }
 
 Value KernelBuilder::iterIndex(OpBuilder &bb, Location loc, int dim) {
@@ -1147,8 +1252,9 @@ FailureOr<EmittedKernel> KernelBuilder::emit() {
     if (failed(emitGeneric()))
       return failure();
   }
-  b.create<func::ReturnOp>(fusion.getLoc());
+  finishFunction();
   k.symbol = ("_mlir_ciface_" + fn.getName()).str();
+  k.bytes = bytesMoved();
   k.extent = splitDim >= 0 ? space.empty() ? 1 : 0 : 1;
   if (splitDim >= 0) {
     if (fusion.getKind() == "special")

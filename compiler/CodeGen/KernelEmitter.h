@@ -39,6 +39,7 @@ struct EmittedKernel {
   std::string symbol; // the C-interface symbol, _mlir_ciface_<name>
   std::string name;   // k7 and the op names it holds, for profiles
   int64_t extent = 1; // [0, extent) of the split dimension
+  int64_t bytes = 0;  // bytes read and written once per call (for GB/s)
 };
 
 /// Emits `fusion` as a kernel function at the end of `kernels`. `placeOf`

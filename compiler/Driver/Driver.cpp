@@ -262,7 +262,10 @@ int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
     module = parseSourceFile<ModuleOp>(sourceMgr, &context);
     if (!module)
       return 1;
-    if (module->lookupSymbol("train_step") ||
+    // A module that already has the function to compile (or a training
+    // step) is past autodiff.
+    if (module->lookupSymbol(options.entry) ||
+        module->lookupSymbol("train_step") ||
         module->lookupSymbol("forward_grad"))
       reached = Phase::Training;
   } else {

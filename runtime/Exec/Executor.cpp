@@ -419,9 +419,13 @@ std::string Executor::formatProfile(int topKernels) const {
     order.resize(topKernels);
   if (!order.empty())
     out += "  top kernels:\n";
-  for (size_t k : order)
-    out += absl::StrFormat("    %-40s %10.3f ms/run %6.2f%% (extent %d)\n",
-                           prog.kernels[k].name, p.perKernelSeconds[k] * perRun,
-                           pct(p.perKernelSeconds[k]), prog.kernels[k].extent);
+  for (size_t k : order) {
+    double seconds = p.perKernelSeconds[k] / static_cast<double>(p.runs);
+    double gbs = seconds > 0 ? prog.kernels[k].bytes / seconds * 1e-9 : 0.0;
+    out += absl::StrFormat(
+        "    %-40s %10.3f ms/run %6.2f%% %7.1f GB/s (extent %d)\n",
+        prog.kernels[k].name, p.perKernelSeconds[k] * perRun,
+        pct(p.perKernelSeconds[k]), gbs, prog.kernels[k].extent);
+  }
   return out;
 }

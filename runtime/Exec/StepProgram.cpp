@@ -597,6 +597,9 @@ absl::Status parseKernel(const JsonValue &json, int64_t index,
   SINTER_ASSIGN(k.symbol, reader.getString("symbol", std::string()));
   SINTER_ASSIGN(k.extent, reader.getInt("extent", 1,
                                         std::numeric_limits<int64_t>::max()));
+  SINTER_ASSIGN(k.bytes, reader.getInt("bytes", 0,
+                                       std::numeric_limits<int64_t>::max(),
+                                       int64_t{0}));
   SINTER_RETURN_IF_ERROR(reader.finish());
   program.kernels.push_back(std::move(k));
   return absl::OkStatus();

@@ -98,6 +98,7 @@ struct Kernel {
   std::string name;
   std::string symbol; // the object's symbol, for messages (optional)
   int64_t extent = 1; // >= 1
+  int64_t bytes = 0;  // bytes moved per call, for GB/s in profiles (optional)
 };
 
 enum class StepKind { Kernel, Matmul, Copy };

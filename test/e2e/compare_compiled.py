@@ -1,0 +1,495 @@
+#!/usr/bin/env python3
+"""Compares a compiled training binary with the reference interpreter.
+
+    compare_compiled.py MODEL.pbtxt [--entry=train_step|forward_grad]
+        [--batch-size=N] [--step=S] [--steps=K] [--seed=N] [--vocab=N]
+        [--params=given|init] [--state=zero|random]
+        [--sinterc=PATH] [--binary=BIN --program=STEP_PROGRAM.json]
+        [--work-dir=DIR] [--threads=N]
+
+What it does:
+
+ 1. `sinterc MODEL [--batch-size] [--entry] --dump-dir=W/dump -o W/bin`
+    (or takes --binary with its --program JSON);
+ 2. reads the arguments' names, kinds, dtypes and shapes from the step
+    program (`docs/StepProgram.md`) and writes random values for them to
+    W/in.safetensors: model inputs always (floats N(0, 1); integers uniform
+    in [0, V) where V is --vocab or the width the model reads them with: the
+    embedding table's rows, the logits' class count of
+    softmax_cross_entropy, one_hot's width; about 10% of the labels of
+    softmax_cross_entropy are its ignore_index), the step S, and for
+    train_step by default the parameters (--params=given, drawn from each
+    one's initializer distribution, constants perturbed) so that the update
+    p_new - p_old is known, and with --state=random the optimizer state;
+ 3. runs the binary for K steps and the interpreter K times (feeding each
+    run's parameters and state to the next, step S, S+1, ...);
+ 4. compares every result tensor, prints the worst error per kind and, on a
+    mismatch, a per-tensor table; exits 1 on a mismatch.
+
+Tolerances (u = 2^-24 ~ 6e-8, the f32 unit roundoff):
+
+  The interpreter evaluates each op in f64 and rounds once to f32; the
+  compiled code evaluates fused chains in f32, reassociates sums (vectorized
+  and threaded reductions) and calls oneDNN for matmuls (blocked, FMA). Both
+  are correct to within rounding; they differ by the compiled code's
+  accumulated f32 error. A length-n reduction in f32 is off by about
+  sqrt(n) u typically (n u in the worst case). The longest reductions in the
+  models tested are ~1.5e3 (char-GPT's 4C = 1536 MLP matmul; B*T = 512 in
+  its weight gradients), so one op contributes sqrt(1536) u ~ 2.4e-6;
+  forward plus backward chain a few tens of such ops whose errors add
+  (mostly at random) with modest condition numbers (layer norm, softmax),
+  which puts a correct gradient at ~1e-6..1e-5 normwise relative. So:
+
+  * gradients, loss, metrics, grad_norm and every optimizer-state tensor:
+    normwise relative error ||c - r|| / ||r|| <= RTOL = 1e-4 (10x-100x
+    margin; a wrong index, missing term, or bad fusion gives 1e-3..1).
+    exp_avg_sq (squares of gradients) gets 2*RTOL. Per step beyond the
+    first the bound grows by RTOL (errors add up along the steps).
+    A tensor whose reference is exactly zero must be within 1e-30 abs.
+  * lr: a function of the step alone, 1e-6 relative.
+  * accuracy-like metrics (values k/n): a near-tie between two logits may
+    flip one arg-max, so they may differ by at most one position (1/n, n =
+    the element count of the largest integer input); anything more fails.
+  * updated parameters (train_step). Adam(W) moves each element by
+    lr * d with d = m_hat / (sqrt(v_hat) + eps) about +-1 whatever the
+    gradient's size, so an element whose exact gradient is 0 (the key part
+    of an attention bias: softmax ignores a constant score shift) gets a
+    gradient that is pure rounding noise in both implementations, and d is
+    the sign of that noise: two correct implementations differ there by
+    up to 2 lr. Comparing parameters relative to their norm therefore either
+    fails on correct code or, loose enough, hides a wrong update. Instead:
+      (a) elementwise, |p_c - p_r| <= lr (|d_c| + |d_r|) + 8 u |p| (the
+          lr-tied bound, d from each side's own new state: two updates of
+          at most lr |d| each, from the same p_old, plus rounding);
+      (b) with --params=given (p_old known) and one step: each side's
+          update must be the Adam update of its own new state:
+          || (p_c - p_r) + lr (d_c - d_r) || <= 1e-5 (||p_old|| + lr ||d||)
+          (the weight-decay term is the same on both sides and cancels).
+          Together with the tight state check this pins the update exactly.
+    SGD and momentum updates are -lr * (g or the buffer): no noise
+    amplification, so with p_old known the update is checked like a
+    gradient: ||delta_c - delta_r|| <= RTOL ||delta_r|| + 4 u ||p_new||;
+    with p_old unknown only ||p_c - p_r|| <= RTOL ||p_r||.
+    Over K > 1 steps the Adam bound (a) is summed over the steps
+    (K * lr (max|d_c| + max|d_r|)), and (b) is skipped.
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from chargpt_reference import read_safetensors, write_safetensors  # noqa: E402
+
+U = 2.0 ** -24
+RTOL = 1e-4
+
+_NP_DTYPES = {"f32": np.float32, "f64": np.float64, "i64": np.int64,
+              "i32": np.int32}
+
+
+def die(msg):
+    print(f"error: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def run(cmd, what):
+    t0 = time.time()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    dt = time.time() - t0
+    if p.returncode != 0:
+        print(f"error: {what} failed (exit {p.returncode}): {' '.join(cmd)}",
+              file=sys.stderr)
+        sys.stderr.write(p.stdout[-4000:] + p.stderr[-4000:])
+        sys.exit(2)
+    return p.stdout, dt
+
+
+# ---------------------------------------------------------------------------
+# What the model is: the step program and the imported IR
+# ---------------------------------------------------------------------------
+
+def find_dump(dump_dir, suffix):
+    for f in sorted(os.listdir(dump_dir)):
+        if f.endswith(suffix):
+            return os.path.join(dump_dir, f)
+    return None
+
+
+def integer_widths(import_mlir):
+    """{input name: (class count or None, ignore_index or None)} from the
+    imported IR: how many rows/classes each integer input indexes."""
+    text = open(import_mlir).read()
+    m = re.search(r"func\.func @forward\((.*?)\)\s*(->|\{)", text, re.S)
+    names = {}
+    for a in re.finditer(r'(%arg\d+): tensor<[^>]*> \{[^{}]*sgraph\.input = '
+                         r'"([^"]+)"', m.group(1) if m else text):
+        names[a.group(1)] = a.group(2)
+    body = text[m.end():] if m else text
+    widths, ignore = {}, {}
+
+    def note(arg, w):
+        if arg in names:
+            n = names[arg]
+            widths[n] = min(widths.get(n, w), w)
+
+    for e in re.finditer(r"sgraph\.embedding %\w+, (%arg\d+)\b[^\n]*?: "
+                         r"\(tensor<(\d+)x", body):
+        note(e.group(1), int(e.group(2)))
+    for e in re.finditer(r"sgraph\.softmax_cross_entropy %\w+, (%arg\d+)"
+                         r"( \{[^}]*\})?[^\n]*?: \(tensor<([0-9x]+)x?f", body):
+        dims = e.group(3).rstrip("x").split("x")
+        note(e.group(1), int(dims[-1]))
+        ii = re.search(r"ignore_index = (-?\d+)", e.group(2) or "")
+        if e.group(1) in names:
+            ignore[names[e.group(1)]] = int(ii.group(1)) if ii else -100
+    for e in re.finditer(r"sgraph\.one_hot (%arg\d+)\b[^\n]*-> "
+                         r"tensor<([0-9x]+)x", body):
+        note(e.group(1), int(e.group(2).split("x")[-1]))
+    return widths, ignore
+
+
+def optimizer_config(training_mlir):
+    text = open(training_mlir).read()
+    m = re.search(r"optimizer = \{([^}]*)\}", text)
+    cfg = {"kind": "sgd"}
+    if m:
+        for kv in re.finditer(r'(\w+) = ("[^"]*"|[^,]+)', m.group(1)):
+            v = kv.group(2).strip()
+            if v.startswith('"'):
+                v = v.strip('"')
+            elif v in ("true", "false"):
+                v = v == "true"
+            else:
+                v = float(v.split(":")[0])
+            cfg[kv.group(1)] = v
+    cfg.setdefault("beta1", 0.9)
+    cfg.setdefault("beta2", 0.999)
+    cfg.setdefault("epsilon", 1e-8)
+    return cfg
+
+
+# ---------------------------------------------------------------------------
+# Random arguments
+# ---------------------------------------------------------------------------
+
+def random_param(rng, init, shape, dtype):
+    dist = init.get("dist") if init else None
+    if dist == "normal":
+        a = rng.normal(0.0, init["std"], shape)
+    elif dist == "uniform":
+        a = rng.uniform(-init["bound"], init["bound"], shape)
+    else:  # constant (norm weights 1, biases 0): perturbed, to be general
+        v = init.get("value", 0.0) if init else 0.0
+        a = v + rng.normal(0.0, 0.1 * max(abs(v), 0.2), shape)
+    return np.asarray(a, dtype=dtype)
+
+
+def random_state(rng, name, shape, dtype):
+    # Plausible state: |m| ~ |g| ~ 1e-3 and v >= m^2 (as an EMA gives).
+    m = rng.normal(0.0, 1e-3, shape)
+    if name.endswith(".exp_avg_sq"):
+        return np.asarray(m * m * rng.uniform(1.0, 4.0, shape) + 1e-8,
+                          dtype=dtype)
+    return np.asarray(m, dtype=dtype)
+
+
+def make_arguments(args, prog, widths, ignore):
+    rng = np.random.default_rng(args.seed)
+    bufs = prog["buffers"]
+    given = {}
+    int_sizes = [1]
+    for a in prog["arguments"]:
+        b = bufs[a["buffer"]]
+        shape, dt = tuple(b["shape"]), b["dtype"]
+        if dt not in _NP_DTYPES:
+            die(f"argument '{a['name']}' has dtype {dt}, which this script "
+                "cannot write")
+        npdt = _NP_DTYPES[dt]
+        kind = a["kind"]
+        if kind == "input":
+            if np.issubdtype(npdt, np.integer):
+                v = args.vocab or widths.get(a["name"])
+                if not v:
+                    die(f"cannot tell the range of integer input "
+                        f"'{a['name']}': pass --vocab")
+                x = rng.integers(0, v, shape)
+                if a["name"] in ignore and x.size > 1:
+                    drop = rng.random(shape) < 0.1
+                    drop.flat[rng.integers(0, x.size)] = False
+                    x = np.where(drop, ignore[a["name"]], x)
+                int_sizes.append(x.size)
+                given[a["name"]] = x.astype(npdt)
+            else:
+                given[a["name"]] = rng.normal(0.0, 1.0, shape).astype(npdt)
+        elif kind == "step":
+            given[a["name"]] = np.asarray(args.step, dtype=np.int64)
+        elif kind == "param" and args.params == "given":
+            given[a["name"]] = random_param(rng, a.get("init"), shape, npdt)
+        elif kind == "opt_state" and args.state == "random":
+            given[a["name"]] = random_state(rng, a["name"], shape, npdt)
+    return given, max(int_sizes)
+
+
+# ---------------------------------------------------------------------------
+# Comparison
+# ---------------------------------------------------------------------------
+
+def nrel(c, r):
+    c = c.astype(np.float64)
+    r = r.astype(np.float64)
+    d = np.linalg.norm((c - r).ravel())
+    n = np.linalg.norm(r.ravel())
+    if n == 0.0:
+        return 0.0 if d <= 1e-30 else math.inf
+    return d / n
+
+
+class Row:
+    def __init__(self, name, check, err, bound, note=""):
+        self.name, self.check, self.err, self.bound = name, check, err, bound
+        self.note = note
+        self.ok = bool(np.isfinite(err) and err <= bound)
+
+
+def adam_direction(res, pname, cfg, t):
+    m = res[f"optimizer.{pname}.exp_avg"].astype(np.float64)
+    v = res[f"optimizer.{pname}.exp_avg_sq"].astype(np.float64)
+    bc1 = 1.0 - cfg["beta1"] ** t
+    bc2 = 1.0 - cfg["beta2"] ** t
+    return (m / bc1) / (np.sqrt(v) / math.sqrt(bc2) + cfg["epsilon"])
+
+
+def compare(args, prog, got, ref, given, cfg, acc_n):
+    rows = []
+    bufs = prog["buffers"]
+    k = args.steps
+    rtol = RTOL * k
+    lr = float(ref["lr"]) if "lr" in ref else 0.0
+    adam = cfg["kind"] in ("adam", "adamw")
+    for res in prog["results"]:
+        name, kind = res["name"], res["kind"]
+        if name not in got:
+            rows.append(Row(name, "missing in binary output", math.inf, 0))
+            continue
+        if name not in ref:
+            rows.append(Row(name, "missing in interpreter output", math.inf,
+                            0))
+            continue
+        c, r = got[name], ref[name]
+        if c.shape != r.shape or c.dtype != r.dtype:
+            rows.append(Row(name, f"shape/dtype {c.dtype}{list(c.shape)} vs "
+                            f"{r.dtype}{list(r.shape)}", math.inf, 0))
+            continue
+        if not (np.all(np.isfinite(c)) and np.all(np.isfinite(r))):
+            rows.append(Row(name, "non-finite values", math.inf, 0))
+            continue
+        if np.issubdtype(c.dtype, np.integer):
+            rows.append(Row(name, "exact", float(np.sum(c != r)), 0.0))
+            continue
+        if kind == "metric" and name == "lr":
+            rows.append(Row(name, "rel", nrel(c, r), 1e-6))
+        elif kind == "metric" and "acc" in name:
+            e = abs(float(c) - float(r))
+            rows.append(Row(name, "abs (1 flip)", e, 1.0 / acc_n + 1e-6,
+                            f"{float(c):.6g} vs {float(r):.6g}"))
+        elif kind == "param":
+            rows.extend(compare_param(args, name, c, r, given, got, ref,
+                                      cfg, lr, adam, rtol))
+        elif kind == "opt_state" and name.endswith(".exp_avg_sq"):
+            rows.append(Row(name, "normwise rel", nrel(c, r), 2 * rtol))
+        else:  # loss, metrics, grad_norm, gradients, other state
+            rows.append(Row(name, "normwise rel", nrel(c, r), rtol))
+    return rows
+
+
+def compare_param(args, name, c, r, given, got, ref, cfg, lr, adam, rtol):
+    rows = []
+    c64, r64 = c.astype(np.float64), r.astype(np.float64)
+    p_old = given.get(name)
+    one_step_known = p_old is not None and args.steps == 1
+    if adam and f"optimizer.{name}.exp_avg" in ref:
+        t = args.step + args.steps  # the last step's t = step + 1
+        dc = adam_direction(got, name, cfg, t)
+        dr = adam_direction(ref, name, cfg, t)
+        # (1 + 1e-4): d recomputed here in f64 from f32 state is off by a
+        # few u from the d each side used.
+        pmax = np.maximum(np.abs(c64), np.abs(r64))
+        if args.steps == 1:
+            allow = (lr * (np.abs(dc) + np.abs(dr)) * (1 + 1e-4)
+                     + 8 * U * pmax)
+        else:
+            allow = (args.steps * lr * (np.abs(dc).max() + np.abs(dr).max())
+                     * (1 + 1e-4) + 8 * args.steps * U * pmax)
+        diff = np.abs(c64 - r64)
+        ratio = float(np.max(diff / np.maximum(allow, 1e-38)))
+        worst = float(diff.max()) / lr if lr else float(diff.max())
+        rows.append(Row(name, "|dp| <= lr(|d_c|+|d_r|)", ratio, 1.0,
+                        f"max|p_c-p_r| = {worst:.3g} lr"))
+        if one_step_known:
+            p0 = p_old.astype(np.float64)
+            e = (c64 - r64) + lr * (dc - dr)
+            scale = (np.linalg.norm(p0.ravel())
+                     + lr * np.linalg.norm(dr.ravel()))
+            rows.append(Row(name, "update = -lr*d (own state)",
+                            float(np.linalg.norm(e.ravel()) / scale), 1e-5))
+    elif p_old is not None and args.steps == 1:
+        p0 = p_old.astype(np.float64)
+        dc, dr = c64 - p0, r64 - p0
+        d = float(np.linalg.norm((dc - dr).ravel()))
+        bound = rtol * np.linalg.norm(dr.ravel()) + 4 * U * np.linalg.norm(
+            r64.ravel())
+        n = np.linalg.norm(dr.ravel())
+        rows.append(Row(name, "update normwise rel",
+                        d / n if n else d, (bound / n) if n else bound))
+    else:
+        rows.append(Row(name, "normwise rel (p)", nrel(c, r), rtol))
+    return rows
+
+
+# ---------------------------------------------------------------------------
+# Main
+# ---------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("model")
+    ap.add_argument("--entry", default="train_step",
+                    choices=["train_step", "forward_grad"])
+    ap.add_argument("--batch-size", type=int)
+    ap.add_argument("--step", type=int, default=0)
+    ap.add_argument("--steps", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--vocab", type=int,
+                    help="range of integer inputs (default: from the model)")
+    ap.add_argument("--params", choices=["given", "init"],
+                    help="train_step parameters: random and given (default "
+                    "for train_step), or from the initializers (default for "
+                    "forward_grad)")
+    ap.add_argument("--state", choices=["zero", "random"], default="zero")
+    ap.add_argument("--sinterc", default="sinterc")
+    ap.add_argument("--binary")
+    ap.add_argument("--program", help="step program JSON of --binary")
+    ap.add_argument("--work-dir")
+    ap.add_argument("--threads", type=int)
+    ap.add_argument("--label", help="name to print (default: the model's)")
+    args = ap.parse_args()
+    if args.params is None:
+        args.params = "given" if args.entry == "train_step" else "init"
+    if args.steps < 1:
+        die("--steps must be >= 1")
+    if bool(args.binary) != bool(args.program):
+        die("--binary and --program go together")
+
+    work = args.work_dir or tempfile.mkdtemp(prefix="sinter-cmp-")
+    os.makedirs(work, exist_ok=True)
+    dump = os.path.join(work, "dump")
+    batch = [f"--batch-size={args.batch_size}"] if args.batch_size else []
+    label = args.label or os.path.basename(args.model)
+    label += (f" {args.entry} B={args.batch_size or 'model'} step={args.step}"
+              f" steps={args.steps} seed={args.seed}")
+
+    # 1. The binary and its step program.
+    if args.binary:
+        binary, program = args.binary, args.program
+        shutil.rmtree(dump, ignore_errors=True)
+        os.makedirs(dump)
+        # The IR dumps still come from sinterc (integer widths, optimizer).
+        run([args.sinterc, args.model, *batch, f"--dump-dir={dump}",
+             "--compile-to=training", "-o", os.devnull], "sinterc")
+        t_compile = 0.0
+    else:
+        shutil.rmtree(dump, ignore_errors=True)
+        binary = os.path.join(work, "bin")
+        _, t_compile = run([args.sinterc, args.model, *batch,
+                            f"--entry={args.entry}", f"--dump-dir={dump}",
+                            "-o", binary], "sinterc (compile)")
+        program = find_dump(dump, "step-program.json")
+    prog = json.load(open(program))
+    if prog.get("function") != args.entry:
+        die(f"the program's function is @{prog.get('function')}, not "
+            f"@{args.entry}")
+    widths, ignore = integer_widths(find_dump(dump, "-import.mlir"))
+    cfg = optimizer_config(find_dump(dump, "-training.mlir"))
+
+    # 2. Arguments.
+    given, acc_n = make_arguments(args, prog, widths, ignore)
+    inp = os.path.join(work, "in.safetensors")
+    write_safetensors(inp, given)
+
+    # 3. Binary, then the interpreter step by step.
+    out_c = os.path.join(work, "compiled.safetensors")
+    cmd = [binary, f"--inputs={inp}", f"--outputs={out_c}",
+           f"--steps={args.steps}"]
+    if args.threads:
+        cmd.append(f"--threads={args.threads}")
+    _, t_bin = run(cmd, "compiled binary")
+    got, _ = read_safetensors(out_c)
+
+    t_ref = 0.0
+    cur = dict(given)
+    kinds = {a["name"]: a["kind"] for a in prog["arguments"]}
+    for i in range(args.steps):
+        if i > 0:
+            inp_i = os.path.join(work, f"in{i}.safetensors")
+            write_safetensors(inp_i, cur)
+        else:
+            inp_i = inp
+        out_r = os.path.join(work, f"ref{i}.safetensors")
+        _, dt = run([args.sinterc, args.model, *batch, f"--run={args.entry}",
+                     f"--input={inp_i}", f"--output={out_r}"], "interpreter")
+        t_ref += dt
+        ref, _ = read_safetensors(out_r)
+        for n, v in ref.items():
+            if kinds.get(n) in ("param", "opt_state"):
+                cur[n] = v
+        if "step" in kinds:
+            cur["step"] = np.asarray(args.step + i + 1, dtype=np.int64)
+
+    # 4. Compare.
+    rows = compare(args, prog, got, ref, given, cfg, acc_n)
+    bad = [r for r in rows if not r.ok]
+    print(f"== {label}: {len(rows) - len(bad)}/{len(rows)} checks pass "
+          f"(compile {t_compile:.1f}s, binary {t_bin:.2f}s, interpreter "
+          f"{t_ref:.1f}s)")
+    for key in ("loss", "lr", "grad_norm"):
+        if key in got and key in ref:
+            print(f"   {key}: compiled {float(got[key]):.9g}  interpreter "
+                  f"{float(ref[key]):.9g}")
+    by_check = {}
+    for r in rows:
+        cur_w = by_check.get(r.check)
+        if cur_w is None or r.err / max(r.bound, 1e-300) > \
+                cur_w.err / max(cur_w.bound, 1e-300):
+            by_check[r.check] = r
+    for chk, r in sorted(by_check.items()):
+        print(f"   worst {chk:26s} {r.err:10.3g} (bound {r.bound:.3g}) "
+              f"{r.name} {r.note}")
+    if bad:
+        print(f"MISMATCH: {len(bad)} check(s) fail; every check:")
+        print(f"   {'tensor':52s} {'check':26s} {'error':>10s} {'bound':>10s}")
+        for r in rows:
+            mark = "" if r.ok else "  <-- FAIL"
+            print(f"   {r.name:52s} {r.check:26s} {r.err:10.3g} "
+                  f"{r.bound:10.3g} {r.note}{mark}")
+        print(f"   work dir: {work}")
+        sys.exit(1)
+    print("PASS")
+    if not args.work_dir:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

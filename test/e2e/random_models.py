@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""Random small models, compiled and checked against the interpreter.
+
+    random_models.py generate --count=N --seed=S --out-dir=DIR
+    random_models.py check --count=N --seed=S --work-dir=DIR [--sinterc=PATH]
+                     [--entries=train_step,forward_grad] [--only=I]
+
+`generate` writes DIR/rand-<seed>-<i>.pbtxt (docs/ModelFormat.md), each a
+seeded function of (seed, i): GPTs for even i, MLPs for odd i.
+
+  * MLP: 1-3 dense layers of random widths with random activations, optional
+    layer norm, bias and dropout; a classifier (softmax_cross_entropy and an
+    accuracy metric) or a regression (mean_squared_error).
+  * GPT: 1-2 transformer blocks, 1-3 heads, width a multiple of the heads,
+    T 4-16, vocab 5-40, dropout 0 or 0.1, GELU or GELU_TANH, tied or untied
+    head, with or without biases, MLP hidden 4C or 2C.
+  * training: the optimizer cycles every two models through sgd, momentum
+    (nesterov or not, dampening), adam and adamw, so any 8 consecutive
+    models cover each with both model kinds; weight decay (and which
+    parameters it applies to), schedule, clipping and batch size (1-4) are
+    drawn.
+
+Each file's header comment says what was drawn and what the check runs.
+
+`check` generates the same models and runs compare_compiled.py on each for
+every entry (train_step at a random step 0-199 with random optimizer state;
+forward_grad at step 0), prints one line per run and, for each failure, the
+command that reproduces it. Exit status 1 when any run fails. The
+tolerances are compare_compiled.py's, never loosened here: a failure is a
+compiler (or interpreter) bug.
+"""
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def optimizer_text(r, i):
+    # Cycled rather than drawn, so that any 8 consecutive models cover each
+    # optimizer with both model kinds.
+    kind = ["sgd", "momentum", "adam", "adamw"][(i // 2) % 4]
+    wd = r.choice([0.0, 0.0, 0.01, 0.1])
+    if kind == "sgd":
+        lr = r.choice([0.01, 0.05, 0.1])
+        opt = f"sgd {{ lr: {lr} weight_decay: {wd} }}"
+    elif kind == "momentum":
+        lr = r.choice([0.01, 0.05])
+        nest = r.random() < 0.5
+        damp = 0.0 if nest else r.choice([0.0, 0.1])
+        opt = (f"sgd {{ lr: {lr} momentum: 0.9 dampening: {damp} nesterov: "
+               f"{'true' if nest else 'false'} weight_decay: {wd} }}")
+    else:
+        lr = r.choice([1e-3, 3e-3, 1e-2])
+        b2 = r.choice([0.99, 0.999])
+        opt = f"{kind} {{ lr: {lr} beta1: 0.9 beta2: {b2} weight_decay: {wd} }}"
+    which = r.choice(["ALL", "MATRICES"])
+    lines = [f"  optimizer {{\n    {opt}\n    weight_decay_params: {which}\n  }}"]
+    sched = r.choice(["none", "constant", "cosine"])
+    if sched == "constant":
+        lines.append(f"  lr_schedule {{ constant {{ warmup_steps: "
+                     f"{r.choice([0, 10, 100])} }} }}")
+    elif sched == "cosine":
+        w = r.choice([0, 10, 50])
+        d = r.choice([100, 150, 1000])
+        lines.append(f"  lr_schedule {{ warmup_cosine {{ warmup_steps: {w} "
+                     f"decay_steps: {d} min_lr: 1e-4 }} }}")
+    clip = r.choice([0.0, 0.0, 0.5, 1.0])
+    if clip:
+        lines.append(f"  grad_clip: {clip}")
+    return kind, "\n".join(lines)
+
+
+def mlp_model(r, name):
+    din = r.randint(1, 24)
+    depth = r.randint(1, 3)
+    acts = ["RELU", "TANH", "SIGMOID", "GELU", "GELU_TANH"]
+    classify = r.random() < 0.6
+    out = r.randint(2, 10) if classify else r.randint(1, 6)
+    layers, prev, desc = [], "x", []
+    for i in range(depth):
+        last = i == depth - 1
+        units = out if last else r.randint(1, 32)
+        bias = r.random() < 0.8
+        layers.append(f'layer {{ name: "fc{i}" input: "{prev}" dense {{ units: '
+                      f'{units} bias: {"true" if bias else "false"} }} }}')
+        prev = f"fc{i}"
+        desc.append(f"dense {units}{'' if bias else ' nobias'}")
+        if last:
+            break
+        if r.random() < 0.3:
+            layers.append(f'layer {{ name: "ln{i}" input: "{prev}" '
+                          f'layer_norm {{}} }}')
+            prev = f"ln{i}"
+            desc.append("layer_norm")
+        act = r.choice(acts)
+        layers.append(f'layer {{ name: "act{i}" input: "{prev}" activation '
+                      f'{{ kind: {act} }} }}')
+        prev = f"act{i}"
+        desc.append(act.lower())
+        if r.random() < 0.3:
+            layers.append(f'layer {{ name: "drop{i}" input: "{prev}" dropout '
+                          f'{{ rate: 0.1 }} }}')
+            prev = f"drop{i}"
+            desc.append("dropout")
+    inputs = [f'input {{ name: "x" shape: [-1, {din}] dtype: FLOAT32 }}']
+    if classify:
+        inputs.append('input { name: "label" shape: [-1] dtype: INT64 }')
+        loss = (f'loss {{ softmax_cross_entropy {{ logits: "{prev}" labels: '
+                f'"label" }} }}\nmetric {{ name: "accuracy" accuracy {{ '
+                f'logits: "{prev}" labels: "label" }} }}')
+    else:
+        inputs.append(f'input {{ name: "y" shape: [-1, {out}] dtype: '
+                      f'FLOAT32 }}')
+        loss = (f'loss {{ mean_squared_error {{ prediction: "{prev}" '
+                f'target: "y" }} }}')
+    what = (f"MLP in {din}: {', '.join(desc)}; "
+            f"{'softmax_cross_entropy' if classify else 'mean_squared_error'}")
+    return what, "\n".join(inputs + layers + [loss])
+
+
+def gpt_model(r, name):
+    n_layer = r.randint(1, 2)
+    heads = r.randint(1, 3)
+    width = heads * r.choice([2, 4, 6, 8])
+    T = r.randint(4, 16)
+    vocab = r.randint(5, 40)
+    drop = r.choice([0.0, 0.1])
+    act = r.choice(["GELU", "GELU_TANH"])
+    tied = r.random() < 0.5
+    bias = r.random() < 0.8
+    hidden = r.choice([0, 2 * width])
+    block = (f"transformer_block {{ num_heads: {heads} dropout: {drop} "
+             f"activation: {act} bias: {'true' if bias else 'false'}"
+             + (f" mlp_hidden: {hidden}" if hidden else "") + " }")
+    head = (f'dense {{ units: {vocab} bias: false tie_weight: '
+            f'"transformer.wte.weight" }}' if tied
+            else f"dense {{ units: {vocab} bias: false }}")
+    text = f"""input {{ name: "idx" shape: [-1, {T}] dtype: INT64 }}
+input {{ name: "targets" shape: [-1, {T}] dtype: INT64 }}
+layer {{ name: "transformer.wte" input: "idx"
+        embedding {{ num_embeddings: {vocab} dim: {width} init {{ normal_std: 0.02 }} }} }}
+layer {{ name: "transformer.wpe" input: "idx"
+        positional_embedding {{ max_positions: {T} dim: {width} init {{ normal_std: 0.02 }} }} }}
+layer {{ name: "embed" input: ["transformer.wte", "transformer.wpe"] add {{}} }}
+layer {{ name: "transformer.drop" input: "embed" dropout {{ rate: {drop} }} }}
+layer {{ name: "transformer.h" input: "transformer.drop" repeat: {n_layer}
+        {block} }}
+layer {{ name: "transformer.ln_f" input: "transformer.h" layer_norm {{}} }}
+layer {{ name: "lm_head" input: "transformer.ln_f" {head} }}
+loss {{ softmax_cross_entropy {{ logits: "lm_head" labels: "targets" ignore_index: -1 }} }}"""
+    what = (f"GPT {n_layer} layer(s), {heads} head(s), C={width}, T={T}, "
+            f"vocab {vocab}, dropout {drop}, {act.lower()}, "
+            f"{'tied' if tied else 'untied'} head, "
+            f"{'bias' if bias else 'no bias'}, mlp_hidden "
+            f"{hidden or '4C'}")
+    return what, text
+
+
+def make_model(seed, i):
+    """(file name, text, batch, step) for model i of `seed`."""
+    r = random.Random(f"{seed}-{i}")
+    name = f"rand-{seed}-{i}"
+    what, body = (gpt_model if i % 2 == 0 else mlp_model)(r, name)
+    kind, training = optimizer_text(r, i)
+    batch = r.randint(1, 4)
+    step = r.randint(0, 199)
+    text = (f"# random_models.py seed {seed} model {i}: {what}; {kind}, "
+            f"batch {batch}.\n# check: train_step at step {step} (random "
+            f"optimizer state), forward_grad at step 0.\n"
+            f'name: "{name.replace("-", "_")}"\n{body}\n'
+            f"training {{\n  batch_size: {batch}\n  seed: {1000 + i}\n"
+            f"{training}\n}}\n")
+    return name + ".pbtxt", text, batch, step
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("mode", choices=["generate", "check"])
+    ap.add_argument("--count", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out-dir")
+    ap.add_argument("--work-dir")
+    ap.add_argument("--sinterc", default="sinterc")
+    ap.add_argument("--entries", default="train_step,forward_grad")
+    ap.add_argument("--only", type=int, help="just model I")
+    args = ap.parse_args()
+    out = args.out_dir or args.work_dir
+    if not out:
+        sys.exit("error: --out-dir (generate) or --work-dir (check) needed")
+    os.makedirs(out, exist_ok=True)
+
+    which = [args.only] if args.only is not None else range(args.count)
+    models = []
+    for i in which:
+        fname, text, batch, step = make_model(args.seed, i)
+        path = os.path.join(out, fname)
+        with open(path, "w") as f:
+            f.write(text)
+        models.append((i, path, batch, step, text.splitlines()[0]))
+    if args.mode == "generate":
+        for i, path, batch, step, head in models:
+            print(f"{path}: {head[2:]}")
+        return
+
+    failures = []
+    for i, path, batch, step, head in models:
+        print(head)
+        for entry in args.entries.split(","):
+            opts = [f"--entry={entry}", f"--batch-size={batch}", "--seed=7"]
+            if entry == "train_step":
+                opts += [f"--step={step}", "--state=random"]
+            cmd = [sys.executable, os.path.join(HERE, "compare_compiled.py"),
+                   path, f"--sinterc={args.sinterc}", *opts,
+                   f"--work-dir={os.path.join(out, f'w{i}-{entry}')}"]
+            p = subprocess.run(cmd, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+            lines = p.stdout.splitlines()
+            if p.returncode == 0:
+                for ln in lines:
+                    if ln.startswith("== ") or "worst" in ln:
+                        print("  " + ln)
+            else:
+                print("\n".join("  " + ln for ln in lines))
+                failures.append(" ".join(cmd))
+    if failures:
+        print(f"FAIL: {len(failures)} run(s); reproduce with:")
+        for f in failures:
+            print("  " + f)
+        sys.exit(1)
+    print(f"ALL PASS: {len(models)} models")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+// RUN: sinter-opt %s -split-input-file --sinter-fuse-kernels | FileCheck %s
+
+// Tests that a chain of elementwise ops with broadcast operands becomes one
+// loop kernel whose inputs are the chain's outside operands, and that a splat
+// constant is cloned into the kernel rather than passed in.
+// CHECK-LABEL: func.func @chain(
+// CHECK-SAME: %[[X:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<8xf32>
+// CHECK: %[[K:.*]] = sgraph.fusion "k0" kind = "loop"(%[[X]], %[[B]])
+// CHECK:   sgraph.constant {{.*}}dense<0.000000e+00>
+// CHECK:   sgraph.add {{.*}}sinter.fusion = "k0: starts a loop kernel over 4x8 (no fusible producer)"
+// CHECK:   sgraph.relu {{.*}}sinter.fusion = "k0: fused with its producer, same iteration shape 4x8"
+// CHECK:   sgraph.maximum
+// CHECK:   sgraph.yield
+// CHECK-NOT: sgraph.fusion
+// CHECK: return %[[K]]
+func.func @chain(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %zero = sgraph.constant dense<0.0> : tensor<f32>
+  %0 = sgraph.add %x, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %1 = sgraph.relu %0 : tensor<4x8xf32>
+  %2 = sgraph.maximum %1, %zero : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  return %2 : tensor<4x8xf32>
+}
+
+// -----
+
+// Tests that a reduction joins the loop of its producers (a reduction
+// kernel exporting the elementwise value it also needs outside), and that
+// an op reading the reduction's result starts a new kernel, with the reason.
+// CHECK-LABEL: func.func @softmax_like(
+// CHECK: %[[R:.*]]:2 = sgraph.fusion "k0" kind = "reduction"
+// CHECK:   sgraph.exp
+// CHECK:   sgraph.reduce_sum {{.*}}sinter.fusion = "k0: reduction joins its producers' loop over 4x8"
+// CHECK:   sgraph.yield
+// CHECK: sgraph.fusion "k1" kind = "loop"(%[[R]]#0, %[[R]]#1)
+// CHECK:   sgraph.div {{.*}}sinter.fusion = "k1: starts a loop kernel over 4x8; not k0: reads the reduction result of k0, final only after its loop"
+func.func @softmax_like(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = sgraph.exp %x : tensor<4x8xf32>
+  %s = sgraph.reduce_sum %e axes = [1] {keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %y = sgraph.div %e, %s : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Tests that matmuls stay outside kernels as library calls and reshapes as
+// aliases, each with the reason, and that an op of another iteration shape
+// is not fused into its producer's kernel.
+// CHECK-LABEL: func.func @matmul_and_reshape(
+// CHECK: %[[M:.*]] = sgraph.matmul {{.*}}sinter.fusion = "k0: matmul library call (oneDNN)"
+// CHECK: sgraph.fusion "k1" kind = "loop"(%[[M]])
+// CHECK:   sgraph.tanh
+// CHECK: sgraph.reshape {{.*}}sinter.fusion = "reshape: shares its operand's bytes, no kernel"
+// CHECK: sgraph.fusion "k2" kind = "reduction"
+// CHECK:   sgraph.reduce_sum {{.*}}sinter.fusion = "k2: starts a reduction kernel over 32; not k1: k1 iterates over 4x8, this op over 32"
+func.func @matmul_and_reshape(%a: tensor<4x16xf32>, %w: tensor<16x8xf32>) -> tensor<f32> {
+  %m = sgraph.matmul %a, %w : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  %t = sgraph.tanh %m : tensor<4x8xf32>
+  %r = sgraph.reshape %t : tensor<4x8xf32> to tensor<32xf32>
+  %s = sgraph.reduce_sum %r axes = [0] : (tensor<32xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
+
+// -----
+
+// Tests that a transpose of a value in memory is absorbed into the kernel
+// that reads it (its input is the transpose's operand), while a transpose a
+// matmul reads is materialized as a copy kernel of its own.
+// CHECK-LABEL: func.func @views(
+// CHECK-SAME: %[[X:.*]]: tensor<4x8xf32>
+// CHECK: sgraph.fusion "k{{[0-9]+}}" kind = "loop"(%[[X]])
+// CHECK:   sgraph.transpose {{.*}}sinter.fusion = "k{{[0-9]+}}: view materialized as a copy because a non-kernel op reads it"
+// CHECK: sgraph.fusion "k0" kind = "loop"(%[[X]], %{{.*}})
+// CHECK:   sgraph.transpose {{.*}}sinter.fusion = "view: absorbed into the kernels that read it"
+// CHECK:   sgraph.add
+// CHECK: sgraph.matmul
+func.func @views(%x: tensor<4x8xf32>, %y: tensor<8x4xf32>, %w: tensor<4x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %t = sgraph.transpose %x permutation = [1, 0] : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  %a = sgraph.add %t, %y : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %m = sgraph.matmul %t, %w : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  return %a, %m : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// Tests that an op is not fused into a producer's kernel when another of
+// its operands depends on that kernel through a matmul (joining would make
+// a cycle), and that the reason names both kernels.
+// CHECK-LABEL: func.func @cycle(
+// CHECK: sgraph.fusion "k0" kind = "loop"
+// CHECK:   sgraph.relu
+// CHECK: sgraph.matmul
+// CHECK: sgraph.fusion "k2" kind = "loop"
+// CHECK:   sgraph.add {{.*}}sinter.fusion = "k2: starts a loop kernel over 4x4; not k0: reads k1, which depends on k0: joining would make a cycle"
+func.func @cycle(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %r = sgraph.relu %x : tensor<4x4xf32>
+  %m = sgraph.matmul %r, %r : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %a = sgraph.add %r, %m : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %a : tensor<4x4xf32>
+}
+
+// -----
+
+// Tests that special ops (pad, embedding_grad) get kernels of their own.
+// CHECK-LABEL: func.func @special(
+// CHECK: sgraph.fusion "k0" kind = "special"
+// CHECK:   sgraph.pad {{.*}}sinter.fusion = "k0: special kernel, lowered on its own"
+// CHECK: sgraph.fusion "k1" kind = "special"
+// CHECK:   sgraph.embedding_grad
+func.func @special(%x: tensor<2x3xf32>, %g: tensor<4x8xf32>, %i: tensor<4xi64>) -> (tensor<2x6xf32>, tensor<10x8xf32>) {
+  %p = sgraph.pad %x {low = array<i64: 0, 1>, high = array<i64: 0, 2>} : (tensor<2x3xf32>) -> tensor<2x6xf32>
+  %e = sgraph.embedding_grad %g, %i : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<10x8xf32>
+  return %p, %e : tensor<2x6xf32>, tensor<10x8xf32>
+}
