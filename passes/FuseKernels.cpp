@@ -116,6 +116,9 @@ struct Group {
   SmallVector<Operation *> members; // in program order
   llvm::SmallDenseSet<int, 8> deps; // groups this one reads from
   int firstPosition = 0;
+  /// For Library groups: how far the matmul's epilogue has grown
+  /// (0 none, 1 scaled, 2 bias added, 3 activation applied).
+  int epilogue = 0;
 };
 
 class KernelGrouper {
@@ -132,6 +135,9 @@ private:
   /// Why `op` may not join `g`, or empty when it may.
   std::string whyNotJoin(Operation *op, Group &g);
   int newGroup(Operation *op, Group::Kind kind, ArrayRef<int64_t> space);
+  /// The matmul group `op` can join as an epilogue the matmul library
+  /// applies itself, or -1; `what` names the epilogue.
+  int epilogueGroup(Operation *op, std::string &what);
   void addMember(Group &g, Operation *op);
   void buildRegions();
 
@@ -260,6 +266,53 @@ std::string KernelGrouper::whyNotJoin(Operation *op, Group &g) {
   return "";
 }
 
+int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
+  if (!isa<AddOp, MulOp, ReluOp, GeluOp>(op) ||
+      !cast<RankedTensorType>(op->getResult(0).getType())
+           .getElementType()
+           .isF32())
+    return -1;
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    Value v = op->getOperand(i);
+    Operation *def = v.getDefiningOp();
+    auto it = def ? groupOf.find(def) : groupOf.end();
+    if (it == groupOf.end())
+      continue;
+    Group &g = groups[it->second];
+    // Only the last op of the group, read by nothing else: the library
+    // writes the epilogue's result instead of the matmul's.
+    if (g.kind != Group::Library || g.members.back() != def ||
+        !v.hasOneUse() || shapeOf(op->getResult(0)) != shapeOf(v))
+      return -1;
+    Value other = op->getNumOperands() == 2 ? op->getOperand(1 - i) : Value();
+    if (isa<MulOp>(op) && g.epilogue < 1) {
+      auto c = other.getDefiningOp<ConstantOp>();
+      if (!c || !cast<DenseElementsAttr>(c.getValue()).isSplat())
+        return -1;
+      what = "scale";
+      g.epilogue = 1;
+      return g.id;
+    }
+    if (isa<AddOp>(op) && g.epilogue < 2) {
+      // A bias: one value per output column, broadcast over the rows.
+      ArrayRef<int64_t> bias = shapeOf(other), out = shapeOf(v);
+      if (bias.empty() || bias.back() != out.back() ||
+          llvm::any_of(bias.drop_back(), [](int64_t d) { return d != 1; }))
+        return -1;
+      what = "bias";
+      g.epilogue = 2;
+      return g.id;
+    }
+    if (isa<ReluOp, GeluOp>(op) && g.epilogue < 3) {
+      what = "activation";
+      g.epilogue = 3;
+      return g.id;
+    }
+    return -1;
+  }
+  return -1;
+}
+
 void KernelGrouper::run() {
   Block &body = fn.getBody().front();
   int pos = 0;
@@ -296,6 +349,15 @@ void KernelGrouper::run() {
     case OpClass::Elementwise:
     case OpClass::Reduction:
       break;
+    }
+
+    std::string epilogue;
+    if (int g = epilogueGroup(op, epilogue); g >= 0) {
+      addMember(groups[g], op);
+      reason[op] = llvm::formatv("k{0}: matmul epilogue ({1}) applied by the "
+                                 "matmul library in the same call",
+                                 g, epilogue);
+      continue;
     }
 
     // Try the groups of the producers, in operand order.
@@ -416,7 +478,8 @@ void KernelGrouper::buildRegions() {
 
   // Reasons on the ops that stay outside regions.
   for (auto &[op, text] : reason)
-    if (!groupOf.count(op) || groups[groupOf[op]].kind == Group::Library)
+    if (!groupOf.count(op) || (groups[groupOf[op]].kind == Group::Library &&
+                               groups[groupOf[op]].members.size() == 1))
       op->setAttr(kFusionAttr, StringAttr::get(ctx, text));
 
   OpBuilder b(ctx);
@@ -427,7 +490,7 @@ void KernelGrouper::buildRegions() {
       continue;
     }
     Group &g = groups[nodes[n].group];
-    if (g.kind == Group::Library) {
+    if (g.kind == Group::Library && g.members.size() == 1) {
       g.members.front()->moveBefore(ret);
       continue;
     }
@@ -468,6 +531,7 @@ void KernelGrouper::buildRegions() {
     b.setInsertionPoint(ret);
     StringRef kind = g.kind == Group::Loop        ? "loop"
                      : g.kind == Group::Reduction ? "reduction"
+                     : g.kind == Group::Library   ? "matmul"
                                                   : "special";
     std::string name = llvm::formatv("k{0}", g.id);
     SmallVector<Location> locs;

@@ -144,6 +144,9 @@ private:
   Place placeOf(Value v);
   /// The program's buffer id for `v`, added on first use.
   int64_t bufferId(Value v);
+  /// A matmul with its epilogue (scale, bias, activation) as one library
+  /// step.
+  LogicalResult lowerMatmulRegion(FusionOp fusion);
 
   func::FuncOp fn;
   ModuleOp kernels;
@@ -191,6 +194,76 @@ int64_t StepLowering::bufferId(Value v) {
   });
   ids[v] = id;
   return id;
+}
+
+LogicalResult StepLowering::lowerMatmulRegion(FusionOp fusion) {
+  Block &body = fusion.getBody().front();
+  auto outer = [&](Value inner) -> Value {
+    auto arg = dyn_cast<BlockArgument>(inner);
+    return arg ? fusion.getInputs()[arg.getArgNumber()] : Value();
+  };
+  MatmulOp mm;
+  double alpha = 1.0;
+  Value bias;
+  std::string activation = "none";
+  for (Operation &op : body.without_terminator()) {
+    if (isa<ConstantOp>(op))
+      continue;
+    if (auto m = dyn_cast<MatmulOp>(op)) {
+      mm = m;
+      continue;
+    }
+    if (auto mul = dyn_cast<MulOp>(op)) {
+      Value c = mul.getLhs().getDefiningOp<ConstantOp>() ? mul.getLhs()
+                                                          : mul.getRhs();
+      alpha = cast<DenseElementsAttr>(c.getDefiningOp<ConstantOp>().getValue())
+                  .getSplatValue<APFloat>()
+                  .convertToDouble();
+      continue;
+    }
+    if (auto add = dyn_cast<AddOp>(op)) {
+      Value b = isa<BlockArgument>(add.getLhs()) ? add.getLhs() : add.getRhs();
+      if (!isa<BlockArgument>(b))
+        return add.emitOpError("matmul bias must be a kernel input");
+      bias = outer(b);
+      continue;
+    }
+    if (isa<ReluOp>(op)) {
+      activation = "relu";
+      continue;
+    }
+    if (auto g = dyn_cast<GeluOp>(op)) {
+      activation = g.getApproximate() == "tanh" ? "gelu_tanh" : "gelu_erf";
+      continue;
+    }
+    return op.emitOpError("is not a matmul epilogue the library applies");
+  }
+  if (!mm || !outer(mm.getLhs()) || !outer(mm.getRhs()))
+    return fusion.emitOpError("matmul region without a matmul of its inputs");
+  llvm::json::Object s{{"op", "matmul"},
+                       {"lhs", bufferId(outer(mm.getLhs()))},
+                       {"rhs", bufferId(outer(mm.getRhs()))},
+                       {"out", bufferId(fusion.getResult(0))},
+                       {"transpose_lhs", mm.getTransposeLhs()},
+                       {"transpose_rhs", mm.getTransposeRhs()},
+                       {"alpha", alpha},
+                       {"activation", activation}};
+  if (bias) {
+    int64_t id = bufferId(bias);
+    auto type = cast<RankedTensorType>(bias.getType());
+    if (type.getRank() != 1) {
+      // The runtime wants the bias as [N]: a view of the same bytes.
+      llvm::json::Object view = *buffers[id].getAsObject();
+      id = buffers.size();
+      view["id"] = id;
+      view["name"] = "";
+      view["shape"] = llvm::json::Array{type.getShape().back()};
+      buffers.push_back(std::move(view));
+    }
+    s["bias"] = id;
+  }
+  steps.push_back(std::move(s));
+  return success();
 }
 
 llvm::json::Value initJson(DictionaryAttr init) {
@@ -241,6 +314,12 @@ LogicalResult StepLowering::run() {
   llvm::json::Array constants;
   Block &body = fn.getBody().front();
   for (Operation &op : body) {
+    if (auto fusion = dyn_cast<FusionOp>(op); fusion &&
+                                              fusion.getKind() == "matmul") {
+      if (failed(lowerMatmulRegion(fusion)))
+        return failure();
+      continue;
+    }
     if (auto fusion = dyn_cast<FusionOp>(op)) {
       auto k = emitKernel(fusion, kernels,
                           [&](Value v) { return placeOf(v); });

@@ -352,8 +352,10 @@ LogicalResult FusionOp::verify() {
            << " values whose types differ from the op's results";
   // fusion_c3: a known kind.
   StringRef kind = getKind();
-  if (kind != "loop" && kind != "reduction" && kind != "special")
-    return emitOpError("kind must be loop, reduction or special, got '")
+  if (kind != "loop" && kind != "reduction" && kind != "special" &&
+      kind != "matmul")
+    return emitOpError("kind must be loop, reduction, matmul or special, "
+                       "got '")
            << kind << "'";
   return success();
 }

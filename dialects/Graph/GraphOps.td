@@ -814,8 +814,10 @@ def SG_FusionOp : SG_Op<"fusion", [IsolatedFromAbove, SingleBlock,
     so a kernel's inputs are explicit. `kind` is how the kernel is emitted:
     `loop` (one loop nest over the shape of its results), `reduction` (one
     loop nest over the shape of a reduction's operand, with elementwise
-    producers inlined), or `special` (a single op with its own lowering:
-    `pad`, `concat`, `embedding_grad`, `argmax`). `reasons` records why the
+    producers inlined), `matmul` (a matmul with the epilogue the matmul
+    library applies in the same call: a scale, a bias, an activation), or
+    `special` (a single op with its own lowering: `pad`, `concat`,
+    `embedding_grad`, `argmax`). `reasons` records why the
     ops are grouped as they are; the dumps print it.
 
     ```mlir

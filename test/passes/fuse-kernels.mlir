@@ -111,3 +111,32 @@ func.func @special(%x: tensor<2x3xf32>, %g: tensor<4x8xf32>, %i: tensor<4xi64>) 
   %e = sgraph.embedding_grad %g, %i : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<10x8xf32>
   return %p, %e : tensor<2x6xf32>, tensor<10x8xf32>
 }
+
+// -----
+
+// Tests that a matmul's epilogue (a splat scale, then a bias along the last
+// dimension, then an activation) joins the matmul in a "matmul" region the
+// matmul library runs in one call, while an epilogue whose input is also
+// read elsewhere (the backward needs the pre-activation) stays outside.
+// CHECK-LABEL: func.func @epilogue(
+// CHECK: %[[Y:.*]] = sgraph.fusion "k0" kind = "matmul"
+// CHECK:   sgraph.matmul
+// CHECK:   sgraph.mul {{.*}}sinter.fusion = "k0: matmul epilogue (scale) applied by the matmul library in the same call"
+// CHECK:   sgraph.add {{.*}}sinter.fusion = "k0: matmul epilogue (bias) applied by the matmul library in the same call"
+// CHECK:   sgraph.gelu {{.*}}sinter.fusion = "k0: matmul epilogue (activation) applied by the matmul library in the same call"
+// CHECK: %[[Z:.*]] = sgraph.fusion "k1" kind = "matmul"
+// CHECK:   sgraph.add
+// CHECK-NOT: sgraph.relu
+// CHECK: sgraph.fusion "k2" kind = "loop"(%[[Z]])
+// CHECK:   sgraph.relu
+func.func @epilogue(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %c = sgraph.constant dense<0.125> : tensor<f32>
+  %m = sgraph.matmul %x, %w {transpose_rhs = true} : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %s = sgraph.mul %m, %c : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %a = sgraph.add %s, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %g = sgraph.gelu %a {approximate = "tanh"} : tensor<4x8xf32>
+  %m2 = sgraph.matmul %x, %w {transpose_rhs = true} : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %a2 = sgraph.add %m2, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %r = sgraph.relu %a2 : tensor<4x8xf32>
+  return %g, %a2, %r : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
