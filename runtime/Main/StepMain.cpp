@@ -34,6 +34,7 @@
 #include "absl/strings/str_join.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <string>
@@ -229,7 +230,10 @@ int main(int argc, char **argv) {
           formatScalar(prog.buffers[r.buffer].type, ex.bufferData(r.buffer))
               .c_str());
   if (flags.profile)
-    std::printf("%s", ex.formatProfile().c_str());
+    std::printf("%s", ex.formatProfile(std::getenv("SINTER_PROFILE_ALL")
+                                           ? 1 << 30
+                                           : 10)
+                          .c_str());
   std::fflush(stdout);
 
   if (!flags.outputs.empty())
