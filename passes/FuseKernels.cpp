@@ -577,30 +577,53 @@ void KernelGrouper::buildRegions() {
       }
   }
   // A view still read outside any kernel (by a matmul, a reshape, the
-  // return) must be materialized: it becomes a copy kernel of its own.
-  for (Operation &op : llvm::make_early_inc_range(body)) {
+  // return) must be materialized: it becomes a copy kernel of its own,
+  // with the chain of views it reads through cloned in, so slice ->
+  // transpose is one copy, not two. Walking backwards handles a chain's
+  // last view first; the views before it are then dead.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body))) {
     if (classify(&op) != OpClass::View)
       continue;
+    if (op.use_empty()) {
+      op.erase();
+      continue;
+    }
+    if (llvm::all_of(op.getUsers(), [](Operation *user) {
+          return classify(user) == OpClass::View;
+        }))
+      continue;
+    SmallVector<Operation *> chain{&op};
+    Value source = op.getOperand(0);
+    while (Operation *def = source.getDefiningOp()) {
+      if (classify(def) != OpClass::View)
+        break;
+      chain.push_back(def);
+      source = def->getOperand(0);
+    }
     b.setInsertionPoint(&op);
     std::string name = llvm::formatv("k{0}", groups.size());
     groups.push_back({});
-    auto fusion =
-        b.create<FusionOp>(op.getLoc(), op.getResultTypes(),
-                           op.getOperand(0), name, "loop");
+    auto fusion = b.create<FusionOp>(op.getLoc(), op.getResultTypes(), source,
+                                     name, "loop");
     Block *block = b.createBlock(&fusion.getBody());
     IRMapping map;
-    map.map(op.getOperand(0),
-            block->addArgument(op.getOperand(0).getType(), op.getLoc()));
+    map.map(source, block->addArgument(source.getType(), op.getLoc()));
     b.setInsertionPointToEnd(block);
-    Operation *copy = b.clone(op, map);
-    copy->setAttr(kFusionAttr,
-                  StringAttr::get(ctx, name + ": view materialized as a copy "
-                                              "because a non-kernel op reads "
-                                              "it"));
-    b.create<YieldOp>(op.getLoc(), copy->getResults());
+    for (Operation *view : llvm::reverse(chain)) {
+      Operation *copy = b.clone(*view, map);
+      copy->setAttr(kFusionAttr,
+                    StringAttr::get(ctx, name + ": view materialized as a "
+                                                "copy because a non-kernel "
+                                                "op reads it"));
+    }
+    b.create<YieldOp>(op.getLoc(), map.lookup(op.getResult(0)));
     op.replaceAllUsesWith(fusion->getResults());
     op.erase();
   }
+  // The views of the chains just cloned are dead now.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+    if (classify(&op) == OpClass::View && op.use_empty())
+      op.erase();
 }
 
 class FuseKernelsPass

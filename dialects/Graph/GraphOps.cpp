@@ -174,6 +174,79 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor) {
   return {};
 }
 
+namespace {
+
+/// reshape(slice(x)) -> slice(reshape(x)) when the reshape only splits
+/// dimensions and every sliced dimension splits at a multiple of its inner
+/// factors. The attention heads are the case that matters:
+///
+///   %q = slice %qkv [.., 0:C] : (B, T, 3C) -> (B, T, C)
+///   %h = reshape %q : (B, T, C) -> (B, T, H, D)
+///
+/// becomes a reshape of %qkv to (B, T, 3H, D), which aliases its bytes,
+/// and a slice [.., 0:H, :], a view the kernels that read it absorb.
+/// Before, the slice had to be copied out just so the reshape had
+/// contiguous bytes to alias.
+struct SwapReshapeAndSlice : public OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReshapeOp reshape,
+                                PatternRewriter &rewriter) const override {
+    auto slice = reshape.getOperand().getDefiningOp<SliceOp>();
+    if (!slice)
+      return failure();
+    if (auto strides = slice.getStride())
+      if (llvm::any_of(*strides, [](int64_t s) { return s != 1; }))
+        return failure();
+    ArrayRef<int64_t> from = tensorType(slice.getOperand()).getShape();
+    ArrayRef<int64_t> sliced = tensorType(slice.getResult()).getShape();
+    ArrayRef<int64_t> to = reshape.getType().getShape();
+    // Group the result dims by the sliced dim they split.
+    SmallVector<int64_t> newShape, start, limit;
+    size_t r = 0;
+    for (size_t d = 0; d < sliced.size(); ++d) {
+      SmallVector<int64_t> group;
+      int64_t product = 1;
+      while (r < to.size() && product < sliced[d]) {
+        product *= to[r];
+        group.push_back(to[r++]);
+      }
+      if (product != sliced[d] || group.empty())
+        return failure();
+      int64_t inner = 1;
+      for (int64_t g : ArrayRef<int64_t>(group).drop_front())
+        inner *= g;
+      int64_t s0 = slice.getStart()[d], l0 = slice.getLimit()[d];
+      if (from[d] % inner || s0 % inner || l0 % inner)
+        return failure();
+      newShape.push_back(from[d] / inner);
+      start.push_back(s0 / inner);
+      limit.push_back(l0 / inner);
+      for (int64_t g : ArrayRef<int64_t>(group).drop_front()) {
+        newShape.push_back(g);
+        start.push_back(0);
+        limit.push_back(g);
+      }
+    }
+    if (r != to.size() || newShape.size() != to.size())
+      return failure();
+    auto type = RankedTensorType::get(newShape, reshape.getType().getElementType());
+    Value whole = rewriter.create<ReshapeOp>(reshape.getLoc(), type,
+                                             slice.getOperand());
+    rewriter.replaceOpWithNewOp<SliceOp>(
+        reshape, reshape.getType(), whole, rewriter.getDenseI64ArrayAttr(start),
+        rewriter.getDenseI64ArrayAttr(limit), DenseI64ArrayAttr());
+    return success();
+  }
+};
+
+} // namespace
+
+void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                            MLIRContext *context) {
+  results.add<SwapReshapeAndSlice>(context);
+}
+
 LogicalResult BroadcastOp::verify() {
   RankedTensorType from = tensorType(getOperand()), to = getType();
   // broadcast_c2

@@ -425,6 +425,7 @@ def SG_ReshapeOp : SG_Op<"reshape", [Pure, SG_Differentiable]> {
   let assemblyFormat = "$operand attr-dict `:` type($operand) `to` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def SG_TransposeOp : SG_Op<"transpose",

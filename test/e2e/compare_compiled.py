@@ -23,8 +23,10 @@ What it does:
     p_new - p_old is known, and with --state=random the optimizer state;
  3. runs the binary for K steps and the interpreter K times (feeding each
     run's parameters and state to the next, step S, S+1, ...);
- 4. compares every result tensor, prints the worst error per kind and, on a
-    mismatch, a per-tensor table; exits 1 on a mismatch.
+ 4. compares every result tensor (for a failing one, against an f64
+    evaluation too: see "ill-conditioned tensors"), prints the worst error
+    per kind and, on a mismatch, a per-tensor table; exits 1 on a mismatch
+    (2 when a tool fails).
 
 Tolerances (u = 2^-24 ~ 6e-8, the f32 unit roundoff):
 
@@ -72,6 +74,18 @@ Tolerances (u = 2^-24 ~ 6e-8, the f32 unit roundoff):
     with p_old unknown only ||p_c - p_r|| <= RTOL ||p_r||.
     Over K > 1 steps the Adam bound (a) is summed over the steps
     (K * lr (max|d_c| + max|d_r|)), and (b) is skipped.
+  * ill-conditioned tensors. The sqrt(n) u argument assumes no
+    cancellation. Where the result is a small difference of large terms
+    (e.g. the input gradient of a layer norm over 1-2 features: its output
+    is nearly constant, so the backward formula cancels ~1000x), each
+    rounding of the terms is amplified by |terms| / |result|, and *both*
+    f32 implementations are off the exact value by ~1e-4..1e-3. So when a
+    normwise check fails (one step only), the script evaluates the same
+    function in f64 (the model with dtype FLOAT64, the same arguments) and
+    accepts the tensor only if the compiled result is within 4x the
+    interpreter's own error (+ RTOL) of that exact value, printing both
+    errors. A real bug (wrong term, index, fusion) leaves the compiled
+    result far from the truth while the interpreter's is close, and fails.
 """
 
 import argparse
@@ -104,8 +118,11 @@ def die(msg):
 
 def run(cmd, what):
     t0 = time.time()
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True)
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    except OSError as e:
+        die(f"{what}: cannot run {cmd[0]}: {e}")
     dt = time.time() - t0
     if p.returncode != 0:
         print(f"error: {what} failed (exit {p.returncode}): {' '.join(cmd)}",
@@ -357,6 +374,53 @@ def compare_param(args, name, c, r, given, got, ref, cfg, lr, adam, rtol):
     return rows
 
 
+def f64_truth(args, given, batch, work):
+    """The same function evaluated by the interpreter in f64 (model dtype
+    FLOAT64, the same argument values widened): the exact result to ~1e-16,
+    an arbiter for tensors that fail the f32 comparison. Parameters not
+    given are initialized in f64 from the same seed (they then differ from
+    the f32 run's by at most one f32 rounding)."""
+    text = open(args.model).read()
+    if re.search(r"^dtype:", text, re.M):
+        text = re.sub(r"^dtype:.*$", "dtype: FLOAT64", text, flags=re.M)
+    else:
+        text = re.sub(r"^(name:.*)$", r"\1\ndtype: FLOAT64", text, count=1,
+                      flags=re.M)
+    text = re.sub(r"dtype: FLOAT32\b", "dtype: FLOAT64", text)
+    model64 = os.path.join(work, "model-f64.pbtxt")
+    with open(model64, "w") as f:
+        f.write(text)
+    wide = {n: (v.astype(np.float64) if v.dtype == np.float32 else v)
+            for n, v in given.items()}
+    inp = os.path.join(work, "in-f64.safetensors")
+    write_safetensors(inp, wide)
+    out = os.path.join(work, "ref-f64.safetensors")
+    run([args.sinterc, model64, *batch, f"--run={args.entry}",
+         f"--input={inp}", f"--output={out}"], "interpreter (f64)")
+    return read_safetensors(out)[0]
+
+
+def arbitrate(rows, got, ref, truth):
+    """A normwise check that fails is a bug unless the tensor is so badly
+    conditioned that the interpreter's own f32 result is about as far from
+    the f64 truth: then the compiled result passes if it is within 4x the
+    interpreter's error (+ RTOL) of the truth. (4x: the compiled code rounds
+    inside fused chains and reassociates sums, the interpreter rounds once
+    per op; on well-conditioned tensors the two are equally accurate.)"""
+    for r in rows:
+        if r.ok or not r.check.startswith("normwise rel") or \
+                r.name not in truth:
+            continue
+        t = truth[r.name]
+        ec, er = nrel(got[r.name], t), nrel(ref[r.name], t)
+        r.note = (f"ill-conditioned? vs f64: compiled {ec:.3g}, interpreter "
+                  f"{er:.3g}")
+        if ec <= 4 * er + r.bound:
+            r.ok = True
+            r.check = r.check.replace("normwise rel", "f64 arbiter")
+            r.err, r.bound = ec, 4 * er + r.bound
+
+
 # ---------------------------------------------------------------------------
 # Main
 # ---------------------------------------------------------------------------
@@ -460,6 +524,9 @@ def main():
 
     # 4. Compare.
     rows = compare(args, prog, got, ref, given, cfg, acc_n)
+    if args.steps == 1 and any(not r.ok and r.check.startswith("normwise")
+                               for r in rows):
+        arbitrate(rows, got, ref, f64_truth(args, given, batch, work))
     bad = [r for r in rows if not r.ok]
     print(f"== {label}: {len(rows) - len(bad)}/{len(rows)} checks pass "
           f"(compile {t_compile:.1f}s, binary {t_bin:.2f}s, interpreter "

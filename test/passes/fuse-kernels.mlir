@@ -140,3 +140,22 @@ func.func @epilogue(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32
   %r = sgraph.relu %a2 : tensor<4x8xf32>
   return %g, %a2, %r : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// Tests that a chain of views a matmul reads (slice, then transpose) is
+// copied out by one kernel holding the whole chain, not one copy per view.
+// CHECK-LABEL: func.func @view_chain(
+// CHECK-SAME: %[[X:.*]]: tensor<4x16xf32>
+// CHECK: %[[K:.*]] = sgraph.fusion "k{{[0-9]+}}" kind = "loop"(%[[X]])
+// CHECK:   sgraph.slice
+// CHECK:   sgraph.transpose
+// CHECK:   sgraph.yield
+// CHECK-NOT: sgraph.fusion
+// CHECK: sgraph.matmul %[[K]]
+func.func @view_chain(%x: tensor<4x16xf32>, %w: tensor<4x4xf32>) -> tensor<8x4xf32> {
+  %s = sgraph.slice %x {start = array<i64: 0, 8>, limit = array<i64: 4, 16>} : (tensor<4x16xf32>) -> tensor<4x8xf32>
+  %t = sgraph.transpose %s permutation = [1, 0] : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  %m = sgraph.matmul %t, %w : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  return %m : tensor<8x4xf32>
+}
