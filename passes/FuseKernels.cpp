@@ -29,6 +29,10 @@
 // their kernel are exported (multi-output kernels). Splat constants are
 // cloned into every kernel that reads them.
 //
+// A reduction over every axis of a tensor of 32K elements or more is first
+// split into a reduction of the rows and a sum of the row results, so that
+// the big part has a dimension to run in parallel.
+//
 // Every op inside a region carries `sinter.fusion`, the reason it is where
 // it is; ops left outside carry the reason they are not fused. The dumps
 // print both. Preconditions: sinter-decompose-ops has run (softmax,
@@ -75,6 +79,14 @@ OpClass classify(Operation *op) {
     return OpClass::Reduction;
   if (isa<TransposeOp, BroadcastOp, SliceOp>(op))
     return OpClass::View;
+  // A pad without interior padding is elementwise over its result: each
+  // element is a read of the operand or the padding value.
+  if (auto pad = dyn_cast<PadOp>(op))
+    if ((!pad.getInterior() ||
+         llvm::all_of(*pad.getInterior(), [](int64_t i) { return i == 0; })) &&
+        llvm::all_of(pad.getLow(), [](int64_t l) { return l >= 0; }) &&
+        llvm::all_of(pad.getHigh(), [](int64_t h) { return h >= 0; }))
+      return OpClass::Elementwise;
   if (isa<ReshapeOp>(op))
     return OpClass::Alias;
   if (isa<MatmulOp>(op))
@@ -139,6 +151,10 @@ private:
   /// applies itself, or -1; `what` names the epilogue.
   int epilogueGroup(Operation *op, std::string &what);
   void addMember(Group &g, Operation *op);
+  /// Moves into `op`'s kernel every producer that is alone in a loop kernel
+  /// of the same shape and read only by `op` (e.g. the other pads of a sum
+  /// of pads): one loop instead of a kernel and a buffer per producer.
+  void absorbLoneProducers(Operation *op);
   void buildRegions();
 
   func::FuncOp fn;
@@ -313,8 +329,76 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
   return -1;
 }
 
+/// A reduction over every axis of a big tensor has no parallel dimension, so
+/// its kernel would run on one core. Reduce the rows first (parallel over
+/// the leading dimension), then the short vector of row sums.
+template <typename ReduceOp> void splitFullReduction(ReduceOp op) {
+  auto type = cast<RankedTensorType>(op.getOperand().getType());
+  constexpr int64_t kMinElements = 1 << 15;
+  if (type.getRank() < 2 || type.getNumElements() < kMinElements ||
+      type.getShape()[0] < 2 ||
+      op.getAxes().size() != static_cast<size_t>(type.getRank()))
+    return;
+  OpBuilder b(op);
+  SmallVector<int64_t> rest;
+  for (int64_t a = 1; a < type.getRank(); ++a)
+    rest.push_back(a);
+  Value rows = b.create<ReduceOp>(op.getLoc(), op.getOperand(),
+                                  b.getDenseI64ArrayAttr(rest),
+                                  b.getBoolAttr(false));
+  Value total = b.create<ReduceOp>(op.getLoc(), rows,
+                                   b.getDenseI64ArrayAttr({0}),
+                                   b.getBoolAttr(false));
+  if (total.getType() != op.getType())
+    total = b.create<ReshapeOp>(op.getLoc(), op.getType(), total);
+  op.getResult().replaceAllUsesWith(total);
+  op.erase();
+}
+
+void KernelGrouper::absorbLoneProducers(Operation *op) {
+  Group &g = groups[groupOf[op]];
+  if (g.kind != Group::Loop && g.kind != Group::Reduction)
+    return;
+  for (Value operand : op->getOperands()) {
+    Operation *def = operand.getDefiningOp();
+    auto it = def ? groupOf.find(def) : groupOf.end();
+    if (it == groupOf.end() || it->second == g.id)
+      continue;
+    Group &h = groups[it->second];
+    if (h.kind != Group::Loop || h.members.size() != 1 || h.space != g.space)
+      continue;
+    if (!llvm::all_of(def->getUsers(), [&](Operation *user) {
+          auto u = groupOf.find(user);
+          return u != groupOf.end() && u->second == g.id;
+        }))
+      continue;
+    if (llvm::any_of(h.deps, [&](int d) { return dependsOn(d, g.id); }))
+      continue;
+    // Keep program order inside the kernel: the producer goes right
+    // before its first user in the group.
+    auto at = llvm::find_if(g.members, [&](Operation *m) {
+      return llvm::is_contained(def->getUsers(), m);
+    });
+    g.members.insert(at, def);
+    groupOf[def] = g.id;
+    for (int d : h.deps)
+      g.deps.insert(d);
+    g.deps.erase(h.id);
+    h.members.clear();
+    reason[def] = llvm::formatv("k{0}: a lone producer read only by this "
+                                "kernel, moved into it (was k{1})",
+                                g.id, h.id);
+  }
+}
+
 void KernelGrouper::run() {
   Block &body = fn.getBody().front();
+  for (Operation &op : llvm::make_early_inc_range(body)) {
+    if (auto r = dyn_cast<ReduceSumOp>(op))
+      splitFullReduction(r);
+    else if (auto r = dyn_cast<ReduceMaxOp>(op))
+      splitFullReduction(r);
+  }
   int pos = 0;
   for (Operation &op : body)
     position[&op] = pos++;
@@ -408,6 +492,7 @@ void KernelGrouper::run() {
     for (const std::string &r : rejected)
       text += "; " + r;
     reason[op] = text;
+    absorbLoneProducers(op);
   }
   buildRegions();
 }
@@ -517,8 +602,16 @@ void KernelGrouper::buildRegions() {
       inputs.insert(v);
     };
     for (Operation *m : g.members)
-      for (Value operand : m->getOperands())
+      for (Value operand : m->getOperands()) {
+        // Ops that read their first operand by computed index (a pad, an
+        // embedding's table) need it whole, in memory: an input.
+        if (isa<PadOp, EmbeddingOp>(m) && operand == m->getOperand(0) &&
+            !memberSet.count(operand.getDefiningOp())) {
+          inputs.insert(operand);
+          continue;
+        }
         collect(operand);
+      }
     // Outputs: member results used outside the group.
     SmallVector<Value> outputs;
     for (Operation *m : g.members)

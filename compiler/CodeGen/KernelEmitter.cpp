@@ -218,7 +218,7 @@ LogicalResult KernelBuilder::analyze() {
       space.assign(shapeOf(op.getResult(0)).begin(),
                    shapeOf(op.getResult(0)).end());
     }
-    if (isa<OneHotOp, IotaOp, CausalMaskOp, EmbeddingOp>(op))
+    if (isa<OneHotOp, IotaOp, CausalMaskOp, EmbeddingOp, PadOp>(op))
       indexed = true;
   }
   if (anyReduce)
@@ -248,8 +248,8 @@ LogicalResult KernelBuilder::analyze() {
       Operation *def = operand.getDefiningOp();
       if (def && (memberSet.count(def) || isa<ConstantOp>(def)))
         continue;
-      if (isa<EmbeddingOp>(op) && i == 0)
-        continue; // the table is read whole, by index
+      if (isa<EmbeddingOp, PadOp>(op) && i == 0)
+        continue; // the table / padded operand is read whole, by index
       auto read = readOf(operand, operandDims(op, i));
       if (failed(read))
         return failure();
@@ -477,9 +477,12 @@ int64_t KernelBuilder::bytesMoved() {
         n *= space[d.iter];
     total += n * width;
   }
-  for (Operation *op : members)
+  for (Operation *op : members) {
     if (auto e = dyn_cast<EmbeddingOp>(op))
       total += bytesOf(e.getResult());
+    if (auto p = dyn_cast<PadOp>(op))
+      total += bytesOf(p.getOperand());
+  }
   return total;
 }
 
@@ -894,15 +897,17 @@ LogicalResult KernelBuilder::emitGeneric() {
     inputs.push_back(view);
     maps.push_back(map);
   }
-  // Tables read by index (embedding): whole views, captured by the body.
+  // Operands read by computed index (an embedding's table, a padded
+  // tensor): whole views, captured by the body.
   DenseMap<Operation *, Value> tables;
   for (Operation *op : members)
-    if (auto e = dyn_cast<EmbeddingOp>(op)) {
-      auto arg = dyn_cast<BlockArgument>(e.getTable());
+    if (isa<EmbeddingOp, PadOp>(op)) {
+      auto arg = dyn_cast<BlockArgument>(op->getOperand(0));
       if (!arg)
-        return e.emitOpError("table must be a kernel input");
+        return op->emitOpError("operand read by index must be a kernel input");
       Value outer = fusion.getInputs()[arg.getArgNumber()];
-      tables[op] = slabView(outer, 2, shapeOf(outer), elementOf(outer));
+      tables[op] = slabView(outer, shapeOf(outer).size(), shapeOf(outer),
+                            elementOf(outer));
     }
 
   // Outputs.
@@ -1003,7 +1008,7 @@ LogicalResult KernelBuilder::emitGeneric() {
                     bb.getIntegerAttr(et, dense.getSplatValue<APInt>())));
               continue;
             }
-            if (isa<EmbeddingOp>(op) && i == 0) {
+            if (isa<EmbeddingOp, PadOp>(op) && i == 0) {
               in.push_back(Value());
               continue;
             }
@@ -1022,6 +1027,44 @@ LogicalResult KernelBuilder::emitGeneric() {
             Value col = iterIndex(bb, l, space.size() - 1);
             scalar[op->getResult(0)] =
                 bb.create<memref::LoadOp>(l, tables[op], ValueRange{idx, col});
+            continue;
+          }
+          if (auto pad = dyn_cast<PadOp>(op)) {
+            // In range on every axis: the operand's element; else the
+            // padding value. The index is clamped so the load stays inside
+            // the operand even where the select discards it.
+            ArrayRef<int64_t> inShape = shapeOf(pad.getOperand());
+            Value inside;
+            SmallVector<Value> at;
+            for (size_t k = 0; k < inShape.size(); ++k) {
+              Value i = bb.create<arith::SubIOp>(
+                  l, iterIndex(bb, l, k),
+                  bb.create<arith::ConstantIndexOp>(l, pad.getLow()[k]));
+              Value lo = bb.create<arith::ConstantIndexOp>(l, 0);
+              Value hi = bb.create<arith::ConstantIndexOp>(l, inShape[k]);
+              Value ok = bb.create<arith::AndIOp>(
+                  l, bb.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, i, lo),
+                  bb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, i, hi));
+              inside = inside ? bb.create<arith::AndIOp>(l, inside, ok).getResult()
+                              : ok;
+              Value last = bb.create<arith::ConstantIndexOp>(l, inShape[k] - 1);
+              at.push_back(bb.create<arith::MinSIOp>(
+                  l, bb.create<arith::MaxSIOp>(l, i, lo), last));
+            }
+            Type et = elementOf(pad.getResult());
+            Value v = bb.create<memref::LoadOp>(l, tables[op], at);
+            if (et.isInteger(1))
+              v = bb.create<arith::TruncIOp>(l, et, v);
+            double pv = pad.getValue().convertToDouble();
+            Value padValue =
+                isa<FloatType>(et)
+                    ? fconst(bb, l, et, pv)
+                    : bb.create<arith::ConstantIntOp>(l, (int64_t)pv, et)
+                          .getResult();
+            scalar[op->getResult(0)] =
+                inside ? bb.create<arith::SelectOp>(l, inside, v, padValue)
+                             .getResult()
+                       : v;
             continue;
           }
           if (isa<ReduceSumOp, ReduceMaxOp>(op)) {

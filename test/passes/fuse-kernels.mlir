@@ -100,16 +100,23 @@ func.func @cycle(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
 
 // -----
 
-// Tests that special ops (pad, embedding_grad) get kernels of their own.
+// Tests that embedding_grad gets a special kernel of its own, that a pad
+// (no interior padding) is an elementwise op of its result's shape, and that
+// pads read only by one sum are all moved into the sum's kernel.
 // CHECK-LABEL: func.func @special(
-// CHECK: sgraph.fusion "k0" kind = "special"
-// CHECK:   sgraph.pad {{.*}}sinter.fusion = "k0: special kernel, lowered on its own"
-// CHECK: sgraph.fusion "k1" kind = "special"
+// CHECK: sgraph.fusion "k{{[0-9]+}}" kind = "loop"
+// CHECK:   sgraph.pad {{.*}}sinter.fusion = "k{{[0-9]+}}: starts a loop kernel over 2x6 (no fusible producer)"
+// CHECK:   sgraph.pad {{.*}}sinter.fusion = "k{{[0-9]+}}: a lone producer read only by this kernel, moved into it (was k{{[0-9]+}})"
+// CHECK:   sgraph.add
+// CHECK-NOT: sgraph.pad
+// CHECK: sgraph.fusion "k{{[0-9]+}}" kind = "special"
 // CHECK:   sgraph.embedding_grad
-func.func @special(%x: tensor<2x3xf32>, %g: tensor<4x8xf32>, %i: tensor<4xi64>) -> (tensor<2x6xf32>, tensor<10x8xf32>) {
-  %p = sgraph.pad %x {low = array<i64: 0, 1>, high = array<i64: 0, 2>} : (tensor<2x3xf32>) -> tensor<2x6xf32>
+func.func @special(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>, %g: tensor<4x8xf32>, %i: tensor<4xi64>) -> (tensor<2x6xf32>, tensor<10x8xf32>) {
+  %p = sgraph.pad %x {low = array<i64: 0, 0>, high = array<i64: 0, 3>} : (tensor<2x3xf32>) -> tensor<2x6xf32>
+  %q = sgraph.pad %y {low = array<i64: 0, 3>, high = array<i64: 0, 0>} : (tensor<2x3xf32>) -> tensor<2x6xf32>
+  %s = sgraph.add %p, %q : (tensor<2x6xf32>, tensor<2x6xf32>) -> tensor<2x6xf32>
   %e = sgraph.embedding_grad %g, %i : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<10x8xf32>
-  return %p, %e : tensor<2x6xf32>, tensor<10x8xf32>
+  return %s, %e : tensor<2x6xf32>, tensor<10x8xf32>
 }
 
 // -----
@@ -158,4 +165,21 @@ func.func @view_chain(%x: tensor<4x16xf32>, %w: tensor<4x4xf32>) -> tensor<8x4xf
   %t = sgraph.transpose %s permutation = [1, 0] : (tensor<4x8xf32>) -> tensor<8x4xf32>
   %m = sgraph.matmul %t, %w : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
   return %m : tensor<8x4xf32>
+}
+
+// -----
+
+// Tests that a reduction over every axis of a big tensor (here 256x256) is
+// split into a row reduction, which has a parallel dimension, and a sum of
+// the 256 row results; a small one (4x8) is left whole.
+// CHECK-LABEL: func.func @full_reduction(
+// CHECK: %[[ROWS:.*]] = sgraph.fusion "k{{[0-9]+}}" kind = "reduction"
+// CHECK:   sgraph.reduce_sum %{{.*}} axes = [1] {{.*}}: (tensor<256x256xf32>) -> tensor<256xf32>
+// CHECK: sgraph.fusion "k{{[0-9]+}}" kind = "reduction"(%[[ROWS]])
+// CHECK:   sgraph.reduce_sum %{{.*}} axes = [0] {{.*}}: (tensor<256xf32>) -> tensor<f32>
+// CHECK: sgraph.reduce_sum %{{.*}} axes = [0, 1] {{.*}}: (tensor<4x8xf32>) -> tensor<f32>
+func.func @full_reduction(%x: tensor<256x256xf32>, %y: tensor<4x8xf32>) -> (tensor<f32>, tensor<f32>) {
+  %s = sgraph.reduce_sum %x axes = [0, 1] : (tensor<256x256xf32>) -> tensor<f32>
+  %t = sgraph.reduce_sum %y axes = [0, 1] : (tensor<4x8xf32>) -> tensor<f32>
+  return %s, %t : tensor<f32>, tensor<f32>
 }
