@@ -151,9 +151,10 @@ private:
   /// applies itself, or -1; `what` names the epilogue.
   int epilogueGroup(Operation *op, std::string &what);
   void addMember(Group &g, Operation *op);
-  /// Moves into `op`'s kernel every producer that is alone in a loop kernel
-  /// of the same shape and read only by `op` (e.g. the other pads of a sum
-  /// of pads): one loop instead of a kernel and a buffer per producer.
+  /// Merges into `op`'s kernel every producer kernel of the same shape
+  /// whose values only `op`'s kernel reads (the other pads of a sum of pads;
+  /// the two halves of GELU's gradient): one loop instead of two, and the
+  /// producer's values never reach memory.
   void absorbLoneProducers(Operation *op);
   void buildRegions();
 
@@ -365,29 +366,41 @@ void KernelGrouper::absorbLoneProducers(Operation *op) {
     if (it == groupOf.end() || it->second == g.id)
       continue;
     Group &h = groups[it->second];
-    if (h.kind != Group::Loop || h.members.size() != 1 || h.space != g.space)
+    if (h.kind != Group::Loop || h.members.empty() || h.space != g.space ||
+        h.deps.count(g.id))
       continue;
-    if (!llvm::all_of(def->getUsers(), [&](Operation *user) {
-          auto u = groupOf.find(user);
-          return u != groupOf.end() && u->second == g.id;
-        }))
-      continue;
-    if (llvm::any_of(h.deps, [&](int d) { return dependsOn(d, g.id); }))
-      continue;
-    // Keep program order inside the kernel: the producer goes right
-    // before its first user in the group.
-    auto at = llvm::find_if(g.members, [&](Operation *m) {
-      return llvm::is_contained(def->getUsers(), m);
+    // Everything h computes is read only inside h or by g: merged, h's
+    // values never reach memory.
+    bool onlyForG = llvm::all_of(h.members, [&](Operation *m) {
+      return llvm::all_of(m->getUsers(), [&](Operation *user) {
+        auto u = groupOf.find(user);
+        return u != groupOf.end() && (u->second == g.id || u->second == h.id);
+      });
     });
-    g.members.insert(at, def);
-    groupOf[def] = g.id;
+    if (!onlyForG ||
+        llvm::any_of(h.deps, [&](int d) { return dependsOn(d, g.id); }))
+      continue;
+    // Keep program order inside the kernel: h's ops go, in their order,
+    // right before the first op of g that reads one of them.
+    llvm::SmallPtrSet<Operation *, 8> moved(h.members.begin(),
+                                            h.members.end());
+    auto at = llvm::find_if(g.members, [&](Operation *m) {
+      return llvm::any_of(m->getOperands(), [&](Value v) {
+        return v.getDefiningOp() && moved.count(v.getDefiningOp());
+      });
+    });
+    g.members.insert(at, h.members.begin(), h.members.end());
+    for (Operation *m : h.members) {
+      groupOf[m] = g.id;
+      reason[m] = llvm::formatv("k{0}: its kernel k{1} fed only this one, "
+                                "so the two became one loop",
+                                g.id, h.id);
+    }
     for (int d : h.deps)
       g.deps.insert(d);
     g.deps.erase(h.id);
     h.members.clear();
-    reason[def] = llvm::formatv("k{0}: a lone producer read only by this "
-                                "kernel, moved into it (was k{1})",
-                                g.id, h.id);
+    h.deps.clear();
   }
 }
 

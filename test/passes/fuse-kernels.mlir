@@ -106,7 +106,7 @@ func.func @cycle(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
 // CHECK-LABEL: func.func @special(
 // CHECK: sgraph.fusion "k{{[0-9]+}}" kind = "loop"
 // CHECK:   sgraph.pad {{.*}}sinter.fusion = "k{{[0-9]+}}: starts a loop kernel over 2x6 (no fusible producer)"
-// CHECK:   sgraph.pad {{.*}}sinter.fusion = "k{{[0-9]+}}: a lone producer read only by this kernel, moved into it (was k{{[0-9]+}})"
+// CHECK:   sgraph.pad {{.*}}sinter.fusion = "k{{[0-9]+}}: its kernel k{{[0-9]+}} fed only this one, so the two became one loop"
 // CHECK:   sgraph.add
 // CHECK-NOT: sgraph.pad
 // CHECK: sgraph.fusion "k{{[0-9]+}}" kind = "special"
