@@ -247,6 +247,66 @@ void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
   results.add<SwapReshapeAndSlice>(context);
 }
 
+namespace {
+
+/// reduce_sum over the batch axes of a batched matmul that contracts over
+/// rows (transpose_lhs) -> one matmul that contracts over batch and rows.
+/// This is the weight gradient of a linear layer applied to a batch:
+///
+///   %g = matmul %dy, %x {transpose_lhs} : (B, T, N), (B, T, K) -> (B, N, K)
+///   %dw = reduce_sum %g axes = [0] : (B, N, K) -> (N, K)
+///
+/// becomes matmul(reshape(%dy) : (B*T, N), reshape(%x) : (B*T, K)), with
+/// no (B, N, K) tensor written and summed afterwards.
+struct MergeBatchIntoContraction : public OpRewritePattern<ReduceSumOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReduceSumOp reduce,
+                                PatternRewriter &rewriter) const override {
+    auto mm = reduce.getOperand().getDefiningOp<MatmulOp>();
+    if (!mm || !mm->hasOneUse() || !mm.getTransposeLhs() ||
+        mm.getTransposeRhs())
+      return failure();
+    ArrayRef<int64_t> lhs = tensorType(mm.getLhs()).getShape();
+    ArrayRef<int64_t> rhs = tensorType(mm.getRhs()).getShape();
+    int64_t rank = lhs.size();
+    if (rank < 3 || static_cast<int64_t>(rhs.size()) != rank ||
+        lhs.drop_back() != rhs.drop_back())
+      return failure();
+    ArrayRef<int64_t> axes = reduce.getAxes();
+    if (static_cast<int64_t>(axes.size()) != rank - 2)
+      return failure();
+    for (int64_t i = 0; i < rank - 2; ++i)
+      if (axes[i] != i)
+        return failure();
+    int64_t rows = 1;
+    for (int64_t d : lhs.drop_back())
+      rows *= d;
+    Type et = tensorType(mm.getLhs()).getElementType();
+    Location loc = reduce.getLoc();
+    Value l = rewriter.create<ReshapeOp>(
+        loc, RankedTensorType::get({rows, lhs.back()}, et), mm.getLhs());
+    Value r = rewriter.create<ReshapeOp>(
+        loc, RankedTensorType::get({rows, rhs.back()}, et), mm.getRhs());
+    auto type = RankedTensorType::get({lhs.back(), rhs.back()}, et);
+    Value product = rewriter.create<MatmulOp>(loc, type, l, r,
+                                              /*transpose_lhs=*/true,
+                                              /*transpose_rhs=*/false);
+    if (type != reduce.getType()) // keepdims: leading 1s
+      product = rewriter.create<ReshapeOp>(loc, reduce.getType(), product);
+    rewriter.replaceOp(reduce, product);
+    rewriter.eraseOp(mm);
+    return success();
+  }
+};
+
+} // namespace
+
+void ReduceSumOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<MergeBatchIntoContraction>(context);
+}
+
 LogicalResult BroadcastOp::verify() {
   RankedTensorType from = tensorType(getOperand()), to = getType();
   // broadcast_c2

@@ -229,7 +229,9 @@ class SG_ReduceOp<string mnemonic, Type operandType, string math>
       "$operand `axes` `=` $axes attr-dict `:` functional-type(operands, results)";
 }
 
-def SG_ReduceSumOp : SG_ReduceOp<"reduce_sum", SG_NumericTensor, "sum">;
+def SG_ReduceSumOp : SG_ReduceOp<"reduce_sum", SG_NumericTensor, "sum"> {
+  let hasCanonicalizer = 1;
+}
 def SG_ReduceMeanOp : SG_ReduceOp<"reduce_mean", SG_FloatTensor, "mean">;
 def SG_ReduceMaxOp : SG_ReduceOp<"reduce_max", SG_NumericTensor, "maximum">;
 
