@@ -156,9 +156,16 @@ private:
   /// the two halves of GELU's gradient): one loop instead of two, and the
   /// producer's values never reach memory.
   void absorbLoneProducers(Operation *op);
+  /// Lets `op`'s kernel recompute a cheap elementwise chain of another
+  /// kernel instead of reading its result from memory, when that reads no
+  /// more full-size tensors than the result itself (the masked scores and
+  /// exponentials of a softmax): the producer then need not write it.
+  void planRecompute(Operation *op);
   void buildRegions();
 
   func::FuncOp fn;
+  /// Per group: values it recomputes (results of other groups' ops).
+  DenseMap<int, llvm::DenseSet<Value>> recompute;
   std::vector<Group> groups;
   DenseMap<Operation *, int> groupOf;
   DenseMap<Operation *, int> position;
@@ -401,6 +408,93 @@ void KernelGrouper::absorbLoneProducers(Operation *op) {
     g.deps.erase(h.id);
     h.members.clear();
     h.deps.clear();
+    if (auto r = recompute.find(h.id); r != recompute.end()) {
+      llvm::DenseSet<Value> moved = std::move(r->second);
+      recompute.erase(h.id);
+      recompute[g.id].insert(moved.begin(), moved.end());
+    }
+  }
+}
+
+void KernelGrouper::planRecompute(Operation *op) {
+  int hId = groupOf[op];
+  Group &h = groups[hId];
+  if (h.kind != Group::Loop && h.kind != Group::Reduction)
+    return;
+  auto recomputable = [&](Operation *def) {
+    auto it = def ? groupOf.find(def) : groupOf.end();
+    if (it == groupOf.end() || it->second == hId)
+      return false;
+    Group &g = groups[it->second];
+    return (g.kind == Group::Loop || g.kind == Group::Reduction) &&
+           classify(def) == OpClass::Elementwise &&
+           !isa<PadOp, EmbeddingOp>(def) && g.space == h.space;
+  };
+  constexpr int kMaxChain = 8;
+  for (Value v : op->getOperands()) {
+    Operation *d = v.getDefiningOp();
+    if (!recomputable(d) || shapeOf(v) != ArrayRef<int64_t>(h.space))
+      continue;
+    // Only when this kernel is the one reading v from outside v's kernel:
+    // otherwise v is written anyway and reading it is the cheaper way.
+    int gId = groupOf[d];
+    if (!llvm::all_of(v.getUsers(), [&](Operation *user) {
+          auto u = groupOf.find(user);
+          return u != groupOf.end() && (u->second == gId || u->second == hId);
+        }))
+      continue;
+    // The chain behind v, and what it reads.
+    SmallVector<Operation *> chain;
+    llvm::SmallPtrSet<Operation *, 8> seen;
+    llvm::SmallSetVector<int, 4> sources;
+    int fullReads = 0;
+    bool ok = true;
+    std::function<void(Operation *)> walk = [&](Operation *e) {
+      if (!ok || !seen.insert(e).second)
+        return;
+      if ((int)chain.size() >= kMaxChain) {
+        ok = false;
+        return;
+      }
+      chain.push_back(e);
+      for (Value w : e->getOperands()) {
+        Operation *f = w.getDefiningOp();
+        if (f && (classify(f) == OpClass::SplatConstant))
+          continue;
+        if (f && groupOf.count(f) && groupOf[f] == hId &&
+            classify(f) != OpClass::Reduction)
+          continue; // already a scalar of h
+        if (recomputable(f) && shapeOf(w) == ArrayRef<int64_t>(h.space)) {
+          walk(f);
+          continue;
+        }
+        // Read from memory: it must be in memory, i.e. not a value the
+        // chain op's own kernel keeps in a register.
+        if (f && groupOf.count(f) && groupOf.count(e) &&
+            groupOf[f] == groupOf[e]) {
+          ok = false;
+          return;
+        }
+        if (shapeOf(w) == ArrayRef<int64_t>(h.space))
+          ++fullReads;
+        SmallVector<int> from;
+        bool isMember;
+        sourcesOf(w, from, isMember);
+        for (int s : from) {
+          if (s == hId || dependsOn(s, hId))
+            ok = false;
+          sources.insert(s);
+        }
+      }
+    };
+    walk(d);
+    if (!ok || fullReads > 1)
+      continue;
+    for (Operation *e : chain)
+      for (Value r : e->getResults())
+        recompute[hId].insert(r);
+    for (int s : sources)
+      h.deps.insert(s);
   }
 }
 
@@ -506,6 +600,7 @@ void KernelGrouper::run() {
       text += "; " + r;
     reason[op] = text;
     absorbLoneProducers(op);
+    planRecompute(op);
   }
   buildRegions();
 }
@@ -598,10 +693,19 @@ void KernelGrouper::buildRegions() {
     // views over outside values, which are cloned into the region.
     llvm::SetVector<Value> inputs;
     llvm::SetVector<Operation *> clones; // constants and views, in order
+    const llvm::DenseSet<Value> &again = recompute[g.id];
     std::function<void(Value)> collect = [&](Value v) {
       Operation *def = v.getDefiningOp();
       if (def && memberSet.count(def))
         return;
+      if (again.count(v)) {
+        if (clones.contains(def))
+          return;
+        for (Value operand : def->getOperands())
+          collect(operand);
+        clones.insert(def);
+        return;
+      }
       if (def && classify(def) == OpClass::SplatConstant) {
         clones.insert(def);
         return;
@@ -630,7 +734,11 @@ void KernelGrouper::buildRegions() {
     for (Operation *m : g.members)
       for (Value r : m->getResults())
         if (llvm::any_of(r.getUsers(), [&](Operation *user) {
-              return !memberSet.count(user);
+              if (memberSet.count(user))
+                return false;
+              // A kernel that recomputes r does not read it.
+              auto u = groupOf.find(user);
+              return u == groupOf.end() || !recompute[u->second].count(r);
             }))
           outputs.push_back(r);
 
@@ -651,8 +759,17 @@ void KernelGrouper::buildRegions() {
     for (Value in : inputs)
       map.map(in, block->addArgument(in.getType(), in.getLoc()));
     b.setInsertionPointToEnd(block);
-    for (Operation *c : clones)
-      b.clone(*c, map);
+    for (Operation *c : clones) {
+      Operation *copy = b.clone(*c, map);
+      if (again.count(c->getResult(0)))
+        copy->setAttr(kFusionAttr,
+                      StringAttr::get(ctx, llvm::formatv(
+                                               "{0}: recomputed here from "
+                                               "k{1}'s chain instead of read "
+                                               "from memory",
+                                               name, groupOf[c])
+                                               .str()));
+    }
     for (Operation *m : g.members) {
       Operation *copy = b.clone(*m, map);
       copy->setAttr(kFusionAttr, StringAttr::get(ctx, reason[m]));
