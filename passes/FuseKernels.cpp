@@ -157,9 +157,10 @@ private:
   /// producer's values never reach memory.
   void absorbLoneProducers(Operation *op);
   /// Lets `op`'s kernel recompute a cheap elementwise chain of another
-  /// kernel instead of reading its result from memory, when that reads no
-  /// more full-size tensors than the result itself (the masked scores and
-  /// exponentials of a softmax): the producer then need not write it.
+  /// kernel (arithmetic, selects, casts: no transcendental functions or
+  /// random numbers) instead of reading its result from memory, when that
+  /// reads no more full-size tensors than the result itself (a softmax's
+  /// masked scores): the producer then need not write it.
   void planRecompute(Operation *op);
   void buildRegions();
 
@@ -426,9 +427,13 @@ void KernelGrouper::planRecompute(Operation *op) {
     if (it == groupOf.end() || it->second == hId)
       return false;
     Group &g = groups[it->second];
+    // Cheap ops only: recomputing exp, erf or dropout's hashing made
+    // these kernels compute-bound and slower than reading the value
+    // (measured on the char-GPT softmax).
     return (g.kind == Group::Loop || g.kind == Group::Reduction) &&
-           classify(def) == OpClass::Elementwise &&
-           !isa<PadOp, EmbeddingOp>(def) && g.space == h.space;
+           isa<AddOp, SubOp, MulOp, NegOp, MaximumOp, MinimumOp, SelectOp,
+               CompareOp, CastOp, ReluOp>(def) &&
+           g.space == h.space;
   };
   constexpr int kMaxChain = 8;
   for (Value v : op->getOperands()) {
@@ -447,7 +452,7 @@ void KernelGrouper::planRecompute(Operation *op) {
     SmallVector<Operation *> chain;
     llvm::SmallPtrSet<Operation *, 8> seen;
     llvm::SmallSetVector<int, 4> sources;
-    int fullReads = 0;
+    llvm::SmallPtrSet<void *, 4> fullReads; // distinct full-size values
     bool ok = true;
     std::function<void(Operation *)> walk = [&](Operation *e) {
       if (!ok || !seen.insert(e).second)
@@ -476,7 +481,7 @@ void KernelGrouper::planRecompute(Operation *op) {
           return;
         }
         if (shapeOf(w) == ArrayRef<int64_t>(h.space))
-          ++fullReads;
+          fullReads.insert(w.getAsOpaquePointer());
         SmallVector<int> from;
         bool isMember;
         sourcesOf(w, from, isMember);
@@ -488,7 +493,7 @@ void KernelGrouper::planRecompute(Operation *op) {
       }
     };
     walk(d);
-    if (!ok || fullReads > 1)
+    if (!ok || fullReads.size() > 1)
       continue;
     for (Operation *e : chain)
       for (Value r : e->getResults())
