@@ -31,3 +31,39 @@ func.func @unaligned(%x: tensor<2x8x48xf32>) -> (tensor<2x8x2x8xf32>, tensor<2x4
   %q = sgraph.reshape %t : tensor<2x4x16xf32> to tensor<2x4x2x8xf32>
   return %r, %q : tensor<2x8x2x8xf32>, tensor<2x4x2x8xf32>
 }
+
+// -----
+
+// Tests that a batched matmul contracting over rows and summed over its
+// batch (a linear layer's weight gradient) becomes one matmul over batch and
+// rows of the reshaped operands, with keepdims' leading 1 restored by a
+// reshape.
+// CHECK-LABEL: func.func @weight_gradient(
+// CHECK-SAME: %[[DY:.*]]: tensor<8x16x6xf32>, %[[X:.*]]: tensor<8x16x4xf32>
+// CHECK-DAG: %[[L:.*]] = sgraph.reshape %[[DY]] : tensor<8x16x6xf32> to tensor<128x6xf32>
+// CHECK-DAG: %[[R:.*]] = sgraph.reshape %[[X]] : tensor<8x16x4xf32> to tensor<128x4xf32>
+// CHECK: %[[M:.*]] = sgraph.matmul %[[L]], %[[R]] {transpose_lhs = true} : (tensor<128x6xf32>, tensor<128x4xf32>) -> tensor<6x4xf32>
+// CHECK-NOT: sgraph.reduce_sum
+// CHECK: %[[M2:.*]] = sgraph.matmul {{.*}} -> tensor<6x4xf32>
+// CHECK: %[[K:.*]] = sgraph.reshape %[[M2]] : tensor<6x4xf32> to tensor<1x6x4xf32>
+// CHECK: return %[[M]], %[[K]]
+func.func @weight_gradient(%dy: tensor<8x16x6xf32>, %x: tensor<8x16x4xf32>) -> (tensor<6x4xf32>, tensor<1x6x4xf32>) {
+  %g = sgraph.matmul %dy, %x {transpose_lhs = true} : (tensor<8x16x6xf32>, tensor<8x16x4xf32>) -> tensor<8x6x4xf32>
+  %w = sgraph.reduce_sum %g axes = [0] : (tensor<8x6x4xf32>) -> tensor<6x4xf32>
+  %g2 = sgraph.matmul %dy, %x {transpose_lhs = true} : (tensor<8x16x6xf32>, tensor<8x16x4xf32>) -> tensor<8x6x4xf32>
+  %k = sgraph.reduce_sum %g2 axes = [0] {keepdims = true} : (tensor<8x6x4xf32>) -> tensor<1x6x4xf32>
+  return %w, %k : tensor<6x4xf32>, tensor<1x6x4xf32>
+}
+
+// -----
+
+// Tests that the batch is not merged when the reduction leaves a batch axis
+// or the matmul does not contract over rows.
+// CHECK-LABEL: func.func @not_weight_gradient(
+// CHECK: sgraph.matmul {{.*}} -> tensor<8x6x6xf32>
+// CHECK: sgraph.reduce_sum
+func.func @not_weight_gradient(%a: tensor<8x6x16xf32>, %b: tensor<8x16x6xf32>) -> tensor<6x6xf32> {
+  %g = sgraph.matmul %a, %b : (tensor<8x6x16xf32>, tensor<8x16x6xf32>) -> tensor<8x6x6xf32>
+  %w = sgraph.reduce_sum %g axes = [0] : (tensor<8x6x6xf32>) -> tensor<6x6xf32>
+  return %w : tensor<6x6xf32>
+}
