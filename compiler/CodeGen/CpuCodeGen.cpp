@@ -53,6 +53,7 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -591,12 +592,32 @@ LogicalResult sinter::codegen::linkExecutable(Location loc, StringRef object,
     return emitError(loc, "no system C++ compiler (c++ or g++) to link with");
   std::string linkArg = ("@" + linkFile).str();
   SmallVector<StringRef> args = {*cxx, "-o", output, object, linkArg};
+  // The linker's own messages go to a file: the user gets one line, with
+  // the linker's first line of complaint in it.
+  llvm::SmallString<128> log;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("sinter-link", "log", log))
+    return emitError(loc, "cannot create a temporary file: ") << ec.message();
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
+                                          StringRef(log)};
   std::string error;
-  int rc = llvm::sys::ExecuteAndWait(*cxx, args, std::nullopt, {}, 0, 0,
-                                     &error);
+  int rc = llvm::sys::ExecuteAndWait(*cxx, args, std::nullopt, redirects, 0,
+                                     0, &error);
+  std::string firstLine;
+  if (auto text = llvm::MemoryBuffer::getFile(log)) {
+    StringRef all = (*text)->getBuffer();
+    // The most specific complaint, e.g. "cannot open output file ...".
+    for (StringRef line : llvm::split(all, '\n'))
+      if (line.contains("error") || line.contains("cannot")) {
+        firstLine = line.trim().str();
+        break;
+      }
+  }
+  llvm::sys::fs::remove(log);
   if (rc != 0)
     return emitError(loc, "linking ")
            << output << " failed (" << *cxx << " exit " << rc
-           << (error.empty() ? "" : ": " + error) << ")";
+           << (firstLine.empty() ? "" : ": " + firstLine)
+           << (error.empty() ? "" : "; " + error) << ")";
   return success();
 }

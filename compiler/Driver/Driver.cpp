@@ -268,6 +268,16 @@ int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
         module->lookupSymbol("train_step") ||
         module->lookupSymbol("forward_grad"))
       reached = Phase::Training;
+    else if (!module->lookupSymbol("forward") && target > Phase::Training) {
+      std::string names;
+      for (auto fn : module->getOps<func::FuncOp>())
+        names += (names.empty() ? "" : ", ") + fn.getName().str();
+      emitError(fileLoc) << "no function @" << options.entry
+                         << " to compile (the module has: "
+                         << (names.empty() ? "none" : names)
+                         << "); name it with --entry";
+      return 1;
+    }
   } else {
     ImportOptions importOptions;
     importOptions.batchSize = options.batchSize;
