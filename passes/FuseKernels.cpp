@@ -61,8 +61,16 @@ namespace {
 
 constexpr StringLiteral kFusionAttr = "sinter.fusion";
 
-enum class OpClass { Elementwise, Reduction, View, Alias, Library, Special,
-                     SplatConstant, Opaque };
+enum class OpClass {
+  Elementwise,
+  Reduction,
+  View,
+  Alias,
+  Library,
+  Special,
+  SplatConstant,
+  Opaque
+};
 
 OpClass classify(Operation *op) {
   if (auto c = dyn_cast<ConstantOp>(op))
@@ -71,8 +79,8 @@ OpClass classify(Operation *op) {
                : OpClass::Opaque;
   if (isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, CompareOp,
           SelectOp, NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp,
-          SigmoidOp, ReluOp, ErfOp, GeluOp, CastOp, DropoutOp, OneHotOp,
-          IotaOp, CausalMaskOp, EmbeddingOp, SgdUpdateOp, MomentumUpdateOp,
+          SigmoidOp, ReluOp, ErfOp, GeluOp, CastOp, DropoutOp, OneHotOp, IotaOp,
+          CausalMaskOp, EmbeddingOp, SgdUpdateOp, MomentumUpdateOp,
           AdamUpdateOp, LrScheduleOp>(op))
     return OpClass::Elementwise;
   if (isa<ReduceSumOp, ReduceMaxOp>(op))
@@ -306,8 +314,8 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
     Group &g = groups[it->second];
     // Only the last op of the group, read by nothing else: the library
     // writes the epilogue's result instead of the matmul's.
-    if (g.kind != Group::Library || g.members.back() != def ||
-        !v.hasOneUse() || shapeOf(op->getResult(0)) != shapeOf(v))
+    if (g.kind != Group::Library || g.members.back() != def || !v.hasOneUse() ||
+        shapeOf(op->getResult(0)) != shapeOf(v))
       return -1;
     Value other = op->getNumOperands() == 2 ? op->getOperand(1 - i) : Value();
     if (isa<MulOp>(op) && g.epilogue < 1) {
@@ -352,12 +360,11 @@ template <typename ReduceOp> void splitFullReduction(ReduceOp op) {
   SmallVector<int64_t> rest;
   for (int64_t a = 1; a < type.getRank(); ++a)
     rest.push_back(a);
-  Value rows = b.create<ReduceOp>(op.getLoc(), op.getOperand(),
-                                  b.getDenseI64ArrayAttr(rest),
-                                  b.getBoolAttr(false));
-  Value total = b.create<ReduceOp>(op.getLoc(), rows,
-                                   b.getDenseI64ArrayAttr({0}),
-                                   b.getBoolAttr(false));
+  Value rows =
+      b.create<ReduceOp>(op.getLoc(), op.getOperand(),
+                         b.getDenseI64ArrayAttr(rest), b.getBoolAttr(false));
+  Value total = b.create<ReduceOp>(
+      op.getLoc(), rows, b.getDenseI64ArrayAttr({0}), b.getBoolAttr(false));
   if (total.getType() != op.getType())
     total = b.create<ReshapeOp>(op.getLoc(), op.getType(), total);
   op.getResult().replaceAllUsesWith(total);
@@ -390,8 +397,7 @@ void KernelGrouper::absorbLoneProducers(Operation *op) {
       continue;
     // Keep program order inside the kernel: h's ops go, in their order,
     // right before the first op of g that reads one of them.
-    llvm::SmallPtrSet<Operation *, 8> moved(h.members.begin(),
-                                            h.members.end());
+    llvm::SmallPtrSet<Operation *, 8> moved(h.members.begin(), h.members.end());
     auto at = llvm::find_if(g.members, [&](Operation *m) {
       return llvm::any_of(m->getOperands(), [&](Value v) {
         return v.getDefiningOp() && moved.count(v.getDefiningOp());
@@ -564,8 +570,7 @@ void KernelGrouper::run() {
       bool isMember;
       sourcesOf(operand, sources, isMember);
       for (int s : sources)
-        if (groups[s].kind == Group::Loop ||
-            groups[s].kind == Group::Reduction)
+        if (groups[s].kind == Group::Loop || groups[s].kind == Group::Reduction)
           candidates.insert(s);
     }
     int joined = -1;
@@ -756,9 +761,9 @@ void KernelGrouper::buildRegions() {
     SmallVector<Location> locs;
     for (Operation *m : g.members)
       locs.push_back(m->getLoc());
-    auto fusion = b.create<FusionOp>(
-        FusedLoc::get(ctx, locs), ValueRange(outputs).getTypes(),
-        inputs.getArrayRef(), name, kind);
+    auto fusion = b.create<FusionOp>(FusedLoc::get(ctx, locs),
+                                     ValueRange(outputs).getTypes(),
+                                     inputs.getArrayRef(), name, kind);
     Block *block = b.createBlock(&fusion.getBody());
     IRMapping map;
     for (Value in : inputs)
@@ -767,13 +772,13 @@ void KernelGrouper::buildRegions() {
     for (Operation *c : clones) {
       Operation *copy = b.clone(*c, map);
       if (again.count(c->getResult(0)))
-        copy->setAttr(kFusionAttr,
-                      StringAttr::get(ctx, llvm::formatv(
-                                               "{0}: recomputed here from "
+        copy->setAttr(
+            kFusionAttr,
+            StringAttr::get(ctx, llvm::formatv("{0}: recomputed here from "
                                                "k{1}'s chain instead of read "
                                                "from memory",
                                                name, groupOf[c])
-                                               .str()));
+                                     .str()));
     }
     for (Operation *m : g.members) {
       Operation *copy = b.clone(*m, map);

@@ -161,8 +161,8 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp fn) {
   int64_t numSteps = 0;
   for (Operation &op : body)
     if (isStep(&op)) {
-      op.setAttr("sinter.step", IntegerAttr::get(IntegerType::get(ctx, 64),
-                                                 numSteps));
+      op.setAttr("sinter.step",
+                 IntegerAttr::get(IntegerType::get(ctx, 64), numSteps));
       stepOf[&op] = numSteps++;
     }
   auto positionOf = [&](Operation *user) -> int64_t {
@@ -227,8 +227,7 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp fn) {
           olds.push_back(reshape.getResult());
           continue;
         }
-        if (user != fusion.getOperation() &&
-            positionOf(user) >= stepOf[fusion])
+        if (user != fusion.getOperation() && positionOf(user) >= stepOf[fusion])
           laterReader = true;
       }
     }
@@ -258,8 +257,7 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp fn) {
       int64_t bytes = plan::tensorBytes(r.getType());
       if (isConstant) {
         int64_t &top = slabBytes[4];
-        auto dict = plan::bufferAttr(ctx, "constants", top, bytes,
-                                     "constants");
+        auto dict = plan::bufferAttr(ctx, "constants", top, bytes, "constants");
         top = alignUp(top + bytes, align);
         placed[r] = dict;
         dicts.push_back(dict);
@@ -295,7 +293,7 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp fn) {
       }
       if (isAlias)
         buf.aliasOf = bufferIndex[op.getOperand(0)];
-      buf.category = grads.count(r) ? analysis::Category::Gradients
+      buf.category = grads.count(r)      ? analysis::Category::Gradients
                      : returned.count(r) ? analysis::Category::Outputs
                                          : analysis::Category::Activations;
       bufferIndex[r] = buf.id;
@@ -311,9 +309,8 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp fn) {
     return fn.emitError("memory planning failed: ") << memoryPlan.error;
   for (auto [i, buf] : llvm::enumerate(buffers)) {
     Value v = valueOf[i];
-    placed[v] = plan::bufferAttr(
-        ctx, "arena", memoryPlan.offsets[i], buf.bytes,
-        analysis::getCategoryName(buf.category));
+    placed[v] = plan::bufferAttr(ctx, "arena", memoryPlan.offsets[i], buf.bytes,
+                                 analysis::getCategoryName(buf.category));
   }
   // Write the arena places back into each op's list.
   for (Operation &op : body) {
@@ -343,9 +340,9 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp fn) {
     auto cat = static_cast<analysis::Category>(c);
     int64_t peak = memoryPlan.maxLiveBytesByCategory[c];
     if (peak)
-      summary.push_back(b.getNamedAttr(
-          std::string("peak_") + analysis::getCategoryName(cat),
-          b.getI64IntegerAttr(peak)));
+      summary.push_back(
+          b.getNamedAttr(std::string("peak_") + analysis::getCategoryName(cat),
+                         b.getI64IntegerAttr(peak)));
   }
   fn->setAttr("sinter.memory", b.getDictionaryAttr(summary));
 

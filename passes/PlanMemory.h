@@ -1,4 +1,5 @@
-//===- PlanMemory.h - buffer places shared by planning and lowering -*- C++ -*-===//
+//===- PlanMemory.h - buffer places shared by planning and lowering -*- C++
+//-*-===//
 //
 // The attributes sinter-plan-memory writes and code generation reads:
 // `sinter.buffers` on ops (one dictionary per result), `sinter.buffer` on

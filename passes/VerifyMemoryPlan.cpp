@@ -62,8 +62,8 @@ LogicalResult VerifyMemoryPlanPass::verify(func::FuncOp fn) {
       return at->emitError("a value has no planned buffer");
     int64_t size = slabSize(slab.getValue());
     if (size < 0)
-      return at->emitError("buffer in unknown slab '") << slab.getValue()
-                                                       << "'";
+      return at->emitError("buffer in unknown slab '")
+             << slab.getValue() << "'";
     if (bytes.getInt() != sinter::plan::tensorBytes(type))
       return at->emitError("buffer of ")
              << bytes.getInt() << " bytes for a value of "
@@ -80,8 +80,9 @@ LogicalResult VerifyMemoryPlanPass::verify(func::FuncOp fn) {
   Block &body = fn.getBody().front();
   for (BlockArgument arg : fn.getArguments()) {
     int64_t offset;
-    if (failed(checkPlace(fn, fn.getArgAttrOfType<DictionaryAttr>(
-                                  arg.getArgNumber(), "sinter.buffer"),
+    if (failed(checkPlace(fn,
+                          fn.getArgAttrOfType<DictionaryAttr>(
+                              arg.getArgNumber(), "sinter.buffer"),
                           arg.getType(), offset)))
       return failure();
   }

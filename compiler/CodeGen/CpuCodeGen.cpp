@@ -67,9 +67,8 @@ using namespace sinter::codegen;
 using namespace sinter::sgraph;
 
 void sinter::codegen::registerCpuCodeGenDialects(DialectRegistry &registry) {
-  registry.insert<arith::ArithDialect, func::FuncDialect,
-                  linalg::LinalgDialect, math::MathDialect,
-                  memref::MemRefDialect, scf::SCFDialect,
+  registry.insert<arith::ArithDialect, func::FuncDialect, linalg::LinalgDialect,
+                  math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
                   cf::ControlFlowDialect, affine::AffineDialect,
                   LLVM::LLVMDialect>();
   registerBuiltinDialectTranslation(registry);
@@ -114,7 +113,8 @@ std::string constantHex(DenseElementsAttr value) {
     int64_t width = plan::elementBytes(et);
     auto append = [&](const APInt &bits) {
       for (int64_t k = 0; k < width; ++k)
-        bytes.push_back(static_cast<char>(bits.extractBitsAsZExtValue(8, 8 * k)));
+        bytes.push_back(
+            static_cast<char>(bits.extractBitsAsZExtValue(8, 8 * k)));
     };
     if (isa<FloatType>(et)) {
       for (const APFloat &v : value.getValues<APFloat>())
@@ -216,7 +216,7 @@ LogicalResult StepLowering::lowerMatmulRegion(FusionOp fusion) {
     }
     if (auto mul = dyn_cast<MulOp>(op)) {
       Value c = mul.getLhs().getDefiningOp<ConstantOp>() ? mul.getLhs()
-                                                          : mul.getRhs();
+                                                         : mul.getRhs();
       alpha = cast<DenseElementsAttr>(c.getDefiningOp<ConstantOp>().getValue())
                   .getSplatValue<APFloat>()
                   .convertToDouble();
@@ -315,15 +315,14 @@ LogicalResult StepLowering::run() {
   llvm::json::Array constants;
   Block &body = fn.getBody().front();
   for (Operation &op : body) {
-    if (auto fusion = dyn_cast<FusionOp>(op); fusion &&
-                                              fusion.getKind() == "matmul") {
+    if (auto fusion = dyn_cast<FusionOp>(op);
+        fusion && fusion.getKind() == "matmul") {
       if (failed(lowerMatmulRegion(fusion)))
         return failure();
       continue;
     }
     if (auto fusion = dyn_cast<FusionOp>(op)) {
-      auto k = emitKernel(fusion, kernels,
-                          [&](Value v) { return placeOf(v); });
+      auto k = emitKernel(fusion, kernels, [&](Value v) { return placeOf(v); });
       if (failed(k))
         return failure();
       int64_t index = kernelList.size();
@@ -381,14 +380,12 @@ LogicalResult StepLowering::run() {
       if (from.slab != to.slab || from.offset != to.offset)
         steps.push_back(llvm::json::Object{
             {"op", "copy"}, {"src", bufferId(v)}, {"dst", bufferId(arg)}});
-      r["kind"] = fn.getArgAttr(arg.getArgNumber(), attr::kParam)
-                      ? "param"
-                      : "opt_state";
+      r["kind"] = fn.getArgAttr(arg.getArgNumber(), attr::kParam) ? "param"
+                                                                  : "opt_state";
       r["buffer"] = bufferId(arg);
     } else {
-      r["kind"] = cast<RankedTensorType>(v.getType()).getRank() == 0
-                      ? "metric"
-                      : "tensor";
+      r["kind"] = cast<RankedTensorType>(v.getType()).getRank() == 0 ? "metric"
+                                                                     : "tensor";
       r["buffer"] = bufferId(v);
     }
     results.push_back(std::move(r));
@@ -414,8 +411,8 @@ LogicalResult StepLowering::run() {
 
 } // namespace
 
-FailureOr<OwningOpRef<ModuleOp>>
-sinter::codegen::lowerStep(ModuleOp planned, StringRef entry) {
+FailureOr<OwningOpRef<ModuleOp>> sinter::codegen::lowerStep(ModuleOp planned,
+                                                            StringRef entry) {
   auto fn = planned.lookupSymbol<func::FuncOp>(entry);
   if (!fn)
     return planned.emitError("no function @") << entry << " to lower";
@@ -441,8 +438,8 @@ struct ApproximateMathPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(patterns);
-    if (failed(applyPatternsAndFoldGreedily(getOperation(),
-                                            std::move(patterns))))
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };
@@ -583,8 +580,8 @@ LogicalResult sinter::codegen::linkExecutable(Location loc, StringRef object,
                                               StringRef output) {
   StringRef linkFile = SINTER_RUNTIME_LINK_FILE;
   if (!llvm::sys::fs::exists(linkFile))
-    return emitError(loc, "the runtime is not built (") << linkFile
-                                                        << " is missing)";
+    return emitError(loc, "the runtime is not built (")
+           << linkFile << " is missing)";
   auto cxx = llvm::sys::findProgramByName("c++");
   if (!cxx)
     cxx = llvm::sys::findProgramByName("g++");
@@ -601,8 +598,8 @@ LogicalResult sinter::codegen::linkExecutable(Location loc, StringRef object,
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
                                           StringRef(log)};
   std::string error;
-  int rc = llvm::sys::ExecuteAndWait(*cxx, args, std::nullopt, redirects, 0,
-                                     0, &error);
+  int rc = llvm::sys::ExecuteAndWait(*cxx, args, std::nullopt, redirects, 0, 0,
+                                     &error);
   std::string firstLine;
   if (auto text = llvm::MemoryBuffer::getFile(log)) {
     StringRef all = (*text)->getBuffer();

@@ -1,4 +1,5 @@
-//===- CpuCodeGen.h - the scheduled step to kernels, object, binary -*- C++ -*-===//
+//===- CpuCodeGen.h - the scheduled step to kernels, object, binary -*- C++
+//-*-===//
 //
 // The last three steps of sinterc on the CPU:
 //

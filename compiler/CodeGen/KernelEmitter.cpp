@@ -20,14 +20,15 @@
 // a scalar is flattened to one dimension (optimizer updates, most
 // elementwise chains), which gives the runtime a long range to split.
 //
-// Element types: f32, f64, i64, i32 and i1 (stored as one byte). The
-// learning-rate schedule, SGD/momentum updates and Adam's per-step scalars
-// compute in f64 and round once, as the reference interpreter does; other
-// float math (Adam's per-element update included) is in the element type.
+// Element types: f32, f64, i64, i32 and i1 (stored as one byte). Each op's
+// scalar comes from ScalarOps.cpp; pads and embeddings, which read their
+// operand by computed index, are emitted here.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/CodeGen/KernelEmitter.h"
+
+#include "compiler/CodeGen/ScalarOps.h"
 
 #include "runtime/Abi/Random.h"
 
@@ -120,9 +121,6 @@ private:
   std::pair<Value, AffineMap> subviewFor(Value base, ArrayRef<Dim> dims);
   LogicalResult emitGeneric();
   LogicalResult emitSpecial();
-  FailureOr<SmallVector<Value>> emitScalar(OpBuilder &bb, Location loc,
-                                           Operation *op,
-                                           ArrayRef<Value> operands);
   Value iterIndex(OpBuilder &bb, Location loc, int dim);
   /// Bytes the kernel reads and writes: each distinct read once (broadcast
   /// dimensions count once), each output once.
@@ -240,8 +238,8 @@ LogicalResult KernelBuilder::analyze() {
 
   llvm::SmallPtrSet<Operation *, 16> memberSet(members.begin(), members.end());
   for (Operation *op : members) {
-    if (!isa<ReduceSumOp, ReduceMaxOp>(op) && shapeOf(op->getResult(0)) !=
-                                                  ArrayRef<int64_t>(space))
+    if (!isa<ReduceSumOp, ReduceMaxOp>(op) &&
+        shapeOf(op->getResult(0)) != ArrayRef<int64_t>(space))
       return op->emitOpError("does not iterate over its kernel's shape");
     for (unsigned i = 0; i < op->getNumOperands(); ++i) {
       Value operand = op->getOperand(i);
@@ -446,8 +444,7 @@ std::pair<Value, AffineMap> KernelBuilder::subviewFor(Value base,
   AffineMap map = AffineMap::get(space.size(), 0, exprs, ctx);
   if (trivial)
     return {base, map};
-  Value view =
-      b.create<memref::SubViewOp>(loc, base, offsets, sizes, strides);
+  Value view = b.create<memref::SubViewOp>(loc, base, offsets, sizes, strides);
   return {view, map};
 }
 
@@ -503,380 +500,6 @@ Value KernelBuilder::linearIndex(OpBuilder &bb, Location loc) {
   return k;
 }
 
-/// A float constant of `type`.
-Value fconst(OpBuilder &bb, Location loc, Type type, double v) {
-  return bb.create<arith::ConstantOp>(loc, type, bb.getFloatAttr(type, v));
-}
-
-/// The splitmix64 finalizer in i64 arithmetic (runtime/Abi/Random.h).
-Value mix(OpBuilder &bb, Location loc, Value z) {
-  auto c = [&](uint64_t v) {
-    return bb.create<arith::ConstantIntOp>(loc, static_cast<int64_t>(v), 64);
-  };
-  auto xorShift = [&](Value x, int s) {
-    return bb.create<arith::XOrIOp>(loc, x,
-                                    bb.create<arith::ShRUIOp>(loc, x, c(s)));
-  };
-  z = bb.create<arith::MulIOp>(loc, xorShift(z, 30), c(0xBF58476D1CE4E5B9ULL));
-  z = bb.create<arith::MulIOp>(loc, xorShift(z, 27), c(0x94D049BB133111EBULL));
-  return xorShift(z, 31);
-}
-
-FailureOr<SmallVector<Value>>
-KernelBuilder::emitScalar(OpBuilder &bb, Location loc, Operation *op,
-                          ArrayRef<Value> in) {
-  Type et = op->getNumResults() ? elementOf(op->getResult(0)) : Type();
-  bool isFloat = et && isa<FloatType>(et);
-  auto one = [&](Value v) { return SmallVector<Value>{v}; };
-  using R = FailureOr<SmallVector<Value>>;
-  auto f64 = bb.getF64Type();
-  auto toF64 = [&](Value v) -> Value {
-    if (v.getType() == f64)
-      return v;
-    return bb.create<arith::ExtFOp>(loc, f64, v);
-  };
-  auto fromF64 = [&](Value v, Type t) -> Value {
-    if (t == f64)
-      return v;
-    return bb.create<arith::TruncFOp>(loc, t, v);
-  };
-  auto binary = [&](auto fop, auto iop) -> R {
-    using F = decltype(fop);
-    using I = decltype(iop);
-    if (isFloat)
-      return one(bb.create<F>(loc, in[0], in[1]));
-    return one(bb.create<I>(loc, in[0], in[1]));
-  };
-  return llvm::TypeSwitch<Operation *, R>(op)
-      .Case([&](AddOp) { return binary(arith::AddFOp(), arith::AddIOp()); })
-      .Case([&](SubOp) { return binary(arith::SubFOp(), arith::SubIOp()); })
-      .Case([&](MulOp) { return binary(arith::MulFOp(), arith::MulIOp()); })
-      .Case([&](DivOp) { return binary(arith::DivFOp(), arith::DivSIOp()); })
-      .Case([&](MaximumOp) {
-        return binary(arith::MaximumFOp(), arith::MaxSIOp());
-      })
-      .Case([&](MinimumOp) {
-        return binary(arith::MinimumFOp(), arith::MinSIOp());
-      })
-      .Case([&](PowOp) -> R {
-        return one(bb.create<math::PowFOp>(loc, in[0], in[1]));
-      })
-      .Case([&](CompareOp c) -> R {
-        StringRef d = c.getDirection();
-        if (isa<FloatType>(in[0].getType())) {
-          auto p = llvm::StringSwitch<arith::CmpFPredicate>(d)
-                       .Case("eq", arith::CmpFPredicate::OEQ)
-                       .Case("ne", arith::CmpFPredicate::UNE)
-                       .Case("lt", arith::CmpFPredicate::OLT)
-                       .Case("le", arith::CmpFPredicate::OLE)
-                       .Case("gt", arith::CmpFPredicate::OGT)
-                       .Default(arith::CmpFPredicate::OGE);
-          return one(bb.create<arith::CmpFOp>(loc, p, in[0], in[1]));
-        }
-        auto p = llvm::StringSwitch<arith::CmpIPredicate>(d)
-                     .Case("eq", arith::CmpIPredicate::eq)
-                     .Case("ne", arith::CmpIPredicate::ne)
-                     .Case("lt", arith::CmpIPredicate::slt)
-                     .Case("le", arith::CmpIPredicate::sle)
-                     .Case("gt", arith::CmpIPredicate::sgt)
-                     .Default(arith::CmpIPredicate::sge);
-        return one(bb.create<arith::CmpIOp>(loc, p, in[0], in[1]));
-      })
-      .Case([&](SelectOp) -> R {
-        return one(bb.create<arith::SelectOp>(loc, in[0], in[1], in[2]));
-      })
-      .Case([&](NegOp) -> R {
-        if (isFloat)
-          return one(bb.create<arith::NegFOp>(loc, in[0]));
-        return one(bb.create<arith::SubIOp>(
-            loc, bb.create<arith::ConstantIntOp>(loc, 0, et), in[0]));
-      })
-      .Case([&](AbsOp) -> R {
-        if (isFloat)
-          return one(bb.create<math::AbsFOp>(loc, in[0]));
-        return one(bb.create<math::AbsIOp>(loc, in[0]));
-      })
-      .Case([&](ExpOp) -> R { return one(bb.create<math::ExpOp>(loc, in[0])); })
-      .Case([&](LogOp) -> R { return one(bb.create<math::LogOp>(loc, in[0])); })
-      .Case([&](SqrtOp) -> R {
-        return one(bb.create<math::SqrtOp>(loc, in[0]));
-      })
-      .Case([&](RsqrtOp) -> R {
-        // 1/sqrt rather than an approximate rsqrt: matches the interpreter
-        // to the last bit or two.
-        return one(bb.create<arith::DivFOp>(
-            loc, fconst(bb, loc, et, 1.0),
-            bb.create<math::SqrtOp>(loc, in[0])));
-      })
-      .Case([&](TanhOp) -> R {
-        return one(bb.create<math::TanhOp>(loc, in[0]));
-      })
-      .Case([&](ErfOp) -> R { return one(bb.create<math::ErfOp>(loc, in[0])); })
-      .Case([&](SigmoidOp) -> R {
-        Value e = bb.create<math::ExpOp>(loc,
-                                         bb.create<arith::NegFOp>(loc, in[0]));
-        Value d = bb.create<arith::AddFOp>(loc, fconst(bb, loc, et, 1.0), e);
-        return one(
-            bb.create<arith::DivFOp>(loc, fconst(bb, loc, et, 1.0), d));
-      })
-      .Case([&](ReluOp) -> R {
-        // NaN stays NaN (ugt is true for unordered), as torch.relu.
-        Value zero = fconst(bb, loc, et, 0.0);
-        Value keep = bb.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UGT,
-                                              in[0], zero);
-        return one(bb.create<arith::SelectOp>(loc, keep, in[0], zero));
-      })
-      .Case([&](GeluOp g) -> R {
-        Value x = in[0];
-        Value half = bb.create<arith::MulFOp>(loc, fconst(bb, loc, et, 0.5), x);
-        Value inner;
-        if (g.getApproximate() == "tanh") {
-          Value x3 = bb.create<arith::MulFOp>(
-              loc, x, bb.create<arith::MulFOp>(loc, x, x));
-          Value s = bb.create<arith::AddFOp>(
-              loc, x,
-              bb.create<arith::MulFOp>(loc, fconst(bb, loc, et, 0.044715), x3));
-          inner = bb.create<math::TanhOp>(
-              loc, bb.create<arith::MulFOp>(
-                       loc, fconst(bb, loc, et, std::sqrt(2.0 / M_PI)), s));
-        } else {
-          inner = bb.create<math::ErfOp>(
-              loc, bb.create<arith::MulFOp>(
-                       loc, x, fconst(bb, loc, et, M_SQRT1_2)));
-        }
-        return one(bb.create<arith::MulFOp>(
-            loc, half,
-            bb.create<arith::AddFOp>(loc, fconst(bb, loc, et, 1.0), inner)));
-      })
-      .Case([&](CastOp) -> R {
-        Value x = in[0];
-        Type from = x.getType();
-        if (from == et)
-          return one(x);
-        bool fromFloat = isa<FloatType>(from);
-        if (et.isInteger(1)) {
-          if (fromFloat)
-            return one(bb.create<arith::CmpFOp>(
-                loc, arith::CmpFPredicate::UNE, x, fconst(bb, loc, from, 0)));
-          return one(bb.create<arith::CmpIOp>(
-              loc, arith::CmpIPredicate::ne, x,
-              bb.create<arith::ConstantIntOp>(loc, 0, from)));
-        }
-        if (isFloat && fromFloat)
-          return one(from.getIntOrFloatBitWidth() < et.getIntOrFloatBitWidth()
-                         ? bb.create<arith::ExtFOp>(loc, et, x).getResult()
-                         : bb.create<arith::TruncFOp>(loc, et, x).getResult());
-        if (isFloat)
-          return one(from.isInteger(1)
-                         ? bb.create<arith::UIToFPOp>(loc, et, x).getResult()
-                         : bb.create<arith::SIToFPOp>(loc, et, x).getResult());
-        if (fromFloat)
-          return one(bb.create<arith::FPToSIOp>(loc, et, x));
-        if (from.isInteger(1))
-          return one(bb.create<arith::ExtUIOp>(loc, et, x));
-        if (from.getIntOrFloatBitWidth() < et.getIntOrFloatBitWidth())
-          return one(bb.create<arith::ExtSIOp>(loc, et, x));
-        return one(bb.create<arith::TruncIOp>(loc, et, x));
-      })
-      .Case([&](DropoutOp d) -> R {
-        double rate = d.getRate().convertToDouble();
-        // Keep element k iff (bits(key, k) >> 40) * 2^-24 >= rate, i.e. iff
-        // the 24-bit integer is >= ceil(rate * 2^24): exact, no float.
-        auto c64 = [&](uint64_t v) {
-          return bb.create<arith::ConstantIntOp>(loc, static_cast<int64_t>(v),
-                                                 64);
-        };
-        Value step = in[1];
-        if (!step.getType().isInteger(64))
-          step = bb.create<arith::ExtSIOp>(loc, bb.getI64Type(), step);
-        uint64_t seedKey =
-            random::mix(static_cast<uint64_t>(d.getSeed()) ^ random::kGolden);
-        Value key = mix(bb, loc, bb.create<arith::XOrIOp>(loc, c64(seedKey),
-                                                          step));
-        Value k = bb.create<arith::IndexCastOp>(loc, bb.getI64Type(),
-                                                linearIndex(bb, loc));
-        Value bits = mix(bb, loc,
-                         bb.create<arith::AddIOp>(
-                             loc, key,
-                             bb.create<arith::MulIOp>(loc, k,
-                                                      c64(random::kGolden))));
-        Value top = bb.create<arith::ShRUIOp>(loc, bits, c64(40));
-        auto threshold =
-            static_cast<uint64_t>(std::ceil(rate * double(1 << 24)));
-        Value keep = bb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge,
-                                              top, c64(threshold));
-        Value scaled = bb.create<arith::DivFOp>(
-            loc, in[0], fconst(bb, loc, et, 1.0 - rate));
-        return one(bb.create<arith::SelectOp>(loc, keep, scaled,
-                                              fconst(bb, loc, et, 0.0)));
-      })
-      .Case([&](OneHotOp) -> R {
-        Value label = in[0];
-        Value c = bb.create<arith::IndexCastOp>(
-            loc, label.getType(), iterIndex(bb, loc, space.size() - 1));
-        Value hit = bb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
-                                             label, c);
-        return one(bb.create<arith::SelectOp>(loc, hit,
-                                              fconst(bb, loc, et, 1.0),
-                                              fconst(bb, loc, et, 0.0)));
-      })
-      .Case([&](IotaOp iota) -> R {
-        Value i = iterIndex(bb, loc, iota.getAxis());
-        if (isFloat)
-          return one(bb.create<arith::SIToFPOp>(
-              loc, et,
-              bb.create<arith::IndexCastOp>(loc, bb.getI64Type(), i)));
-        return one(bb.create<arith::IndexCastOp>(loc, et, i));
-      })
-      .Case([&](CausalMaskOp) -> R {
-        size_t r = space.size();
-        return one(bb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ule,
-                                            iterIndex(bb, loc, r - 1),
-                                            iterIndex(bb, loc, r - 2)));
-      })
-      .Case([&](LrScheduleOp s) -> R {
-        double lr = s.getLr().convertToDouble();
-        double minLr = s.getMinLr().convertToDouble();
-        int64_t warmup = s.getWarmupSteps(), decay = s.getDecaySteps();
-        Value step = in[0];
-        if (!step.getType().isInteger(64))
-          step = bb.create<arith::ExtSIOp>(loc, bb.getI64Type(), step);
-        Value stepF = bb.create<arith::SIToFPOp>(loc, f64, step);
-        auto c = [&](double v) { return fconst(bb, loc, f64, v); };
-        auto ci = [&](int64_t v) {
-          return bb.create<arith::ConstantIntOp>(loc, v, 64);
-        };
-        Value warm = bb.create<arith::DivFOp>(
-            loc,
-            bb.create<arith::MulFOp>(loc, c(lr),
-                                     bb.create<arith::AddFOp>(loc, stepF,
-                                                              c(1.0))),
-            c(double(warmup + 1)));
-        Value after = c(lr);
-        if (s.getSchedule() != "constant") {
-          Value ratio = bb.create<arith::DivFOp>(
-              loc, bb.create<arith::SubFOp>(loc, stepF, c(double(warmup))),
-              c(double(decay - warmup)));
-          Value cosv = bb.create<math::CosOp>(
-              loc, bb.create<arith::MulFOp>(loc, c(M_PI), ratio));
-          Value cosine = bb.create<arith::AddFOp>(
-              loc, c(minLr),
-              bb.create<arith::MulFOp>(
-                  loc,
-                  bb.create<arith::MulFOp>(
-                      loc, c(0.5), bb.create<arith::AddFOp>(loc, c(1.0), cosv)),
-                  c(lr - minLr)));
-          Value past = bb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt,
-                                                step, ci(decay));
-          after = bb.create<arith::SelectOp>(loc, past, c(minLr), cosine);
-        }
-        Value inWarmup = bb.create<arith::CmpIOp>(
-            loc, arith::CmpIPredicate::slt, step, ci(warmup));
-        return one(fromF64(
-            bb.create<arith::SelectOp>(loc, inWarmup, warm, after), et));
-      })
-      .Case([&](SgdUpdateOp u) -> R {
-        Value p = toF64(in[0]), g = toF64(in[1]), lr = toF64(in[2]);
-        auto c = [&](double v) { return fconst(bb, loc, f64, v); };
-        Value grad = bb.create<arith::AddFOp>(
-            loc, g,
-            bb.create<arith::MulFOp>(
-                loc, c(u.getWeightDecay().convertToDouble()), p));
-        return one(fromF64(
-            bb.create<arith::SubFOp>(loc, p,
-                                     bb.create<arith::MulFOp>(loc, lr, grad)),
-            et));
-      })
-      .Case([&](MomentumUpdateOp u) -> R {
-        Value p = toF64(in[0]), g = toF64(in[1]), buf = toF64(in[2]),
-              lr = toF64(in[3]);
-        Value step = in[4];
-        auto c = [&](double v) { return fconst(bb, loc, f64, v); };
-        double mu = u.getMomentum().convertToDouble();
-        double damp = u.getDampening().convertToDouble();
-        Value grad = bb.create<arith::AddFOp>(
-            loc, g,
-            bb.create<arith::MulFOp>(
-                loc, c(u.getWeightDecay().convertToDouble()), p));
-        Value first = bb.create<arith::CmpIOp>(
-            loc, arith::CmpIPredicate::eq, step,
-            bb.create<arith::ConstantIntOp>(loc, 0, step.getType()));
-        Value later = bb.create<arith::AddFOp>(
-            loc, bb.create<arith::MulFOp>(loc, c(mu), buf),
-            bb.create<arith::MulFOp>(loc, c(1.0 - damp), grad));
-        Value nb = bb.create<arith::SelectOp>(loc, first, grad, later);
-        Type bt = elementOf(op->getResult(1));
-        Value nbRounded = fromF64(nb, bt);
-        Value nbBack = toF64(nbRounded);
-        Value dir = u.getNesterov()
-                        ? bb.create<arith::AddFOp>(
-                              loc, grad,
-                              bb.create<arith::MulFOp>(loc, c(mu), nbBack))
-                              .getResult()
-                        : nbBack;
-        Value np = bb.create<arith::SubFOp>(
-            loc, p, bb.create<arith::MulFOp>(loc, lr, dir));
-        return SmallVector<Value>{fromF64(np, et), nbRounded};
-      })
-      .Case([&](AdamUpdateOp u) -> R {
-        // The step's scalars (bias corrections, the step size) in f64, as
-        // the interpreter computes them; LLVM hoists them out of the loop.
-        // The per-element update runs in the element type, as PyTorch's
-        // does: with f64 sqrt and divides per element the kernel was
-        // compute-bound at half the memory bandwidth.
-        Value p = in[0], g = in[1], m = in[2], v = in[3];
-        Value step = in[5];
-        if (!step.getType().isInteger(64))
-          step = bb.create<arith::ExtSIOp>(loc, bb.getI64Type(), step);
-        auto c = [&](double x) { return fconst(bb, loc, f64, x); };
-        auto e = [&](double x) { return fconst(bb, loc, et, x); };
-        double b1 = u.getBeta1().convertToDouble();
-        double b2 = u.getBeta2().convertToDouble();
-        double eps = u.getEpsilon().convertToDouble();
-        double wd = u.getWeightDecay().convertToDouble();
-        Value lr = toF64(in[4]);
-        Value t = bb.create<arith::AddFOp>(
-            loc, bb.create<arith::SIToFPOp>(loc, f64, step), c(1.0));
-        Value bc1 = bb.create<arith::SubFOp>(
-            loc, c(1.0), bb.create<math::PowFOp>(loc, c(b1), t));
-        Value bc2 = bb.create<arith::SubFOp>(
-            loc, c(1.0), bb.create<math::PowFOp>(loc, c(b2), t));
-        Value stepSize = fromF64(bb.create<arith::DivFOp>(loc, lr, bc1), et);
-        Value bc2Sqrt = fromF64(bb.create<math::SqrtOp>(loc, bc2), et);
-        Value param = p, grad = g;
-        if (u.getDecoupledWeightDecay())
-          param = bb.create<arith::MulFOp>(
-              loc, p,
-              fromF64(bb.create<arith::SubFOp>(
-                          loc, c(1.0),
-                          bb.create<arith::MulFOp>(loc, lr, c(wd))),
-                      et));
-        else
-          grad = bb.create<arith::AddFOp>(
-              loc, g, bb.create<arith::MulFOp>(loc, e(wd), p));
-        Value nm = bb.create<arith::AddFOp>(
-            loc, bb.create<arith::MulFOp>(loc, e(b1), m),
-            bb.create<arith::MulFOp>(loc, e(1.0 - b1), grad));
-        Value nv = bb.create<arith::AddFOp>(
-            loc, bb.create<arith::MulFOp>(loc, e(b2), v),
-            bb.create<arith::MulFOp>(
-                loc, e(1.0 - b2), bb.create<arith::MulFOp>(loc, grad, grad)));
-        Value denom = bb.create<arith::AddFOp>(
-            loc,
-            bb.create<arith::DivFOp>(loc, bb.create<math::SqrtOp>(loc, nv),
-                                     bc2Sqrt),
-            e(eps));
-        Value np = bb.create<arith::SubFOp>(
-            loc, param,
-            bb.create<arith::DivFOp>(
-                loc, bb.create<arith::MulFOp>(loc, stepSize, nm), denom));
-        return SmallVector<Value>{np, nm, nv};
-      })
-      .Default([&](Operation *other) -> R {
-        return other->emitOpError("has no CPU kernel form");
-      });
-}
-
 LogicalResult KernelBuilder::emitGeneric() {
   Location loc = fusion.getLoc();
   Block &body = fusion.getBody().front();
@@ -891,8 +514,7 @@ LogicalResult KernelBuilder::emitGeneric() {
     SmallVector<int64_t> viewShape(shape.begin(), shape.end());
     if (flattened && !r.dims.empty())
       viewShape = {space[0]};
-    Value base = slabView(outer, viewShape.size(), viewShape,
-                          elementOf(outer));
+    Value base = slabView(outer, viewShape.size(), viewShape, elementOf(outer));
     auto [view, map] = subviewFor(base, r.dims);
     inputs.push_back(view);
     maps.push_back(map);
@@ -939,8 +561,7 @@ LogicalResult KernelBuilder::emitGeneric() {
                                    shapeOf(outer).end());
     if (flattened)
       viewShape = {space[0]};
-    Value base = slabView(outer, viewShape.size(), viewShape,
-                          elementOf(outer));
+    Value base = slabView(outer, viewShape.size(), viewShape, elementOf(outer));
     auto [view, map] = subviewFor(base, dims);
     if (isReduce) {
       Type et = elementOf(outer);
@@ -999,9 +620,9 @@ LogicalResult KernelBuilder::emitGeneric() {
               auto dense = cast<DenseElementsAttr>(c.getValue());
               Type et = dense.getElementType();
               if (isa<FloatType>(et))
-                in.push_back(fconst(
-                    bb, l, et,
-                    dense.getSplatValue<APFloat>().convertToDouble()));
+                in.push_back(
+                    fconst(bb, l, et,
+                           dense.getSplatValue<APFloat>().convertToDouble()));
               else
                 in.push_back(bb.create<arith::ConstantOp>(
                     l, et,
@@ -1018,8 +639,8 @@ LogicalResult KernelBuilder::emitGeneric() {
             // Clamp the row so a bad index cannot read outside the table
             // (the interpreter reports it; a kernel cannot).
             int64_t rows = shapeOf(e.getTable())[0];
-            Value idx = bb.create<arith::IndexCastOp>(l, bb.getIndexType(),
-                                                      in[1]);
+            Value idx =
+                bb.create<arith::IndexCastOp>(l, bb.getIndexType(), in[1]);
             idx = bb.create<arith::MaxSIOp>(
                 l, idx, bb.create<arith::ConstantIndexOp>(l, 0));
             idx = bb.create<arith::MinSIOp>(
@@ -1043,10 +664,13 @@ LogicalResult KernelBuilder::emitGeneric() {
               Value lo = bb.create<arith::ConstantIndexOp>(l, 0);
               Value hi = bb.create<arith::ConstantIndexOp>(l, inShape[k]);
               Value ok = bb.create<arith::AndIOp>(
-                  l, bb.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, i, lo),
-                  bb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, i, hi));
-              inside = inside ? bb.create<arith::AndIOp>(l, inside, ok).getResult()
-                              : ok;
+                  l,
+                  bb.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, i, lo),
+                  bb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, i,
+                                           hi));
+              inside = inside
+                           ? bb.create<arith::AndIOp>(l, inside, ok).getResult()
+                           : ok;
               Value last = bb.create<arith::ConstantIndexOp>(l, inShape[k] - 1);
               at.push_back(bb.create<arith::MinSIOp>(
                   l, bb.create<arith::MaxSIOp>(l, i, lo), last));
@@ -1071,7 +695,15 @@ LogicalResult KernelBuilder::emitGeneric() {
             scalar[op->getResult(0)] = in[0];
             continue;
           }
-          auto results = emitScalar(bb, l, op, in);
+          ScalarContext ctx;
+          ctx.rank = space.size();
+          ctx.index = [&](OpBuilder &ib, Location il, int dim) {
+            return iterIndex(ib, il, dim);
+          };
+          ctx.linearIndex = [&](OpBuilder &ib, Location il) {
+            return linearIndex(ib, il);
+          };
+          auto results = emitScalar(bb, l, op, in, ctx);
           if (failed(results)) {
             status = failure();
             bb.create<linalg::YieldOp>(l, ValueRange{});
@@ -1119,8 +751,8 @@ LogicalResult KernelBuilder::emitSpecial() {
                     elementOf(outer));
   };
   Value outer = fusion.getResult(0);
-  Value out = slabView(outer, shapeOf(outer).size(), shapeOf(outer),
-                       elementOf(outer));
+  Value out =
+      slabView(outer, shapeOf(outer).size(), shapeOf(outer), elementOf(outer));
   auto index = [&](int64_t v) {
     return b.create<arith::ConstantIndexOp>(loc, v).getResult();
   };
@@ -1153,8 +785,8 @@ LogicalResult KernelBuilder::emitSpecial() {
       strides.push_back(b.getIndexAttr(interior + 1));
     }
     Value dst = b.create<memref::SubViewOp>(loc, out, offsets, sizes, strides);
-    b.create<linalg::CopyOp>(loc,
-                             inputView(operandIndex(pad.getOperand())), dst);
+    b.create<linalg::CopyOp>(loc, inputView(operandIndex(pad.getOperand())),
+                             dst);
     return success();
   }
   if (auto concat = dyn_cast<ConcatOp>(op)) {
@@ -1190,8 +822,7 @@ LogicalResult KernelBuilder::emitSpecial() {
     Value lo = splitDim >= 0 ? begin : index(0);
     Value hi = splitDim >= 0 ? end : index(width);
     Value cols = b.create<memref::SubViewOp>(
-        loc, out,
-        SmallVector<OpFoldResult>{b.getIndexAttr(0), lo},
+        loc, out, SmallVector<OpFoldResult>{b.getIndexAttr(0), lo},
         SmallVector<OpFoldResult>{b.getIndexAttr(rows),
                                   splitDim >= 0 ? OpFoldResult(count)
                                                 : b.getIndexAttr(width)},
@@ -1257,10 +888,10 @@ LogicalResult KernelBuilder::emitSpecial() {
                     sb.create<arith::CmpFOp>(sl, arith::CmpFPredicate::ORD,
                                              iter[0], iter[0]));
                 sb.create<scf::YieldOp>(
-                    sl, ValueRange{
-                            sb.create<arith::SelectOp>(sl, better, x, iter[0]),
-                            sb.create<arith::SelectOp>(sl, better, j,
-                                                       iter[1])});
+                    sl,
+                    ValueRange{
+                        sb.create<arith::SelectOp>(sl, better, x, iter[0]),
+                        sb.create<arith::SelectOp>(sl, better, j, iter[1])});
               });
           Value best = nb.create<arith::IndexCastOp>(l, et, scan.getResult(1));
           nb.create<memref::StoreOp>(l, best, out, ivs);

@@ -1,4 +1,5 @@
-//===- KernelEmitter.h - one sgraph.fusion region to one CPU kernel -*- C++ -*-===//
+//===- KernelEmitter.h - one sgraph.fusion region to one CPU kernel -*- C++
+//-*-===//
 //
 // Each kernel region of the planned step becomes a function with the
 // uniform kernel signature of runtime/Abi/KernelAbi.h:

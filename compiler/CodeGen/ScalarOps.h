@@ -1,0 +1,45 @@
+//===- ScalarOps.h - one element of an sgraph op, in arith/math ---*- C++
+//-*-===//
+//
+// Inside a kernel's loop body every elementwise sgraph op is one scalar
+// computation. emitScalar builds it from the scalars of its operands: the
+// semantics of docs/dialects/sgraph.md, op by op (numbers as the reference
+// interpreter computes them, up to rounding: see the f64 notes below).
+// Ops that depend on where the element is (dropout's counter, one_hot,
+// iota, causal_mask) ask the kernel for iteration indices through
+// ScalarContext.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SINTER_COMPILER_CODEGEN_SCALAROPS_H
+#define SINTER_COMPILER_CODEGEN_SCALAROPS_H
+
+#include "mlir/IR/Builders.h"
+
+#include <functional>
+
+namespace sinter::codegen {
+
+/// What an op may ask of the loop it is emitted in.
+struct ScalarContext {
+  /// Rank of the iteration space.
+  size_t rank = 0;
+  /// The (absolute) index of the element along iteration dimension `dim`.
+  std::function<mlir::Value(mlir::OpBuilder &, mlir::Location, int)> index;
+  /// The element's row-major index in the iteration space.
+  std::function<mlir::Value(mlir::OpBuilder &, mlir::Location)> linearIndex;
+};
+
+/// The results of `op` for one element, from its operands' scalars `in`.
+/// Fails (with a diagnostic at the op) for ops with no scalar form.
+mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+emitScalar(mlir::OpBuilder &builder, mlir::Location loc, mlir::Operation *op,
+           llvm::ArrayRef<mlir::Value> in, const ScalarContext &ctx);
+
+/// A float constant of `type`.
+mlir::Value fconst(mlir::OpBuilder &builder, mlir::Location loc,
+                   mlir::Type type, double value);
+
+} // namespace sinter::codegen
+
+#endif // SINTER_COMPILER_CODEGEN_SCALAROPS_H
