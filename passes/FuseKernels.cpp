@@ -703,7 +703,8 @@ void KernelGrouper::buildRegions() {
     // views over outside values, which are cloned into the region.
     llvm::SetVector<Value> inputs;
     llvm::SetVector<Operation *> clones; // constants and views, in order
-    const llvm::DenseSet<Value> &again = recompute[g.id];
+    // A copy: `recompute` must not be grown while a reference into it lives.
+    const llvm::DenseSet<Value> again = recompute.lookup(g.id);
     std::function<void(Value)> collect = [&](Value v) {
       Operation *def = v.getDefiningOp();
       if (def && memberSet.count(def))
@@ -748,7 +749,10 @@ void KernelGrouper::buildRegions() {
                 return false;
               // A kernel that recomputes r does not read it.
               auto u = groupOf.find(user);
-              return u == groupOf.end() || !recompute[u->second].count(r);
+              if (u == groupOf.end())
+                return true;
+              auto again = recompute.find(u->second);
+              return again == recompute.end() || !again->second.count(r);
             }))
           outputs.push_back(r);
 
@@ -777,7 +781,7 @@ void KernelGrouper::buildRegions() {
             StringAttr::get(ctx, llvm::formatv("{0}: recomputed here from "
                                                "k{1}'s chain instead of read "
                                                "from memory",
-                                               name, groupOf[c])
+                                               name, groupOf.lookup(c))
                                      .str()));
     }
     for (Operation *m : g.members) {
