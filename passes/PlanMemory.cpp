@@ -264,7 +264,9 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp fn) {
         continue;
       }
       if (auto it = inPlace.find(r); it != inPlace.end()) {
-        placed[r] = placed[it->second];
+        // Read first: placed[r] may grow the map and move the entry.
+        DictionaryAttr place = placed.lookup(it->second);
+        placed[r] = place;
         dicts.push_back(placed[r]);
         continue;
       }
@@ -272,7 +274,8 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp fn) {
         Value owner = op.getOperand(0);
         if (!bufferIndex.count(owner)) {
           // A view of an argument or constant: same place, no arena bytes.
-          placed[r] = placed[owner];
+          DictionaryAttr place = placed.lookup(owner);
+          placed[r] = place;
           dicts.push_back(placed[r]);
           continue;
         }
