@@ -10,6 +10,8 @@
 #ifndef SINTER_COMPILER_INTERPRETER_TENSOR_H
 #define SINTER_COMPILER_INTERPRETER_TENSOR_H
 
+#include "runtime/Abi/HalfFloat.h"
+
 #include "mlir/IR/Types.h"
 
 #include <cstdint>
@@ -32,11 +34,12 @@ double roundTo(ElementKind kind, double value);
 /// Wraps an integer to the kind's width (two's complement); i1 is 0 or 1.
 int64_t wrapTo(ElementKind kind, int64_t value);
 
-/// f32 <-> bf16 / f16 bit patterns (round to nearest even, NaN kept).
-uint16_t floatToBf16Bits(float value);
-float bf16BitsToFloat(uint16_t bits);
-uint16_t floatToF16Bits(float value);
-float f16BitsToFloat(uint16_t bits);
+/// f32 <-> bf16 / f16 bit patterns (round to nearest even, NaN kept): the
+/// runtime's, so interpreter and training binary round alike.
+using half::bf16BitsToFloat;
+using half::f16BitsToFloat;
+using half::floatToBf16Bits;
+using half::floatToF16Bits;
 
 struct Tensor {
   ElementKind kind = ElementKind::F32;

@@ -9,6 +9,7 @@
 
 #include "runtime/Exec/Executor.h"
 
+#include "runtime/Abi/HalfFloat.h"
 #include "runtime/Abi/Random.h"
 #include "runtime/Formats/FileIO.h"
 
@@ -31,49 +32,6 @@ using sinter::formats::HostTensor;
 
 namespace {
 
-// f32 -> bf16/f16 rounding, the same functions as the interpreter's
-// (compiler/Interpreter/Tensor.cpp), which runtime/ may not include.
-
-uint16_t floatToBf16Bits(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  if (std::isnan(value))
-    return static_cast<uint16_t>((bits >> 16) | 0x40); // quiet NaN
-  // Round to nearest even on the 16 bits that are dropped.
-  uint32_t rounding = 0x7FFF + ((bits >> 16) & 1);
-  return static_cast<uint16_t>((bits + rounding) >> 16);
-}
-
-uint16_t floatToF16Bits(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
-  uint32_t absBits = bits & 0x7FFFFFFF;
-  if (absBits > 0x7F800000) // NaN
-    return sign | 0x7E00;
-  if (absBits >= 0x47800000) // >= 65536: overflows to infinity
-    return sign | 0x7C00;
-  if (absBits < 0x33000000) // < 2^-25: rounds to zero
-    return sign;
-  int exponent = static_cast<int>(absBits >> 23) - 127;
-  uint32_t mantissa = (absBits & 0x7FFFFF) | 0x800000; // with hidden bit
-  // Normal f16 numbers keep 10 mantissa bits; subnormals fewer.
-  int shift = exponent >= -14 ? 13 : 13 + (-14 - exponent);
-  uint32_t kept = mantissa >> shift;
-  uint32_t rest = mantissa & ((1u << shift) - 1);
-  uint32_t half = 1u << (shift - 1);
-  if (rest > half || (rest == half && (kept & 1)))
-    ++kept;
-  if (exponent >= -14) {
-    uint32_t result =
-        (static_cast<uint32_t>(exponent + 15) << 10) + (kept - 0x400);
-    if (result >= 0x7C00)
-      return sign | 0x7C00;
-    return sign | static_cast<uint16_t>(result);
-  }
-  return sign | static_cast<uint16_t>(kept); // subnormal (or smallest normal)
-}
-
 /// Stores `value` rounded to `type` (a float type) at element `k`.
 void storeFloat(void *data, ElementType type, int64_t k, double value) {
   switch (type) {
@@ -85,11 +43,11 @@ void storeFloat(void *data, ElementType type, int64_t k, double value) {
     return;
   case ElementType::BF16:
     static_cast<uint16_t *>(data)[k] =
-        floatToBf16Bits(static_cast<float>(value));
+        sinter::half::floatToBf16Bits(static_cast<float>(value));
     return;
   case ElementType::F16:
     static_cast<uint16_t *>(data)[k] =
-        floatToF16Bits(static_cast<float>(value));
+        sinter::half::floatToF16Bits(static_cast<float>(value));
     return;
   default:
     return; // the parser only lets float params have an init

@@ -24,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/Abi/HalfFloat.h"
 #include "runtime/Abi/KernelAbi.h"
 #include "runtime/Exec/Executor.h"
 #include "runtime/Exec/StepProgram.h"
@@ -125,30 +126,15 @@ std::string formatScalar(ElementType type, const void *data) {
     std::memcpy(&v, data, sizeof(v));
     return v;
   };
-  auto halfToFloat = [](uint32_t bits, bool bf16) {
-    if (bf16) {
-      uint32_t wide = bits << 16;
-      float f;
-      std::memcpy(&f, &wide, 4);
-      return static_cast<double>(f);
-    }
-    int exponent = (bits >> 10) & 0x1F;
-    double mantissa = bits & 0x3FF;
-    double magnitude = exponent == 0 ? std::ldexp(mantissa, -24)
-                       : exponent == 31
-                           ? (mantissa != 0 ? NAN : INFINITY)
-                           : std::ldexp(mantissa + 1024, exponent - 25);
-    return (bits & 0x8000) ? -magnitude : magnitude;
-  };
   switch (type) {
   case ElementType::F32:
     return absl::StrFormat("%.9g", load(0.0f));
   case ElementType::F64:
     return absl::StrFormat("%.17g", load(0.0));
   case ElementType::F16:
+    return absl::StrFormat("%.9g", half::f16BitsToFloat(load(uint16_t(0))));
   case ElementType::BF16:
-    return absl::StrFormat(
-        "%.9g", halfToFloat(load(uint16_t(0)), type == ElementType::BF16));
+    return absl::StrFormat("%.9g", half::bf16BitsToFloat(load(uint16_t(0))));
   case ElementType::I64:
     return absl::StrFormat("%d", load(int64_t(0)));
   case ElementType::I32:
