@@ -48,6 +48,8 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/Graph/GraphBuilder.h"
+
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace sinter {
@@ -80,34 +82,20 @@ SmallVector<int64_t> allAxes(int64_t rank) {
   return axes;
 }
 
-/// Builds the expansion of one op, at that op and with its location, so that
-/// each rule below reads like its formula.
-class Expander {
-public:
-  explicit Expander(Operation *op) : b(op), loc(op->getLoc()) {}
+/// The builder at one op (the insertion point and location of its
+/// expansion), owned before the GraphBuilder that refers to it.
+struct BuilderAtOp {
+  explicit BuilderAtOp(Operation *op) : builder(op) {}
+  OpBuilder builder;
+};
 
-  Value add(Value l, Value r) { return b.create<AddOp>(loc, l, r); }
-  Value sub(Value l, Value r) { return b.create<SubOp>(loc, l, r); }
-  Value mul(Value l, Value r) { return b.create<MulOp>(loc, l, r); }
-  Value div(Value l, Value r) { return b.create<DivOp>(loc, l, r); }
-  Value exp(Value x) { return b.create<ExpOp>(loc, x); }
-  Value log(Value x) { return b.create<LogOp>(loc, x); }
-  Value sqrt(Value x) { return b.create<SqrtOp>(loc, x); }
-  Value rsqrt(Value x) { return b.create<RsqrtOp>(loc, x); }
-  Value select(Value c, Value t, Value f) {
-    return b.create<SelectOp>(loc, c, t, f);
-  }
-  Value compare(Value l, Value r, StringRef direction) {
-    return b.create<CompareOp>(loc, l, r, b.getStringAttr(direction));
-  }
-  Value reduceSum(Value x, ArrayRef<int64_t> axes, bool keepdims) {
-    return b.create<ReduceSumOp>(loc, x, b.getDenseI64ArrayAttr(axes),
-                                 b.getBoolAttr(keepdims));
-  }
-  Value reduceMax(Value x, ArrayRef<int64_t> axes, bool keepdims) {
-    return b.create<ReduceMaxOp>(loc, x, b.getDenseI64ArrayAttr(axes),
-                                 b.getBoolAttr(keepdims));
-  }
+/// Builds the expansion of one op, at that op and with its location, so that
+/// each rule below reads like its formula (GraphBuilder.h).
+class Expander : private BuilderAtOp, public GraphBuilder {
+public:
+  explicit Expander(Operation *op)
+      : BuilderAtOp(op), GraphBuilder(builder, op->getLoc()) {}
+
   /// The mean as a sum times a splat 1/N (N = 0 gives inf, so an empty
   /// reduction is 0 * inf = NaN, as reduce_mean's 0 / 0).
   Value reduceMean(Value x, ArrayRef<int64_t> axes, bool keepdims) {
@@ -120,26 +108,10 @@ public:
     return mul(sum, scalar(x, 1.0 / double(count)));
   }
 
-  /// A 0-d constant with `like`'s element type; broadcasting does the rest.
-  Value scalar(Value like, double value) {
-    return buildScalarConstant(b, loc, tensorType(like).getElementType(),
-                               value);
-  }
-
-  /// `x` converted to `elementType` (no op when it already has it).
-  Value castTo(Value x, Type elementType) {
-    RankedTensorType type = tensorType(x);
-    if (type.getElementType() == elementType)
-      return x;
-    return b.create<CastOp>(loc, type.clone(elementType), x);
-  }
   /// `x` in the type its expansion computes in (f32 for half precision).
   Value up(Value x) {
     return castTo(x, computeElementType(tensorType(x).getElementType()));
   }
-
-  OpBuilder b;
-  Location loc;
 };
 
 //===----------------------------------------------------------------------===//

@@ -17,6 +17,8 @@
 
 #include "dialects/Graph/GraphOps.h"
 
+#include "dialects/Graph/GraphBuilder.h"
+
 #include "llvm/ADT/SmallSet.h"
 
 #include <cmath>
@@ -26,34 +28,10 @@ using namespace sinter::sgraph;
 
 namespace {
 
-/// Small helpers so that each rule reads like its formula.
-class GradBuilder {
+/// The shared builder (GraphBuilder.h) plus what only gradient rules need.
+class GradBuilder : public GraphBuilder {
 public:
-  GradBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
-
-  Value add(Value l, Value r) { return b.create<AddOp>(loc, l, r); }
-  Value sub(Value l, Value r) { return b.create<SubOp>(loc, l, r); }
-  Value mul(Value l, Value r) { return b.create<MulOp>(loc, l, r); }
-  Value div(Value l, Value r) { return b.create<DivOp>(loc, l, r); }
-  Value neg(Value x) { return b.create<NegOp>(loc, x); }
-  Value exp(Value x) { return b.create<ExpOp>(loc, x); }
-  Value log(Value x) { return b.create<LogOp>(loc, x); }
-  Value tanh(Value x) { return b.create<TanhOp>(loc, x); }
-  Value erf(Value x) { return b.create<ErfOp>(loc, x); }
-  Value rsqrt(Value x) { return b.create<RsqrtOp>(loc, x); }
-  Value pow(Value l, Value r) { return b.create<PowOp>(loc, l, r); }
-  Value select(Value c, Value t, Value f) {
-    return b.create<SelectOp>(loc, c, t, f);
-  }
-  Value compare(Value l, Value r, StringRef direction) {
-    return b.create<CompareOp>(loc, l, r, b.getStringAttr(direction));
-  }
-
-  /// A 0-d constant with `like`'s element type; broadcasting does the rest.
-  Value scalar(Value like, double value) {
-    return buildScalarConstant(b, loc, tensorType(like).getElementType(),
-                               value);
-  }
+  using GraphBuilder::GraphBuilder;
 
   /// Casts an i1 mask (or anything) to `like`'s element type.
   Value castLike(Value x, Value like) {
@@ -64,22 +42,10 @@ public:
     return b.create<CastOp>(loc, type, x);
   }
 
-  Value reshape(Value x, ArrayRef<int64_t> shape) {
-    auto type = RankedTensorType::get(shape, tensorType(x).getElementType());
-    if (type == x.getType())
-      return x;
-    return b.create<ReshapeOp>(loc, type, x);
-  }
-
   Value broadcastTo(Value x, RankedTensorType type) {
     if (x.getType() == type)
       return x;
     return b.create<BroadcastOp>(loc, type, x);
-  }
-
-  Value reduceSum(Value x, ArrayRef<int64_t> axes, bool keepdims) {
-    return b.create<ReduceSumOp>(loc, x, b.getDenseI64ArrayAttr(axes),
-                                 b.getBoolAttr(keepdims));
   }
 
   Value reduceMean(Value x, ArrayRef<int64_t> axes, bool keepdims) {
@@ -113,13 +79,6 @@ public:
     return broadcastTo(g, RankedTensorType::get(operand.getShape(),
                                                 tensorType(grad).getElementType()));
   }
-
-  static RankedTensorType tensorType(Value v) {
-    return cast<RankedTensorType>(v.getType());
-  }
-
-  OpBuilder &b;
-  Location loc;
 };
 
 /// Initializes `grads` with one null entry per operand.
