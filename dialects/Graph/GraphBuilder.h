@@ -1,5 +1,4 @@
-//===- GraphBuilder.h - build sgraph ops so that code reads like a formula -*-
-//C++ -*-===//
+//===- GraphBuilder.h - sgraph ops that read like formulas ----*- C++ -*-===//
 //
 // Gradient rules (GraphGradients.cpp) and op expansions
 // (passes/DecomposeOps.cpp) both write sgraph math as short formulas:
