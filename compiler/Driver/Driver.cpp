@@ -44,23 +44,11 @@ public:
   LogicalResult dump(ModuleOp module, Phase phase, StringRef what) {
     if (dir.empty())
       return success();
-    llvm::SmallString<128> path(dir);
-    std::string file = llvm::formatv("{0:d2}-{1}.mlir", count++,
-                                     phaseName(phase))
-                           .str();
-    llvm::sys::path::append(path, file);
+    std::string path =
+        entryPath((phaseName(phase) + ".mlir").str(), what);
     if (failed(writeModule(module, path)))
       return failure();
-    index += file + ": " + what.str() + "\n";
-    llvm::SmallString<128> indexPath(dir);
-    llvm::sys::path::append(indexPath, "index.txt");
-    std::string error;
-    auto out = openOutputFile(indexPath, &error);
-    if (!out)
-      return emitError(UnknownLoc::get(&context)) << error;
-    out->os() << index;
-    out->keep();
-    return success();
+    return writeIndex();
   }
 
   /// fusion.txt: every kernel with its ops and why each is there, and every
@@ -88,48 +76,65 @@ public:
           os << "  " << op.getName() << ": " << why.getValue() << "\n";
       }
     });
-    std::string path = sideFile("fusion.txt", "the fusion decisions: each "
-                                              "kernel's ops and why");
-    return writeText(path, text);
+    return writeSideFile("fusion.txt",
+                         "the fusion decisions: each kernel's ops and why",
+                         text);
   }
 
   /// The path of a numbered side file (e.g. the memory report) written
-  /// next to the phase that produces it; empty without a dump directory.
+  /// next to the phase that produces it, now listed in the index; empty
+  /// without a dump directory.
   std::string sideFile(StringRef name, StringRef what) {
     if (dir.empty())
       return "";
-    llvm::SmallString<128> path(dir);
+    std::string path = entryPath(name, what);
+    return succeeded(writeIndex()) ? path : "";
+  }
+
+  /// Writes a numbered side file with `text` (nothing without a dump
+  /// directory).
+  LogicalResult writeSideFile(StringRef name, StringRef what, StringRef text) {
+    std::string path = sideFile(name, what);
+    return path.empty() ? success() : writeFile(path, [&](raw_ostream &os) {
+      os << text;
+    });
+  }
+
+private:
+  /// The next numbered file's path, entered in the index.
+  std::string entryPath(StringRef name, StringRef what) {
     std::string file = llvm::formatv("{0:d2}-{1}", count++, name).str();
+    llvm::SmallString<128> path(dir);
     llvm::sys::path::append(path, file);
     index += file + ": " + what.str() + "\n";
     return path.str().str();
   }
 
-  LogicalResult writeText(StringRef path, StringRef text) {
+  LogicalResult writeIndex() {
+    llvm::SmallString<128> path(dir);
+    llvm::sys::path::append(path, "index.txt");
+    return writeFile(path, [&](raw_ostream &os) { os << index; });
+  }
+
+  LogicalResult writeFile(StringRef path,
+                          llvm::function_ref<void(raw_ostream &)> write) {
     std::string error;
     auto out = openOutputFile(path, &error);
     if (!out)
       return emitError(UnknownLoc::get(&context)) << error;
-    out->os() << text;
+    write(out->os());
     out->keep();
     return success();
   }
 
   LogicalResult writeModule(ModuleOp module, StringRef path) {
-    std::string error;
-    auto out = openOutputFile(path, &error);
-    if (!out)
-      return emitError(UnknownLoc::get(&context)) << error;
     // Dumps are meant to be re-parsed and diffed: locations on, nothing
     // elided.
     OpPrintingFlags flags;
     flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
-    module.print(out->os(), flags);
-    out->keep();
-    return success();
+    return writeFile(path, [&](raw_ostream &os) { module.print(os, flags); });
   }
 
-private:
   MLIRContext &context;
   std::string dir;
   std::string index;
@@ -368,12 +373,9 @@ int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
     if (failed(dumper.dump(*module, Phase::Lowered,
                            phaseDescription(Phase::Lowered))))
       return 1;
-    std::string programFile = dumper.sideFile(
-        "step-program.json", "the step program the runtime runs "
-                             "(docs/StepProgram.md)");
-    if (!programFile.empty() &&
-        failed(dumper.writeText(
-            programFile,
+    if (failed(dumper.writeSideFile(
+            "step-program.json",
+            "the step program the runtime runs (docs/StepProgram.md)",
             (*module)->getAttrOfType<StringAttr>("sinter.program").getValue())))
       return 1;
     if (target == Phase::Binary) {
