@@ -105,7 +105,6 @@ std::string dtypeName(Type t) {
 std::string constantHex(DenseElementsAttr value) {
   std::string bytes;
   Type et = value.getElementType();
-  int64_t n = value.getNumElements();
   if (et.isInteger(1)) {
     for (bool v : value.getValues<bool>())
       bytes.push_back(v ? 1 : 0);
@@ -124,7 +123,6 @@ std::string constantHex(DenseElementsAttr value) {
         append(v);
     }
   }
-  (void)n;
   static const char *digits = "0123456789abcdef";
   std::string hex;
   for (unsigned char c : bytes) {

@@ -29,6 +29,7 @@
 #include "compiler/CodeGen/KernelEmitter.h"
 
 #include "compiler/CodeGen/ScalarOps.h"
+#include "passes/PlanMemory.h"
 
 #include "runtime/Abi/Random.h"
 
@@ -328,13 +329,7 @@ void KernelBuilder::beginFunction() {
   for (Value v : outers) {
     Place place = placeOf(v);
     auto key = std::make_pair(place.slab, place.offset);
-    int64_t bytes = 0;
-    {
-      auto t = cast<RankedTensorType>(v.getType());
-      Type et = t.getElementType();
-      bytes = t.getNumElements() *
-              (et.isInteger(1) ? 1 : (et.getIntOrFloatBitWidth() + 7) / 8);
-    }
+    int64_t bytes = plan::tensorBytes(v.getType());
     auto it = llvm::find_if(places, [&](const PlaceInfo &p) {
       return p.slab == key.first && p.offset == key.second;
     });
@@ -450,13 +445,7 @@ std::pair<Value, AffineMap> KernelBuilder::subviewFor(Value base,
 
 int64_t KernelBuilder::bytesMoved() {
   int64_t total = 0;
-  auto bytesOf = [](Value v) {
-    auto t = cast<RankedTensorType>(v.getType());
-    int64_t width = t.getElementType().isInteger(1)
-                        ? 1
-                        : (t.getElementType().getIntOrFloatBitWidth() + 7) / 8;
-    return t.getNumElements() * width;
-  };
+  auto bytesOf = [](Value v) { return plan::tensorBytes(v.getType()); };
   for (Value r : fusion.getResults())
     total += bytesOf(r);
   if (fusion.getKind() == "special" || space.empty()) {
@@ -466,8 +455,7 @@ int64_t KernelBuilder::bytesMoved() {
   }
   for (const Read &r : reads) {
     Value in = fusion.getInputs()[r.input];
-    auto t = cast<RankedTensorType>(in.getType());
-    int64_t width = bytesOf(in) / std::max<int64_t>(t.getNumElements(), 1);
+    int64_t width = plan::elementBytes(elementOf(in));
     int64_t n = 1;
     for (const Dim &d : r.dims)
       if (d.iter >= 0)
@@ -864,7 +852,6 @@ LogicalResult KernelBuilder::emitSpecial() {
       ubs.push_back(index(d));
       steps.push_back(index(1));
     }
-    Type xt = elementOf(am.getOperand());
     scf::buildLoopNest(
         b, loc, lbs, ubs, steps,
         [&](OpBuilder &nb, Location l, ValueRange ivs) {
@@ -896,7 +883,6 @@ LogicalResult KernelBuilder::emitSpecial() {
           Value best = nb.create<arith::IndexCastOp>(l, et, scan.getResult(1));
           nb.create<memref::StoreOp>(l, best, out, ivs);
         });
-    (void)xt;
     return success();
   }
   return op->emitOpError("has no CPU kernel");
@@ -930,13 +916,14 @@ FailureOr<EmittedKernel> KernelBuilder::emit() {
   finishFunction();
   k.symbol = ("_mlir_ciface_" + fn.getName()).str();
   k.bytes = bytesMoved();
-  k.extent = splitDim >= 0 ? space.empty() ? 1 : 0 : 1;
-  if (splitDim >= 0) {
-    if (fusion.getKind() == "special")
-      k.extent = shapeOf(fusion.getResult(0))[1];
-    else
-      k.extent = space[splitDim];
-  }
+  // The range split over threads: embedding_grad's columns, or the split
+  // dimension of the iteration space; 1 when the kernel is not split.
+  if (splitDim < 0)
+    k.extent = 1;
+  else if (fusion.getKind() == "special")
+    k.extent = shapeOf(fusion.getResult(0))[1];
+  else
+    k.extent = space[splitDim];
   return k;
 }
 
