@@ -8,16 +8,19 @@
 //
 // Op classes:
 //   - elementwise (binary and unary math, compare, select, cast, dropout,
-//     one_hot, iota, causal_mask, embedding's gather, the optimizer updates,
-//     lr_schedule): one scalar per element of the result;
+//     one_hot, iota, causal_mask, embedding's gather, pads without interior
+//     padding, the optimizer updates, lr_schedule): one scalar per element
+//     of the result;
 //   - reductions (`reduce_sum`, `reduce_max`): iterate over their operand;
 //   - views (`transpose`, `broadcast`, `slice`): re-index a value that is
 //     already in memory; absorbed into every kernel that reads them and only
 //     materialized (as a copy kernel of their own) when something outside a
 //     kernel reads them;
 //   - `reshape`: an alias of its operand's bytes, never a kernel;
-//   - `matmul`: a library call (oneDNN) of its own;
-//   - `pad`, `concat`, `embedding_grad`, `argmax`: one special kernel each.
+//   - `matmul`: a library call (oneDNN), with the scale, bias and activation
+//     that read only its result as the library's epilogue;
+//   - `concat`, `embedding_grad`, `argmax`, interior pads: one special
+//     kernel each.
 //
 // An op joins the kernel of a producer when (1) its result has the kernel's
 // iteration shape (so the producer's scalar is exactly the one it needs),
@@ -31,7 +34,10 @@
 //
 // A reduction over every axis of a tensor of 32K elements or more is first
 // split into a reduction of the rows and a sum of the row results, so that
-// the big part has a dimension to run in parallel.
+// the big part has a dimension to run in parallel. After an op is placed, a
+// producer kernel of the same shape that feeds only its kernel is merged
+// into it, and cheap elementwise chains whose only outside reader it is are
+// recomputed in it rather than written and read back.
 //
 // Every op inside a region carries `sinter.fusion`, the reason it is where
 // it is; ops left outside carry the reason they are not fused. The dumps

@@ -82,10 +82,12 @@ def FuseKernelsPass : Pass<"sinter-fuse-kernels", "mlir::ModuleOp"> {
   let description = [{
     Wraps the ops of every function in `sgraph.fusion` regions, one per
     kernel code generation will emit: chains of elementwise ops with numpy
-    broadcasting, reductions with their elementwise producers, and special
-    kernels (pad, concat, embedding_grad, argmax). Matmuls stay outside as
-    library calls, reshapes as aliases. Views (transpose, broadcast, slice)
-    are absorbed into the kernels that read them. Every op records why it
+    broadcasting (pads included), reductions with their elementwise
+    producers, and special kernels (concat, embedding_grad, argmax).
+    Matmuls are library calls, alone or in a `matmul` region with the
+    epilogue (scale, bias, activation) the library applies; reshapes are
+    aliases. Views (transpose, broadcast, slice) are absorbed into the
+    kernels that read them. Every op records why it
     is, or is not, fused in a `sinter.fusion` attribute.
     Precondition: `sinter-decompose-ops` has run.
   }];
