@@ -1,0 +1,170 @@
+//===- Batching.cpp - epoch order, loader state and shared checks ---------===//
+
+#include "runtime/Data/Batching.h"
+
+#include "runtime/Abi/Random.h"
+#include "runtime/Formats/AbslCompat.h"
+#include "runtime/Formats/FileIO.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+#include <limits>
+#include <numeric>
+#include <set>
+#include <utility>
+
+namespace sinter::data {
+
+std::vector<int64_t> shuffledOrder(uint64_t seed, int64_t epoch,
+                                   int64_t count) {
+  std::vector<int64_t> order(static_cast<size_t>(count));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  uint64_t key = random::key(seed ^ kShuffleSalt, static_cast<uint64_t>(epoch));
+  uint64_t step = 0;
+  for (int64_t i = count - 1; i > 0; --i, ++step) {
+    uint64_t j = random::bits(key, step) % static_cast<uint64_t>(i + 1);
+    std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(j)]);
+  }
+  return order;
+}
+
+//===----------------------------------------------------------------------===//
+// EpochCursor
+//===----------------------------------------------------------------------===//
+
+void EpochCursor::next(std::vector<int64_t> &items) {
+  if (orderEpoch != currentEpoch) {
+    order = shuffledOrder(seed, currentEpoch, numItems);
+    orderEpoch = currentEpoch;
+  }
+  auto begin = order.begin() + batch * batchSize;
+  items.assign(begin, begin + batchSize);
+  if (++batch == batchesPerEpoch()) {
+    batch = 0;
+    ++currentEpoch;
+  }
+}
+
+std::string EpochCursor::state() const {
+  return absl::StrCat("epoch=", currentEpoch, " batch=", batch);
+}
+
+namespace {
+
+/// Parses "<key>=<decimal digits>" at the front of `text`, consuming it.
+/// No sign, no spaces, at most 18 digits (so no overflow).
+bool parseField(std::string_view &text, std::string_view key, int64_t &value) {
+  if (text.substr(0, key.size()) != key || text.size() == key.size() ||
+      text[key.size()] != '=')
+    return false;
+  text.remove_prefix(key.size() + 1);
+  size_t digits = 0;
+  value = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
+    if (digits == 18)
+      return false;
+    value = value * 10 + (text[digits] - '0');
+    ++digits;
+  }
+  text.remove_prefix(digits);
+  return digits > 0;
+}
+
+/// Consumes the single space between the fields.
+bool parseSpace(std::string_view &text) {
+  if (text.empty() || text[0] != ' ')
+    return false;
+  text.remove_prefix(1);
+  return true;
+}
+
+} // namespace
+
+absl::Status EpochCursor::restore(std::string_view state) {
+  std::string_view rest = state;
+  int64_t newEpoch = 0, newBatch = 0;
+  bool wellFormed = parseField(rest, "epoch", newEpoch) && parseSpace(rest) &&
+                    parseField(rest, "batch", newBatch) && rest.empty();
+  if (!wellFormed)
+    return absl::InvalidArgumentError(
+        absl::StrCat("data state ", formats::quoteForMessage(state),
+                     ": expected 'epoch=E batch=B' with decimal E and B"));
+  if (newBatch >= batchesPerEpoch())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "data state ", formats::quoteForMessage(state), ": batch ", newBatch,
+        " is out of range: an epoch has ", batchesPerEpoch(),
+        " batches (was the data or the batch size changed?)"));
+  currentEpoch = newEpoch;
+  batch = newBatch;
+  return absl::OkStatus();
+}
+
+//===----------------------------------------------------------------------===//
+// Shared checks and formatting
+//===----------------------------------------------------------------------===//
+
+std::string withCommas(int64_t value) {
+  std::string digits = std::to_string(value);
+  size_t first = digits[0] == '-' ? 1 : 0;
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > first && (digits.size() - i) % 3 == 0)
+      out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string describeInput(const InputSpec &input) {
+  return absl::StrCat(input.name, " ",
+                      formats::toAbsl(formats::dtypeName(input.dtype)), " [",
+                      absl::StrJoin(input.shape, ", "), "]");
+}
+
+absl::Status checkInputs(std::string_view label,
+                         const std::vector<InputSpec> &inputs) {
+  auto fail = [&](std::string_view why) {
+    return formats::formatError(label, why);
+  };
+  if (inputs.empty())
+    return fail("the model has no inputs to load data for");
+  std::set<std::string> names;
+  for (const InputSpec &input : inputs) {
+    if (input.name.empty())
+      return fail("a model input has an empty name");
+    if (!names.insert(input.name).second)
+      return fail(
+          absl::StrCat("model input '", input.name, "' is listed twice"));
+    if (input.shape.empty())
+      return fail(absl::StrCat("model input ", describeInput(input),
+                               " has no batch dimension"));
+    for (int64_t dim : input.shape)
+      if (dim < 1)
+        return fail(absl::StrCat("model input ", describeInput(input),
+                                 " needs every dimension >= 1"));
+    if (!formats::numBytes(input.dtype, input.shape).ok())
+      return fail(
+          absl::StrCat("model input ", describeInput(input), " is too large"));
+    if (input.shape[0] != inputs[0].shape[0])
+      return fail(absl::StrCat("model inputs ", describeInput(inputs[0]),
+                               " and ", describeInput(input),
+                               " have different batch sizes"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status checkDestinations(const std::vector<void *> &dst,
+                               const std::vector<InputSpec> &inputs) {
+  if (dst.size() != inputs.size())
+    return absl::InvalidArgumentError(
+        absl::StrCat("data loader: got ", dst.size(),
+                     " destination buffers for ", inputs.size(), " inputs"));
+  for (size_t i = 0; i < dst.size(); ++i)
+    if (!dst[i])
+      return absl::InvalidArgumentError(absl::StrCat(
+          "data loader: the buffer for input '", inputs[i].name, "' is null"));
+  return absl::OkStatus();
+}
+
+} // namespace sinter::data

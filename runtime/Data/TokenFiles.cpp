@@ -1,0 +1,230 @@
+//===- TokenFiles.cpp - llm.c shards and nanoGPT raw token files ----------===//
+
+#include "runtime/Data/TokenFiles.h"
+
+#include "runtime/Formats/AbslCompat.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace sinter::data {
+
+namespace {
+
+int32_t loadInt32(const uint8_t *bytes) {
+  uint32_t value = static_cast<uint32_t>(bytes[0]) |
+                   static_cast<uint32_t>(bytes[1]) << 8 |
+                   static_cast<uint32_t>(bytes[2]) << 16 |
+                   static_cast<uint32_t>(bytes[3]) << 24;
+  int32_t out;
+  std::memcpy(&out, &value, 4);
+  return out;
+}
+
+void storeInt32(std::string &out, size_t at, int32_t value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  for (int i = 0; i < 4; ++i)
+    out[at + static_cast<size_t>(i)] = static_cast<char>(bits >> (8 * i));
+}
+
+/// Reads `count` little-endian uint16 tokens starting at byte `offset`.
+absl::Status readTokens(const formats::ByteSource &source, uint64_t offset,
+                        uint64_t count, std::vector<uint16_t> &tokens) {
+  tokens.resize(count);
+  if (count == 0)
+    return absl::OkStatus();
+  if (absl::Status status = source.read(offset, count * 2, tokens.data());
+      !status.ok())
+    return status;
+  // The files are little-endian; so is every host Sinter runs on, but keep
+  // the byte order explicit rather than assumed.
+  const uint16_t probe = 1;
+  uint8_t first;
+  std::memcpy(&first, &probe, 1);
+  if (first != 1)
+    for (uint16_t &token : tokens)
+      token = static_cast<uint16_t>((token >> 8) | (token << 8));
+  return absl::OkStatus();
+}
+
+/// A .bin without llm.c's GPT-2 magic is read as raw tokens, unless it is
+/// recognisably some other shard: llm.c's LLaMA-3 shards (uint32 tokens),
+/// or a file whose first 1024 bytes have the shape of an llm.c header (the
+/// token count at [2] matches the file size, [3..255] are zero) with a
+/// wrong magic. Raw token data that happens to look like that is
+/// vanishingly unlikely; a corrupted or foreign header is not.
+absl::Status checkNotAForeignShard(const formats::ByteSource &source) {
+  uint64_t size = source.size();
+  if (size < static_cast<uint64_t>(kLlmcHeaderBytes))
+    return absl::OkStatus();
+  uint8_t header[kLlmcHeaderBytes];
+  if (absl::Status status = source.read(0, kLlmcHeaderBytes, header);
+      !status.ok())
+    return status;
+  int32_t magic = loadInt32(header);
+  if (magic == kLlmcLlama3Magic)
+    return formats::formatError(
+        source.name(), 0,
+        absl::StrCat("magic ", magic,
+                     " is llm.c's LLaMA-3 shard (uint32 tokens), which is "
+                     "not supported; expected GPT-2's ",
+                     kLlmcMagic));
+  int32_t count = loadInt32(header + 8);
+  if (count < 0 || size != static_cast<uint64_t>(kLlmcHeaderBytes) +
+                               2 * static_cast<uint64_t>(count))
+    return absl::OkStatus();
+  for (int64_t i = 3; i < kLlmcHeaderInts; ++i)
+    if (loadInt32(header + 4 * i) != 0)
+      return absl::OkStatus();
+  return formats::formatError(
+      source.name(), 0,
+      absl::StrCat("bad magic ", magic,
+                   ": the file has an llm.c shard "
+                   "header (its token count matches the file size), but "
+                   "llm.c's magic is ",
+                   kLlmcMagic));
+}
+
+std::string_view baseName(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+} // namespace
+
+absl::StatusOr<TokenFile> readTokenFile(const formats::ByteSource &source) {
+  std::string_view name = source.name();
+  uint64_t size = source.size();
+  TokenFile file;
+  uint8_t first[4];
+  bool llmc = false;
+  if (size >= 4) {
+    if (absl::Status status = source.read(0, 4, first); !status.ok())
+      return status;
+    llmc = loadInt32(first) == kLlmcMagic;
+  }
+  if (!llmc) {
+    if (absl::Status status = checkNotAForeignShard(source); !status.ok())
+      return status;
+    if (size % 2 != 0)
+      return formats::formatError(
+          name, size - 1,
+          absl::StrCat("a raw token file holds uint16 tokens, but its size (",
+                       size, " bytes) is odd"));
+    file.kind = TokenFileKind::Raw;
+    file.dataOffset = 0;
+    if (absl::Status status = readTokens(source, 0, size / 2, file.tokens);
+        !status.ok())
+      return status;
+    return file;
+  }
+
+  if (size < static_cast<uint64_t>(kLlmcHeaderBytes))
+    return formats::formatError(
+        name, size,
+        absl::StrCat("llm.c shard (magic ", kLlmcMagic,
+                     ") is truncated: the header needs ", kLlmcHeaderBytes,
+                     " bytes, the file has ", size));
+  uint8_t header[kLlmcHeaderBytes];
+  if (absl::Status status = source.read(0, kLlmcHeaderBytes, header);
+      !status.ok())
+    return status;
+  int32_t version = loadInt32(header + 4);
+  if (version != kLlmcVersion)
+    return formats::formatError(name, 4,
+                                absl::StrCat("llm.c shard version ", version,
+                                             " is not supported (expected ",
+                                             kLlmcVersion, ")"));
+  int32_t count = loadInt32(header + 8);
+  if (count < 0)
+    return formats::formatError(
+        name, 8, absl::StrCat("llm.c shard claims ", count, " tokens"));
+  uint64_t expected = static_cast<uint64_t>(kLlmcHeaderBytes) +
+                      2 * static_cast<uint64_t>(count);
+  if (size != expected)
+    return formats::formatError(
+        name, 8,
+        absl::StrCat("llm.c shard header says ", count,
+                     " tokens, so the file should have 1024 + 2 * ", count,
+                     " = ", expected, " bytes, but it has ", size));
+  file.kind = TokenFileKind::Llmc;
+  file.dataOffset = kLlmcHeaderBytes;
+  if (absl::Status status = readTokens(
+          source, kLlmcHeaderBytes, static_cast<uint64_t>(count), file.tokens);
+      !status.ok())
+    return status;
+  return file;
+}
+
+absl::StatusOr<TokenFile> readTokenFile(const std::string &path) {
+  absl::StatusOr<std::unique_ptr<formats::FileSource>> source =
+      formats::FileSource::open(path);
+  if (!source.ok())
+    return source.status();
+  return readTokenFile(**source);
+}
+
+absl::StatusOr<std::string>
+serializeLlmcShard(const std::vector<uint16_t> &tokens) {
+  if (tokens.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "an llm.c shard holds at most 2^31 - 1 tokens, not ", tokens.size()));
+  std::string out(static_cast<size_t>(kLlmcHeaderBytes) + 2 * tokens.size(),
+                  '\0');
+  storeInt32(out, 0, kLlmcMagic);
+  storeInt32(out, 4, kLlmcVersion);
+  storeInt32(out, 8, static_cast<int32_t>(tokens.size()));
+  size_t at = static_cast<size_t>(kLlmcHeaderBytes);
+  for (uint16_t token : tokens) {
+    out[at++] = static_cast<char>(token & 0xFF);
+    out[at++] = static_cast<char>(token >> 8);
+  }
+  return out;
+}
+
+absl::Status writeLlmcShard(const std::string &path,
+                            const std::vector<uint16_t> &tokens) {
+  absl::StatusOr<std::string> bytes = serializeLlmcShard(tokens);
+  if (!bytes.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", bytes.status().message()));
+  return formats::writeFileAtomic(path, {*bytes});
+}
+
+absl::StatusOr<TokenFileSets>
+classifyTokenFiles(std::string_view label, std::vector<std::string> paths) {
+  std::sort(paths.begin(), paths.end());
+  TokenFileSets sets;
+  std::vector<std::string> other;
+  for (std::string &path : paths) {
+    std::string_view base = baseName(path);
+    if (base.find("train") != std::string_view::npos)
+      sets.train.push_back(std::move(path));
+    else if (base.find("val") != std::string_view::npos)
+      sets.val.push_back(std::move(path));
+    else
+      other.push_back(std::move(path));
+  }
+  if (sets.train.empty() && sets.val.empty()) {
+    sets.train = std::move(other);
+    return sets;
+  }
+  if (!other.empty())
+    return formats::formatError(
+        label, absl::StrCat("'", other.front(),
+                            "' is neither a train nor a val file (when some "
+                            ".bin names contain 'train' or 'val', all must)"));
+  if (sets.train.empty())
+    return formats::formatError(
+        label, absl::StrCat("has val files (", absl::StrJoin(sets.val, ", "),
+                            ") but no train file (a name containing "
+                            "'train')"));
+  return sets;
+}
+
+} // namespace sinter::data

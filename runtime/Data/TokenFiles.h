@@ -1,0 +1,80 @@
+//===- TokenFiles.h - llm.c shards and nanoGPT raw token files ------------===//
+//
+// Two on-disk forms of a token stream, both little-endian uint16 tokens:
+//
+//   llm.c shard (karpathy/llm.c, dev/data/data_common.py write_datafile):
+//     header   256 x int32: [0] magic 20240520, [1] version 1,
+//              [2] number of tokens N, the rest 0
+//     tokens   N x uint16
+//   The file size must be exactly 1024 + 2N. llm.c's LLaMA-3 shards (magic
+//   20240801, uint32 tokens) are not supported.
+//
+//   nanoGPT raw .bin (data/*/prepare.py: np.array(ids, dtype=np.uint16)
+//   .tofile()): the tokens and nothing else; the size must be even.
+//
+// A file whose first int32 is the llm.c magic is read as a shard (and must
+// then be a valid one); any other file is raw, except that a LLaMA-3 shard
+// and a file with an llm.c-shaped header but a wrong magic are refused as
+// such rather than read as garbage tokens.
+//
+// Also here: how a list of .bin files (a directory's, or a glob's matches)
+// splits into train and val sets by name, as llm.c and nanoGPT name them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SINTER_RUNTIME_DATA_TOKENFILES_H
+#define SINTER_RUNTIME_DATA_TOKENFILES_H
+
+#include "runtime/Formats/FileIO.h"
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sinter::data {
+
+inline constexpr int32_t kLlmcMagic = 20240520;
+inline constexpr int32_t kLlmcVersion = 1;
+/// llm.c's LLaMA-3 shards (version 7, uint32 tokens): recognised, refused.
+inline constexpr int32_t kLlmcLlama3Magic = 20240801;
+inline constexpr int64_t kLlmcHeaderInts = 256;
+inline constexpr int64_t kLlmcHeaderBytes = kLlmcHeaderInts * 4;
+
+enum class TokenFileKind { Llmc, Raw };
+
+struct TokenFile {
+  TokenFileKind kind = TokenFileKind::Raw;
+  std::vector<uint16_t> tokens;
+  /// Byte offset of tokens[0] in the file (1024 for llm.c, 0 for raw).
+  int64_t dataOffset = 0;
+};
+
+/// Reads a whole token file. Errors are one line "<file>: byte offset N:
+/// why" (bad version, a size that disagrees with the header, ...).
+absl::StatusOr<TokenFile> readTokenFile(const formats::ByteSource &source);
+absl::StatusOr<TokenFile> readTokenFile(const std::string &path);
+
+/// The llm.c shard holding `tokens` (at most INT32_MAX of them).
+absl::StatusOr<std::string>
+serializeLlmcShard(const std::vector<uint16_t> &tokens);
+/// Writes it to `path` atomically (formats::writeFileAtomic).
+absl::Status writeLlmcShard(const std::string &path,
+                            const std::vector<uint16_t> &tokens);
+
+/// .bin files split by their base names: "train" in the name makes a train
+/// file, else "val" a val file. When no name says either, every file is
+/// train. Each list is sorted. A mix of named and unnamed files, or val
+/// files without train files, is an error starting with `label`.
+struct TokenFileSets {
+  std::vector<std::string> train, val;
+};
+absl::StatusOr<TokenFileSets>
+classifyTokenFiles(std::string_view label, std::vector<std::string> paths);
+
+} // namespace sinter::data
+
+#endif // SINTER_RUNTIME_DATA_TOKENFILES_H
