@@ -1,0 +1,165 @@
+//===- peak_sgemm.cpp - the machine's measured oneDNN f32 matmul peak -----===//
+//
+// A benchmark, not a test. Times one large square f32 matmul C = A B
+// (row-major, no transposes, no bias: the shape oneDNN's kernels like best)
+// through a plain dnnl::matmul primitive, at the given thread count
+// (omp_set_num_threads before the primitive exists, as the Executor does).
+// Its GFLOP/s are the denominator of bench/peers.py's MFU: the most a
+// training step's matmuls could reach on this machine with this oneDNN.
+//
+// Each size is run once to warm up (first touch, JIT), then --reps times;
+// the best run counts (on a shared machine the best is the least
+// disturbed one). The largest figure over all sizes is the peak.
+//
+// Usage: peak_sgemm [--sizes=2048,4096] [--threads=T] [--reps=N]
+// Output: one line per size, then
+//   peak_sgemm threads=... n=... best_ms=... gflops=...
+// for the best size.
+//
+//===----------------------------------------------------------------------===//
+
+#include <oneapi/dnnl/dnnl.hpp>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+struct Options {
+  std::vector<int64_t> sizes = {2048, 4096};
+  int threads = 0; // 0: all cores, like the training binary
+  int reps = 5;
+};
+
+bool parseSizes(const char *text, std::vector<int64_t> &sizes) {
+  sizes.clear();
+  for (const char *p = text; *p;) {
+    char *end;
+    long long n = std::strtoll(p, &end, 10);
+    if (end == p || n < 1 || n > 65536)
+      return false;
+    sizes.push_back(n);
+    p = *end == ',' ? end + 1 : end;
+    if (*end && *end != ',')
+      return false;
+  }
+  return !sizes.empty();
+}
+
+bool parseOptions(int argc, char **argv, Options &opts) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    auto value = [&](std::string_view flag) -> const char * {
+      return arg.substr(0, flag.size()) == flag ? argv[i] + flag.size()
+                                                : nullptr;
+    };
+    if (const char *v = value("--sizes=")) {
+      if (!parseSizes(v, opts.sizes))
+        return false;
+    } else if (const char *v = value("--threads=")) {
+      opts.threads = std::atoi(v);
+      if (opts.threads < 1)
+        return false;
+    } else if (const char *v = value("--reps=")) {
+      opts.reps = std::atoi(v);
+      if (opts.reps < 1)
+        return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Uniform values in [-1, 1) from a fixed xorshift stream; written in
+/// parallel so that the pages land where the threads that use them run.
+void fill(std::vector<float> &v, uint64_t seed) {
+  int64_t n = static_cast<int64_t>(v.size());
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t x = (seed + static_cast<uint64_t>(i)) * 0x9E3779B97F4A7C15ull;
+    x ^= x >> 29;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 32;
+    v[i] = static_cast<float>(x >> 40) * (2.0f / 16777216.0f) - 1.0f;
+  }
+}
+
+/// Best seconds of `reps` runs of an n x n x n matmul.
+double timeSize(dnnl::engine &engine, dnnl::stream &stream, int64_t n,
+                int reps) {
+  using dnnl::memory;
+  memory::desc md({n, n}, memory::data_type::f32, memory::format_tag::ab);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(md, md, md), engine);
+  dnnl::matmul mm(pd);
+  std::vector<float> a(n * n), b(n * n), c(n * n);
+  fill(a, 1);
+  fill(b, 2);
+  fill(c, 3);
+  memory ma(md, engine, a.data()), mb(md, engine, b.data()),
+      mc(md, engine, c.data());
+  auto once = [&] {
+    mm.execute(stream, {{DNNL_ARG_SRC, ma},
+                        {DNNL_ARG_WEIGHTS, mb},
+                        {DNNL_ARG_DST, mc}});
+    stream.wait();
+  };
+  once(); // warm-up: JIT, first touch of the scratchpad
+  double best = std::numeric_limits<double>::infinity();
+  for (int r = 0; r < reps; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    once();
+    best = std::min(best, std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - start)
+                              .count());
+  }
+  return best;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opts;
+  if (!parseOptions(argc, argv, opts)) {
+    std::fprintf(stderr,
+                 "usage: %s [--sizes=2048,4096] [--threads=T] [--reps=N]\n",
+                 argv[0]);
+    return 2;
+  }
+  int threads = opts.threads > 0 ? opts.threads : omp_get_num_procs();
+  // oneDNN sizes its primitives for omp_get_max_threads() at creation.
+  omp_set_num_threads(threads);
+  try {
+    dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    dnnl::stream stream(engine);
+    double bestGflops = 0, bestMs = 0;
+    int64_t bestN = 0;
+    for (int64_t n : opts.sizes) {
+      double s = timeSize(engine, stream, n, opts.reps);
+      double gflops = 2.0 * static_cast<double>(n) * n * n / s * 1e-9;
+      std::printf("  n=%-6lld best %10.3f ms %8.1f GFLOP/s\n",
+                  static_cast<long long>(n), s * 1e3, gflops);
+      if (gflops > bestGflops) {
+        bestGflops = gflops;
+        bestMs = s * 1e3;
+        bestN = n;
+      }
+    }
+    std::printf("peak_sgemm threads=%d n=%lld best_ms=%.3f gflops=%.1f\n",
+                threads, static_cast<long long>(bestN), bestMs, bestGflops);
+  } catch (const dnnl::error &e) {
+    std::fprintf(stderr, "error: oneDNN: %s (status %d)\n", e.what(),
+                 static_cast<int>(e.status));
+    return 1;
+  }
+  return 0;
+}
