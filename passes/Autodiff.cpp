@@ -22,7 +22,8 @@
 //      gradient.
 //   3. Training step. Clipping, the learning rate and the optimizer updates
 //      follow (passes/OptimizerStep.cpp); optimizer-state arguments are added
-//      after the parameters.
+//      after the parameters, and with `runtime-lr` the peak learning rate
+//      (kind hyper, named "lr") after everything else.
 //
 // A trainable parameter that does not reach the loss has no gradient; as
 // PyTorch skips parameters whose .grad is None, it gets no update (a
@@ -295,9 +296,14 @@ private:
       stateArgs.push_back({arg, name.str()});
       return arg;
     };
+    // The runtime peak learning rate: the last argument, after the step.
+    Value peakLr;
+    if (runtimeLr)
+      peakLr = body.addArgument(RankedTensorType::get({}, b.getF64Type()),
+                                forward.getLoc());
     b.setInsertionPoint(ret);
-    OptimizerStepValues opt =
-        emitOptimizerStep(b, forward.getLoc(), *config, params, step, addState);
+    OptimizerStepValues opt = emitOptimizerStep(
+        b, forward.getLoc(), *config, params, step, addState, peakLr);
 
     // Results: loss, metrics..., lr, grad_norm, params'..., state'...
     SmallVector<Value> results(ret.getOperands());
@@ -338,6 +344,12 @@ private:
     unsigned stepIndex = cast<BlockArgument>(step).getArgNumber();
     argAttrs[stepIndex] = b.getDictionaryAttr(
         b.getNamedAttr(sgraph::attr::kStep, b.getUnitAttr()));
+    if (peakLr)
+      argAttrs[cast<BlockArgument>(peakLr).getArgNumber()] =
+          b.getDictionaryAttr(
+              {b.getNamedAttr(sgraph::attr::kHyper, b.getStringAttr("lr")),
+               b.getNamedAttr(sgraph::attr::kDefault,
+                              b.getF64FloatAttr(config->lr))});
 
     fn.setFunctionType(FunctionType::get(
         &getContext(), body.getArgumentTypes(), ValueRange(results).getTypes()));
@@ -356,9 +368,6 @@ private:
     if (config.gradAccumulationSteps != 1)
       emitWarning(loc) << "training.grad_accumulation_steps "
                        << config.gradAccumulationSteps
-                       << " is recorded but not implemented yet";
-    if (config.recompute != "none")
-      emitWarning(loc) << "training.recompute policy " << config.recompute
                        << " is recorded but not implemented yet";
   }
 };

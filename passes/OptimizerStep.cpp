@@ -6,7 +6,7 @@
 //   with data parallelism, each g_i is first averaged across ranks;
 //   with grad_clip > 0:  c = min(grad_clip / (grad_norm + 1e-6), 1)
 //                        g_i = g_i * c   (torch.nn.utils.clip_grad_norm_)
-//   lr = lr_schedule(step)
+//   lr = lr_schedule(step)     (peak from a runtime `lr` argument if given)
 //   p_i', state_i' = <optimizer>_update(p_i, g_i, state_i, lr, step)
 //
 // Weight decay goes to every parameter, or with weight_decay_params =
@@ -92,7 +92,8 @@ OptimizerStepValues sinter::emitOptimizerStep(OpBuilder &b, Location loc,
                                               const TrainingConfig &config,
                                               ArrayRef<ParamGradient> params,
                                               Value step,
-                                              AddStateFn addState) {
+                                              AddStateFn addState,
+                                              Value peakLr) {
   OptimizerStepValues out;
   // Scalars (norm, lr, clip factor) are f64 for f64 models, else f32.
   bool anyF64 = llvm::any_of(params, [](const ParamGradient &p) {
@@ -135,7 +136,7 @@ OptimizerStepValues sinter::emitOptimizerStep(OpBuilder &b, Location loc,
   }
 
   out.lr = b.create<sgraph::LrScheduleOp>(
-      loc, scalarType, step, b.getStringAttr(config.schedule),
+      loc, scalarType, step, peakLr, b.getStringAttr(config.schedule),
       b.getF64FloatAttr(config.lr), b.getF64FloatAttr(config.minLr),
       b.getI64IntegerAttr(config.warmupSteps),
       b.getI64IntegerAttr(config.decaySteps));

@@ -64,12 +64,15 @@ using AddStateFn = llvm::function_ref<mlir::Value(mlir::Type type,
                                                   llvm::StringRef name)>;
 
 /// Emits clipping, the learning rate and the updates at the builder's
-/// insertion point.
+/// insertion point. With `peakLr` (a 0-d float tensor, e.g. the training
+/// step's `lr` argument) the schedule takes its peak from that value
+/// instead of `config.lr` (lr_schedule's `peak_lr`).
 OptimizerStepValues emitOptimizerStep(mlir::OpBuilder &builder,
                                       mlir::Location loc,
                                       const TrainingConfig &config,
                                       llvm::ArrayRef<ParamGradient> params,
-                                      mlir::Value step, AddStateFn addState);
+                                      mlir::Value step, AddStateFn addState,
+                                      mlir::Value peakLr = {});
 
 } // namespace sinter
 

@@ -30,11 +30,39 @@ def AutodiffPass : Pass<"sinter-autodiff", "mlir::ModuleOp"> {
     parameter. With `mode=gradients` it builds `@forward_grad(args of
     @forward) -> (loss, metrics..., gradients...)` instead, which the
     finite-difference checks use.
+
+    With `runtime-lr`, `@train_step` takes one more, last argument: the
+    peak learning rate as a 0-d f64 tensor, `{sgraph.hyper = "lr",
+    sgraph.default = <training lr>}`, which the schedule reads
+    (`lr_schedule`'s `peak_lr`), so a trainer can change it without
+    recompiling.
   }];
   let options = [
     Option<"mode", "mode", "std::string", /*default=*/"\"train-step\"",
            "What to build: train-step or gradients">,
+    Option<"runtimeLr", "runtime-lr", "bool", /*default=*/"false",
+           "Give @train_step an `lr` argument (kind hyper) for the peak "
+           "learning rate">,
   ];
+  let dependentDialects = ["sinter::sgraph::SGraphDialect",
+                           "mlir::func::FuncDialect"];
+}
+
+def BuildEvalStepPass : Pass<"sinter-build-eval-step", "mlir::ModuleOp"> {
+  let summary = "Builds @eval_step: @forward in eval mode";
+  let description = [{
+    Clones `@forward(params..., inputs...[, step]) -> (loss, metrics...)` as
+    `@eval_step`, replaces every `dropout` by its operand and drops the step
+    argument when nothing reads it any more:
+
+    ```mlir
+    func.func @eval_step(%params..., %inputs...) -> (loss, metrics...)
+    ```
+
+    Argument and result attributes are kept, so parameters go by the same
+    `state_dict` names as in `@train_step`. The binary runs it as its
+    evaluation program (held-out loss and metrics, nothing updated).
+  }];
   let dependentDialects = ["sinter::sgraph::SGraphDialect",
                            "mlir::func::FuncDialect"];
 }
@@ -58,7 +86,9 @@ def VerifyTrainingGraphPass : Pass<"sinter-verify-training-graph",
     value and whose new value is returned under the parameter's name; every
     optimizer-state argument feeds exactly one update and its new value is
     returned; frozen parameters are never updated; no `stop_gradient` is
-    left. Fails with a diagnostic at the offending argument or op.
+    left; `@eval_step`, if present, has no dropout and no update and takes
+    only parameters and inputs. Fails with a diagnostic at the offending
+    argument or op.
   }];
 }
 
@@ -91,6 +121,53 @@ def FuseKernelsPass : Pass<"sinter-fuse-kernels", "mlir::ModuleOp"> {
     is, or is not, fused in a `sinter.fusion` attribute.
     Precondition: `sinter-decompose-ops` has run.
   }];
+  let dependentDialects = ["sinter::sgraph::SGraphDialect"];
+}
+
+def RecomputePass : Pass<"sinter-recompute", "mlir::ModuleOp"> {
+  let summary = "Recomputes activations in the backward pass instead of "
+                "keeping them";
+  let description = [{
+    Makes the backward pass of the entry function recompute forward values
+    right before it first reads them, from values kept anyway, so that the
+    originals die after their last forward use. It clones whole kernels
+    (fusion regions, matmul calls), so the copies compile to the same code
+    and results stay bitwise identical. What is recomputed:
+
+    * every layer instance listed in the module's `sinter.recompute_layers`
+      (layers with `recompute: true`): its values, from the instance's
+      inputs; its output stays. An instance's kernels are those whose ops
+      are located in it;
+    * with a budget (`budget=`, else the model's `training.recompute`
+      budget), what the arena needs to fit, cheapest FLOPs per byte first
+      (passes/Analysis/RecomputeSelection.h), each round measured with the
+      real planner on a copy of the step. If nothing fits, it fails with
+      the smallest arena reached and what dominates its peak.
+
+    A copy carries `sinter.recomputed = "r<k>: <why>"`; a region is renamed:
+
+    ```mlir
+    %c = sgraph.fusion "k19_r3" kind = "loop"(%h)
+        {sinter.recomputed = "r3: annotated layer 'h.0'"}
+        : (tensor<8x64xf32>) -> tensor<8x64xf32> { ... }
+    ```
+
+    The function gets `sinter.recompute_plan` (arena before and after, the
+    budget, values, kernels and FLOPs recomputed); `report=` writes every
+    recomputed value with its reason and cost and the memory plans before
+    and after. Without annotations or a budget the pass does nothing.
+    Place: after sinter-fuse-kernels, before sinter-plan-memory.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"train_step\"",
+           "The function to transform">,
+    Option<"budget", "budget", "std::string", /*default=*/"\"\"",
+           "Arena budget: bytes (2GiB, 1500MB, 123456) or a fraction of the "
+           "arena without recompute (0.5, 50%); none: no budget; empty: the "
+           "model's training.recompute budget, if any">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "Write the recompute report to this file">,
+  ];
   let dependentDialects = ["sinter::sgraph::SGraphDialect"];
 }
 

@@ -23,7 +23,8 @@
 // Results: `sinter.buffers` (one dictionary per result: slab, offset, bytes,
 // category) on each op, `sinter.buffer` on each argument, `sinter.step` on
 // each op that runs, and `sinter.memory` on the function (slab sizes, peak
-// bytes by category, bytes without reuse). With `report=<file>` the pass
+// bytes by category, bytes without reuse, the step where the live bytes
+// peak and their split there). With `report=<file>` the pass
 // also writes the planner's human-readable report there. Runs in the
 // scheduled phase, after sinter-fuse-kernels.
 //
@@ -34,6 +35,7 @@
 #include "passes/Analysis/MemoryPlanner.h"
 #include "passes/PlanMemory.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -132,25 +134,10 @@ bool canWriteInPlace(FusionOp fusion, unsigned resultIndex, Value stateArg) {
   return true;
 }
 
-class PlanMemoryPass : public sinter::impl::PlanMemoryPassBase<PlanMemoryPass> {
-public:
-  using PlanMemoryPassBase::PlanMemoryPassBase;
+} // namespace
 
-  void runOnOperation() override {
-    auto fn = getOperation().lookupSymbol<func::FuncOp>(entry);
-    if (!fn) {
-      getOperation().emitError("no function @") << entry << " to plan";
-      return signalPassFailure();
-    }
-    if (failed(plan(fn)))
-      signalPassFailure();
-  }
-
-private:
-  LogicalResult plan(func::FuncOp fn);
-};
-
-LogicalResult PlanMemoryPass::plan(func::FuncOp fn) {
+FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
+                                                         bool noReuse) {
   MLIRContext *ctx = fn.getContext();
   Block &body = fn.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -238,8 +225,10 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp fn) {
 
   // Arena buffers.
   llvm::DenseSet<Value> grads = findGradients(fn);
-  std::vector<analysis::Buffer> buffers;
-  std::vector<Value> valueOf;
+  FunctionPlan result;
+  result.numSteps = numSteps;
+  std::vector<analysis::Buffer> &buffers = result.buffers;
+  std::vector<Value> &valueOf = result.values;
   DenseMap<Value, int64_t> bufferIndex;
   llvm::DenseSet<Value> returned(ret.getOperands().begin(),
                                  ret.getOperands().end());
@@ -249,8 +238,9 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp fn) {
     bool isConstant = isa<ConstantOp>(op);
     bool isAlias = isa<ReshapeOp>(op);
     if (!isStep(&op) && !isConstant && !isAlias) {
-      return op.emitError("cannot plan memory for '")
-             << op.getName() << "' outside a kernel";
+      op.emitError("cannot plan memory for '")
+          << op.getName() << "' outside a kernel";
+      return failure();
     }
     SmallVector<Attribute> dicts;
     for (Value r : op.getResults()) {
@@ -307,9 +297,12 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp fn) {
     op.setAttr("sinter.buffers", ArrayAttr::get(ctx, dicts));
   }
 
-  analysis::MemoryPlan memoryPlan = analysis::planMemory(buffers);
-  if (!memoryPlan.ok())
-    return fn.emitError("memory planning failed: ") << memoryPlan.error;
+  result.memory = analysis::planMemory(buffers);
+  analysis::MemoryPlan &memoryPlan = result.memory;
+  if (!memoryPlan.ok()) {
+    fn.emitError("memory planning failed: ") << memoryPlan.error;
+    return failure();
+  }
   for (auto [i, buf] : llvm::enumerate(buffers)) {
     Value v = valueOf[i];
     placed[v] = plan::bufferAttr(ctx, "arena", memoryPlan.offsets[i], buf.bytes,
@@ -346,23 +339,61 @@ LogicalResult PlanMemoryPass::plan(func::FuncOp fn) {
       summary.push_back(
           b.getNamedAttr(std::string("peak_") + analysis::getCategoryName(cat),
                          b.getI64IntegerAttr(peak)));
+    // What is live where the live bytes peak (the memory report's split).
+    if (int64_t at = memoryPlan.peakBytesByCategory[c])
+      summary.push_back(b.getNamedAttr(std::string("peak_step_") +
+                                           analysis::getCategoryName(cat),
+                                       b.getI64IntegerAttr(at)));
   }
+  summary.push_back(
+      b.getNamedAttr("peak_step", b.getI64IntegerAttr(memoryPlan.peakStep)));
   fn->setAttr("sinter.memory", b.getDictionaryAttr(summary));
+  for (int i = 0; i < 5; ++i)
+    result.slabBytes[i] = slabBytes[i];
+  result.inPlaceUpdates = inPlace.size();
+  return result;
+}
 
-  if (!report.empty()) {
+std::string sinter::plan::formatFunctionPlan(func::FuncOp fn,
+                                             const FunctionPlan &plan,
+                                             int largestCount) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "Memory plan of @" << fn.getName() << "\n\n"
+     << "slabs: params " << plan.slabBytes[1] << " B, optimizer state "
+     << plan.slabBytes[2] << " B, io " << plan.slabBytes[3] << " B, constants "
+     << plan.slabBytes[4] << " B\n\n"
+     << analysis::formatPlanReport(plan.buffers, plan.memory, largestCount);
+  os << "\nin-place state updates: " << plan.inPlaceUpdates << "\n";
+  return text;
+}
+
+namespace {
+
+class PlanMemoryPass : public sinter::impl::PlanMemoryPassBase<PlanMemoryPass> {
+public:
+  using PlanMemoryPassBase::PlanMemoryPassBase;
+
+  void runOnOperation() override {
+    auto fn = getOperation().lookupSymbol<func::FuncOp>(entry);
+    if (!fn) {
+      getOperation().emitError("no function @") << entry << " to plan";
+      return signalPassFailure();
+    }
+    FailureOr<plan::FunctionPlan> result = plan::planFunction(fn, noReuse);
+    if (failed(result))
+      return signalPassFailure();
+    if (report.empty())
+      return;
     std::error_code ec;
     llvm::raw_fd_ostream os(report, ec, llvm::sys::fs::OF_Text);
-    if (ec)
-      return fn.emitError("cannot write the memory report '")
-             << report << "': " << ec.message();
-    os << "Memory plan of @" << fn.getName() << "\n\n"
-       << "slabs: params " << slabBytes[1] << " B, optimizer state "
-       << slabBytes[2] << " B, io " << slabBytes[3] << " B, constants "
-       << slabBytes[4] << " B\n\n"
-       << analysis::formatPlanReport(buffers, memoryPlan, 20);
-    os << "\nin-place state updates: " << inPlace.size() << "\n";
+    if (ec) {
+      fn.emitError("cannot write the memory report '")
+          << report << "': " << ec.message();
+      return signalPassFailure();
+    }
+    os << plan::formatFunctionPlan(fn, *result, 20);
   }
-  return success();
-}
+};
 
 } // namespace

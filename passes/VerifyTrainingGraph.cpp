@@ -13,7 +13,10 @@
 //   - a frozen parameter is never updated;
 //   - every optimizer-state argument (`sgraph.opt_state`) is a state operand
 //     of exactly one update, whose new state is returned under its name;
-//   - update ops update arguments only.
+//   - update ops update arguments only;
+//   - @eval_step, where there is one, is in eval mode: no dropout, no
+//     update, and only parameter and input arguments (no optimizer state,
+//     step or hyperparameter).
 //
 //===----------------------------------------------------------------------===//
 
@@ -146,7 +149,30 @@ private:
                    << name << "' is not returned under its name";
       }
     }
-    return success();
+    return verifyEvalStep(module);
+  }
+
+  static LogicalResult verifyEvalStep(ModuleOp module) {
+    auto fn = module.lookupSymbol<func::FuncOp>("eval_step");
+    if (!fn)
+      return success();
+    if (fn.isExternal())
+      return fn.emitError("@eval_step has no body");
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (!fn.getArgAttr(i, sgraph::attr::kParam) &&
+          !fn.getArgAttr(i, sgraph::attr::kInput))
+        return emitError(fn.getArgument(i).getLoc())
+               << "argument #" << i << " of @eval_step ('"
+               << sgraph::argumentName(fn, i)
+               << "') is neither a parameter nor a model input";
+    WalkResult walk = fn.walk([](Operation *op) {
+      if (isa<sgraph::DropoutOp>(op) || asUpdate(op)) {
+        op->emitOpError("is in @eval_step, which must run in eval mode");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    return failure(walk.wasInterrupted());
   }
 };
 

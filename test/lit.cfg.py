@@ -26,5 +26,7 @@ llvm_config.add_tool_substitutions(
 # Ahead of lit's own %python, which is the interpreter running lit.
 config.substitutions.insert(0, ("%python", config.sinter_python))
 config.substitutions.append(("%sinter_src", config.sinter_src_root))
+# The build folder: lib/SinterRuntimeLink.txt links a probe with the runtime.
+config.substitutions.append(("%sinter_obj", config.sinter_obj_root))
 config.substitutions.append(("%examples",
                              os.path.join(config.sinter_src_root, "examples")))

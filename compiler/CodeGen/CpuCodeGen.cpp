@@ -134,7 +134,8 @@ std::string constantHex(DenseElementsAttr value) {
 
 class StepLowering {
 public:
-  StepLowering(func::FuncOp fn, ModuleOp kernels) : fn(fn), kernels(kernels) {}
+  StepLowering(func::FuncOp fn, ModuleOp kernels, StringRef symbolPrefix)
+      : fn(fn), kernels(kernels), symbolPrefix(symbolPrefix) {}
   LogicalResult run();
   llvm::json::Object program;
 
@@ -149,6 +150,7 @@ private:
 
   func::FuncOp fn;
   ModuleOp kernels;
+  StringRef symbolPrefix;
   llvm::json::Array buffers, steps, kernelList;
   DenseMap<Value, int64_t> ids;
 };
@@ -290,6 +292,25 @@ LogicalResult StepLowering::run() {
     if (auto s = training.getAs<IntegerAttr>("seed"))
       seed = s.getInt();
 
+  // Index bounds of integer inputs: the rows of every embedding table they
+  // index (through the kernel region that reads them), so that the trainer
+  // can reject out-of-range token ids in the data instead of training on
+  // clamped rows.
+  llvm::DenseMap<unsigned, int64_t> bounds;
+  fn.walk([&](EmbeddingOp e) {
+    Value indices = e.getIndices();
+    if (auto inner = dyn_cast<BlockArgument>(indices))
+      if (auto fusion = dyn_cast<FusionOp>(inner.getOwner()->getParentOp()))
+        indices = fusion.getInputs()[inner.getArgNumber()];
+    auto arg = dyn_cast<BlockArgument>(indices);
+    if (!arg || arg.getOwner()->getParentOp() != fn)
+      return;
+    int64_t rows = cast<RankedTensorType>(e.getTable().getType()).getDimSize(0);
+    auto [it, inserted] = bounds.try_emplace(arg.getArgNumber(), rows);
+    if (!inserted)
+      it->second = std::min(it->second, rows);
+  });
+
   // Arguments.
   llvm::json::Array arguments;
   for (BlockArgument arg : fn.getArguments()) {
@@ -299,12 +320,35 @@ LogicalResult StepLowering::run() {
     if (fn.getArgAttr(i, attr::kParam)) {
       a["kind"] = "param";
       a["init"] = initJson(fn.getArgAttrOfType<DictionaryAttr>(i, attr::kInit));
+      // Other names of a tied parameter (lm_head.weight for
+      // transformer.wte.weight): a checkpoint from elsewhere may use them.
+      if (auto aliases = fn.getArgAttrOfType<ArrayAttr>(i, attr::kAliases)) {
+        llvm::json::Array names;
+        for (auto alias : aliases.getAsRange<StringAttr>())
+          names.push_back(alias.getValue());
+        if (!names.empty())
+          a["aliases"] = std::move(names);
+      }
     } else if (fn.getArgAttr(i, attr::kOptState)) {
       a["kind"] = "opt_state";
     } else if (fn.getArgAttr(i, attr::kStep)) {
       a["kind"] = "step";
+    } else if (fn.getArgAttr(i, attr::kHyper)) {
+      // A hyperparameter the runtime sets (to its default unless told
+      // otherwise), e.g. the peak learning rate.
+      a["kind"] = "hyper";
+      auto value = fn.getArgAttrOfType<FloatAttr>(i, attr::kDefault);
+      auto type = cast<RankedTensorType>(arg.getType());
+      if (!value || type.getRank() != 0 || !type.getElementType().isF64())
+        return fn.emitError("hyperparameter argument '")
+               << argumentName(fn, i)
+               << "' must be a 0-d f64 tensor with an f64 '" << attr::kDefault
+               << "'";
+      a["default"] = value.getValueAsDouble();
     } else {
       a["kind"] = "input";
+      if (auto it = bounds.find(i); it != bounds.end())
+        a["bound"] = it->second;
     }
     arguments.push_back(std::move(a));
   }
@@ -320,7 +364,8 @@ LogicalResult StepLowering::run() {
       continue;
     }
     if (auto fusion = dyn_cast<FusionOp>(op)) {
-      auto k = emitKernel(fusion, kernels, [&](Value v) { return placeOf(v); });
+      auto k = emitKernel(
+          fusion, kernels, [&](Value v) { return placeOf(v); }, symbolPrefix);
       if (failed(k))
         return failure();
       int64_t index = kernelList.size();
@@ -409,21 +454,46 @@ LogicalResult StepLowering::run() {
 
 } // namespace
 
-FailureOr<OwningOpRef<ModuleOp>> sinter::codegen::lowerStep(ModuleOp planned,
-                                                            StringRef entry) {
+FailureOr<OwningOpRef<ModuleOp>>
+sinter::codegen::lowerStep(ModuleOp planned, StringRef entry,
+                           StringRef symbolPrefix) {
   auto fn = planned.lookupSymbol<func::FuncOp>(entry);
   if (!fn)
     return planned.emitError("no function @") << entry << " to lower";
   MLIRContext *ctx = planned.getContext();
   OwningOpRef<ModuleOp> kernels = ModuleOp::create(planned.getLoc());
-  StepLowering lowering(fn, *kernels);
+  StepLowering lowering(fn, *kernels, symbolPrefix);
   if (failed(lowering.run()))
     return failure();
   std::string json;
   llvm::raw_string_ostream os(json);
   os << llvm::json::Value(std::move(lowering.program));
-  (*kernels)->setAttr("sinter.program", StringAttr::get(ctx, json));
+  (*kernels)->setAttr(kProgramAttr, StringAttr::get(ctx, json));
   return kernels;
+}
+
+LogicalResult sinter::codegen::addEvalProgram(ModuleOp kernels,
+                                              ModuleOp eval) {
+  auto program = eval->getAttrOfType<StringAttr>(kProgramAttr);
+  if (!program)
+    return eval.emitError("the evaluation module has no step program");
+  if (kernels->hasAttr(kEvalProgramAttr))
+    return kernels.emitError("the module already has an evaluation program");
+  // Both programs' kernels end up in one object: their names must differ
+  // (lowerStep's symbol prefix).
+  SymbolTable symbols(kernels);
+  for (Operation &op : llvm::make_early_inc_range(*eval.getBody())) {
+    if (auto name = op.getAttrOfType<StringAttr>(
+            SymbolTable::getSymbolAttrName()))
+      if (symbols.lookup(name))
+        return op.emitError("symbol @")
+               << name.getValue()
+               << " of the evaluation program is also a kernel of the "
+                  "training program";
+    op.moveBefore(kernels.getBody(), kernels.getBody()->end());
+  }
+  kernels->setAttr(kEvalProgramAttr, program);
+  return success();
 }
 
 namespace {
@@ -484,7 +554,7 @@ LogicalResult sinter::codegen::lowerToLLVM(ModuleOp kernels) {
 
 LogicalResult sinter::codegen::emitObject(ModuleOp kernels, StringRef path) {
   Location loc = kernels.getLoc();
-  auto programAttr = kernels->getAttrOfType<StringAttr>("sinter.program");
+  auto programAttr = kernels->getAttrOfType<StringAttr>(kProgramAttr);
   if (!programAttr)
     return emitError(loc, "the lowered module has no step program");
 
@@ -514,30 +584,55 @@ LogicalResult sinter::codegen::emitObject(ModuleOp kernels, StringRef path) {
   llvmModule->setTargetTriple(triple);
   llvmModule->setDataLayout(tm->createDataLayout());
 
-  // The program text and the kernel table (runtime/Abi/KernelAbi.h).
-  auto *text = llvm::ConstantDataArray::getString(
-      llvmContext, programAttr.getValue(), /*AddNull=*/true);
-  new llvm::GlobalVariable(*llvmModule, text->getType(), /*isConstant=*/true,
-                           llvm::GlobalValue::ExternalLinkage, text,
-                           "sinter_program_json");
-  auto parsed = llvm::json::parse(programAttr.getValue());
-  if (!parsed)
-    return emitError(loc, "malformed step program");
-  std::vector<llvm::Constant *> fns;
+  // The symbols of runtime/Abi/KernelAbi.h: each program's text and kernel
+  // table (the evaluation program's are "" and empty when there is none),
+  // and the default data folder ("" when none).
+  auto addString = [&](StringRef text, StringRef name) {
+    auto *value = llvm::ConstantDataArray::getString(llvmContext, text,
+                                                     /*AddNull=*/true);
+    new llvm::GlobalVariable(*llvmModule, value->getType(),
+                             /*isConstant=*/true,
+                             llvm::GlobalValue::ExternalLinkage, value, name);
+  };
   auto *ptrType = llvm::PointerType::getUnqual(llvmContext);
-  if (auto *list = parsed->getAsObject()->getArray("kernels"))
-    for (const llvm::json::Value &k : *list) {
-      std::string symbol = k.getAsObject()->getString("symbol")->str();
-      llvm::Function *f = llvmModule->getFunction(symbol);
-      if (!f)
-        return emitError(loc, "kernel symbol ") << symbol << " is missing";
-      fns.push_back(f);
+  auto addProgram = [&](StringRef text, StringRef textName,
+                        StringRef tableName) -> LogicalResult {
+    addString(text, textName);
+    std::vector<llvm::Constant *> fns;
+    if (!text.empty()) {
+      auto parsed = llvm::json::parse(text);
+      if (!parsed) {
+        llvm::consumeError(parsed.takeError());
+        return emitError(loc, "malformed step program ") << textName;
+      }
+      if (auto *list = parsed->getAsObject()->getArray("kernels"))
+        for (const llvm::json::Value &k : *list) {
+          std::string symbol = k.getAsObject()->getString("symbol")->str();
+          llvm::Function *f = llvmModule->getFunction(symbol);
+          if (!f)
+            return emitError(loc, "kernel symbol ") << symbol << " is missing";
+          fns.push_back(f);
+        }
     }
-  auto *tableType = llvm::ArrayType::get(ptrType, fns.size());
-  new llvm::GlobalVariable(*llvmModule, tableType, /*isConstant=*/true,
-                           llvm::GlobalValue::ExternalLinkage,
-                           llvm::ConstantArray::get(tableType, fns),
-                           "sinter_kernels");
+    auto *tableType = llvm::ArrayType::get(ptrType, fns.size());
+    new llvm::GlobalVariable(*llvmModule, tableType, /*isConstant=*/true,
+                             llvm::GlobalValue::ExternalLinkage,
+                             llvm::ConstantArray::get(tableType, fns),
+                             tableName);
+    return success();
+  };
+  StringRef evalProgram;
+  if (auto eval = kernels->getAttrOfType<StringAttr>(kEvalProgramAttr))
+    evalProgram = eval.getValue();
+  StringRef defaultData;
+  if (auto data = kernels->getAttrOfType<StringAttr>(kDefaultDataAttr))
+    defaultData = data.getValue();
+  if (failed(addProgram(programAttr.getValue(), "sinter_program_json",
+                        "sinter_kernels")) ||
+      failed(addProgram(evalProgram, "sinter_eval_program_json",
+                        "sinter_eval_kernels")))
+    return failure();
+  addString(defaultData, "sinter_default_data");
 
   // Full-width vectors: LLVM tunes recent Xeons to prefer 256-bit vectors
   // (older parts lowered their clock for 512-bit code). The kernels that are

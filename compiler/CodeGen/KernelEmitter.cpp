@@ -100,9 +100,10 @@ SmallVector<Dim> broadcastDims(ArrayRef<int64_t> operandShape,
 class KernelBuilder {
 public:
   KernelBuilder(FusionOp fusion, ModuleOp kernels,
-                const std::function<Place(Value)> &placeOf)
+                const std::function<Place(Value)> &placeOf,
+                StringRef symbolPrefix)
       : fusion(fusion), kernels(kernels), placeOf(placeOf),
-        ctx(fusion.getContext()), b(ctx) {}
+        symbolPrefix(symbolPrefix.str()), ctx(fusion.getContext()), b(ctx) {}
 
   FailureOr<EmittedKernel> emit();
 
@@ -131,6 +132,7 @@ private:
   FusionOp fusion;
   ModuleOp kernels;
   const std::function<Place(Value)> &placeOf;
+  std::string symbolPrefix;
   MLIRContext *ctx;
   OpBuilder b;
 
@@ -344,7 +346,7 @@ void KernelBuilder::beginFunction() {
   bodyArgs.push_back(b.getIndexType());
   b.setInsertionPointToEnd(kernels.getBody());
   bodyFn = b.create<func::FuncOp>(
-      loc, ("sinter_" + fusion.getSymName() + "_body").str(),
+      loc, (symbolPrefix + fusion.getSymName() + "_body").str(),
       b.getFunctionType(bodyArgs, {}));
   bodyFn.setPrivate();
   for (unsigned i = 0; i < places.size(); ++i)
@@ -369,7 +371,7 @@ void KernelBuilder::finishFunction() {
   args.push_back(b.getIndexType());
   args.push_back(b.getIndexType());
   b.setInsertionPointToEnd(kernels.getBody());
-  fn = b.create<func::FuncOp>(loc, ("sinter_" + fusion.getSymName()).str(),
+  fn = b.create<func::FuncOp>(loc, (symbolPrefix + fusion.getSymName()).str(),
                               b.getFunctionType(args, {}));
   fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   Block *entry = fn.addEntryBlock();
@@ -931,6 +933,7 @@ FailureOr<EmittedKernel> KernelBuilder::emit() {
 
 FailureOr<EmittedKernel>
 sinter::codegen::emitKernel(FusionOp fusion, ModuleOp kernels,
-                            const std::function<Place(Value)> &placeOf) {
-  return KernelBuilder(fusion, kernels, placeOf).emit();
+                            const std::function<Place(Value)> &placeOf,
+                            StringRef symbolPrefix) {
+  return KernelBuilder(fusion, kernels, placeOf, symbolPrefix).emit();
 }

@@ -43,12 +43,15 @@ struct EmittedKernel {
   int64_t bytes = 0;  // bytes read and written once per call (for GB/s)
 };
 
-/// Emits `fusion` as a kernel function at the end of `kernels`. `placeOf`
-/// gives the planned place of any value outside the region (an input or a
-/// result of `fusion`).
+/// Emits `fusion` as a kernel function at the end of `kernels`, named
+/// `<symbolPrefix><region name>` (e.g. sinter_k7; another prefix keeps two
+/// step programs' kernels apart in one object). `placeOf` gives the planned
+/// place of any value outside the region (an input or a result of
+/// `fusion`).
 mlir::FailureOr<EmittedKernel>
 emitKernel(sgraph::FusionOp fusion, mlir::ModuleOp kernels,
-           const std::function<Place(mlir::Value)> &placeOf);
+           const std::function<Place(mlir::Value)> &placeOf,
+           llvm::StringRef symbolPrefix = "sinter_");
 
 } // namespace sinter::codegen
 

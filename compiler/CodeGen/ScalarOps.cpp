@@ -271,28 +271,41 @@ sinter::codegen::emitScalar(OpBuilder &bb, Location loc, Operation *op,
         auto ci = [&](int64_t v) {
           return bb.create<arith::ConstantIntOp>(loc, v, 64);
         };
+        // The peak and the floor: the attributes, or the peak_lr operand
+        // and min_lr * (peak_lr / lr) (exactly min_lr when peak_lr == lr;
+        // 0 when min_lr is, as in the interpreter).
+        Value peak = c(lr), floor = c(minLr);
+        if (s.getPeakLr()) {
+          peak = toF64(in[1]);
+          if (minLr != 0)
+            floor = bb.create<arith::MulFOp>(
+                loc, c(minLr), bb.create<arith::DivFOp>(loc, peak, c(lr)));
+        }
         Value warm = bb.create<arith::DivFOp>(
             loc,
             bb.create<arith::MulFOp>(
-                loc, c(lr), bb.create<arith::AddFOp>(loc, stepF, c(1.0))),
+                loc, peak, bb.create<arith::AddFOp>(loc, stepF, c(1.0))),
             c(double(warmup + 1)));
-        Value after = c(lr);
+        Value after = peak;
         if (s.getSchedule() != "constant") {
           Value ratio = bb.create<arith::DivFOp>(
               loc, bb.create<arith::SubFOp>(loc, stepF, c(double(warmup))),
               c(double(decay - warmup)));
           Value cosv = bb.create<math::CosOp>(
               loc, bb.create<arith::MulFOp>(loc, c(M_PI), ratio));
+          Value span = s.getPeakLr()
+                           ? Value(bb.create<arith::SubFOp>(loc, peak, floor))
+                           : c(lr - minLr);
           Value cosine = bb.create<arith::AddFOp>(
-              loc, c(minLr),
+              loc, floor,
               bb.create<arith::MulFOp>(
                   loc,
                   bb.create<arith::MulFOp>(
                       loc, c(0.5), bb.create<arith::AddFOp>(loc, c(1.0), cosv)),
-                  c(lr - minLr)));
+                  span));
           Value past = bb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt,
                                                 step, ci(decay));
-          after = bb.create<arith::SelectOp>(loc, past, c(minLr), cosine);
+          after = bb.create<arith::SelectOp>(loc, past, floor, cosine);
         }
         Value inWarmup = bb.create<arith::CmpIOp>(
             loc, arith::CmpIPredicate::slt, step, ci(warmup));

@@ -6,6 +6,7 @@
 #include "compiler/Importer/ImportModel.h"
 #include "compiler/Interpreter/RunFunction.h"
 #include "dialects/Graph/GraphOps.h"
+#include "passes/Recompute.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -148,7 +149,8 @@ const char *phaseDescription(Phase phase) {
            "metrics)";
   case Phase::Training:
     return "after autodiff: @train_step with gradients, clipping, the "
-           "learning-rate schedule and optimizer updates";
+           "learning-rate schedule and optimizer updates; @eval_step, "
+           "@forward without dropout (compiled on its own from here on)";
   case Phase::Optimized:
     return "composite ops decomposed, kernel regions (sgraph.fusion) formed; "
            "every op's sinter.fusion says why it is where it is";
@@ -157,10 +159,13 @@ const char *phaseDescription(Phase phase) {
            "and offset, sinter.step the order, sinter.memory the totals";
   case Phase::Lowered:
     return "kernels as linalg on memref views of the slabs; the step "
-           "program is the module's sinter.program attribute";
+           "program is the module's sinter.program attribute, the "
+           "evaluation program's (kernels sinter_eval_*) "
+           "sinter.eval_program";
   case Phase::Binary:
     return "kernels in the LLVM dialect, as compiled into the object file";
   }
+  llvm_unreachable("every phase has a description");
 }
 
 /// One line per parameter of @forward (name, aliases, shape, count, frozen)
@@ -222,6 +227,35 @@ LogicalResult printSummary(ModuleOp module, llvm::raw_ostream &os) {
   return success();
 }
 
+/// The data folder a binary built from `modelPath` reads when given none:
+/// `<folder of the model file>/data/<model name>/`, absolute, if it exists;
+/// "" otherwise (and for a name that is not a single path component).
+std::string defaultDataFolder(StringRef modelPath, StringRef modelName) {
+  if (modelName.empty() || modelName == "." || modelName == ".." ||
+      modelName.find_first_of("/\\") != StringRef::npos)
+    return "";
+  llvm::SmallString<256> path(modelPath);
+  if (llvm::sys::fs::make_absolute(path))
+    return "";
+  llvm::sys::path::remove_filename(path);
+  llvm::sys::path::append(path, "data", modelName);
+  llvm::SmallString<256> real;
+  if (!llvm::sys::fs::is_directory(path) ||
+      llvm::sys::fs::real_path(path, real))
+    return "";
+  return real.str().str();
+}
+
+/// A copy of `module` holding only the function `name` (and the module's
+/// attributes), to compile on its own.
+OwningOpRef<ModuleOp> cloneWithOnly(ModuleOp module, StringRef name) {
+  OwningOpRef<ModuleOp> copy = module.clone();
+  for (auto fn : llvm::make_early_inc_range(copy->getOps<func::FuncOp>()))
+    if (fn.getName() != name)
+      fn.erase();
+  return copy;
+}
+
 } // namespace
 
 int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
@@ -233,11 +267,14 @@ int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
   Phase target = Phase::Binary;
   if (options.summary && !options.compileTo)
     target = Phase::Import;
+  else if (options.memoryReport)
+    target = Phase::Scheduled;
   else if (options.compileTo)
     target = *options.compileTo;
   else if (!options.runFunction.empty())
     target = options.runFunction == "train_step" ||
-                     options.runFunction == "forward_grad"
+                     options.runFunction == "forward_grad" ||
+                     options.runFunction == "eval_step"
                  ? Phase::Training
                  : Phase::Import;
   if (target > kLastImplementedPhase) {
@@ -286,10 +323,16 @@ int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
   } else {
     ImportOptions importOptions;
     importOptions.batchSize = options.batchSize;
+    importOptions.recompute = options.recompute;
     module = importModelFile(options.input, context, importOptions);
     if (!module)
       return 1;
   }
+
+  // Where the binary looks for data by default (model files only).
+  std::string defaultData;
+  if (!isMlir && options.input != "-" && module->getSymName())
+    defaultData = defaultDataFolder(options.input, *module->getSymName());
 
   PhaseDumper dumper(context, options.dumpDir);
   if (failed(dumper.prepare()) ||
@@ -301,8 +344,13 @@ int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
     PassManager pm(&context);
     if (failed(applyPassManagerCLOptions(pm)))
       return 1;
-    buildTrainingPipeline(pm, options.entry == "forward_grad" ||
-                                  options.runFunction == "forward_grad");
+    TrainingPipelineOptions training;
+    training.gradientsOnly = options.entry == "forward_grad" ||
+                             options.runFunction == "forward_grad";
+    training.evalStep = true;
+    // The binary's trainer sets the peak learning rate at run time.
+    training.runtimeLr = options.runtimeLr.value_or(target == Phase::Binary);
+    buildTrainingPipeline(pm, training);
     if (failed(pm.run(*module)))
       return 1;
     reached = Phase::Training;
@@ -313,12 +361,34 @@ int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
   if (options.summary)
     return failed(printSummary(*module, llvm::outs())) ? 1 : 0;
 
+  // @eval_step is compiled on its own (from a copy with nothing else), so
+  // that the training step's pipeline and dumps are what they would be
+  // without it; it becomes the binary's evaluation program.
+  OwningOpRef<ModuleOp> evalModule;
+  if (target >= Phase::Optimized && options.entry != "eval_step" &&
+      options.runFunction != "eval_step")
+    if (auto eval = module->lookupSymbol<func::FuncOp>("eval_step")) {
+      if (target >= Phase::Lowered)
+        evalModule = cloneWithOnly(*module, "eval_step");
+      eval.erase();
+    }
+
   // Phase 3: optimized.
   if (target >= Phase::Optimized && reached < Phase::Optimized) {
     PassManager pm(&context);
     if (failed(applyPassManagerCLOptions(pm)))
       return 1;
-    buildOptimizedPipeline(pm);
+    OptimizedPipelineOptions optimized;
+    optimized.entry = options.entry;
+    optimized.memoryBudget = options.memoryBudget.empty() &&
+                                     options.recompute == "none"
+                                 ? "none"
+                                 : options.memoryBudget;
+    if (recomputeRequested(*module, options.entry, optimized.memoryBudget))
+      optimized.recomputeReport = dumper.sideFile(
+          "recompute.txt", "the recompute decisions: every recomputed value "
+                           "with its reason and cost, memory before and after");
+    buildOptimizedPipeline(pm, optimized);
     if (failed(pm.run(*module)))
       return 1;
     reached = Phase::Optimized;
@@ -341,6 +411,17 @@ int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
     reached = Phase::Scheduled;
     if (failed(dumper.dump(*module, reached, phaseDescription(reached))))
       return 1;
+  }
+
+  if (options.memoryReport) {
+    if (auto fn = module->lookupSymbol<func::FuncOp>(options.entry);
+        fn && reached >= Phase::Scheduled) {
+      llvm::outs() << formatMemoryReport(fn);
+      return 0;
+    }
+    emitError(fileLoc) << "--memory-report needs @" << options.entry
+                       << " in the scheduled phase";
+    return 1;
   }
 
   // The reference interpreter runs any phase up to scheduled: kernel
@@ -368,6 +449,26 @@ int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
     if (failed(lowered))
       return 1;
     module = std::move(*lowered);
+    // The evaluation program: the optimized and scheduled phases on
+    // @eval_step alone, lowered with kernels of their own names.
+    if (evalModule) {
+      PassManager pm(&context);
+      if (failed(applyPassManagerCLOptions(pm)))
+        return 1;
+      buildOptimizedPipeline(pm);
+      buildScheduledPipeline(pm, "eval_step", /*report=*/"",
+                             options.memoryReuse);
+      if (failed(pm.run(*evalModule)))
+        return 1;
+      auto evalLowered = codegen::lowerStep(*evalModule, "eval_step",
+                                            codegen::kEvalSymbolPrefix);
+      if (failed(evalLowered) ||
+          failed(codegen::addEvalProgram(*module, **evalLowered)))
+        return 1;
+    }
+    if (!defaultData.empty())
+      (*module)->setAttr(codegen::kDefaultDataAttr,
+                         StringAttr::get(&context, defaultData));
     if (failed(verify(*module)))
       return 1;
     if (failed(dumper.dump(*module, Phase::Lowered,
@@ -376,8 +477,18 @@ int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
     if (failed(dumper.writeSideFile(
             "step-program.json",
             "the step program the runtime runs (docs/StepProgram.md)",
-            (*module)->getAttrOfType<StringAttr>("sinter.program").getValue())))
+            (*module)
+                ->getAttrOfType<StringAttr>(codegen::kProgramAttr)
+                .getValue())))
       return 1;
+    if (auto eval =
+            (*module)->getAttrOfType<StringAttr>(codegen::kEvalProgramAttr))
+      if (failed(dumper.writeSideFile(
+              "eval-step-program.json",
+              "the evaluation step program (@eval_step: the forward pass "
+              "without dropout, nothing updated)",
+              eval.getValue())))
+        return 1;
     if (target == Phase::Binary) {
       if (failed(codegen::lowerToLLVM(*module)))
         return 1;

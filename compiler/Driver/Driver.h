@@ -39,6 +39,20 @@ struct DriverOptions {
   std::string entry = "train_step";
   /// Let arena values whose lifetimes do not overlap share bytes.
   bool memoryReuse = true;
+  /// Give @train_step an `lr` argument (kind hyper) for the peak learning
+  /// rate. Unset: only when building the binary (its trainer's --lr).
+  std::optional<bool> runtimeLr;
+
+  /// Which layers are recomputed: unset follows the model; "none" or
+  /// "blocks" (ImportOptions::recompute). "none" also ignores the model's
+  /// budget (not memoryBudget).
+  std::optional<std::string> recompute;
+  /// The arena budget sinter-recompute makes the step fit: bytes or a
+  /// fraction (docs/Recompute.md); empty: the model's, if any.
+  std::string memoryBudget;
+  /// Compile up to the scheduled phase and print the memory report
+  /// (formatMemoryReport) instead of IR.
+  bool memoryReport = false;
 
   /// Run this function with the reference interpreter.
   std::string runFunction;

@@ -509,9 +509,21 @@ Value ModelImporter::emitLayer(const Node &layer, ArrayRef<Value> inputs,
   const auto &spec = static_cast<const model::Layer &>(*layer.msg);
   LayerContext ctx = outer;
   ctx.frozen |= spec.frozen();
+  // Each instance of a recomputed layer is listed (by the name its ops'
+  // locations carry); an enclosing recomputed instance covers inner ones.
+  bool recompute = recomputeMarks && !outer.recomputed &&
+                   (spec.recompute() || (recomputeRepeats && spec.has_repeat()));
+  ctx.recomputed |= recompute;
+  auto once = [&](ArrayRef<Value> ins) -> Value {
+    Value y = emitLayerOnce(layer, ins, ctx);
+    if (y && recompute)
+      recomputedInstances.push_back(
+          StringRef(ctx.prefix).drop_back().str());
+    return y;
+  };
   if (!spec.has_repeat()) {
     ctx.prefix = outer.prefix + spec.name() + ".";
-    return emitLayerOnce(layer, inputs, ctx);
+    return once(inputs);
   }
 
   Location loc = fieldLoc(layer, "repeat");
@@ -530,7 +542,7 @@ Value ModelImporter::emitLayer(const Node &layer, ArrayRef<Value> inputs,
   Value x = inputs.front();
   for (int64_t i = 0; i < repeat; ++i) {
     ctx.prefix = outer.prefix + spec.name() + "." + std::to_string(i) + ".";
-    Value y = emitLayerOnce(layer, x, ctx);
+    Value y = once(x);
     if (!y)
       return {};
     if (y.getType() != x.getType()) {
@@ -643,6 +655,16 @@ OwningOpRef<ModuleOp> ModelImporter::run(const model::Model &m,
     return nullptr;
   }
   trainingSeed = m.training().seed();
+  // Recomputation marks (docs/Recompute.md): the model's policy, unless the
+  // command line overrides it.
+  std::string policy = m.training().recompute().policy() ==
+                               model::Recompute::BLOCKS
+                           ? "blocks"
+                           : "model";
+  if (options.recompute)
+    policy = *options.recompute;
+  recomputeRepeats = policy == "blocks";
+  recomputeMarks = policy != "none";
 
   forward = builder.create<func::FuncOp>(root.loc, "forward",
                                          builder.getFunctionType({}, {}));
@@ -745,6 +767,12 @@ OwningOpRef<ModuleOp> ModelImporter::run(const model::Model &m,
     forward.setResultAttr(i, sgraph::attr::kName, builder.getStringAttr(name));
 
   (*module)->setAttr(sgraph::attr::kTraining, trainingAttr);
+  if (!recomputedInstances.empty()) {
+    SmallVector<Attribute> names;
+    for (const std::string &name : recomputedInstances)
+      names.push_back(builder.getStringAttr(name));
+    (*module)->setAttr("sinter.recompute_layers", builder.getArrayAttr(names));
+  }
   if (m.has_name())
     module->setSymName(m.name());
   if (failed(mlir::verify(*module)))

@@ -17,12 +17,19 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
+#include <string>
 
 namespace sinter {
 
 struct ImportOptions {
   /// Replaces training.batch_size, the size of every input's -1 dimension.
   std::optional<int64_t> batchSize;
+  /// Which layer instances get `sinter.recompute` (their activations are
+  /// recomputed, docs/Recompute.md): unset follows the model (layers with
+  /// `recompute: true`, plus every instance of a repeated layer with
+  /// training.recompute.policy BLOCKS); "none" marks nothing; "blocks"
+  /// behaves as policy BLOCKS.
+  std::optional<std::string> recompute;
 };
 
 /// Limits that keep hostile or mistaken files from exhausting memory.

@@ -48,6 +48,9 @@ struct LayerContext {
   /// Repeat count of the nearest repeated layer: GPT-2 scales the init of
   /// residual projections by 1/sqrt(2 * n_layer).
   int64_t residualLayers = 1;
+  /// Inside a layer instance marked for recomputation: the outer instance
+  /// marks all the ops, inner marks are not needed.
+  bool recomputed = false;
 };
 
 /// A number as users write it ("0.001", "1e+09", "nan"), for messages.
@@ -224,6 +227,14 @@ public:
   int64_t batchSize = 1;
   int64_t trainingSeed = 1337;
   int64_t dropoutCount = 0;
+  /// Recompute every instance of a repeated layer (policy BLOCKS); honour
+  /// `recompute: true` at all (not with --recompute=none).
+  bool recomputeRepeats = false;
+  bool recomputeMarks = true;
+  /// The layer instances to recompute, in order ("transformer.h.3"): the
+  /// module's `sinter.recompute_layers`. Their ops are those located in
+  /// them (layerLoc), which CSE and decomposition keep.
+  llvm::SmallVector<std::string> recomputedInstances;
   int64_t layerCount = 0;
   /// Ops built so far: composite layers expand to many ops each.
   int64_t opCount = 0;

@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 using namespace mlir;
 using namespace sinter;
@@ -645,9 +646,20 @@ void adamUpdate(sgraph::AdamUpdateOp op, const Tensor &p, const Tensor &g,
   }
 }
 
-double lrAt(sgraph::LrScheduleOp op, int64_t step) {
+/// The schedule at `step`; `peak` (the value of the peak_lr operand, if
+/// any) replaces lr, and min_lr keeps its ratio to it. min_lr * (peak / lr)
+/// rather than min_lr * peak / lr: with peak == lr the factor is exactly 1,
+/// so the result is bit-identical to the op without peak_lr. A min_lr of 0
+/// stays 0 (lr may be 0 then).
+double lrAt(sgraph::LrScheduleOp op, int64_t step,
+            std::optional<double> peak) {
   double lr = op.getLr().convertToDouble();
   double minLr = op.getMinLr().convertToDouble();
+  if (peak) {
+    if (minLr != 0)
+      minLr = minLr * (*peak / lr);
+    lr = *peak;
+  }
   int64_t warmup = op.getWarmupSteps(), decay = op.getDecaySteps();
   if (step < warmup)
     return lr * double(step + 1) / double(warmup + 1);
@@ -924,7 +936,10 @@ LogicalResult sinter::interp::evaluateOp(Operation *op,
         return success();
       })
       .Case([&](sgraph::LrScheduleOp s) {
-        setFloat(*out, 0, lrAt(s, in[0]->i[0]));
+        std::optional<double> peak;
+        if (s.getPeakLr())
+          peak = in[1]->f[0];
+        setFloat(*out, 0, lrAt(s, in[0]->i[0], peak));
         return success();
       })
       .Default([&](Operation *other) {

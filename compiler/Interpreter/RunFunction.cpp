@@ -290,6 +290,16 @@ LogicalResult sinter::runFunction(ModuleOp module, const RunOptions &options) {
       args.push_back(zerosOf(type));
       continue;
     }
+    // A hyperparameter not given takes its default, as in the runtime.
+    if (auto value =
+            fn.getArgAttrOfType<FloatAttr>(i, sgraph::attr::kDefault);
+        value && fn.getArgAttr(i, sgraph::attr::kHyper) &&
+        type.getRank() == 0 && isa<FloatType>(type.getElementType())) {
+      Tensor t = zerosOf(type);
+      t.f[0] = value.getValueAsDouble();
+      args.push_back(std::move(t));
+      continue;
+    }
     return emitError(argLoc) << "no tensor named '"
                              << (name.empty() ? "#" + std::to_string(i) : name)
                              << "' for argument #" << i << " of @"

@@ -14,6 +14,18 @@ namespace {
 constexpr sinter::Phase kAllPhases[] = {
     sinter::Phase::Import,    sinter::Phase::Training, sinter::Phase::Optimized,
     sinter::Phase::Scheduled, sinter::Phase::Lowered,  sinter::Phase::Binary};
+
+/// sinter-opt --sinter-training-pipeline='eval-step runtime-lr'.
+struct TrainingPipelineCLOptions
+    : public PassPipelineOptions<TrainingPipelineCLOptions> {
+  Option<bool> evalStep{*this, "eval-step",
+                        llvm::cl::desc("Also build @eval_step"),
+                        llvm::cl::init(false)};
+  Option<bool> runtimeLr{
+      *this, "runtime-lr",
+      llvm::cl::desc("Give @train_step an lr argument (kind hyper)"),
+      llvm::cl::init(false)};
+};
 } // namespace
 
 llvm::StringRef sinter::phaseName(Phase phase) {
@@ -50,20 +62,27 @@ std::string sinter::phaseNames() {
   return names;
 }
 
-void sinter::buildTrainingPipeline(OpPassManager &pm, bool gradientsOnly) {
+void sinter::buildTrainingPipeline(OpPassManager &pm,
+                                   const TrainingPipelineOptions &options) {
   // Reverse mode, the optimizer step and the schedule: @train_step (or
   // only the gradients: @forward_grad).
   AutodiffPassOptions autodiff;
-  autodiff.mode = gradientsOnly ? "gradients" : "train-step";
+  autodiff.mode = options.gradientsOnly ? "gradients" : "train-step";
+  autodiff.runtimeLr = options.runtimeLr && !options.gradientsOnly;
   pm.addPass(createAutodiffPass(autodiff));
+  // @forward without dropout, for evaluation (before stop_gradient goes,
+  // so that it has none either).
+  if (options.evalStep && !options.gradientsOnly)
+    pm.addPass(createBuildEvalStepPass());
   // stop_gradient has done its job; later phases must not see it.
   pm.addPass(createEraseStopGradientPass());
   // The contract: one gradient and one update per trainable parameter.
-  if (!gradientsOnly)
+  if (!options.gradientsOnly)
     pm.addPass(createVerifyTrainingGraphPass());
 }
 
-void sinter::buildOptimizedPipeline(OpPassManager &pm) {
+void sinter::buildOptimizedPipeline(OpPassManager &pm,
+                                    const OptimizedPipelineOptions &options) {
   // softmax, layer_norm, cross-entropy, ... into elementwise ops and
   // single reductions: the only forms fusion and code generation know.
   pm.addPass(createDecomposeOpsPass());
@@ -73,6 +92,14 @@ void sinter::buildOptimizedPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
   // Kernel regions, each op annotated with why it is (not) fused.
   pm.addPass(createFuseKernelsPass());
+  // Activations recomputed in the backward pass instead of kept: annotated
+  // layers, and what a memory budget needs (measured with the real
+  // planner). Whole kernels are cloned, so results stay bitwise identical.
+  RecomputePassOptions recompute;
+  recompute.entry = options.entry;
+  recompute.budget = options.memoryBudget;
+  recompute.report = options.recomputeReport;
+  pm.addPass(createRecomputePass(recompute));
 }
 
 void sinter::buildScheduledPipeline(OpPassManager &pm, llvm::StringRef entry,
@@ -91,12 +118,18 @@ void sinter::buildScheduledPipeline(OpPassManager &pm, llvm::StringRef entry,
 }
 
 void sinter::registerSinterPipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<TrainingPipelineCLOptions>(
       "sinter-training-pipeline",
       "The training phase: @forward -> @train_step, verified",
-      [](OpPassManager &pm) { buildTrainingPipeline(pm); });
+      [](OpPassManager &pm, const TrainingPipelineCLOptions &cl) {
+        TrainingPipelineOptions options;
+        options.evalStep = cl.evalStep;
+        options.runtimeLr = cl.runtimeLr;
+        buildTrainingPipeline(pm, options);
+      });
   PassPipelineRegistration<>(
       "sinter-optimized-pipeline",
-      "The optimized phase: decomposition, cleanup and kernel regions",
+      "The optimized phase: decomposition, cleanup, kernel regions and "
+      "recompute",
       [](OpPassManager &pm) { buildOptimizedPipeline(pm); });
 }

@@ -13,6 +13,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
+#include <string>
 
 namespace sinter {
 
@@ -26,13 +27,38 @@ std::string phaseNames();
 /// The last phase this version of the compiler can produce.
 constexpr Phase kLastImplementedPhase = Phase::Binary;
 
-/// Import -> Training: builds @train_step from @forward, or with
-/// `gradientsOnly` @forward_grad (loss, metrics and every gradient).
-void buildTrainingPipeline(mlir::OpPassManager &pm, bool gradientsOnly = false);
+struct TrainingPipelineOptions {
+  /// Build @forward_grad (loss, metrics and every gradient) instead of
+  /// @train_step.
+  bool gradientsOnly = false;
+  /// Also build @eval_step (@forward without dropout; the binary's
+  /// evaluation program). Ignored with gradientsOnly.
+  bool evalStep = false;
+  /// Give @train_step an `lr` argument (kind hyper, default the model's
+  /// lr) that sets the schedule's peak learning rate at run time.
+  bool runtimeLr = false;
+};
 
-/// Training -> Optimized: composite ops decomposed, cleaned up, and grouped
-/// into kernel regions.
-void buildOptimizedPipeline(mlir::OpPassManager &pm);
+/// Import -> Training: builds @train_step (and, when asked, @eval_step)
+/// from @forward, or @forward_grad.
+void buildTrainingPipeline(mlir::OpPassManager &pm,
+                           const TrainingPipelineOptions &options = {});
+
+struct OptimizedPipelineOptions {
+  /// The function sinter-recompute works on.
+  std::string entry = "train_step";
+  /// sinter-recompute's budget: bytes or a fraction (docs/Recompute.md);
+  /// "none" ignores the model's; empty: the model's, if any.
+  std::string memoryBudget;
+  /// Where sinter-recompute writes its report (may be empty).
+  std::string recomputeReport;
+};
+
+/// Training -> Optimized: composite ops decomposed, cleaned up, grouped into
+/// kernel regions, and kernels recomputed in the backward pass where layers
+/// ask for it or the memory budget needs it.
+void buildOptimizedPipeline(mlir::OpPassManager &pm,
+                            const OptimizedPipelineOptions &options = {});
 
 /// Optimized -> Scheduled: every tensor of `entry` gets a slab and offset;
 /// the plan is verified. `report` (may be empty) receives the memory report.
@@ -40,7 +66,7 @@ void buildScheduledPipeline(mlir::OpPassManager &pm, llvm::StringRef entry,
                             llvm::StringRef report, bool memoryReuse = true);
 
 /// Registers the pipelines by name for sinter-opt
-/// (--sinter-training-pipeline).
+/// (--sinter-training-pipeline, with options eval-step and runtime-lr).
 void registerSinterPipelines();
 
 } // namespace sinter

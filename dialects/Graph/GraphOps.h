@@ -39,6 +39,11 @@ inline constexpr llvm::StringLiteral kInput = "sgraph.input";
 inline constexpr llvm::StringLiteral kOptState = "sgraph.opt_state";
 /// On the 0-d integer step argument.
 inline constexpr llvm::StringLiteral kStep = "sgraph.step";
+/// On a hyperparameter argument the trainer may set at run time (a 0-d
+/// float tensor): its name, e.g. "lr".
+inline constexpr llvm::StringLiteral kHyper = "sgraph.hyper";
+/// On a hyperparameter argument: its default value (an f64 FloatAttr).
+inline constexpr llvm::StringLiteral kDefault = "sgraph.default";
 /// On a function result: its name ("loss", a metric, a parameter).
 inline constexpr llvm::StringLiteral kName = "sgraph.name";
 /// On the module: the training configuration dictionary.
@@ -47,7 +52,7 @@ inline constexpr llvm::StringLiteral kTraining = "sgraph.training";
 
 /// The name an argument of a training function goes by outside the compiler:
 /// the parameter's state_dict name, the input's name, the optimizer-state
-/// name, or "step"; empty when it has none.
+/// name, the hyperparameter's name, or "step"; empty when it has none.
 std::string argumentName(mlir::FunctionOpInterface fn, unsigned index);
 
 /// The name of a result (`sgraph.name`); empty when it has none.

@@ -785,21 +785,32 @@ def SG_LrScheduleOp : SG_Op<"lr_schedule", [Pure]> {
     `min_lr + 0.5 * (1 + cos(pi * r)) * (lr - min_lr)` with
     `r = (step - warmup_steps) / (decay_steps - warmup_steps)`.
 
+    With the optional operand `peak_lr` (a 0-d float tensor, e.g. an
+    argument the trainer sets at run time), the schedule uses the value of
+    `peak_lr` in place of `lr`, and `min_lr * (peak_lr / lr)` in place of
+    `min_lr`: the floor keeps its ratio to the peak (a `min_lr` of 0 stays
+    0, so `lr = 0` needs no division). The attributes then describe the
+    schedule's shape and its compiled default.
+
     ```mlir
     %lr = sgraph.lr_schedule %step {schedule = "warmup_cosine", lr = 6.0e-04 : f64,
         min_lr = 6.0e-05 : f64, warmup_steps = 100 : i64, decay_steps = 5000 : i64}
         : (tensor<i64>) -> tensor<f32>
+    %lr2 = sgraph.lr_schedule %step, peak_lr %peak {lr = 6.0e-04 : f64}
+        : (tensor<i64>, tensor<f64>) -> tensor<f32>
     ```
   }];
   let arguments = (ins SG_IntScalar:$step,
+                   Optional<SG_FloatScalar>:$peak_lr,
                    DefaultValuedStrAttr<StrAttr, "constant">:$schedule,
                    F64Attr:$lr,
                    DefaultValuedAttr<F64Attr, "0.0">:$min_lr,
                    DefaultValuedAttr<I64Attr, "0">:$warmup_steps,
                    DefaultValuedAttr<I64Attr, "0">:$decay_steps);
   let results = (outs SG_FloatScalar:$result);
-  let assemblyFormat =
-      "$step attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $step (`,` `peak_lr` $peak_lr^)? attr-dict `:` functional-type(operands, results)
+  }];
   let hasVerifier = 1;
 }
 

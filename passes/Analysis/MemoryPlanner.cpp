@@ -271,13 +271,18 @@ MemoryPlan planMemory(const std::vector<Buffer> &buffers,
   auto length = [&](int32_t i) {
     return resolved.lastUse[i] - resolved.firstUse[i];
   };
-  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+  auto bySize = [&](int32_t a, int32_t b) {
     if (buffers[a].bytes != buffers[b].bytes)
       return buffers[a].bytes > buffers[b].bytes;
     if (length(a) != length(b))
       return length(a) > length(b);
     return a < b;
-  });
+  };
+  std::sort(order.begin(), order.end(), bySize);
+
+  // The lower bound and the step where it is reached (the second ordering
+  // below needs them).
+  computeLiveBytes(buffers, resolved, plan);
 
   // `slots` in placement order; `byOffset` indexes them in offset order, so
   // one placement is one scan over it. Keeping 4-byte indices sorted (rather
@@ -315,39 +320,79 @@ MemoryPlan planMemory(const std::vector<Buffer> &buffers,
     }
     insertSlot(slot);
   }
+  const size_t pinnedSlots = slots.size();
 
-  for (int32_t i : order) {
-    int64_t bytes = buffers[i].bytes;
-    int64_t first = resolved.firstUse[i], last = resolved.lastUse[i];
-    // Walk the placed buffers in offset order, looking only at those live at
-    // the same time as this one. `prevEnd` is the highest byte any of them
-    // uses below the current one, so [alignUp(prevEnd), next.offset) is a
-    // free gap. Best fit: the smallest gap that holds `bytes`, which keeps the
-    // big gaps for later buffers; when none does, go on top of them all.
-    int64_t prevEnd = 0;
-    int64_t bestOffset = -1;
-    int64_t bestGap = std::numeric_limits<int64_t>::max();
-    for (int32_t s : byOffset) {
-      const Slot &other = slots[s];
-      if (!other.livesDuring(first, last))
-        continue;
-      int64_t candidate = alignUp(prevEnd, alignment);
-      int64_t gap = other.offset - candidate;
-      if (gap >= bytes && gap < bestGap) {
-        bestGap = gap;
-        bestOffset = candidate;
-        // Every offset is aligned, so gaps are multiples of the alignment
-        // and this one (alignUp(bytes)) cannot be beaten.
-        if (gap - bytes < alignment)
-          break;
+  // Places `order` around the pins; returns the arena it needs.
+  auto place = [&](const std::vector<int32_t> &order,
+                   std::vector<int64_t> &offsets) {
+    slots.resize(pinnedSlots);
+    byOffset.clear();
+    for (size_t s = 0; s < pinnedSlots; ++s)
+      byOffset.push_back(static_cast<int32_t>(s));
+    std::sort(byOffset.begin(), byOffset.end(), [&](int32_t a, int32_t b) {
+      return slots[a].offset < slots[b].offset;
+    });
+    int64_t arena = 0;
+    for (const Slot &slot : slots)
+      arena = std::max(arena, slot.end);
+    for (int32_t i : order) {
+      int64_t bytes = buffers[i].bytes;
+      int64_t first = resolved.firstUse[i], last = resolved.lastUse[i];
+      // Walk the placed buffers in offset order, looking only at those live
+      // at the same time as this one. `prevEnd` is the highest byte any of
+      // them uses below the current one, so [alignUp(prevEnd), next.offset)
+      // is a free gap. Best fit: the smallest gap that holds `bytes`, which
+      // keeps the big gaps for later buffers; when none does, go on top of
+      // them all.
+      int64_t prevEnd = 0;
+      int64_t bestOffset = -1;
+      int64_t bestGap = std::numeric_limits<int64_t>::max();
+      for (int32_t s : byOffset) {
+        const Slot &other = slots[s];
+        if (!other.livesDuring(first, last))
+          continue;
+        int64_t candidate = alignUp(prevEnd, alignment);
+        int64_t gap = other.offset - candidate;
+        if (gap >= bytes && gap < bestGap) {
+          bestGap = gap;
+          bestOffset = candidate;
+          // Every offset is aligned, so gaps are multiples of the alignment
+          // and this one (alignUp(bytes)) cannot be beaten.
+          if (gap - bytes < alignment)
+            break;
+        }
+        prevEnd = std::max(prevEnd, other.end);
       }
-      prevEnd = std::max(prevEnd, other.end);
+      if (bestOffset < 0)
+        bestOffset = alignUp(prevEnd, alignment);
+      offsets[i] = bestOffset;
+      arena = std::max(arena, bestOffset + bytes);
+      insertSlot({bestOffset, bestOffset + bytes, first, last});
     }
-    if (bestOffset < 0)
-      bestOffset = alignUp(prevEnd, alignment);
-    plan.offsets[i] = bestOffset;
-    insertSlot({bestOffset, bestOffset + bytes, first, last});
+    return arena;
+  };
+
+  std::vector<int64_t> offsets = plan.offsets;
+  int64_t arena = place(order, offsets);
+  // Above the lower bound: try again with the buffers live at the peak step
+  // first. Those alone need the lower bound; packed first, nothing that
+  // lives elsewhere pushes them up. Keep whichever arena is smaller.
+  if (arena > alignUp(plan.lowerBoundBytes, alignment)) {
+    std::vector<int32_t> peakFirst;
+    std::vector<int32_t> rest;
+    for (int32_t i : order)
+      (resolved.firstUse[i] <= plan.peakStep &&
+               plan.peakStep <= resolved.lastUse[i]
+           ? peakFirst
+           : rest)
+          .push_back(i);
+    peakFirst.insert(peakFirst.end(), rest.begin(), rest.end());
+    std::vector<int64_t> other = plan.offsets;
+    int64_t otherArena = place(peakFirst, other);
+    if (otherArena < arena)
+      offsets = std::move(other);
   }
+  plan.offsets = std::move(offsets);
 
   for (size_t i = 0; i < n; ++i) {
     int32_t r = resolved.root[i];
@@ -357,7 +402,6 @@ MemoryPlan planMemory(const std::vector<Buffer> &buffers,
     if (r == static_cast<int32_t>(i))
       plan.bytesWithoutReuse += alignUp(buffers[i].bytes, alignment);
   }
-  computeLiveBytes(buffers, resolved, plan);
   return plan;
 }
 

@@ -22,7 +22,13 @@
 // (lowest such gap on ties), or on top of them if no gap fits. Big buffers
 // placed first carve the layout; small ones fill the holes they leave. Placed
 // buffers are kept in offset order, so one placement is one linear scan:
-// O(n^2) time, O(n) memory in the worst case (n = number of buffers).
+// O(n^2) time, O(n) memory in the worst case (n = number of buffers). When
+// the arena comes out above the lower bound, a second pass places the
+// buffers live at the peak step first (by size), then the others: the peak's
+// buffers alone need exactly the lower bound, and packed first nothing that
+// lives elsewhere can push them up. The smaller arena wins (the first on a
+// tie). Recompute under a budget (sinter-recompute) leans on this: what it
+// frees shows in the arena, not only in the lower bound.
 //
 // Guarantees, checked by the unit tests on random instances:
 //   * the plan is valid (`verifyPlan` returns ""): buffers whose (alias-

@@ -1,9 +1,14 @@
 //===- KernelAbi.h - how compiled kernels and the runtime meet ------------===//
 //
-// The object file sinterc writes exports two symbols:
+// The object file sinterc writes exports five symbols (extern "C"):
 //
 //   const char sinter_program_json[];   the step program (docs/StepProgram.md)
 //   const SinterKernelFn sinter_kernels[];  kernel i of the program's "kernels"
+//   const char sinter_eval_program_json[];  the evaluation step program
+//                                       (@eval_step), "" when there is none
+//   const SinterKernelFn sinter_eval_kernels[];  its kernels (maybe empty)
+//   const char sinter_default_data[];   the data folder to read when the user
+//                                       names none (absolute), or ""
 //
 // Every kernel has the same C signature: one descriptor per slab (in the
 // order of SlabId) and a half-open range [begin, end) of its outermost

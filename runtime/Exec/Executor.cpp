@@ -115,9 +115,13 @@ Executor::create(StepProgram program, const SinterKernelFn *kernels,
   }
   for (const Constant &c : prog.constants)
     std::memcpy(ex->bufferData(c.buffer), c.bytes.data(), c.bytes.size());
-  for (const Argument &a : prog.arguments)
+  for (const Argument &a : prog.arguments) {
     if (a.kind == ArgumentKind::Step)
       ex->stepBuffer = a.buffer;
+    if (a.kind == ArgumentKind::Hyper)
+      if (absl::Status s = ex->setHyper(a.name, *a.defaultValue); !s.ok())
+        return s;
+  }
 
   absl::StatusOr<std::unique_ptr<MatmulBackend>> backend =
       MatmulBackend::create(options.matmul);
@@ -225,6 +229,28 @@ absl::Status Executor::run() {
 void Executor::setStep(int64_t step) {
   if (stepBuffer >= 0)
     std::memcpy(bufferData(stepBuffer), &step, sizeof(step));
+}
+
+absl::Status Executor::setHyper(std::string_view name, double value) {
+  const Argument *a = prog.findArgument(name);
+  if (!a || a->kind != ArgumentKind::Hyper)
+    return absl::NotFoundError(absl::StrFormat(
+        "@%s has no hyper argument '%s'", prog.function, name));
+  const Buffer &b = prog.buffers[a->buffer];
+  // The parser allows f32 and f64 scalars.
+  if (b.type == ElementType::F32) {
+    auto narrow = static_cast<float>(value);
+    if (!std::isfinite(narrow))
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "hyper argument '%s' must be a finite f32, got %g", name, value));
+    std::memcpy(bufferData(a->buffer), &narrow, sizeof(narrow));
+    return absl::OkStatus();
+  }
+  if (!std::isfinite(value))
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "hyper argument '%s' must be finite, got %g", name, value));
+  std::memcpy(bufferData(a->buffer), &value, sizeof(value));
+  return absl::OkStatus();
 }
 
 int64_t Executor::step() const {

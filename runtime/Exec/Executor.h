@@ -5,7 +5,8 @@
 //   - the five slabs, 64-byte aligned and zero-filled, allocated once, and
 //     their SlabRef descriptors (allocated = aligned = base, offset 0,
 //     size = bytes, stride 1) that every kernel receives;
-//   - the constants, copied in at creation;
+//   - the constants, copied in at creation, and every hyper argument
+//     (e.g. the peak learning rate) set to its default;
 //   - one BoundMatmul per matmul step, created at creation (prepare), so
 //     that run() allocates nothing and creates no oneDNN primitive.
 //
@@ -78,6 +79,11 @@ public:
   void setStep(int64_t step);
   /// The step argument's current value (0 without one).
   int64_t step() const;
+  /// Sets the hyper argument `name` (e.g. "lr", the peak learning rate) to
+  /// `value`, rounded to its dtype. Every hyper argument holds its
+  /// program default from creation on. NotFound for a name that is not a
+  /// hyper argument; InvalidArgument for a non-finite value.
+  absl::Status setHyper(std::string_view name, double value);
 
   /// The bytes of buffer `id` (which the caller has range-checked).
   void *bufferData(int64_t id);

@@ -47,7 +47,8 @@ constexpr std::pair<ArgumentKind, std::string_view> kArgumentKinds[] = {
     {ArgumentKind::Param, "param"},
     {ArgumentKind::OptState, "opt_state"},
     {ArgumentKind::Input, "input"},
-    {ArgumentKind::Step, "step"}};
+    {ArgumentKind::Step, "step"},
+    {ArgumentKind::Hyper, "hyper"}};
 constexpr std::pair<ResultKind, std::string_view> kResultKinds[] = {
     {ResultKind::Metric, "metric"},
     {ResultKind::Param, "param"},
@@ -156,7 +157,8 @@ MatmulDesc StepProgram::matmulDesc(const MatmulStep &step) const {
 
 const Argument *StepProgram::findArgument(std::string_view name) const {
   for (const Argument &a : arguments)
-    if (a.name == name)
+    if (a.name == name ||
+        std::find(a.aliases.begin(), a.aliases.end(), name) != a.aliases.end())
       return &a;
   return nullptr;
 }
@@ -459,6 +461,57 @@ absl::Status parseArgument(const JsonValue &json, int64_t index,
     return reader.error(
         absl::StrFormat("the step argument must be an i64 scalar, not %s %s",
                         elementTypeName(b.type), shapeText(b.shape)));
+
+  const JsonValue *aliases;
+  SINTER_ASSIGN(aliases, reader.get("aliases", false));
+  if (aliases) {
+    if (a.kind != ArgumentKind::Param)
+      return reader.error("only params have 'aliases'");
+    if (!aliases->isArray())
+      return reader.error("'aliases' must be an array of names");
+    for (const JsonValue &alias : aliases->items()) {
+      if (!alias.isString() || alias.asString().empty())
+        return reader.error("'aliases' must be an array of non-empty names");
+      if (alias.asString() == a.name || program.findArgument(alias.asString()) ||
+          std::count(a.aliases.begin(), a.aliases.end(), alias.asString()))
+        return reader.error(absl::StrFormat(
+            "alias %s repeats an argument name",
+            formats::quoteForMessage(alias.asString())));
+      a.aliases.push_back(alias.asString());
+    }
+  }
+  const JsonValue *bound;
+  SINTER_ASSIGN(bound, reader.get("bound", false));
+  if (bound) {
+    bool integer = b.type == ElementType::I64 || b.type == ElementType::I32 ||
+                   b.type == ElementType::I8;
+    if (a.kind != ArgumentKind::Input || !integer)
+      return reader.error("only integer inputs have a 'bound'");
+    if (!bound->isInt() || bound->asInt() < 1)
+      return reader.error("'bound' must be a positive integer");
+    a.bound = bound->asInt();
+  }
+
+  const JsonValue *defaultValue;
+  SINTER_ASSIGN(defaultValue, reader.get("default", false));
+  if (defaultValue && a.kind != ArgumentKind::Hyper)
+    return reader.error("only hyper arguments have a 'default'");
+  if (a.kind == ArgumentKind::Hyper) {
+    if ((b.type != ElementType::F64 && b.type != ElementType::F32) ||
+        !b.shape.empty())
+      return reader.error(absl::StrFormat(
+          "a hyper argument must be an f32 or f64 scalar, not %s %s",
+          elementTypeName(b.type), shapeText(b.shape)));
+    if (!defaultValue)
+      return reader.error("a hyper argument needs a 'default'");
+    if (!defaultValue->isNumber() ||
+        !std::isfinite(defaultValue->asNumber()) ||
+        (b.type == ElementType::F32 &&
+         !std::isfinite(static_cast<float>(defaultValue->asNumber()))))
+      return reader.error(absl::StrFormat(
+          "'default' must be a finite %s", elementTypeName(b.type)));
+    a.defaultValue = defaultValue->asNumber();
+  }
 
   const JsonValue *init;
   SINTER_ASSIGN(init, reader.get("init", false));

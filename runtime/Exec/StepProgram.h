@@ -13,7 +13,8 @@
 //   - matmul operands are f32 and their shapes agree (analyzeMatmul), and
 //     out does not overlap an input; copies move equal byte counts;
 //   - arguments and results have unique names, the step argument is an i64
-//     scalar, metrics are scalars, and each param/opt_state result has an
+//     scalar, a hyper argument an f32/f64 scalar with a finite default,
+//     metrics are scalars, and each param/opt_state result has an
 //     argument of the same name, kind, dtype and shape (the state contract);
 //   - constants are constants-slab buffers with exactly 2 x bytes lowercase
 //     hex digits.
@@ -64,7 +65,7 @@ struct Buffer {
   int64_t numElements = 0;
 };
 
-enum class ArgumentKind { Param, OptState, Input, Step };
+enum class ArgumentKind { Param, OptState, Input, Step, Hyper };
 enum class ResultKind { Metric, Param, OptState, Tensor };
 std::string_view argumentKindName(ArgumentKind kind);
 std::string_view resultKindName(ResultKind kind);
@@ -81,6 +82,15 @@ struct Argument {
   ArgumentKind kind = ArgumentKind::Input;
   int64_t buffer = 0;
   std::optional<Initializer> init; // params only
+  /// Params only: other names of a tied parameter ("lm_head.weight");
+  /// findArgument matches them too.
+  std::vector<std::string> aliases;
+  /// Integer inputs only: every value must be below this (the rows of the
+  /// embedding table the input indexes), when the compiler knows one.
+  std::optional<int64_t> bound;
+  /// Hyper only (and always there): the value the compiler built the step
+  /// with, which the executor sets at creation (e.g. the peak lr).
+  std::optional<double> defaultValue;
 };
 
 struct Result {
@@ -133,6 +143,7 @@ struct StepProgram {
 
   /// The MatmulDesc of a (validated) matmul step.
   MatmulDesc matmulDesc(const MatmulStep &step) const;
+  /// The argument called `name` (or with `name` among its aliases).
   const Argument *findArgument(std::string_view name) const;
   const Result *findResult(std::string_view name) const;
 };

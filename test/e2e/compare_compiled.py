@@ -5,7 +5,7 @@
         [--batch-size=N] [--step=S] [--steps=K] [--seed=N] [--vocab=N]
         [--params=given|init] [--state=zero|random]
         [--sinterc=PATH] [--binary=BIN --program=STEP_PROGRAM.json]
-        [--work-dir=DIR] [--threads=N]
+        [--lr-scale=K] [--exact-fixed-lr] [--work-dir=DIR] [--threads=N]
 
 What it does:
 
@@ -20,13 +20,21 @@ What it does:
     softmax_cross_entropy are its ignore_index), the step S, and for
     train_step by default the parameters (--params=given, drawn from each
     one's initializer distribution, constants perturbed) so that the update
-    p_new - p_old is known, and with --state=random the optimizer state;
+    p_new - p_old is known, and with --state=random the optimizer state.
+    The binary's `lr` argument (kind hyper: the peak learning rate, which
+    the interpreter's train_step has only with --runtime-lr) is left at its
+    default, which is the model's lr, unless --lr-scale=K gives it K times
+    that (the interpreter then runs with --runtime-lr and the same value);
  3. runs the binary for K steps and the interpreter K times (feeding each
     run's parameters and state to the next, step S, S+1, ...);
  4. compares every result tensor (for a failing one, against an f64
     evaluation too: see "ill-conditioned tensors"), prints the worst error
     per kind and, on a mismatch, a per-tensor table; exits 1 on a mismatch
     (2 when a tool fails).
+ 5. with --exact-fixed-lr (train_step), also compiles the model with
+    --runtime-lr=false (the peak learning rate a constant, as before the
+    `lr` argument existed) and requires its outputs on the same inputs to be
+    bitwise identical to the binary's with its default `lr`.
 
 Tolerances (u = 2^-24 ~ 6e-8, the f32 unit roundoff):
 
@@ -143,6 +151,16 @@ def find_dump(dump_dir, suffix):
     return None
 
 
+def find_step_program(dump_dir, prefix=""):
+    """NN-step-program.json (the training step's), or with prefix "eval-"
+    NN-eval-step-program.json (the evaluation program's)."""
+    pattern = re.compile(r"\d+-" + re.escape(prefix) + r"step-program\.json")
+    for f in sorted(os.listdir(dump_dir)):
+        if pattern.fullmatch(f):
+            return os.path.join(dump_dir, f)
+    return None
+
+
 def integer_widths(import_mlir):
     """{input name: (class count or None, ignore_index or None)} from the
     imported IR: how many rows/classes each integer input indexes."""
@@ -255,6 +273,10 @@ def make_arguments(args, prog, widths, ignore):
             given[a["name"]] = random_param(rng, a.get("init"), shape, npdt)
         elif kind == "opt_state" and args.state == "random":
             given[a["name"]] = random_state(rng, a["name"], shape, npdt)
+        elif kind == "hyper" and a["name"] == "lr" and \
+                getattr(args, "lr_scale", None) is not None:
+            given["lr"] = np.asarray(a["default"] * args.lr_scale,
+                                     dtype=npdt)
     return given, max(int_sizes)
 
 
@@ -395,9 +417,41 @@ def f64_truth(args, given, batch, work):
     inp = os.path.join(work, "in-f64.safetensors")
     write_safetensors(inp, wide)
     out = os.path.join(work, "ref-f64.safetensors")
-    run([args.sinterc, model64, *batch, f"--run={args.entry}",
-         f"--input={inp}", f"--output={out}"], "interpreter (f64)")
+    run([args.sinterc, model64, *batch, *runtime_lr_flag(args),
+         f"--run={args.entry}", f"--input={inp}", f"--output={out}"],
+        "interpreter (f64)")
     return read_safetensors(out)[0]
+
+
+def runtime_lr_flag(args):
+    """The interpreter's train_step takes the `lr` argument only when asked."""
+    return ["--runtime-lr"] if args.lr_scale is not None else []
+
+
+def exact_fixed_lr(args, batch, inp, got, work):
+    """Problems (strings) between the binary's outputs `got` (default `lr`)
+    and those of a binary compiled with the peak learning rate a constant:
+    both must hold the same bits."""
+    binary = os.path.join(work, "bin-fixed-lr")
+    run([args.sinterc, args.model, *batch, f"--entry={args.entry}",
+         "--runtime-lr=false", "-o", binary], "sinterc (--runtime-lr=false)")
+    out = os.path.join(work, "compiled-fixed-lr.safetensors")
+    cmd = [binary, f"--inputs={inp}", f"--outputs={out}",
+           f"--steps={args.steps}"]
+    if args.threads:
+        cmd.append(f"--threads={args.threads}")
+    run(cmd, "compiled binary (--runtime-lr=false)")
+    fixed, _ = read_safetensors(out)
+    problems = []
+    if sorted(fixed) != sorted(got):
+        problems.append(f"results {sorted(fixed)} vs {sorted(got)}")
+    for name in sorted(set(fixed) & set(got)):
+        a, b = fixed[name], got[name]
+        if a.dtype != b.dtype or a.shape != b.shape or \
+                a.tobytes() != b.tobytes():
+            problems.append(f"{name}: not bitwise identical (max |diff| "
+                            f"{float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))):.3g})")
+    return problems
 
 
 def arbitrate(rows, got, ref, truth):
@@ -449,6 +503,12 @@ def main():
     ap.add_argument("--work-dir")
     ap.add_argument("--threads", type=int)
     ap.add_argument("--label", help="name to print (default: the model's)")
+    ap.add_argument("--lr-scale", type=float,
+                    help="run with the peak learning rate (the binary's "
+                    "`lr` argument) at this multiple of the model's")
+    ap.add_argument("--exact-fixed-lr", action="store_true",
+                    help="also require bitwise equality with a binary "
+                    "compiled with --runtime-lr=false")
     args = ap.parse_args()
     if args.params is None:
         args.params = "given" if args.entry == "train_step" else "init"
@@ -464,6 +524,8 @@ def main():
     label = args.label or os.path.basename(args.model)
     label += (f" {args.entry} B={args.batch_size or 'model'} step={args.step}"
               f" steps={args.steps} seed={args.seed}")
+    if args.lr_scale is not None:
+        label += f" lr x{args.lr_scale:g}"
 
     # 1. The binary and its step program.
     if args.binary:
@@ -480,7 +542,7 @@ def main():
         _, t_compile = run([args.sinterc, args.model, *batch,
                             f"--entry={args.entry}", f"--dump-dir={dump}",
                             "-o", binary], "sinterc (compile)")
-        program = find_dump(dump, "step-program.json")
+        program = find_step_program(dump)
     prog = json.load(open(program))
     if prog.get("function") != args.entry:
         die(f"the program's function is @{prog.get('function')}, not "
@@ -512,7 +574,8 @@ def main():
         else:
             inp_i = inp
         out_r = os.path.join(work, f"ref{i}.safetensors")
-        _, dt = run([args.sinterc, args.model, *batch, f"--run={args.entry}",
+        _, dt = run([args.sinterc, args.model, *batch,
+                     *runtime_lr_flag(args), f"--run={args.entry}",
                      f"--input={inp_i}", f"--output={out_r}"], "interpreter")
         t_ref += dt
         ref, _ = read_safetensors(out_r)
@@ -528,6 +591,10 @@ def main():
                                for r in rows):
         arbitrate(rows, got, ref, f64_truth(args, given, batch, work))
     bad = [r for r in rows if not r.ok]
+    if args.exact_fixed_lr:
+        for p in exact_fixed_lr(args, batch, inp, got, work):
+            bad.append(Row(p, "bitwise = --runtime-lr=false", 1.0, 0.0))
+            rows.append(bad[-1])
     print(f"== {label}: {len(rows) - len(bad)}/{len(rows)} checks pass "
           f"(compile {t_compile:.1f}s, binary {t_bin:.2f}s, interpreter "
           f"{t_ref:.1f}s)")

@@ -99,3 +99,31 @@ func.func @train_step(%w: tensor<3xf32> {sgraph.param = "w"}) -> (tensor<3xf32> 
   %w1 = sgraph.sgd_update %w, %w, %lr : tensor<3xf32>, tensor<f32>
   return %w1 : tensor<3xf32>
 }
+
+// -----
+
+// Tests that @eval_step must run in eval mode: no dropout.
+func.func @train_step(%w: tensor<3xf32> {sgraph.param = "w"}, %s: tensor<i64> {sgraph.step}) -> (tensor<3xf32> {sgraph.name = "w"}) {
+  %lr = sgraph.constant dense<0.1> : tensor<f32>
+  %w1 = sgraph.sgd_update %w, %w, %lr : tensor<3xf32>, tensor<f32>
+  return %w1 : tensor<3xf32>
+}
+func.func @eval_step(%w: tensor<3xf32> {sgraph.param = "w"}, %s: tensor<i64> {sgraph.input = "s"}) -> (tensor<3xf32> {sgraph.name = "loss"}) {
+  // expected-error @+1 {{'sgraph.dropout' op is in @eval_step, which must run in eval mode}}
+  %d = sgraph.dropout %w, %s {rate = 0.5 : f64, seed = 1 : i64} : tensor<3xf32>, tensor<i64>
+  return %d : tensor<3xf32>
+}
+
+// -----
+
+// Tests that @eval_step takes only parameters and model inputs (here the
+// step, which dropout would read).
+func.func @train_step(%w: tensor<3xf32> {sgraph.param = "w"}, %s: tensor<i64> {sgraph.step}) -> (tensor<3xf32> {sgraph.name = "w"}) {
+  %lr = sgraph.constant dense<0.1> : tensor<f32>
+  %w1 = sgraph.sgd_update %w, %w, %lr : tensor<3xf32>, tensor<f32>
+  return %w1 : tensor<3xf32>
+}
+// expected-error @+1 {{argument #1 of @eval_step ('step') is neither a parameter nor a model input}}
+func.func @eval_step(%w: tensor<3xf32> {sgraph.param = "w"}, %s: tensor<i64> {sgraph.step}) -> (tensor<3xf32> {sgraph.name = "loss"}) {
+  return %w : tensor<3xf32>
+}

@@ -11,6 +11,7 @@
 
 #include "compiler/Support/Diagnostics.h"
 #include "compiler/Driver/Driver.h"
+#include "passes/Analysis/RecomputeSelection.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/AsmState.h"
@@ -61,6 +62,32 @@ int main(int argc, char **argv) {
       cl::desc("Give every intermediate its own bytes (for bisecting a "
                "suspected planning bug; uses far more memory)"),
       cl::cat(category));
+  cl::opt<bool> runtimeLr(
+      "runtime-lr",
+      cl::desc("Give @train_step an `lr` argument (kind hyper, default the "
+               "model's lr) that sets the peak learning rate at run time; "
+               "on by default when building the binary (=false: the lr is "
+               "fixed at compile time)"),
+      cl::cat(category));
+  cl::opt<std::string> memoryBudget(
+      "memory-budget",
+      cl::desc("Recompute activations so that the arena fits: bytes (2GiB, "
+               "1500MB, 123456) or a fraction of the arena without "
+               "recompute (0.5, 50%); see docs/Recompute.md"),
+      cl::value_desc("bytes|fraction"), cl::cat(category));
+  cl::opt<bool> memoryReport(
+      "memory-report",
+      cl::desc("Compile to the scheduled phase and print the memory by "
+               "category and whether it fits the budget"),
+      cl::cat(category));
+  cl::opt<std::string> recompute(
+      "recompute",
+      cl::desc("Which layers to recompute: model (default: layers marked "
+               "recompute: true and the model's training.recompute), "
+               "blocks (also every instance of a repeated layer), none "
+               "(ignore the model's marks and budget; --memory-budget "
+               "still applies)"),
+      cl::value_desc("model|blocks|none"), cl::cat(category));
   cl::opt<std::string> run(
       "run", cl::desc("Run a function (forward, train_step, ...) with the "
                       "reference interpreter"),
@@ -102,7 +129,35 @@ int main(int argc, char **argv) {
   }
   options.entry = entry;
   options.memoryReuse = !noMemoryReuse;
+  if (runtimeLr.getNumOccurrences())
+    options.runtimeLr = runtimeLr;
   options.summary = summary;
+  if (memoryBudget.getNumOccurrences()) {
+    std::string error;
+    if (!sinter::analysis::parseMemoryBudget(memoryBudget, error)) {
+      mlir::emitError(here) << "--memory-budget=" << memoryBudget << ": "
+                            << error;
+      return 1;
+    }
+    options.memoryBudget = memoryBudget;
+  }
+  if (recompute.getNumOccurrences()) {
+    if (recompute != "model" && recompute != "blocks" && recompute != "none") {
+      mlir::emitError(here) << "--recompute=" << recompute
+                            << " is not a policy; use model, blocks or none";
+      return 1;
+    }
+    if (recompute != "model")
+      options.recompute = recompute;
+  }
+  options.memoryReport = memoryReport;
+  if (memoryReport && (!run.empty() || summary || !emit.empty() ||
+                       !compileTo.empty())) {
+    mlir::emitError(here) << "--memory-report compiles to the scheduled "
+                             "phase itself; it cannot be combined with "
+                             "--run, --summary, --emit or --compile-to";
+    return 1;
+  }
   options.runInputs = runInputs;
   options.runOutput = runOutput;
   if (batchSize.getNumOccurrences()) {

@@ -1754,6 +1754,24 @@ func.func @lr_schedule_c1(%s: tensor<f32>) {
 
 // -----
 
+// Tests that lr_schedule rejects an integer peak_lr (C1).
+func.func @lr_schedule_c1_peak_lr(%s: tensor<i64>, %p: tensor<i64>) {
+  // expected-error @+1 {{'sgraph.lr_schedule' op operand #1 must be 0-d float tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values, but got 'tensor<i64>'}}
+  %0 = sgraph.lr_schedule %s, peak_lr %p {lr = 1.0e-03 : f64} : (tensor<i64>, tensor<i64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that lr_schedule rejects a peak_lr that is not 0-d (C1).
+func.func @lr_schedule_c1_peak_lr_rank(%s: tensor<i64>, %p: tensor<1xf64>) {
+  // expected-error @+1 {{'sgraph.lr_schedule' op operand #1 must be 0-d float tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values, but got 'tensor<1xf64>'}}
+  %0 = sgraph.lr_schedule %s, peak_lr %p {lr = 1.0e-03 : f64} : (tensor<i64>, tensor<1xf64>) -> tensor<f32>
+  return
+}
+
+// -----
+
 // Tests that lr_schedule rejects an unknown schedule (C2).
 func.func @lr_schedule_c2(%s: tensor<i64>) {
   // expected-error @+1 {{'sgraph.lr_schedule' op schedule 'linear' is not one of constant, warmup_cosine}}

@@ -280,3 +280,15 @@ func.func @optimizer_updates(%w: tensor<16x8xf32>, %dw: tensor<16x8xf32>, %m: te
   // CHECK: return %[[ADAM]] :
   return %w6 : tensor<16x8xf32>
 }
+
+// Tests that lr_schedule with the optional peak_lr operand round-trips: the
+// operand follows the step after `peak_lr`, its type is the second input.
+// CHECK-LABEL: func.func @lr_schedule_peak_lr(
+// CHECK-SAME: %[[STEP:[^:]+]]: tensor<i64>, %[[PEAK:[^:]+]]: tensor<f64>
+func.func @lr_schedule_peak_lr(%step: tensor<i64>, %peak: tensor<f64>) -> (tensor<f32>, tensor<f64>) {
+  // CHECK: sgraph.lr_schedule %[[STEP]], peak_lr %[[PEAK]] {decay_steps = 5000 : i64, lr = 6.000000e-04 : f64, min_lr = 6.000000e-05 : f64, schedule = "warmup_cosine", warmup_steps = 100 : i64} : (tensor<i64>, tensor<f64>) -> tensor<f32>
+  %lr0 = sgraph.lr_schedule %step, peak_lr %peak {schedule = "warmup_cosine", lr = 6.0e-04 : f64, min_lr = 6.0e-05 : f64, warmup_steps = 100 : i64, decay_steps = 5000 : i64} : (tensor<i64>, tensor<f64>) -> tensor<f32>
+  // CHECK: sgraph.lr_schedule %[[STEP]], peak_lr %[[PEAK]] {lr = 0.000000e+00 : f64} : (tensor<i64>, tensor<f64>) -> tensor<f64>
+  %lr1 = sgraph.lr_schedule %step, peak_lr %peak {lr = 0.0 : f64} : (tensor<i64>, tensor<f64>) -> tensor<f64>
+  return %lr0, %lr1 : tensor<f32>, tensor<f64>
+}

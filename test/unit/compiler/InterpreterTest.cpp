@@ -560,6 +560,40 @@ TEST(Interpreter, GlobalNormAndLrSchedule) {
   EXPECT_DOUBLE_EQ(lrAt(10)[2].f[0], 1e-3);
 }
 
+// With peak_lr the schedule's peak is the operand's value and min_lr keeps
+// its ratio to it: peak_lr = 2 lr doubles every point of the schedule (lr
+// and min_lr both double); peak_lr = lr is bit-identical to no peak_lr.
+TEST(Interpreter, LrScheduleWithPeakLr) {
+  TestContext ctx;
+  const char *text = R"(
+    func.func @f(%s: tensor<i64>, %peak: tensor<f64>) -> (tensor<f64>, tensor<f64>, tensor<f64>, tensor<f32>) {
+      %0 = sgraph.lr_schedule %s {schedule = "warmup_cosine", lr = 1.0e-3 : f64, min_lr = 1.0e-4 : f64, warmup_steps = 100 : i64, decay_steps = 5000 : i64} : (tensor<i64>) -> tensor<f64>
+      %1 = sgraph.lr_schedule %s, peak_lr %peak {schedule = "warmup_cosine", lr = 1.0e-3 : f64, min_lr = 1.0e-4 : f64, warmup_steps = 100 : i64, decay_steps = 5000 : i64} : (tensor<i64>, tensor<f64>) -> tensor<f64>
+      %2 = sgraph.lr_schedule %s, peak_lr %peak {lr = 1.0e-3 : f64, warmup_steps = 10 : i64} : (tensor<i64>, tensor<f64>) -> tensor<f64>
+      %3 = sgraph.lr_schedule %s, peak_lr %peak {lr = 0.0 : f64} : (tensor<i64>, tensor<f64>) -> tensor<f32>
+      return %0, %1, %2, %3 : tensor<f64>, tensor<f64>, tensor<f64>, tensor<f32>
+    })";
+  auto run = [&](int64_t step, double peak) {
+    auto out = runText(ctx, text, {i64({}, {step}), f64({}, {peak})});
+    EXPECT_EQ(out.size(), 4u);
+    return out;
+  };
+  for (int64_t step : {0, 5, 99, 100, 2550, 4999, 5000, 6000}) {
+    SCOPED_TRACE(step);
+    auto same = run(step, 1e-3);
+    EXPECT_EQ(same[1].f[0], same[0].f[0]); // exactly, not just close
+    auto doubled = run(step, 2e-3);
+    EXPECT_DOUBLE_EQ(doubled[1].f[0], 2 * same[0].f[0]);
+  }
+  EXPECT_DOUBLE_EQ(run(100, 2e-3)[1].f[0], 2e-3);  // the peak
+  EXPECT_DOUBLE_EQ(run(6000, 2e-3)[1].f[0], 2e-4); // the floor, doubled
+  EXPECT_DOUBLE_EQ(run(2550, 2e-3)[1].f[0], 1.1e-3); // halfway
+  EXPECT_DOUBLE_EQ(run(4, 3e-3)[2].f[0], 5 * 3e-3 / 11);
+  EXPECT_DOUBLE_EQ(run(10, 3e-3)[2].f[0], 3e-3);
+  // A compiled lr of 0 (min_lr 0): the peak is whatever is given.
+  EXPECT_FLOAT_EQ(static_cast<float>(run(7, 0.5)[3].f[0]), 0.5f);
+}
+
 //===----------------------------------------------------------------------===//
 // Initializers
 //===----------------------------------------------------------------------===//

@@ -23,6 +23,7 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -314,6 +315,63 @@ TEST(ExecutorTest, MissingKernelFunction) {
   ASSERT_FALSE(ex.ok());
   EXPECT_EQ(ex.status().message(),
             "kernel 1 'sum' has no function in the kernel table");
+}
+
+// Hyper arguments (e.g. the peak learning rate) hold their program default
+// from creation on; setHyper changes one by name, rounded to its dtype, and
+// rejects names that are not hyper arguments and non-finite values.
+TEST(ExecutorTest, HyperArgumentsStartAtTheirDefault) {
+  const char *text = R"({
+    "version": 1, "function": "train_step", "seed": 0,
+    "slabs": {"arena": 0, "params": 0, "opt_state": 0, "io": 192,
+              "constants": 0},
+    "buffers": [
+      {"id": 0, "name": "lr", "slab": "io", "offset": 0, "dtype": "f64",
+       "shape": []},
+      {"id": 1, "name": "wd", "slab": "io", "offset": 64, "dtype": "f32",
+       "shape": []},
+      {"id": 2, "name": "x", "slab": "io", "offset": 128, "dtype": "f32",
+       "shape": []}],
+    "arguments": [
+      {"name": "lr", "kind": "hyper", "buffer": 0, "default": 0.003},
+      {"name": "wd", "kind": "hyper", "buffer": 1, "default": 0.1},
+      {"name": "x", "kind": "input", "buffer": 2}],
+    "results": [], "constants": [], "kernels": [], "steps": []
+  })";
+  absl::StatusOr<StepProgram> program = parseStepProgram(text);
+  ASSERT_TRUE(program.ok()) << program.status();
+  auto created = Executor::create(std::move(*program), nullptr);
+  ASSERT_TRUE(created.ok()) << created.status();
+  Executor &ex = **created;
+  auto f64At = [&](int64_t id) {
+    double v;
+    std::memcpy(&v, ex.bufferData(id), sizeof(v));
+    return v;
+  };
+  auto f32At = [&](int64_t id) {
+    float v;
+    std::memcpy(&v, ex.bufferData(id), sizeof(v));
+    return v;
+  };
+  EXPECT_EQ(f64At(0), 0.003);
+  EXPECT_EQ(f32At(1), 0.1f);
+
+  ASSERT_TRUE(ex.setHyper("lr", 6e-4).ok());
+  EXPECT_EQ(f64At(0), 6e-4);
+  ASSERT_TRUE(ex.setHyper("wd", 0.25).ok());
+  EXPECT_EQ(f32At(1), 0.25f);
+
+  absl::Status s = ex.setHyper("nope", 1);
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(s.message(), "@train_step has no hyper argument 'nope'");
+  s = ex.setHyper("x", 1); // an input, not a hyper argument
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  s = ex.setHyper("lr", std::nan(""));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  s = ex.setHyper("wd", 1e300); // finite in f64, not in f32
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(f64At(0), 6e-4); // unchanged by the failed calls
+  EXPECT_EQ(f32At(1), 0.25f);
 }
 
 TEST(ExecutorTest, SlabsAreAlignedAndDescribed) {

@@ -25,7 +25,7 @@ namespace {
 // a_row1 [3] @12 (an unaligned view inside a).
 constexpr const char *kValid = R"({
   "version": 1, "function": "train_step", "seed": 1337,
-  "slabs": {"arena": 1024, "params": 256, "opt_state": 64, "io": 192,
+  "slabs": {"arena": 1024, "params": 256, "opt_state": 64, "io": 256,
             "constants": 64},
   "buffers": [
     {"id": 0, "name": "a", "slab": "arena", "offset": 0, "dtype": "f32",
@@ -51,15 +51,18 @@ constexpr const char *kValid = R"({
     {"id": 10, "name": "a_row1", "slab": "arena", "offset": 12,
      "dtype": "f32", "shape": [3]},
     {"id": 11, "slab": "params", "offset": 64, "dtype": "bf16",
-     "shape": [2, 2]}],
+     "shape": [2, 2]},
+    {"id": 12, "name": "lr", "slab": "io", "offset": 192, "dtype": "f64",
+     "shape": [], "category": "inputs"}],
   "arguments": [
     {"name": "w", "kind": "param", "buffer": 4,
      "init": {"dist": "normal", "std": 0.02}},
     {"name": "e", "kind": "param", "buffer": 11,
-     "init": {"dist": "uniform", "bound": 1}},
+     "init": {"dist": "uniform", "bound": 1}, "aliases": ["head.weight"]},
     {"name": "m", "kind": "opt_state", "buffer": 5},
-    {"name": "idx", "kind": "input", "buffer": 6},
-    {"name": "step", "kind": "step", "buffer": 7}],
+    {"name": "idx", "kind": "input", "buffer": 6, "bound": 65},
+    {"name": "step", "kind": "step", "buffer": 7},
+    {"name": "lr", "kind": "hyper", "buffer": 12, "default": 0.003}],
   "results": [
     {"name": "loss", "kind": "metric", "buffer": 8},
     {"name": "w", "kind": "param", "buffer": 4},
@@ -114,16 +117,24 @@ TEST(StepProgramTest, ParsesValidProgram) {
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->function, "train_step");
   EXPECT_EQ(p->seed, 1337u);
-  EXPECT_EQ(p->slabBytes[static_cast<int>(sinter::abi::SlabId::Io)], 192);
-  ASSERT_EQ(p->buffers.size(), 12u);
+  EXPECT_EQ(p->slabBytes[static_cast<int>(sinter::abi::SlabId::Io)], 256);
+  ASSERT_EQ(p->buffers.size(), 13u);
   EXPECT_EQ(p->buffers[1].bytes, 48);
   EXPECT_EQ(p->buffers[11].bytes, 8); // bf16: 2 bytes per element
   EXPECT_EQ(p->buffers[10].offset, 12);
-  ASSERT_EQ(p->arguments.size(), 5u);
+  ASSERT_EQ(p->arguments.size(), 6u);
   ASSERT_TRUE(p->arguments[0].init.has_value());
   EXPECT_EQ(p->arguments[0].init->dist, Initializer::Dist::Normal);
   EXPECT_DOUBLE_EQ(p->arguments[0].init->value, 0.02);
   EXPECT_EQ(p->arguments[4].kind, ArgumentKind::Step);
+  EXPECT_EQ(p->arguments[5].kind, ArgumentKind::Hyper);
+  EXPECT_EQ(p->arguments[5].defaultValue, 0.003);
+  EXPECT_FALSE(p->arguments[0].defaultValue.has_value());
+  EXPECT_EQ(p->arguments[3].bound, 65);
+  EXPECT_FALSE(p->arguments[0].bound.has_value());
+  // A tied parameter is found by its alias too.
+  EXPECT_EQ(p->findArgument("head.weight"), &p->arguments[1]);
+  EXPECT_EQ(p->findArgument("e"), &p->arguments[1]);
   EXPECT_EQ(p->results[3].kind, ResultKind::Tensor);
   ASSERT_EQ(p->constants.size(), 1u);
   EXPECT_EQ(p->constants[0].bytes[3], 0x3f);
@@ -213,7 +224,7 @@ const BadCase kBadCases[] = {
     CASE("bad_category", at(BUF(0), "category") = JsonValue::makeString("misc"),
          "buffer 0: unknown category 'misc'"),
     CASE("argument_buffer_range", at(ARG(0), "buffer") = JsonValue::makeInt(99),
-         "argument 0: 'buffer' is buffer 99, but there are 12 buffers"),
+         "argument 0: 'buffer' is buffer 99, but there are 13 buffers"),
     CASE("argument_kind", at(ARG(2), "kind") = JsonValue::makeString("state"),
          "argument 2: unknown kind 'state'"),
     CASE("duplicate_argument", at(ARG(2), "name") = JsonValue::makeString("w"),
@@ -222,6 +233,34 @@ const BadCase kBadCases[] = {
          "argument 4: the step argument must be an i64 scalar, not f32 []"),
     CASE("init_on_input", at(ARG(3), "init") = at(ARG(0), "init"),
          "argument 3: only params have an 'init'"),
+    CASE("hyper_without_default", erase(ARG(5), "default"),
+         "argument 5: a hyper argument needs a 'default'"),
+    CASE("default_on_input", at(ARG(3), "default") = JsonValue::makeNumber(1),
+         "argument 3: only hyper arguments have a 'default'"),
+    CASE("hyper_not_float_scalar", at(ARG(5), "buffer") = JsonValue::makeInt(6),
+         "argument 5: a hyper argument must be an f32 or f64 scalar, not i64 "
+         "[2]"),
+    CASE("hyper_default_not_number",
+         at(ARG(5), "default") = JsonValue::makeString("1e-3"),
+         "argument 5: 'default' must be a finite f64"),
+    CASE("aliases_on_input",
+         at(ARG(3), "aliases") = JsonValue::makeArray({JsonValue::makeString("x")}),
+         "argument 3: only params have 'aliases'"),
+    CASE("aliases_not_array", at(ARG(1), "aliases") = JsonValue::makeString("x"),
+         "argument 1: 'aliases' must be an array of names"),
+    CASE("alias_empty",
+         at(ARG(1), "aliases") = JsonValue::makeArray({JsonValue::makeString("")}),
+         "argument 1: 'aliases' must be an array of non-empty names"),
+    CASE("alias_repeats_argument",
+         at(ARG(1), "aliases") = JsonValue::makeArray({JsonValue::makeString("w")}),
+         "argument 1: alias 'w' repeats an argument name"),
+    CASE("later_argument_repeats_alias",
+         at(ARG(2), "name") = JsonValue::makeString("head.weight"),
+         "argument 2: name 'head.weight' repeats an earlier argument"),
+    CASE("bound_on_float_input", at(ARG(5), "bound") = JsonValue::makeInt(3),
+         "argument 5: only integer inputs have a 'bound'"),
+    CASE("bound_zero", at(ARG(3), "bound") = JsonValue::makeInt(0),
+         "argument 3: 'bound' must be a positive integer"),
     CASE("init_dist",
          at(at(ARG(0), "init"), "dist") = JsonValue::makeString("xavier"),
          "argument 0 init: unknown dist 'xavier'"),

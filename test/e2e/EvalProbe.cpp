@@ -1,0 +1,107 @@
+//===- EvalProbe.cpp - runs the evaluation program of a sinterc object ----===//
+//
+// Linked with the object `sinterc MODEL -o x.o` writes and the runtime
+// (lib/SinterRuntimeLink.txt, whose main() this one replaces), through the
+// declarations a trainer uses:
+//
+//   probe                       prints the bundled symbols:
+//                                 default_data: <sinter_default_data>
+//                                 eval_program: <bytes> bytes [<function>]
+//   probe --inputs=IN.safetensors [--outputs=OUT.safetensors]
+//                               runs the evaluation program once: arguments
+//                               by name from IN (parameters not given from
+//                               their initializers), every result to OUT,
+//                               metrics printed as `name = value`.
+//
+// Used by compare_eval.py and test/compiler/Driver/eval-program.test.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Abi/KernelAbi.h"
+#include "runtime/Exec/Executor.h"
+#include "runtime/Exec/StepProgram.h"
+#include "runtime/Formats/SafeTensors.h"
+
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <string>
+
+extern "C" const char sinter_eval_program_json[];
+extern "C" const SinterKernelFn sinter_eval_kernels[];
+extern "C" const char sinter_default_data[];
+
+using namespace sinter;
+using namespace sinter::exec;
+
+static int fail(const absl::Status &status) {
+  std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  std::string inputs, outputs;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--inputs=", 0) == 0) {
+      inputs = arg.substr(9);
+    } else if (arg.rfind("--outputs=", 0) == 0) {
+      outputs = arg.substr(10);
+    } else {
+      std::fprintf(stderr, "error: unknown flag '%s'\n", arg.c_str());
+      return 2;
+    }
+  }
+  std::printf("default_data: %s\n", sinter_default_data);
+  size_t bytes = std::strlen(sinter_eval_program_json);
+  absl::StatusOr<StepProgram> program = parseStepProgram(
+      bytes ? sinter_eval_program_json : std::string_view());
+  std::printf("eval_program: %zu bytes %s\n", bytes,
+              program.ok() ? program->function.c_str() : "");
+  if (inputs.empty())
+    return 0;
+  if (!program.ok())
+    return fail(program.status());
+
+  absl::StatusOr<std::unique_ptr<Executor>> created =
+      Executor::create(std::move(*program), sinter_eval_kernels);
+  if (!created.ok())
+    return fail(created.status());
+  Executor &ex = **created;
+  absl::StatusOr<formats::SafeTensorsFile> file =
+      formats::readSafeTensors(inputs);
+  if (!file.ok())
+    return fail(file.status());
+  if (absl::StatusOr<std::vector<std::string>> unused = ex.setArguments(*file);
+      !unused.ok())
+    return fail(unused.status());
+  for (const Argument &a : ex.program().arguments) {
+    if (file->find(a.name))
+      continue;
+    if (a.kind != ArgumentKind::Param)
+      return fail(absl::InvalidArgumentError("argument '" + a.name +
+                                             "' is not given"));
+    if (absl::Status s = ex.initializeParameter(a); !s.ok())
+      return fail(s);
+  }
+  if (absl::Status s = ex.run(); !s.ok())
+    return fail(s);
+  for (const Result &r : ex.program().results)
+    if (r.kind == ResultKind::Metric) {
+      formats::HostTensor t = ex.readResult(r);
+      double value = 0;
+      if (t.dtype == formats::DType::F64) {
+        std::memcpy(&value, t.data.data(), sizeof(value));
+      } else if (t.dtype == formats::DType::F32) {
+        float narrow;
+        std::memcpy(&narrow, t.data.data(), sizeof(narrow));
+        value = narrow;
+      }
+      std::printf("%s = %.17g\n", r.name.c_str(), value);
+    }
+  if (!outputs.empty())
+    if (absl::Status s = formats::writeSafeTensors(outputs, ex.readResults());
+        !s.ok())
+      return fail(s);
+  return 0;
+}
