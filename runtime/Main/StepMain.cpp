@@ -1,9 +1,20 @@
 //===- StepMain.cpp - main() of the binary `sinterc -o` links -------------===//
 //
-// The object file sinterc writes defines the step program and the kernel
-// table (runtime/Abi/KernelAbi.h); this main() runs them:
+// The object file sinterc writes defines the step program, the kernel table
+// (runtime/Abi/KernelAbi.h), the eval program and the bundled dataset's
+// path; this main() runs them in one of two modes.
 //
-//   train [--inputs=in.safetensors] [--outputs=out.safetensors]
+// Training (the default; runtime/Train/Trainer.h, flags in --help and
+// docs/Runtime.md):
+//
+//   train [--data=SPEC] [--steps=N] [--lr=X] [--seed=N] [--init=FILE]
+//         [--save=DIR] [--save-every=N] [--resume[=DIR]] [--eval-every=N]
+//         [--log-jsonl=FILE] [--threads=N] [--quiet] ...
+//
+// Raw steps (when --inputs or --outputs is given; what the numerical tests
+// compare against the reference interpreter):
+//
+//   train --inputs=in.safetensors [--outputs=out.safetensors]
 //         [--steps=N] [--threads=N] [--profile]
 //
 //   --inputs    argument values by name. Params not given are initialized
@@ -13,14 +24,12 @@
 //   --outputs   after the last step, every result by name (param/opt_state
 //               results read from their argument buffers: the state
 //               contract of docs/StepProgram.md).
-//   --steps     steps to run (default 1); step i sees counter start + i.
-//   --threads   threads for kernels and oneDNN (default: all cores).
-//   --profile   print where the time went (total, matmul, kernels, copies,
-//               top kernels).
+//   After the run every metric prints as `name = value`, like
+//   `sinterc --run`.
 //
-// After the run every metric prints as `name = value`, like
-// `sinterc --run`. A bad flag is one line "error: ..." and exit code 2;
-// any other failure is one line "error: ..." and exit code 1.
+// A bad flag is one line "error: ..." and exit code 2; any other failure is
+// one line "error: ..." and exit code 1; Ctrl-C during training saves (with
+// --save) and exits 130.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +38,8 @@
 #include "runtime/Exec/Executor.h"
 #include "runtime/Exec/StepProgram.h"
 #include "runtime/Formats/SafeTensors.h"
+#include "runtime/Train/Checkpoint.h"
+#include "runtime/Train/Trainer.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
@@ -37,12 +48,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <limits>
 #include <set>
 #include <string>
 #include <string_view>
 
 extern "C" const char sinter_program_json[];
 extern "C" const SinterKernelFn sinter_kernels[];
+// Weak: objects from older compilers (and hand-written test objects) lack
+// them, which reads as "no eval program, no bundled dataset".
+extern "C" __attribute__((weak)) const char sinter_eval_program_json[];
+extern "C" __attribute__((weak)) const SinterKernelFn sinter_eval_kernels[];
+extern "C" __attribute__((weak)) const char sinter_default_data[];
 
 using namespace sinter;
 using namespace sinter::exec;
@@ -50,15 +68,54 @@ using namespace sinter::exec;
 namespace {
 
 struct Flags {
+  // Raw steps.
   std::string inputs, outputs;
-  int64_t steps = 1;
+  // Training.
+  train::TrainOptions train;
+  bool stepsGiven = false;
+  std::optional<uint64_t> seed;
+  bool resumeAuto = false; // bare --resume: from --save, if it has one
+  // Both.
   int threads = 0;
   bool profile = false;
 };
 
-constexpr const char *kUsage =
-    "usage: %s [--inputs=FILE.safetensors] [--outputs=FILE.safetensors] "
-    "[--steps=N] [--threads=N] [--profile]\n";
+constexpr const char *kUsage = R"(usage: %1$s [flags]
+
+Trains the model compiled into this binary.
+
+  --data=SPEC        training data: a token file (llm.c shard or nanoGPT
+                     uint16 .bin), a directory or glob of them, or .npy
+                     arrays (DIR with <input>.npy, or name=FILE.npy,...);
+                     see docs/Data.md (default: %2$s)
+  --steps=N          train until step N, counted from the start of training
+                     (default 1000; a resumed run continues to N)
+  --batch-size=N     must equal the compiled batch size (%3$s)
+  --lr=X             peak learning rate of the compiled schedule (default:
+                     the model file's; min_lr keeps its ratio to it)
+  --seed=N           seed for parameter initialization and data shuffling
+                     (default: the model file's; dropout masks stay as
+                     compiled)
+  --init=FILE        start from these parameters (.safetensors with
+                     state_dict names, e.g. saved from PyTorch); parameters
+                     missing from the file use their initializers
+  --save=DIR         write checkpoints to DIR (at the end, and every
+                     --save-every steps); DIR/latest names the newest
+  --save-every=N     checkpoint every N steps (needs --save)
+  --resume[=DIR]     continue from DIR's latest checkpoint (bit-exact); bare
+                     --resume continues from --save's DIR if it has one
+  --eval-every=N     evaluate on held-out batches every N steps and at the end
+  --eval-batches=N   held-out batches per evaluation (default 20)
+  --log-jsonl=FILE   append one JSON object per step and per evaluation
+  --log-every=N      progress line every N steps when not on a terminal
+                     (default 10)
+  --threads=N        threads for kernels and matmuls (default: all cores)
+  --quiet            print only warnings, errors and the summary line
+  --profile          print where the step time went at the end
+
+Raw steps (numerical checks): --inputs=FILE.safetensors
+  [--outputs=FILE.safetensors] [--steps=N] [--threads=N] [--profile]
+)";
 
 [[noreturn]] void fail(int code, std::string_view message) {
   std::fprintf(stderr, "error: %.*s\n", static_cast<int>(message.size()),
@@ -68,11 +125,23 @@ constexpr const char *kUsage =
 
 [[noreturn]] void failStatus(const absl::Status &status) {
   std::string text(status.message());
-  fail(1, text);
+  fail(status.code() == absl::StatusCode::kCancelled ? 130 : 1, text);
+}
+
+/// The compiled batch size, for --help.
+std::string compiledBatch() {
+  absl::StatusOr<StepProgram> program = parseStepProgram(sinter_program_json);
+  if (program.ok())
+    for (const Argument &a : program->arguments)
+      if (a.kind == ArgumentKind::Input &&
+          !program->buffers[a.buffer].shape.empty())
+        return absl::StrCat(program->buffers[a.buffer].shape.front());
+  return "?";
 }
 
 Flags parseFlags(int argc, char **argv) {
   Flags flags;
+  bool trainingFlag = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     std::string_view name = arg, value;
@@ -85,35 +154,112 @@ Flags parseFlags(int argc, char **argv) {
     auto needValue = [&] {
       if (!hasValue || value.empty())
         fail(2, absl::StrFormat("%s needs a value (%s=...)", name, name));
+      return std::string(value);
     };
-    auto positive = [&](int64_t max) {
+    auto noValue = [&] {
+      if (hasValue)
+        fail(2, absl::StrFormat("%s takes no value", name));
+    };
+    auto integer = [&](int64_t min, int64_t max) {
       needValue();
       int64_t n;
       if (!absl::SimpleAtoi(absl::string_view(value.data(), value.size()),
                             &n) ||
-          n < 1 || n > max)
-        fail(2, absl::StrFormat("%s: '%s' is not an integer in [1, %d]", name,
-                                value, max));
+          n < min || n > max)
+        fail(2, absl::StrFormat("%s: '%s' is not an integer in [%d, %d]", name,
+                                value, min, max));
       return n;
     };
+    constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+    auto training = [&] { trainingFlag = true; };
     if (name == "--inputs") {
-      needValue();
-      flags.inputs = value;
+      flags.inputs = needValue();
     } else if (name == "--outputs") {
-      needValue();
-      flags.outputs = value;
+      flags.outputs = needValue();
     } else if (name == "--steps") {
-      flags.steps = positive(std::numeric_limits<int64_t>::max());
+      flags.train.steps = integer(1, kMax);
+      flags.stepsGiven = true;
     } else if (name == "--threads") {
-      flags.threads = static_cast<int>(positive(4096));
-    } else if (name == "--profile" && !hasValue) {
+      flags.threads = static_cast<int>(integer(1, 4096));
+    } else if (name == "--profile") {
+      noValue();
       flags.profile = true;
+    } else if (name == "--data") {
+      training();
+      flags.train.data = needValue();
+    } else if (name == "--batch-size") {
+      training();
+      flags.train.batchSize = integer(1, kMax);
+    } else if (name == "--lr") {
+      training();
+      double lr;
+      if (!absl::SimpleAtod(needValue(), &lr) || !(lr >= 0) || !std::isfinite(lr))
+        fail(2, absl::StrFormat("--lr: '%s' is not a non-negative number",
+                                value));
+      flags.train.lr = lr;
+    } else if (name == "--seed") {
+      training();
+      uint64_t seed;
+      if (!absl::SimpleAtoi(needValue(), &seed))
+        fail(2, absl::StrFormat("--seed: '%s' is not an unsigned integer",
+                                value));
+      flags.seed = seed;
+    } else if (name == "--init") {
+      training();
+      flags.train.init = needValue();
+    } else if (name == "--save") {
+      training();
+      flags.train.save = needValue();
+    } else if (name == "--save-every") {
+      training();
+      flags.train.saveEvery = integer(1, kMax);
+    } else if (name == "--resume") {
+      training();
+      if (hasValue)
+        flags.train.resume = needValue();
+      else
+        flags.resumeAuto = true;
+    } else if (name == "--eval-every") {
+      training();
+      flags.train.evalEvery = integer(1, kMax);
+    } else if (name == "--eval-batches") {
+      training();
+      flags.train.evalBatches = integer(1, kMax);
+    } else if (name == "--log-jsonl") {
+      training();
+      flags.train.logJsonl = needValue();
+    } else if (name == "--log-every") {
+      training();
+      flags.train.logEvery = integer(1, kMax);
+    } else if (name == "--quiet") {
+      training();
+      noValue();
+      flags.train.quiet = true;
     } else if (name == "--help" || name == "-h") {
-      std::printf(kUsage, argv[0]);
+      const char *data = &sinter_default_data ? sinter_default_data : "";
+      std::printf(kUsage, argv[0], *data ? data : "none bundled",
+                  compiledBatch().c_str());
       std::exit(0);
     } else {
       fail(2, absl::StrFormat("unknown flag '%s' (try --help)", arg));
     }
+  }
+  bool raw = !flags.inputs.empty() || !flags.outputs.empty();
+  if (raw && trainingFlag)
+    fail(2, "--inputs/--outputs run raw steps and take no training flags "
+            "(--data, --save, ...)");
+  if (raw && !flags.stepsGiven)
+    flags.train.steps = 1;
+  if (!raw && flags.train.saveEvery && flags.train.save.empty())
+    fail(2, "--save-every needs --save=DIR");
+  if (flags.resumeAuto) {
+    if (flags.train.save.empty())
+      fail(2, "bare --resume continues from --save's directory; give "
+              "--save=DIR or --resume=DIR");
+    std::error_code ec;
+    if (std::filesystem::exists(
+            std::filesystem::path(flags.train.save) / "latest", ec))
+      flags.train.resume = flags.train.save;
   }
   return flags;
 }
@@ -147,25 +293,9 @@ std::string formatScalar(ElementType type, const void *data) {
   return "?";
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  Flags flags = parseFlags(argc, argv);
-
-  absl::StatusOr<StepProgram> program = parseStepProgram(sinter_program_json);
-  if (!program.ok())
-    failStatus(program.status());
-  ExecutorOptions options;
-  options.threads = flags.threads;
-  options.profile = flags.profile;
-  absl::StatusOr<std::unique_ptr<Executor>> created =
-      Executor::create(std::move(*program), sinter_kernels, options);
-  if (!created.ok())
-    failStatus(created.status());
-  Executor &ex = **created;
+/// Raw steps: arguments from --inputs, results to --outputs.
+void runRawSteps(Executor &ex, const Flags &flags) {
   const StepProgram &prog = ex.program();
-
-  // Arguments: given ones from --inputs, the rest by kind.
   std::set<std::string> given;
   if (!flags.inputs.empty()) {
     absl::StatusOr<formats::SafeTensorsFile> file =
@@ -196,14 +326,13 @@ int main(int argc, char **argv) {
       fail(1, absl::StrFormat("input '%s' is not given (pass --inputs=FILE "
                               "with a tensor of that name)",
                               a.name));
-    case ArgumentKind::OptState: // the slab starts zero-filled
-    case ArgumentKind::Step:     // 0 unless given
-      break;
+    default: // optimizer state starts zero-filled, the step at 0, hyper-
+      break; // parameters at their compiled defaults
     }
   }
 
   int64_t start = ex.step();
-  for (int64_t i = 0; i < flags.steps; ++i) {
+  for (int64_t i = 0; i < flags.train.steps; ++i) {
     ex.setStep(start + i);
     if (absl::Status s = ex.run(); !s.ok())
       failStatus(s);
@@ -227,5 +356,49 @@ int main(int argc, char **argv) {
             formats::writeSafeTensors(flags.outputs, ex.readResults());
         !s.ok())
       failStatus(s);
+}
+
+std::unique_ptr<Executor> createExecutor(const char *json,
+                                         const SinterKernelFn *kernels,
+                                         const Flags &flags, bool profile) {
+  absl::StatusOr<StepProgram> program = parseStepProgram(json);
+  if (!program.ok())
+    failStatus(program.status());
+  if (flags.seed)
+    program->seed = *flags.seed;
+  ExecutorOptions options;
+  options.threads = flags.threads;
+  options.profile = profile;
+  absl::StatusOr<std::unique_ptr<Executor>> created =
+      Executor::create(std::move(*program), kernels, options);
+  if (!created.ok())
+    failStatus(created.status());
+  return *std::move(created);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Flags flags = parseFlags(argc, argv);
+  std::unique_ptr<Executor> ex =
+      createExecutor(sinter_program_json, sinter_kernels, flags, flags.profile);
+  if (!flags.inputs.empty() || !flags.outputs.empty()) {
+    runRawSteps(*ex, flags);
+    return 0;
+  }
+
+  std::unique_ptr<Executor> eval;
+  if (&sinter_eval_program_json && *sinter_eval_program_json)
+    eval = createExecutor(sinter_eval_program_json, sinter_eval_kernels, flags,
+                          /*profile=*/false);
+  train::TrainOptions &options = flags.train;
+  options.defaultData = &sinter_default_data ? sinter_default_data : "";
+  options.seed = ex->program().seed;
+  options.seedGiven = flags.seed.has_value();
+  options.profile = flags.profile;
+  options.program = absl::StrFormat(
+      "%016x", train::hashBytes(std::string_view(sinter_program_json)));
+  if (absl::Status s = train::train(*ex, eval.get(), options); !s.ok())
+    failStatus(s);
   return 0;
 }

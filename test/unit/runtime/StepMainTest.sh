@@ -22,9 +22,16 @@ set -e
 [ "$rc" = 2 ] || fail "--bogus exited $rc"
 grep -qx "error: unknown flag '--bogus' (try --help)" err.txt || fail "$(cat err.txt)"
 
-# A missing input: exit 1.
+# Training mode without data (the probe has no bundled dataset): exit 1.
 set +e
 ./probe > out.txt 2> err.txt; rc=$?
+set -e
+[ "$rc" = 1 ] || fail "no data exited $rc"
+grep -qx "error: no --data given and this binary has no bundled dataset; pass --data=FILE|DIR (docs/Data.md)" err.txt || fail "$(cat err.txt)"
+
+# Raw steps with a missing input: exit 1.
+set +e
+./probe --outputs=o.safetensors > out.txt 2> err.txt; rc=$?
 set -e
 [ "$rc" = 1 ] || fail "missing input exited $rc"
 grep -q "^error: input 'x' is not given" err.txt || fail "$(cat err.txt)"

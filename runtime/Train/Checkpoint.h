@@ -1,0 +1,80 @@
+//===- Checkpoint.h - checkpoints that are complete or absent -------------===//
+//
+// A checkpoint is a directory, `<root>/step-00000100/`, holding
+//
+//   model.safetensors      the parameters by their state_dict names, loadable
+//                          as is by safetensors.torch.load_file
+//   optimizer.safetensors  the optimizer state (`optimizer.<param>.<slot>`)
+//   trainer.json           step, seed, data position, peak lr, the step
+//                          program's fingerprint, the last loss
+//   COMPLETE               the marker: each file above with its byte size and
+//                          64-bit hash, written last
+//
+// and `<root>/latest` names the newest one ("step-00000100\n").
+//
+// Saving never leaves a state that loads wrongly, wherever a process is
+// killed: the files go into a hidden temp directory (each written and
+// fsync'ed), COMPLETE is written last, the directory is fsync'ed and renamed
+// into place (exchanged atomically with an older copy of the same step), the
+// root is fsync'ed, and only then is `latest` replaced (temp file + rename).
+// So `latest` names a complete checkpoint or the previous one. Loading
+// checks COMPLETE's sizes and hashes, so truncation or corruption of any file
+// is one error line, not a silently different model.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SINTER_RUNTIME_TRAIN_CHECKPOINT_H
+#define SINTER_RUNTIME_TRAIN_CHECKPOINT_H
+
+#include "runtime/Formats/SafeTensors.h"
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace sinter::train {
+
+/// What a checkpoint holds besides tensors (trainer.json).
+struct TrainerState {
+  int64_t step = 0;          // steps completed; training resumes at this step
+  uint64_t seed = 0;         // parameter-initialization and shuffling seed
+  std::string data;          // the --data the run used
+  std::string dataState;     // DataLoader::state() after `step` steps
+  std::optional<double> lr;  // the peak learning rate, if the program has one
+  std::string program;       // fingerprint of the step program
+  std::optional<double> loss; // the last training loss, for display
+};
+
+struct Checkpoint {
+  formats::SafeTensorsFile model;     // params
+  formats::SafeTensorsFile optimizer; // optimizer state
+  TrainerState state;
+};
+
+/// "step-00000100".
+std::string checkpointName(int64_t step);
+
+/// Writes `checkpoint` as `<root>/<checkpointName(step)>` and points
+/// `<root>/latest` at it; creates `root` if needed. Returns the directory.
+absl::StatusOr<std::string> saveCheckpoint(const std::string &root,
+                                           const Checkpoint &checkpoint);
+
+/// Loads a checkpoint directory, or the one `<path>/latest` names when
+/// `path` is a root. Errors name the file and what is wrong.
+absl::StatusOr<Checkpoint> loadCheckpoint(const std::string &path,
+                                          std::string *loadedFrom = nullptr);
+
+/// Removes temp directories that killed saves left in `root` (names
+/// starting with ".step-"). Missing `root` is fine.
+void removeStaleTemporaries(const std::string &root);
+
+/// A fast 64-bit hash of `bytes` (for the COMPLETE marker and program
+/// fingerprints; not cryptographic).
+uint64_t hashBytes(std::string_view bytes);
+
+} // namespace sinter::train
+
+#endif // SINTER_RUNTIME_TRAIN_CHECKPOINT_H

@@ -1,0 +1,550 @@
+//===- Trainer.cpp - the training loop of the binary ----------------------===//
+
+#include "runtime/Train/Trainer.h"
+
+#include "runtime/Abi/HalfFloat.h"
+#include "runtime/Data/DataLoader.h"
+#include "runtime/Formats/AbslCompat.h"
+#include "runtime/Formats/FileIO.h"
+#include "runtime/Formats/SafeTensors.h"
+#include "runtime/Train/Checkpoint.h"
+#include "runtime/Train/Progress.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <csignal>
+#include <cstring>
+#include <unistd.h>
+
+using namespace sinter;
+using namespace sinter::train;
+using exec::Argument;
+using exec::ArgumentKind;
+using exec::ElementType;
+using exec::Executor;
+using exec::Result;
+using exec::ResultKind;
+
+namespace {
+
+volatile std::sig_atomic_t interrupted = 0;
+
+extern "C" void onInterrupt(int) {
+  // A second Ctrl-C while the checkpoint is written falls through to the
+  // default action.
+  if (interrupted)
+    std::_Exit(130);
+  interrupted = 1;
+}
+
+double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// A 0-d buffer's value as a double.
+double scalarValue(ElementType type, const void *data) {
+  auto load = [&](auto zero) {
+    decltype(zero) v;
+    std::memcpy(&v, data, sizeof(v));
+    return v;
+  };
+  switch (type) {
+  case ElementType::F32:
+    return load(0.0f);
+  case ElementType::F64:
+    return load(0.0);
+  case ElementType::F16:
+    return half::f16BitsToFloat(load(uint16_t(0)));
+  case ElementType::BF16:
+    return half::bf16BitsToFloat(load(uint16_t(0)));
+  case ElementType::I64:
+    return static_cast<double>(load(int64_t(0)));
+  case ElementType::I32:
+    return load(int32_t(0));
+  case ElementType::I8:
+    return load(int8_t(0));
+  case ElementType::I1:
+    return load(uint8_t(0));
+  }
+  return NAN;
+}
+
+/// The metric results of a program, by name, read after a run.
+std::vector<std::pair<std::string, double>> readMetrics(const Executor &ex) {
+  std::vector<std::pair<std::string, double>> out;
+  for (const Result &r : ex.program().results)
+    if (r.kind == ResultKind::Metric)
+      out.push_back({r.name, scalarValue(ex.program().buffers[r.buffer].type,
+                                         ex.bufferData(r.buffer))});
+  return out;
+}
+
+std::optional<double> find(const std::vector<std::pair<std::string, double>> &m,
+                           std::string_view name) {
+  for (const auto &[n, v] : m)
+    if (n == name)
+      return v;
+  return std::nullopt;
+}
+
+std::vector<const Argument *> argumentsOf(const Executor &ex,
+                                          ArgumentKind kind) {
+  std::vector<const Argument *> out;
+  for (const Argument &a : ex.program().arguments)
+    if (a.kind == kind)
+      out.push_back(&a);
+  return out;
+}
+
+/// Params or optimizer state as a safetensors file, in argument order.
+formats::SafeTensorsFile collect(const Executor &ex, ArgumentKind kind) {
+  formats::SafeTensorsFile file;
+  for (const Argument *a : argumentsOf(ex, kind))
+    file.tensors.push_back({a->name, ex.readBuffer(a->buffer)});
+  return file;
+}
+
+/// Sets every `kind` argument from `file`; a tensor may use the argument's
+/// name or an alias (a tied parameter's other name). With `requireAll`, an
+/// argument missing from the file is an error; a tensor that names no such
+/// argument always is (the file belongs to another model), and so are two
+/// tensors for one argument. Returns how many were set.
+absl::StatusOr<int64_t> restore(Executor &ex, ArgumentKind kind,
+                                const formats::SafeTensorsFile &file,
+                                std::string_view fileName, bool requireAll,
+                                std::vector<std::string> *missing = nullptr) {
+  std::vector<std::string> unknown;
+  std::map<const Argument *, const std::pair<std::string, formats::HostTensor> *>
+      given;
+  for (const auto &entry : file.tensors) {
+    const Argument *a = ex.program().findArgument(entry.first);
+    if (!a || a->kind != kind) {
+      unknown.push_back(formats::quoteForMessage(entry.first));
+      continue;
+    }
+    auto [it, inserted] = given.try_emplace(a, &entry);
+    if (!inserted)
+      return formats::formatError(
+          fileName, absl::StrCat("tensors ", formats::quoteForMessage(it->second->first),
+                                 " and ", formats::quoteForMessage(entry.first),
+                                 " are the same tied parameter; keep one"));
+  }
+  if (!unknown.empty())
+    return formats::formatError(
+        fileName,
+        absl::StrFormat("%d tensor(s) match no %s of this model: %s",
+                        unknown.size(), exec::argumentKindName(kind),
+                        absl::StrJoin(unknown.begin(),
+                                      unknown.begin() +
+                                          std::min<size_t>(unknown.size(), 8),
+                                      ", ")));
+  int64_t set = 0;
+  for (const Argument *a : argumentsOf(ex, kind)) {
+    auto it = given.find(a);
+    if (it == given.end()) {
+      if (requireAll)
+        return formats::formatError(
+            fileName, absl::StrCat("has no tensor for ",
+                                   formats::toAbsl(exec::argumentKindName(kind)),
+                                   " ", formats::quoteForMessage(a->name)));
+      if (missing)
+        missing->push_back(a->name);
+      continue;
+    }
+    if (absl::Status s = ex.writeBuffer(
+            a->buffer, it->second->second,
+            absl::StrCat(formats::toAbsl(fileName), ": tensor ",
+                         formats::quoteForMessage(it->second->first)));
+        !s.ok())
+      return s;
+    ++set;
+  }
+  return set;
+}
+
+class Run {
+public:
+  Run(Executor &trainer, Executor *eval, const TrainOptions &options)
+      : ex(trainer), eval(eval), opt(options) {}
+  absl::Status run();
+
+private:
+  absl::Status prepareData();
+  absl::Status prepareParameters();
+  absl::Status evaluate(int64_t step);
+  absl::Status save(int64_t step);
+  std::string dataDescription() const;
+
+  Executor &ex;
+  Executor *eval;
+  const TrainOptions &opt;
+  std::unique_ptr<data::DataLoader> loader;
+  std::vector<void *> trainInputs, evalInputs;
+  std::unique_ptr<ProgressReporter> progress;
+  std::unique_ptr<MetricsLog> metrics;
+  std::string dataSpec;
+  std::optional<Checkpoint> resumed;
+  std::optional<double> lr;
+  uint64_t seed = 0;
+  int64_t startStep = 0;
+  int64_t itemsPerStep = 0;
+  std::string unit;
+  std::optional<double> lastLoss, lastEvalLoss;
+  std::string lastCheckpoint;
+};
+
+absl::Status Run::prepareData() {
+  std::vector<data::InputSpec> specs;
+  for (const Argument *a : argumentsOf(ex, ArgumentKind::Input)) {
+    const exec::Buffer &b = ex.program().buffers[a->buffer];
+    if (b.shape.empty())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", formats::quoteForMessage(a->name),
+          " has no batch dimension; this binary cannot be fed from --data"));
+    specs.push_back({a->name, exec::toDType(b.type), b.shape});
+    trainInputs.push_back(ex.bufferData(a->buffer));
+  }
+  if (specs.empty())
+    return absl::InvalidArgumentError(
+        "the step program has no model inputs to feed");
+  int64_t batch = specs.front().shape.front();
+  if (opt.batchSize && *opt.batchSize != batch)
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--batch-size=%d: this binary was compiled for batch size %d (shapes "
+        "are static); recompile with `sinterc MODEL --batch-size=%d -o ...`",
+        *opt.batchSize, batch, *opt.batchSize));
+  const auto &first = specs.front();
+  bool tokens = specs.size() == 2 && first.shape.size() == 2 &&
+                (first.dtype == formats::DType::I64 ||
+                 first.dtype == formats::DType::I32);
+  itemsPerStep = tokens ? first.shape[0] * first.shape[1] : batch;
+  unit = tokens ? "tok" : "samples";
+
+  if (eval) {
+    for (const Argument *a : argumentsOf(*eval, ArgumentKind::Input)) {
+      const Argument *t = ex.program().findArgument(a->name);
+      if (!t || t->kind != ArgumentKind::Input ||
+          ex.program().buffers[t->buffer].shape !=
+              eval->program().buffers[a->buffer].shape)
+        return absl::InternalError(absl::StrCat(
+            "the eval program's input ", formats::quoteForMessage(a->name),
+            " does not match the training program's"));
+      evalInputs.push_back(eval->bufferData(a->buffer));
+    }
+    if (evalInputs.size() != trainInputs.size())
+      return absl::InternalError(
+          "the eval program's inputs differ from the training program's");
+  }
+
+  dataSpec = opt.data;
+  if (dataSpec.empty() && resumed)
+    dataSpec = resumed->state.data;
+  if (dataSpec.empty())
+    dataSpec = opt.defaultData;
+  if (dataSpec.empty())
+    return absl::InvalidArgumentError(
+        "no --data given and this binary has no bundled dataset; pass "
+        "--data=FILE|DIR (docs/Data.md)");
+  data::LoaderOptions lo;
+  lo.seed = seed;
+  // Token ids index embedding tables; the compiler records their rows.
+  for (const Argument *a : argumentsOf(ex, ArgumentKind::Input))
+    if (a->bound && (lo.vocabSize == 0 || *a->bound < lo.vocabSize))
+      lo.vocabSize = *a->bound;
+  absl::StatusOr<std::unique_ptr<data::DataLoader>> opened =
+      data::DataLoader::open(dataSpec, specs, lo);
+  if (!opened.ok())
+    return opened.status();
+  loader = *std::move(opened);
+  if (resumed) {
+    if (dataSpec == resumed->state.data) {
+      if (absl::Status s = loader->restore(resumed->state.dataState); !s.ok())
+        return absl::InvalidArgumentError(
+            absl::StrCat("cannot continue the data where the checkpoint "
+                         "left it: ",
+                         s.message()));
+    } else {
+      progress->note(absl::StrFormat(
+          "warning: resuming on different data (%s, the checkpoint used %s); "
+          "starting it from the beginning, so the run is not bit-exact",
+          dataSpec, resumed->state.data));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Run::prepareParameters() {
+  if (resumed) {
+    const Checkpoint &c = *resumed;
+    for (auto [file, kind, name] :
+         {std::tuple{&c.model, ArgumentKind::Param, "model.safetensors"},
+          std::tuple{&c.optimizer, ArgumentKind::OptState,
+                     "optimizer.safetensors"}}) {
+      absl::StatusOr<int64_t> set =
+          restore(ex, kind, *file, absl::StrCat(opt.resume, ": ", name),
+                  /*requireAll=*/true);
+      if (!set.ok())
+        return set.status();
+    }
+    return absl::OkStatus();
+  }
+  if (absl::Status s = ex.initializeParameters(); !s.ok())
+    return s;
+  if (opt.init.empty())
+    return absl::OkStatus();
+  absl::StatusOr<formats::SafeTensorsFile> file =
+      formats::readSafeTensors(opt.init);
+  if (!file.ok())
+    return file.status();
+  std::vector<std::string> missing;
+  absl::StatusOr<int64_t> set = restore(ex, ArgumentKind::Param, *file,
+                                        opt.init, /*requireAll=*/false, &missing);
+  if (!set.ok())
+    return set.status();
+  std::string note = absl::StrFormat("initialized %d parameter(s) from %s", *set,
+                                     opt.init);
+  if (!missing.empty())
+    absl::StrAppend(&note, absl::StrFormat(
+                               "; %d from their initializers (%s)",
+                               missing.size(), absl::StrJoin(missing, ", ")));
+  progress->note(note, /*important=*/false);
+  return absl::OkStatus();
+}
+
+absl::Status Run::evaluate(int64_t step) {
+  int64_t batches = std::min(loader->numEvalBatches(), opt.evalBatches);
+  if (!eval || batches == 0)
+    return absl::OkStatus();
+  // The eval program has its own slabs: copy the parameters over by name.
+  for (const Argument *a : argumentsOf(*eval, ArgumentKind::Param)) {
+    const Argument *t = ex.program().findArgument(a->name);
+    if (!t || ex.program().buffers[t->buffer].bytes !=
+                  eval->program().buffers[a->buffer].bytes)
+      return absl::InternalError(absl::StrCat(
+          "the eval program's parameter ", formats::quoteForMessage(a->name),
+          " does not match the training program's"));
+    std::memcpy(eval->bufferData(a->buffer), ex.bufferData(t->buffer),
+                ex.program().buffers[t->buffer].bytes);
+  }
+  std::vector<std::pair<std::string, double>> sums;
+  for (int64_t i = 0; i < batches; ++i) {
+    if (absl::Status s = loader->evalBatch(i, evalInputs); !s.ok())
+      return s;
+    if (absl::Status s = eval->run(); !s.ok())
+      return s;
+    std::vector<std::pair<std::string, double>> m = readMetrics(*eval);
+    if (sums.empty())
+      sums = m;
+    else
+      for (size_t k = 0; k < m.size(); ++k)
+        sums[k].second += m[k].second;
+  }
+  std::vector<std::pair<std::string, double>> fields = {
+      {"step", static_cast<double>(step)}};
+  std::string line = absl::StrFormat("eval at step %d:", step);
+  for (auto &[name, sum] : sums) {
+    double mean = sum / static_cast<double>(batches);
+    absl::StrAppend(&line, absl::StrFormat(" %s %.4f", name, mean));
+    fields.push_back({"eval_" + name, mean});
+    if (name == "loss")
+      lastEvalLoss = mean;
+  }
+  absl::StrAppend(&line, absl::StrFormat(" (%d held-out batches)", batches));
+  progress->note(line, /*important=*/false);
+  if (metrics)
+    return metrics->write(fields);
+  return absl::OkStatus();
+}
+
+absl::Status Run::save(int64_t step) {
+  if (opt.save.empty() || lastCheckpoint == checkpointName(step))
+    return absl::OkStatus();
+  Checkpoint c;
+  c.model = collect(ex, ArgumentKind::Param);
+  c.model.metadata["sinter.step"] = absl::StrCat(step);
+  c.optimizer = collect(ex, ArgumentKind::OptState);
+  c.state.step = step;
+  c.state.seed = seed;
+  c.state.data = dataSpec;
+  c.state.dataState = loader->state();
+  c.state.lr = lr;
+  c.state.program = opt.program;
+  c.state.loss = lastLoss;
+  absl::StatusOr<std::string> dir = saveCheckpoint(opt.save, c);
+  if (!dir.ok())
+    return dir.status();
+  lastCheckpoint = checkpointName(step);
+  progress->note(absl::StrCat("saved ", *dir), /*important=*/false);
+  return absl::OkStatus();
+}
+
+absl::Status Run::run() {
+  bool interactive = ::isatty(STDOUT_FILENO) && !std::getenv("SINTER_NO_TTY");
+  seed = opt.seed;
+  lr = opt.lr;
+
+  if (!opt.resume.empty()) {
+    if (!opt.init.empty())
+      return absl::InvalidArgumentError(
+          "--init and --resume exclude each other (a checkpoint already "
+          "holds the parameters)");
+    std::string from;
+    absl::StatusOr<Checkpoint> c = loadCheckpoint(opt.resume, &from);
+    if (!c.ok())
+      return c.status();
+    resumed = *std::move(c);
+    startStep = resumed->state.step;
+    if (!opt.seedGiven)
+      seed = resumed->state.seed;
+    if (!lr)
+      lr = resumed->state.lr;
+  }
+  progress = std::make_unique<ProgressReporter>(
+      stdout, interactive, opt.quiet, opt.logEvery, startStep, opt.steps, "");
+  if (resumed && resumed->state.program != opt.program)
+    progress->note("warning: the checkpoint was written by a different "
+                   "step program (the model or its training section "
+                   "changed); continuing");
+  if (absl::Status s = prepareParameters(); !s.ok())
+    return s;
+  if (absl::Status s = prepareData(); !s.ok())
+    return s;
+  progress = std::make_unique<ProgressReporter>(stdout, interactive, opt.quiet,
+                                                opt.logEvery, startStep,
+                                                opt.steps, unit);
+  if (startStep > opt.steps)
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--steps=%d: the checkpoint is already at step %d (--steps counts "
+        "from the start of training)",
+        opt.steps, startStep));
+  if (lr) {
+    if (absl::Status s = ex.setHyper("lr", *lr); !s.ok())
+      return s;
+  }
+  if (!opt.logJsonl.empty()) {
+    absl::StatusOr<std::unique_ptr<MetricsLog>> log =
+        MetricsLog::open(opt.logJsonl);
+    if (!log.ok())
+      return log.status();
+    metrics = *std::move(log);
+  }
+  if (!opt.save.empty())
+    removeStaleTemporaries(opt.save);
+
+  progress->note(
+      absl::StrFormat("%s %s; %d threads; %s", resumed ? "resuming from" : "data:",
+                      resumed ? absl::StrFormat("step %d (%s)", startStep,
+                                                opt.resume)
+                              : loader->describe(),
+                      ex.threads(),
+                      resumed ? loader->describe()
+                              : absl::StrFormat("training steps %d to %d",
+                                                startStep + 1, opt.steps)),
+      /*important=*/false);
+
+  std::signal(SIGINT, onInterrupt);
+  std::signal(SIGTERM, onInterrupt);
+  double began = now();
+  double smoothedRate = 0;
+  int64_t step = startStep;
+  for (; step < opt.steps && !interrupted; ++step) {
+    if (absl::Status s = loader->nextTrain(trainInputs); !s.ok())
+      return s;
+    double t0 = now();
+    ex.setStep(step);
+    if (absl::Status s = ex.run(); !s.ok())
+      return s;
+    double seconds = now() - t0;
+    std::vector<std::pair<std::string, double>> m = readMetrics(ex);
+    std::optional<double> loss = find(m, "loss");
+    if (!loss)
+      return absl::InternalError("the step program has no 'loss' metric");
+    if (!std::isfinite(*loss))
+      return absl::DataLossError(absl::StrFormat(
+          "the loss is %f at step %d: training diverged (lower --lr or check "
+          "the data); the last checkpoint is %s",
+          *loss, step + 1,
+          lastCheckpoint.empty() ? "none" : opt.save + "/" + lastCheckpoint));
+    lastLoss = loss;
+    double rate = seconds > 0 ? double(itemsPerStep) / seconds : 0;
+    smoothedRate = step == startStep ? rate : 0.9 * smoothedRate + 0.1 * rate;
+
+    StepReport report;
+    report.step = step + 1;
+    report.loss = *loss;
+    report.lr = find(m, "lr");
+    report.gradNorm = find(m, "grad_norm");
+    for (const auto &[name, value] : m)
+      if (name != "loss" && name != "lr" && name != "grad_norm")
+        report.metrics.push_back({name, value});
+    report.stepSeconds = seconds;
+    report.itemsPerSecond = smoothedRate;
+    progress->step(report, now() - began);
+    if (metrics) {
+      std::vector<std::pair<std::string, double>> fields = {
+          {"step", double(step + 1)}};
+      fields.insert(fields.end(), m.begin(), m.end());
+      fields.push_back({"step_seconds", seconds});
+      fields.push_back({unit == "tok" ? "tokens_per_second"
+                                      : "samples_per_second",
+                        rate});
+      if (absl::Status s = metrics->write(fields); !s.ok())
+        return s;
+    }
+    int64_t done = step + 1;
+    if (opt.evalEvery > 0 && done % opt.evalEvery == 0)
+      if (absl::Status s = evaluate(done); !s.ok())
+        return s;
+    if (opt.saveEvery > 0 && done % opt.saveEvery == 0)
+      if (absl::Status s = save(done); !s.ok())
+        return s;
+  }
+  double elapsed = now() - began;
+  progress->finish();
+  if (opt.evalEvery > 0 && step % opt.evalEvery != 0 && step > startStep)
+    if (absl::Status s = evaluate(step); !s.ok())
+      return s;
+  if (absl::Status s = save(step); !s.ok())
+    return s;
+
+  int64_t ran = step - startStep;
+  std::string summary = absl::StrFormat(
+      "%s %d step(s) in %s (%s %s/s)", interrupted ? "interrupted after" : "done:",
+      ran, formatDuration(elapsed),
+      formatRate(elapsed > 0 ? double(ran * itemsPerStep) / elapsed : 0), unit);
+  if (lastLoss)
+    absl::StrAppend(&summary, absl::StrFormat("; loss %.4f", *lastLoss));
+  if (lastEvalLoss)
+    absl::StrAppend(&summary, absl::StrFormat("; eval loss %.4f", *lastEvalLoss));
+  if (!lastCheckpoint.empty())
+    absl::StrAppend(&summary, "; checkpoint ", opt.save, "/", lastCheckpoint);
+  progress->note(summary);
+  if (opt.profile)
+    std::printf("%s", ex.formatProfile(std::getenv("SINTER_PROFILE_ALL")
+                                           ? 1 << 30
+                                           : 10)
+                          .c_str());
+  std::fflush(stdout);
+  if (interrupted)
+    return absl::CancelledError(absl::StrFormat(
+        "interrupted at step %d%s", step,
+        lastCheckpoint.empty()
+            ? ""
+            : absl::StrCat("; resume with --resume=", opt.save)));
+  return absl::OkStatus();
+}
+
+} // namespace
+
+absl::Status sinter::train::train(Executor &trainer, Executor *eval,
+                                  const TrainOptions &options) {
+  Run run(trainer, eval, options);
+  return run.run();
+}

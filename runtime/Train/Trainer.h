@@ -1,0 +1,63 @@
+//===- Trainer.h - the training loop of the binary ------------------------===//
+//
+// train() is what `./train` does when it is not asked to run raw steps:
+//
+//   1. parameters: from a checkpoint (--resume), a safetensors file (--init,
+//      e.g. weights saved from PyTorch) or their initializers (--seed);
+//   2. data: a DataLoader over --data, or the dataset compiled in as the
+//      default, restored to the checkpoint's position on resume;
+//   3. the loop: next batch into the input buffers, one compiled step,
+//      metrics to the progress line and the JSONL log, evaluation on the
+//      held-out batches every --eval-every steps (through the eval program,
+//      without dropout), a checkpoint every --save-every steps;
+//   4. at the end (or on Ctrl-C, after the step in flight): a last
+//      checkpoint if --save is given, an evaluation, and one summary line.
+//
+// The step counter is the number of steps done, so a run resumed from the
+// checkpoint of step K feeds the step program exactly the arguments,
+// batches and counter values an uninterrupted run would: resume is
+// bit-exact on CPU (dropout masks and the lr schedule are functions of the
+// counter).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SINTER_RUNTIME_TRAIN_TRAINER_H
+#define SINTER_RUNTIME_TRAIN_TRAINER_H
+
+#include "runtime/Exec/Executor.h"
+
+#include "absl/status/status.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace sinter::train {
+
+struct TrainOptions {
+  std::string data;        // --data ("" = defaultData)
+  std::string defaultData; // compiled in by sinterc ("" = none)
+  int64_t steps = 1000;    // total steps, counted from step 0
+  std::optional<int64_t> batchSize;
+  std::optional<double> lr;
+  uint64_t seed = 0;      // the seed in effect (--seed or the compiled one)
+  bool seedGiven = false; // --seed was passed
+  std::string init, save, resume, logJsonl;
+  int64_t saveEvery = 0; // 0: only at the end
+  int64_t evalEvery = 0; // 0: never
+  int64_t evalBatches = 20;
+  int64_t logEvery = 10; // plain-line interval when not on a terminal
+  bool quiet = false;
+  bool profile = false;
+  /// Fingerprint of the step program, stored in checkpoints.
+  std::string program;
+};
+
+/// Runs training; returns Cancelled after a Ctrl-C (the checkpoint, if any,
+/// is written first). Every other error is one line naming its place.
+absl::Status train(exec::Executor &trainer, exec::Executor *eval,
+                   const TrainOptions &options);
+
+} // namespace sinter::train
+
+#endif // SINTER_RUNTIME_TRAIN_TRAINER_H

@@ -1,0 +1,214 @@
+//===- CheckpointTest.cpp - runtime/Train/Checkpoint ----------------------===//
+//
+// Round trips, the `latest` pointer, re-saving a step, and every way a
+// checkpoint on disk can be damaged: each must be one error naming the file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Train/Checkpoint.h"
+
+#include "runtime/Formats/FileIO.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace sinter;
+using namespace sinter::train;
+namespace fs = std::filesystem;
+
+namespace {
+
+class CheckpointTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string pattern =
+        (fs::temp_directory_path() / "sinter-ckpt-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    root = pattern;
+  }
+  void TearDown() override { fs::remove_all(root); }
+
+  static formats::HostTensor tensor(std::vector<float> values) {
+    formats::HostTensor t;
+    t.dtype = formats::DType::F32;
+    t.shape = {static_cast<int64_t>(values.size())};
+    t.data.resize(values.size() * 4);
+    std::memcpy(t.data.data(), values.data(), t.data.size());
+    return t;
+  }
+
+  static Checkpoint make(int64_t step, float value) {
+    Checkpoint c;
+    c.model.tensors = {{"fc.weight", tensor({value, 2, 3})},
+                       {"fc.bias", tensor({value})}};
+    c.optimizer.tensors = {{"optimizer.fc.weight.momentum_buffer",
+                            tensor({0.5f, value, 0})}};
+    c.state.step = step;
+    c.state.seed = 18446744073709551615ull; // beyond int64
+    c.state.data = "data/x";
+    c.state.dataState = "epoch=1 batch=2";
+    c.state.lr = 3e-4;
+    c.state.program = "0123456789abcdef";
+    c.state.loss = 2.5;
+    return c;
+  }
+
+  static std::string slurp(const fs::path &p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+  std::string root;
+};
+
+TEST_F(CheckpointTest, RoundTripsThroughLatest) {
+  absl::StatusOr<std::string> dir = saveCheckpoint(root, make(100, 1));
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  EXPECT_EQ(fs::path(*dir).filename(), "step-00000100");
+  EXPECT_EQ(slurp(fs::path(root) / "latest"), "step-00000100\n");
+  std::string from;
+  absl::StatusOr<Checkpoint> c = loadCheckpoint(root, &from);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(from, *dir);
+  Checkpoint want = make(100, 1);
+  ASSERT_EQ(c->model.tensors.size(), 2u);
+  EXPECT_EQ(c->model.tensors[0].first, "fc.weight");
+  EXPECT_EQ(c->model.tensors[0].second, want.model.tensors[0].second);
+  EXPECT_EQ(c->optimizer.tensors[0].second, want.optimizer.tensors[0].second);
+  EXPECT_EQ(c->state.step, 100);
+  EXPECT_EQ(c->state.seed, want.state.seed);
+  EXPECT_EQ(c->state.dataState, "epoch=1 batch=2");
+  EXPECT_EQ(c->state.lr, 3e-4);
+  EXPECT_EQ(c->state.loss, 2.5);
+  // A step directory loads directly too.
+  EXPECT_TRUE(loadCheckpoint(*dir).ok());
+}
+
+TEST_F(CheckpointTest, LatestMovesAndOldStepsStay) {
+  ASSERT_TRUE(saveCheckpoint(root, make(1, 1)).ok());
+  ASSERT_TRUE(saveCheckpoint(root, make(2, 2)).ok());
+  EXPECT_EQ(slurp(fs::path(root) / "latest"), "step-00000002\n");
+  absl::StatusOr<Checkpoint> old =
+      loadCheckpoint((fs::path(root) / "step-00000001").string());
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(old->model.tensors[1].second, tensor({1}));
+}
+
+TEST_F(CheckpointTest, ResavingAStepReplacesIt) {
+  ASSERT_TRUE(saveCheckpoint(root, make(5, 1)).ok());
+  ASSERT_TRUE(saveCheckpoint(root, make(5, 7)).ok());
+  absl::StatusOr<Checkpoint> c = loadCheckpoint(root);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->model.tensors[1].second, tensor({7}));
+  // No temp directory is left behind.
+  for (const auto &entry : fs::directory_iterator(root))
+    EXPECT_NE(entry.path().filename().string()[0], '.') << entry.path();
+}
+
+TEST_F(CheckpointTest, StaleTemporariesAreRemovedAndNeverLoaded) {
+  ASSERT_TRUE(saveCheckpoint(root, make(3, 1)).ok());
+  fs::create_directory(fs::path(root) / ".step-00000004.tmp-99");
+  EXPECT_TRUE(loadCheckpoint(root).ok());
+  removeStaleTemporaries(root);
+  EXPECT_FALSE(fs::exists(fs::path(root) / ".step-00000004.tmp-99"));
+  EXPECT_TRUE(fs::exists(fs::path(root) / "step-00000003"));
+}
+
+TEST_F(CheckpointTest, DamageIsOneErrorNamingTheFile) {
+  ASSERT_TRUE(saveCheckpoint(root, make(9, 1)).ok());
+  fs::path dir = fs::path(root) / "step-00000009";
+  auto expectError = [&](const std::string &needle) {
+    absl::StatusOr<Checkpoint> c = loadCheckpoint(root);
+    ASSERT_FALSE(c.ok());
+    std::string message(c.status().message());
+    EXPECT_NE(message.find(needle), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  };
+  std::string model = slurp(dir / "model.safetensors");
+
+  // Truncated.
+  std::ofstream(dir / "model.safetensors", std::ios::binary)
+      << model.substr(0, model.size() - 3);
+  expectError("model.safetensors: has " + std::to_string(model.size() - 3) +
+              " bytes but the checkpoint was saved with");
+
+  // Same size, one byte flipped.
+  std::string flipped = model;
+  flipped.back() ^= 0x40;
+  std::ofstream(dir / "model.safetensors", std::ios::binary) << flipped;
+  expectError("do not match the hash in COMPLETE (corrupt)");
+  std::ofstream(dir / "model.safetensors", std::ios::binary) << model;
+  ASSERT_TRUE(loadCheckpoint(root).ok());
+
+  // No marker: incomplete.
+  fs::rename(dir / "COMPLETE", dir / "COMPLETE.bak");
+  expectError("incomplete checkpoint (no COMPLETE marker)");
+  fs::rename(dir / "COMPLETE.bak", dir / "COMPLETE");
+
+  // `latest` naming something else.
+  std::ofstream(fs::path(root) / "latest") << "../etc\n";
+  expectError("does not name a checkpoint");
+  std::ofstream(fs::path(root) / "latest") << "step-00000010\n";
+  expectError("incomplete checkpoint");
+
+  // Missing directory, and a directory that is no checkpoint.
+  absl::StatusOr<Checkpoint> missing = loadCheckpoint(root + "/nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("no such checkpoint"),
+            std::string::npos);
+  fs::create_directory(fs::path(root) / "empty");
+  absl::StatusOr<Checkpoint> empty = loadCheckpoint(root + "/empty");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("not a checkpoint"),
+            std::string::npos);
+}
+
+TEST_F(CheckpointTest, MalformedTrainerStateIsAnError) {
+  ASSERT_TRUE(saveCheckpoint(root, make(2, 1)).ok());
+  fs::path dir = fs::path(root) / "step-00000002";
+  // Rewrite trainer.json and its COMPLETE entry consistently, so that only
+  // the state parser can object.
+  std::string bad = R"({"step":-4,"seed":"1","data":"","data_state":"","program":""})";
+  std::string marker = slurp(dir / "COMPLETE");
+  std::string good = slurp(dir / "trainer.json");
+  size_t at = marker.find("\"trainer.json\"");
+  ASSERT_NE(at, std::string::npos);
+  std::string entry = "\"trainer.json\":{\"bytes\":" +
+                      std::to_string(bad.size()) + ",\"hash\":\"" +
+                      [&] {
+                        char buf[17];
+                        std::snprintf(buf, sizeof buf, "%016llx",
+                                      (unsigned long long)hashBytes(bad));
+                        return std::string(buf);
+                      }() +
+                      "\"}";
+  size_t end = marker.find('}', at) + 1;
+  marker.replace(at, end - at, entry);
+  std::ofstream(dir / "COMPLETE") << marker;
+  std::ofstream(dir / "trainer.json") << bad;
+  absl::StatusOr<Checkpoint> c = loadCheckpoint(root);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("trainer.json: 'step' is negative"),
+            std::string::npos)
+      << c.status();
+}
+
+TEST(HashBytes, DependsOnEveryByteAndTheLength) {
+  std::string a(37, 'x');
+  uint64_t h = hashBytes(a);
+  for (size_t i = 0; i < a.size(); ++i) {
+    std::string b = a;
+    b[i] ^= 1;
+    EXPECT_NE(hashBytes(b), h) << i;
+  }
+  EXPECT_NE(hashBytes(std::string(36, 'x')), h);
+  EXPECT_NE(hashBytes(""), hashBytes(std::string(1, '\0')));
+}
+
+} // namespace
