@@ -270,6 +270,34 @@ const void *Executor::bufferData(int64_t id) const {
   return slabs[static_cast<int>(b.slab)] + b.offset;
 }
 
+double Executor::scalarValue(int64_t id) const {
+  const void *data = bufferData(id);
+  auto load = [&](auto zero) {
+    decltype(zero) v;
+    std::memcpy(&v, data, sizeof(v));
+    return v;
+  };
+  switch (prog.buffers[id].type) {
+  case ElementType::F32:
+    return load(0.0f);
+  case ElementType::F64:
+    return load(0.0);
+  case ElementType::F16:
+    return half::f16BitsToFloat(load(uint16_t(0)));
+  case ElementType::BF16:
+    return half::bf16BitsToFloat(load(uint16_t(0)));
+  case ElementType::I64:
+    return static_cast<double>(load(int64_t(0)));
+  case ElementType::I32:
+    return load(int32_t(0));
+  case ElementType::I8:
+    return load(int8_t(0));
+  case ElementType::I1:
+    return load(uint8_t(0));
+  }
+  return NAN;
+}
+
 //===----------------------------------------------------------------------===//
 // State in and out
 //===----------------------------------------------------------------------===//

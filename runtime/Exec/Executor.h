@@ -88,6 +88,9 @@ public:
   /// The bytes of buffer `id` (which the caller has range-checked).
   void *bufferData(int64_t id);
   const void *bufferData(int64_t id) const;
+  /// Element 0 of buffer `id` as a double (a metric's value): exact for
+  /// every float type and for integers up to 2^53.
+  double scalarValue(int64_t id) const;
   const abi::SlabRef &slabRef(abi::SlabId slab) const {
     return refs[static_cast<int>(slab)];
   }

@@ -33,7 +33,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Abi/HalfFloat.h"
 #include "runtime/Abi/KernelAbi.h"
 #include "runtime/Exec/Executor.h"
 #include "runtime/Exec/StepProgram.h"
@@ -264,33 +263,20 @@ Flags parseFlags(int argc, char **argv) {
   return flags;
 }
 
-/// `value` of a 0-d buffer, with enough digits to read the exact value
-/// back (9 for f32, 17 for f64), as `sinterc --run` prints it.
-std::string formatScalar(ElementType type, const void *data) {
-  auto load = [&](auto zero) {
-    decltype(zero) v;
-    std::memcpy(&v, data, sizeof(v));
-    return v;
-  };
-  switch (type) {
-  case ElementType::F32:
-    return absl::StrFormat("%.9g", load(0.0f));
+/// Metric `id` as `sinterc --run` prints it: enough digits to read the
+/// exact value back (9 for f32, 17 for f64), integers as integers.
+std::string formatScalar(const Executor &ex, int64_t id) {
+  double value = ex.scalarValue(id);
+  switch (ex.program().buffers[id].type) {
   case ElementType::F64:
-    return absl::StrFormat("%.17g", load(0.0));
+    return absl::StrFormat("%.17g", value);
+  case ElementType::F32:
   case ElementType::F16:
-    return absl::StrFormat("%.9g", half::f16BitsToFloat(load(uint16_t(0))));
   case ElementType::BF16:
-    return absl::StrFormat("%.9g", half::bf16BitsToFloat(load(uint16_t(0))));
-  case ElementType::I64:
-    return absl::StrFormat("%d", load(int64_t(0)));
-  case ElementType::I32:
-    return absl::StrFormat("%d", load(int32_t(0)));
-  case ElementType::I8:
-    return absl::StrFormat("%d", load(int8_t(0)));
-  case ElementType::I1:
-    return absl::StrFormat("%d", load(uint8_t(0)));
+    return absl::StrFormat("%.9g", value);
+  default:
+    return absl::StrFormat("%d", static_cast<int64_t>(value));
   }
-  return "?";
 }
 
 /// Raw steps: arguments from --inputs, results to --outputs.
@@ -342,8 +328,7 @@ void runRawSteps(Executor &ex, const Flags &flags) {
     if (r.kind == ResultKind::Metric)
       std::printf(
           "%s = %s\n", r.name.c_str(),
-          formatScalar(prog.buffers[r.buffer].type, ex.bufferData(r.buffer))
-              .c_str());
+          formatScalar(ex, r.buffer).c_str());
   if (flags.profile)
     std::printf("%s", ex.formatProfile(std::getenv("SINTER_PROFILE_ALL")
                                            ? 1 << 30

@@ -2,7 +2,6 @@
 
 #include "runtime/Train/Trainer.h"
 
-#include "runtime/Abi/HalfFloat.h"
 #include "runtime/Data/DataLoader.h"
 #include "runtime/Formats/AbslCompat.h"
 #include "runtime/Formats/FileIO.h"
@@ -48,41 +47,12 @@ double now() {
       .count();
 }
 
-/// A 0-d buffer's value as a double.
-double scalarValue(ElementType type, const void *data) {
-  auto load = [&](auto zero) {
-    decltype(zero) v;
-    std::memcpy(&v, data, sizeof(v));
-    return v;
-  };
-  switch (type) {
-  case ElementType::F32:
-    return load(0.0f);
-  case ElementType::F64:
-    return load(0.0);
-  case ElementType::F16:
-    return half::f16BitsToFloat(load(uint16_t(0)));
-  case ElementType::BF16:
-    return half::bf16BitsToFloat(load(uint16_t(0)));
-  case ElementType::I64:
-    return static_cast<double>(load(int64_t(0)));
-  case ElementType::I32:
-    return load(int32_t(0));
-  case ElementType::I8:
-    return load(int8_t(0));
-  case ElementType::I1:
-    return load(uint8_t(0));
-  }
-  return NAN;
-}
-
 /// The metric results of a program, by name, read after a run.
 std::vector<std::pair<std::string, double>> readMetrics(const Executor &ex) {
   std::vector<std::pair<std::string, double>> out;
   for (const Result &r : ex.program().results)
     if (r.kind == ResultKind::Metric)
-      out.push_back({r.name, scalarValue(ex.program().buffers[r.buffer].type,
-                                         ex.bufferData(r.buffer))});
+      out.push_back({r.name, ex.scalarValue(r.buffer)});
   return out;
 }
 
