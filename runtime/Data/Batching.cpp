@@ -167,4 +167,32 @@ absl::Status checkDestinations(const std::vector<void *> &dst,
   return absl::OkStatus();
 }
 
+ItemLoader::ItemLoader(std::vector<InputSpec> inputs, int64_t numTrainItems,
+                       uint64_t seed)
+    : inputs(std::move(inputs)), B(this->inputs[0].shape[0]),
+      cursor(numTrainItems, B, seed) {}
+
+absl::Status ItemLoader::nextTrain(const std::vector<void *> &dst) {
+  if (absl::Status status = checkDestinations(dst, inputs); !status.ok())
+    return status;
+  cursor.next(items);
+  fill(Split::Train, items, dst);
+  return absl::OkStatus();
+}
+
+int64_t ItemLoader::numEvalBatches() const { return numEvalItems() / B; }
+
+absl::Status ItemLoader::evalBatch(int64_t i, const std::vector<void *> &dst) {
+  if (absl::Status status = checkDestinations(dst, inputs); !status.ok())
+    return status;
+  if (i < 0 || i >= numEvalBatches())
+    return absl::OutOfRangeError(absl::StrCat(
+        "eval batch ", i, " is out of range: there are ", numEvalBatches()));
+  items.resize(static_cast<size_t>(B));
+  for (int64_t r = 0; r < B; ++r)
+    items[static_cast<size_t>(r)] = i * B + r;
+  fill(Split::Eval, items, dst);
+  return absl::OkStatus();
+}
+
 } // namespace sinter::data

@@ -68,6 +68,46 @@ private:
   int64_t orderEpoch = -1;
 };
 
+/// What the token and .npy loaders share: a train split of items (token
+/// windows or examples) served in EpochCursor order, an eval split served
+/// in order, the checkpoint state and the description. A loader says how
+/// many eval items it has and how to copy items into a batch.
+class ItemLoader : public DataLoader {
+public:
+  /// inputs[0].shape[0] is the batch size.
+  ItemLoader(std::vector<InputSpec> inputs, int64_t numTrainItems,
+             uint64_t seed);
+
+  absl::Status nextTrain(const std::vector<void *> &dst) final;
+  int64_t numEvalBatches() const final;
+  absl::Status evalBatch(int64_t i, const std::vector<void *> &dst) final;
+  std::string state() const final { return cursor.state(); }
+  absl::Status restore(std::string_view state) final {
+    return cursor.restore(state);
+  }
+  int64_t epoch() const final { return cursor.epoch(); }
+  int64_t trainBatchesPerEpoch() const final {
+    return cursor.batchesPerEpoch();
+  }
+  std::string describe() const final { return description; }
+
+  std::string description;
+
+protected:
+  enum class Split { Train, Eval };
+  virtual int64_t numEvalItems() const = 0;
+  /// Row r of every destination is item items[r] of `split`.
+  virtual void fill(Split split, const std::vector<int64_t> &items,
+                    const std::vector<void *> &dst) const = 0;
+
+  std::vector<InputSpec> inputs;
+  int64_t B;
+
+private:
+  EpochCursor cursor;
+  std::vector<int64_t> items; // the batch being filled
+};
+
 /// "1,003,854".
 std::string withCommas(int64_t value);
 

@@ -257,55 +257,22 @@ readSplit(const std::vector<std::string> &paths,
   return arrays;
 }
 
-class NpyLoader final : public DataLoader {
+class NpyLoader final : public ItemLoader {
 public:
   NpyLoader(std::vector<InputSpec> inputs, std::vector<HostTensor> train,
             std::vector<HostTensor> eval, uint64_t seed)
-      : inputs(std::move(inputs)), B(this->inputs[0].shape[0]),
-        train(std::move(train)), eval(std::move(eval)),
-        cursor(this->train[0].shape[0], B, seed) {}
-
-  absl::Status nextTrain(const std::vector<void *> &dst) override {
-    if (absl::Status status = checkDestinations(dst, inputs); !status.ok())
-      return status;
-    cursor.next(rows);
-    fill(train, dst);
-    return absl::OkStatus();
-  }
-
-  int64_t numEvalBatches() const override {
-    return eval.empty() ? 0 : eval[0].shape[0] / B;
-  }
-
-  absl::Status evalBatch(int64_t i, const std::vector<void *> &dst) override {
-    if (absl::Status status = checkDestinations(dst, inputs); !status.ok())
-      return status;
-    if (i < 0 || i >= numEvalBatches())
-      return absl::OutOfRangeError(absl::StrCat(
-          "eval batch ", i, " is out of range: there are ", numEvalBatches()));
-    rows.resize(static_cast<size_t>(B));
-    for (int64_t r = 0; r < B; ++r)
-      rows[static_cast<size_t>(r)] = i * B + r;
-    fill(eval, dst);
-    return absl::OkStatus();
-  }
-
-  std::string state() const override { return cursor.state(); }
-  absl::Status restore(std::string_view state) override {
-    return cursor.restore(state);
-  }
-  int64_t epoch() const override { return cursor.epoch(); }
-  int64_t trainBatchesPerEpoch() const override {
-    return cursor.batchesPerEpoch();
-  }
-  std::string describe() const override { return description; }
-
-  std::string description;
+      : ItemLoader(std::move(inputs), train[0].shape[0], seed),
+        train(std::move(train)), eval(std::move(eval)) {}
 
 private:
-  /// Row r of every input is example rows[r] of `arrays`.
-  void fill(const std::vector<HostTensor> &arrays,
-            const std::vector<void *> &dst) const {
+  int64_t numEvalItems() const override {
+    return eval.empty() ? 0 : eval[0].shape[0];
+  }
+
+  /// Row r of every input is example rows[r].
+  void fill(Split split, const std::vector<int64_t> &rows,
+            const std::vector<void *> &dst) const override {
+    const std::vector<HostTensor> &arrays = split == Split::Train ? train : eval;
     for (size_t k = 0; k < arrays.size(); ++k) {
       size_t rowBytes =
           arrays[k].data.size() / static_cast<size_t>(arrays[k].shape[0]);
@@ -318,11 +285,7 @@ private:
     }
   }
 
-  std::vector<InputSpec> inputs;
-  int64_t B;
   std::vector<HostTensor> train, eval;
-  EpochCursor cursor;
-  std::vector<int64_t> rows; // the batch being filled
 };
 
 } // namespace

@@ -72,58 +72,26 @@ void storeTokens(const uint16_t *src, int64_t count, formats::DType dtype,
   }
 }
 
-class TokenLoader final : public DataLoader {
+class TokenLoader final : public ItemLoader {
 public:
-  TokenLoader(std::vector<InputSpec> inputs, std::vector<uint16_t> train,
-              std::vector<uint16_t> eval, uint64_t seed)
-      : inputs(std::move(inputs)), B(this->inputs[0].shape[0]),
-        T(this->inputs[0].shape[1]), train(std::move(train)),
-        eval(std::move(eval)),
-        cursor(numWindows(static_cast<int64_t>(this->train.size()), T), B,
-               seed) {}
-
-  absl::Status nextTrain(const std::vector<void *> &dst) override {
-    if (absl::Status status = checkDestinations(dst, inputs); !status.ok())
-      return status;
-    cursor.next(windows);
-    fill(train, dst);
-    return absl::OkStatus();
-  }
-
-  int64_t numEvalBatches() const override {
-    return numWindows(static_cast<int64_t>(eval.size()), T) / B;
-  }
-
-  absl::Status evalBatch(int64_t i, const std::vector<void *> &dst) override {
-    if (absl::Status status = checkDestinations(dst, inputs); !status.ok())
-      return status;
-    if (i < 0 || i >= numEvalBatches())
-      return absl::OutOfRangeError(absl::StrCat(
-          "eval batch ", i, " is out of range: there are ", numEvalBatches()));
-    windows.resize(static_cast<size_t>(B));
-    for (int64_t r = 0; r < B; ++r)
-      windows[static_cast<size_t>(r)] = i * B + r;
-    fill(eval, dst);
-    return absl::OkStatus();
-  }
-
-  std::string state() const override { return cursor.state(); }
-  absl::Status restore(std::string_view state) override {
-    return cursor.restore(state);
-  }
-  int64_t epoch() const override { return cursor.epoch(); }
-  int64_t trainBatchesPerEpoch() const override {
-    return cursor.batchesPerEpoch();
-  }
-  std::string describe() const override { return description; }
-
-  std::string description;
+  /// T is inputs[0].shape[1], the window length.
+  TokenLoader(std::vector<InputSpec> inputs, int64_t T,
+              std::vector<uint16_t> train, std::vector<uint16_t> eval,
+              uint64_t seed)
+      : ItemLoader(std::move(inputs),
+                   numWindows(static_cast<int64_t>(train.size()), T), seed),
+        T(T), train(std::move(train)), eval(std::move(eval)) {}
 
 private:
-  /// Row r of the batch is window windows[r] of `tokens`: (B, T) inputs and
-  /// the (B, T) targets one token later.
-  void fill(const std::vector<uint16_t> &tokens,
-            const std::vector<void *> &dst) const {
+  int64_t numEvalItems() const override {
+    return numWindows(static_cast<int64_t>(eval.size()), T);
+  }
+
+  /// Row r of the batch is window windows[r]: (B, T) inputs and the (B, T)
+  /// targets one token later.
+  void fill(Split split, const std::vector<int64_t> &windows,
+            const std::vector<void *> &dst) const override {
+    const std::vector<uint16_t> &tokens = split == Split::Train ? train : eval;
     int64_t rowBytes[2] = {T * formats::dtypeByteSize(inputs[0].dtype),
                            T * formats::dtypeByteSize(inputs[1].dtype)};
     for (int64_t r = 0; r < B; ++r) {
@@ -135,11 +103,8 @@ private:
     }
   }
 
-  std::vector<InputSpec> inputs;
-  int64_t B, T;
+  int64_t T;
   std::vector<uint16_t> train, eval;
-  EpochCursor cursor;
-  std::vector<int64_t> windows; // the batch being filled
 };
 
 /// Reads `paths` in order into one stream, checking every token against
@@ -222,7 +187,7 @@ openTokenLoader(const std::string &label, const TokenFileSets &files,
 
   int64_t trainCount = static_cast<int64_t>(train.size());
   bool hasEvalTokens = !eval.empty();
-  auto loader = std::make_unique<TokenLoader>(inputs, std::move(train),
+  auto loader = std::make_unique<TokenLoader>(inputs, T, std::move(train),
                                               std::move(eval), options.seed);
   int64_t evalBatches = loader->numEvalBatches();
   loader->description = absl::StrCat(
