@@ -8,13 +8,12 @@
 #include "runtime/Train/Checkpoint.h"
 
 #include "runtime/Formats/FileIO.h"
+#include "test/unit/runtime/TestFiles.h"
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 using namespace sinter;
 using namespace sinter::train;
@@ -24,13 +23,7 @@ namespace {
 
 class CheckpointTest : public ::testing::Test {
 protected:
-  void SetUp() override {
-    std::string pattern =
-        (fs::temp_directory_path() / "sinter-ckpt-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    root = pattern;
-  }
-  void TearDown() override { fs::remove_all(root); }
+  void SetUp() override { ASSERT_FALSE(root.empty()); }
 
   static formats::HostTensor tensor(std::vector<float> values) {
     formats::HostTensor t;
@@ -58,13 +51,11 @@ protected:
   }
 
   static std::string slurp(const fs::path &p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return sinter::test::readFile(p.string());
   }
 
-  std::string root;
+  sinter::test::TempDir dir{"sinter-ckpt"};
+  std::string root = dir.path;
 };
 
 TEST_F(CheckpointTest, RoundTripsThroughLatest) {

@@ -20,6 +20,8 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "test/unit/runtime/TestFiles.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -46,33 +48,18 @@ using formats::HostTensor;
 // Helpers
 //===----------------------------------------------------------------------===//
 
-/// A fresh directory under the system temp dir, removed with its contents.
-class TempDir {
-public:
-  TempDir() {
-    std::string pattern =
-        (fs::temp_directory_path() / "sinter-data-XXXXXX").string();
-    char *made = mkdtemp(pattern.data());
-    if (made)
-      path = made;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    if (!path.empty())
-      fs::remove_all(path, ignored);
-  }
+using sinter::test::writeFile;
+
+struct TempDir : sinter::test::TempDir {
+  TempDir() : sinter::test::TempDir("sinter-data") {}
+  /// `name` inside the directory, its parent directories created.
   std::string file(std::string_view name) const {
-    std::string full = (fs::path(path) / std::string(name)).string();
+    std::string full = sinter::test::TempDir::file(name);
     fs::create_directories(fs::path(full).parent_path());
     return full;
   }
-  std::string path;
 };
 
-void writeFile(const std::string &path, std::string_view bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 std::string shardBytes(const std::vector<uint16_t> &tokens) {
   absl::StatusOr<std::string> bytes = serializeLlmcShard(tokens);

@@ -20,6 +20,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
+#include "test/unit/runtime/TestFiles.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -42,38 +44,14 @@ namespace fs = std::filesystem;
 // Helpers
 //===----------------------------------------------------------------------===//
 
-/// A fresh directory under the system temp dir, removed with its contents.
-class TempDir {
-public:
-  TempDir() {
-    std::string pattern =
-        (fs::temp_directory_path() / "sinter-formats-XXXXXX").string();
-    char *made = mkdtemp(pattern.data());
-    if (made)
-      path = made;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    if (!path.empty())
-      fs::remove_all(path, ignored);
-  }
-  std::string file(std::string_view name) const {
-    return (fs::path(path) / std::string(name)).string();
-  }
-  std::string path;
+using sinter::test::readFile;
+using sinter::test::writeFile;
+
+struct TempDir : sinter::test::TempDir {
+  TempDir() : sinter::test::TempDir("sinter-formats") {}
 };
 
-std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
-void writeFile(const std::string &path, std::string_view bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 std::string_view asBytes(const std::vector<uint8_t> &data) {
   return std::string_view(reinterpret_cast<const char *>(data.data()),
