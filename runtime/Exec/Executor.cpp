@@ -17,8 +17,10 @@
 #include "absl/strings/str_join.h"
 
 #include <omp.h>
+#include <sys/mman.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -31,6 +33,8 @@ using sinter::abi::SlabRef;
 using sinter::formats::HostTensor;
 
 namespace {
+
+constexpr int64_t kPage = 4096;
 
 /// Stores `value` rounded to `type` (a float type) at element `k`.
 void storeFloat(void *data, ElementType type, int64_t k, double value) {
@@ -71,8 +75,9 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 
 Executor::~Executor() {
   matmuls.clear(); // before the slabs they point into
-  for (int8_t *slab : slabs)
-    std::free(slab);
+  for (int s = 0; s < sinter::abi::kNumSlabs; ++s)
+    if (slabs[s])
+      ::munmap(slabs[s], slabSizes[s]);
 }
 
 absl::StatusOr<std::unique_ptr<Executor>>
@@ -94,22 +99,30 @@ Executor::create(StepProgram program, const SinterKernelFn *kernels,
 
   for (int s = 0; s < sinter::abi::kNumSlabs; ++s) {
     int64_t bytes = prog.slabBytes[s];
-    // Rounded up to the alignment (aligned_alloc requires it) and never 0,
-    // so that every slab has a distinct non-null base.
-    int64_t padded =
-        (std::max<int64_t>(bytes, 1) + sinter::abi::kBufferAlignment - 1) /
-        sinter::abi::kBufferAlignment * sinter::abi::kBufferAlignment;
+    // Anonymous mappings: page-aligned (beyond the 64 bytes buffers need),
+    // never 0 bytes, so every slab has a distinct base, and zero-filled by
+    // the kernel as pages are first touched. Filling a GPT-sized arena
+    // eagerly took most of the binary's start-up time.
+    int64_t padded = (std::max<int64_t>(bytes, 1) + kPage - 1) / kPage * kPage;
     if (padded < bytes) // overflow
       return absl::ResourceExhaustedError(
           absl::StrFormat("slab '%s' of %d bytes is too large",
                           slabName(static_cast<SlabId>(s)), bytes));
-    auto *base = static_cast<int8_t *>(std::aligned_alloc(
-        sinter::abi::kBufferAlignment, static_cast<size_t>(padded)));
-    if (!base)
-      return absl::ResourceExhaustedError(
-          absl::StrFormat("cannot allocate slab '%s' of %d bytes",
-                          slabName(static_cast<SlabId>(s)), bytes));
-    std::memset(base, 0, static_cast<size_t>(padded));
+    void *mapped = ::mmap(nullptr, static_cast<size_t>(padded),
+                          PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                          -1, 0);
+    if (mapped == MAP_FAILED)
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "cannot allocate slab '%s' of %d bytes: %s",
+          slabName(static_cast<SlabId>(s)), bytes, std::strerror(errno)));
+    // Transparent huge pages where the system allows them on request: a
+    // GPT-2-sized arena is millions of 4 KiB first-touch faults otherwise,
+    // which cost more than a step's compute in a VM. Advice only; failure
+    // is harmless.
+    if (padded >= (int64_t(2) << 20))
+      ::madvise(mapped, static_cast<size_t>(padded), MADV_HUGEPAGE);
+    auto *base = static_cast<int8_t *>(mapped);
+    ex->slabSizes[s] = static_cast<size_t>(padded);
     ex->slabs[s] = base;
     ex->refs[s] = SlabRef{base, base, 0, bytes, 1};
   }

@@ -2,7 +2,8 @@
 //
 // The executor owns what a parsed StepProgram needs to run:
 //
-//   - the five slabs, 64-byte aligned and zero-filled, allocated once, and
+//   - the five slabs, page-aligned and zero-filled (anonymous mappings, so
+//     untouched pages cost nothing), allocated once, and
 //     their SlabRef descriptors (allocated = aligned = base, offset 0,
 //     size = bytes, stride 1) that every kernel receives;
 //   - the constants, copied in at creation, and every hyper argument
@@ -133,6 +134,7 @@ private:
   int numThreads = 1;
   bool profiling = false;
   std::array<int8_t *, abi::kNumSlabs> slabs{};
+  std::array<size_t, abi::kNumSlabs> slabSizes{}; // mapped bytes
   std::array<abi::SlabRef, abi::kNumSlabs> refs{};
   std::unique_ptr<MatmulBackend> backend;
   std::vector<std::unique_ptr<BoundMatmul>> matmuls; // by step index

@@ -478,7 +478,9 @@ absl::Status Run::run() {
   }
   double elapsed = now() - began;
   progress->finish();
-  if (opt.evalEvery > 0 && step % opt.evalEvery != 0 && step > startStep)
+  // The closing evaluation, unless Ctrl-C asked to stop quickly.
+  if (opt.evalEvery > 0 && step % opt.evalEvery != 0 && step > startStep &&
+      !interrupted)
     if (absl::Status s = evaluate(step); !s.ok())
       return s;
   if (absl::Status s = save(step); !s.ok())
