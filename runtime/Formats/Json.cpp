@@ -168,7 +168,7 @@ bool isValidUtf8(std::string_view text) {
   return true;
 }
 
-static void appendUtf8(std::string &out, uint32_t codePoint) {
+void appendUtf8(std::string &out, uint32_t codePoint) {
   if (codePoint < 0x80) {
     out += static_cast<char>(codePoint);
   } else if (codePoint < 0x800) {

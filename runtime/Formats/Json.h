@@ -135,6 +135,10 @@ absl::StatusOr<JsonValue> parseJson(std::string_view text,
 /// (see isValidUtf8) or the output will not parse.
 std::string printJson(const JsonValue &value);
 
+/// Appends the UTF-8 encoding of `codePoint` (at most U+10FFFF, not a
+/// surrogate: callers check) to `out`.
+void appendUtf8(std::string &out, uint32_t codePoint);
+
 /// Whether `text` is well-formed UTF-8 (no overlong forms, no surrogate code
 /// points, nothing above U+10FFFF).
 bool isValidUtf8(std::string_view text);

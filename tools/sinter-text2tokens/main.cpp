@@ -111,24 +111,6 @@ int32_t decodeUtf8(std::string_view text, size_t &at) {
   return code;
 }
 
-void appendUtf8(std::string &out, int32_t code) {
-  if (code < 0x80) {
-    out += static_cast<char>(code);
-  } else if (code < 0x800) {
-    out += static_cast<char>(0xC0 | (code >> 6));
-    out += static_cast<char>(0x80 | (code & 0x3F));
-  } else if (code < 0x10000) {
-    out += static_cast<char>(0xE0 | (code >> 12));
-    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (code & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (code >> 18));
-    out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (code & 0x3F));
-  }
-}
-
 /// chars: the tokens and meta.json's members.
 std::vector<uint16_t> encodeChars(const std::string &path,
                                   std::string_view text,
@@ -154,7 +136,7 @@ std::vector<uint16_t> encodeChars(const std::string &path,
   uint16_t next = 0;
   for (auto &[code, id] : ids) {
     id = next++;
-    appendUtf8(chars, code);
+    formats::appendUtf8(chars, static_cast<uint32_t>(code));
   }
   std::vector<uint16_t> tokens;
   tokens.reserve(codes.size());
