@@ -24,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "bench/BenchFlags.h"
 #include "runtime/Exec/Matmul.h"
 #include "runtime/Exec/StepProgram.h"
 
@@ -60,24 +61,22 @@ struct Options {
 };
 
 bool parseOptions(int argc, char **argv, Options &opts) {
+  using sinter::bench::flagValue;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
-    auto value = [&](std::string_view flag) -> const char * {
-      return arg.substr(0, flag.size()) == flag ? argv[i] + flag.size()
-                                                : nullptr;
-    };
-    if (const char *v = value("--threads=")) {
-      opts.threads = std::atoi(v);
-      if (opts.threads < 1)
+    long long n;
+    if (const char *v = flagValue(argv[i], "--threads=")) {
+      if (!sinter::bench::parseAtLeast(v, 1, n))
         return false;
-    } else if (const char *v = value("--reps=")) {
-      opts.reps = std::atoi(v);
-      if (opts.reps < 1)
+      opts.threads = static_cast<int>(n);
+    } else if (const char *v = flagValue(argv[i], "--reps=")) {
+      if (!sinter::bench::parseAtLeast(v, 1, n))
         return false;
-    } else if (const char *v = value("--flush-mib=")) {
-      opts.flushMib = std::atoll(v);
-      if (opts.flushMib < 0)
+      opts.reps = static_cast<int>(n);
+    } else if (const char *v = flagValue(argv[i], "--flush-mib=")) {
+      if (!sinter::bench::parseAtLeast(v, 0, n))
         return false;
+      opts.flushMib = n;
     } else if (arg == "--quiet") {
       opts.quiet = true;
     } else if (!arg.empty() && arg[0] != '-' && opts.program.empty()) {

@@ -18,6 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "bench/BenchFlags.h"
+
 #include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
 
@@ -56,23 +58,20 @@ bool parseSizes(const char *text, std::vector<int64_t> &sizes) {
 }
 
 bool parseOptions(int argc, char **argv, Options &opts) {
+  using sinter::bench::flagValue;
   for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    auto value = [&](std::string_view flag) -> const char * {
-      return arg.substr(0, flag.size()) == flag ? argv[i] + flag.size()
-                                                : nullptr;
-    };
-    if (const char *v = value("--sizes=")) {
+    long long n;
+    if (const char *v = flagValue(argv[i], "--sizes=")) {
       if (!parseSizes(v, opts.sizes))
         return false;
-    } else if (const char *v = value("--threads=")) {
-      opts.threads = std::atoi(v);
-      if (opts.threads < 1)
+    } else if (const char *v = flagValue(argv[i], "--threads=")) {
+      if (!sinter::bench::parseAtLeast(v, 1, n))
         return false;
-    } else if (const char *v = value("--reps=")) {
-      opts.reps = std::atoi(v);
-      if (opts.reps < 1)
+      opts.threads = static_cast<int>(n);
+    } else if (const char *v = flagValue(argv[i], "--reps=")) {
+      if (!sinter::bench::parseAtLeast(v, 1, n))
         return false;
+      opts.reps = static_cast<int>(n);
     } else {
       return false;
     }
