@@ -179,8 +179,11 @@ def measure_model(name, args, build, rng):
     if name == "chargpt":
         cmd.insert(2, f"--batch-size={args.batch}")
     run(cmd)
+    # The training step's program, not the eval program's
+    # (NN-eval-step-program.json) that the binary also carries.
     program_json = sorted(
-        glob.glob(os.path.join(dump, "*-step-program.json")))[-1]
+        p for p in glob.glob(os.path.join(dump, "*-step-program.json"))
+        if not p.endswith("-eval-step-program.json"))[-1]
     with open(program_json) as f:
         program = json.load(f)
     inputs = os.path.join(out_dir, "inputs.safetensors")
