@@ -132,8 +132,10 @@ PROFILE_KERNEL = re.compile(r"^    (\S+)\s+([\d.]+) ms/run", re.M)
 
 
 def profile(binary, inputs, steps, threads):
-    """One --profile run: total/matmul/kernels ms per step, per_kernel ms."""
-    out = run([binary, f"--inputs={inputs}", f"--steps={steps}",
+    """One --profile run of 1 + `steps` steps: total/matmul/kernels ms per
+    step and per_kernel ms over the last `steps` (the profile leaves out the
+    first, which touches fresh memory)."""
+    out = run([binary, f"--inputs={inputs}", f"--steps={1 + steps}",
                f"--threads={threads}", "--profile"],
               env={"SINTER_PROFILE_ALL": "1"})
     p = {"total": float(PROFILE_TOTAL.search(out).group(1))}

@@ -20,9 +20,9 @@ JAX"). In one invocation it:
   5. prints one Markdown table and writes every number to --out.
 
 Times: a peer's figure for a round is the median of its --steps timed
-steps; Sinter's is the mean of its steady steps, from two runs of the
-binary with --profile ((1+N) steps minus 1 step, so that the first step's
-page faults and oneDNN JIT are left out, as the peers' warm-up is). The
+steps; Sinter's is the mean of its steady steps: the binary runs 1+N
+steps with --profile, whose figure leaves out the first step's page faults
+and oneDNN JIT, as the peers' warm-up is left out. The
 table shows each system's best round. MFU = model FLOPs per step
 (workloads.model_flops) / step time / peak.
 
@@ -294,18 +294,17 @@ def parse_step_profile(out):
 
 
 def sinter_step_ms(binary, inputs, steps, threads):
-    """Mean ms of `steps` steady steps: a (1+steps)-step run minus a 1-step
-    run, both from --profile, so the first step is left out."""
-    totals = {}
-    for n in (1, 1 + steps):
-        code, out = run([binary, f"--inputs={inputs}", f"--steps={n}",
-                         f"--threads={threads}", "--profile"], check=False)
-        if code != 0:
-            last = (out.strip().splitlines() or ["(no output)"])[-1]
-            raise RuntimeError(f"train exited {code}: {last[:160]}")
-        runs, ms = parse_step_profile(out)
-        totals[n] = runs * ms
-    return (totals[1 + steps] - totals[1]) / steps
+    """Mean ms of `steps` steady steps: a (1+steps)-step run with --profile,
+    whose figure leaves the first step out (Executor::formatProfile)."""
+    code, out = run([binary, f"--inputs={inputs}", f"--steps={1 + steps}",
+                     f"--threads={threads}", "--profile"], check=False)
+    if code != 0:
+        last = (out.strip().splitlines() or ["(no output)"])[-1]
+        raise RuntimeError(f"train exited {code}: {last[:160]}")
+    runs, ms = parse_step_profile(out)
+    if runs != steps:
+        raise ValueError(f"profile counted {runs} runs, expected {steps}")
+    return ms
 
 
 # ---- measuring --------------------------------------------------------------

@@ -158,8 +158,10 @@ Executor::create(StepProgram program, const SinterKernelFn *kernels,
           absl::StrFormat("step %d (matmul): %s", i, bound.status().message()));
     ex->matmuls[i] = std::move(*bound);
   }
-  ex->prof.perKernelSeconds.assign(prog.kernels.size(), 0);
-  ex->prof.perKernelCalls.assign(prog.kernels.size(), 0);
+  for (Profile *p : {&ex->prof, &ex->firstRun, &ex->current}) {
+    p->perKernelSeconds.assign(prog.kernels.size(), 0);
+    p->perKernelCalls.assign(prog.kernels.size(), 0);
+  }
   return ex;
 }
 
@@ -220,23 +222,43 @@ absl::Status Executor::run() {
     double seconds = secondsSince(start);
     switch (step.kind) {
     case StepKind::Kernel:
-      prof.kernelSeconds += seconds;
-      prof.perKernelSeconds[step.kernel] += seconds;
-      ++prof.perKernelCalls[step.kernel];
+      current.kernelSeconds += seconds;
+      current.perKernelSeconds[step.kernel] += seconds;
+      ++current.perKernelCalls[step.kernel];
       break;
     case StepKind::Matmul:
-      prof.matmulSeconds += seconds;
+      current.matmulSeconds += seconds;
       break;
     case StepKind::Copy:
-      prof.copySeconds += seconds;
+      current.copySeconds += seconds;
       break;
     }
   }
-  if (profiling) {
-    prof.totalSeconds += secondsSince(runStart);
-    ++prof.runs;
-  }
+  if (profiling)
+    finishProfiledRun(secondsSince(runStart));
   return absl::OkStatus();
+}
+
+void Executor::finishProfiledRun(double seconds) {
+  current.totalSeconds = seconds;
+  current.runs = 1;
+  bool first = firstRun.runs == 0;
+  Profile &into = first ? firstRun : prof;
+  into.runs += current.runs;
+  into.totalSeconds += current.totalSeconds;
+  into.kernelSeconds += current.kernelSeconds;
+  into.matmulSeconds += current.matmulSeconds;
+  into.copySeconds += current.copySeconds;
+  for (size_t k = 0; k < current.perKernelSeconds.size(); ++k) {
+    into.perKernelSeconds[k] += current.perKernelSeconds[k];
+    into.perKernelCalls[k] += current.perKernelCalls[k];
+  }
+  if (first)
+    prof.firstRunSeconds = firstRun.firstRunSeconds = seconds;
+  size_t n = current.perKernelSeconds.size();
+  current = Profile();
+  current.perKernelSeconds.assign(n, 0);
+  current.perKernelCalls.assign(n, 0);
 }
 
 void Executor::setStep(int64_t step) {
@@ -415,7 +437,7 @@ sinter::formats::SafeTensorsFile Executor::readResults() const {
 //===----------------------------------------------------------------------===//
 
 std::string Executor::formatProfile(int topKernels) const {
-  const Profile &p = prof;
+  const Profile &p = profile();
   if (p.runs == 0)
     return "profile: no runs recorded\n";
   double perRun = 1e3 / static_cast<double>(p.runs);
@@ -425,6 +447,12 @@ std::string Executor::formatProfile(int topKernels) const {
   std::string out =
       absl::StrFormat("profile: %d runs, %d threads, %.3f ms/run\n", p.runs,
                       numThreads, p.totalSeconds * perRun);
+  if (&p == &prof)
+    out += absl::StrFormat("  (after the first run, which took %.3f ms and "
+                           "is left out: it touches fresh memory)\n",
+                           p.firstRunSeconds * 1e3);
+  else
+    out += "  (the first run only: it includes touching fresh memory)\n";
   double other =
       p.totalSeconds - p.matmulSeconds - p.kernelSeconds - p.copySeconds;
   for (auto [name, s] : {std::pair{"matmul", p.matmulSeconds},

@@ -211,6 +211,26 @@ TEST(ExecutorTest, ComputesTheProgram) {
   EXPECT_EQ(ex->profile().perKernelCalls[0], 1);
 }
 
+TEST(ExecutorTest, ProfileLeavesOutTheFirstRun) {
+  std::unique_ptr<Executor> ex = makeExecutor(1);
+  ASSERT_TRUE(ex);
+  runOnce(*ex, 0);
+  EXPECT_EQ(ex->profile().runs, 1); // alone, the first run is reported
+  EXPECT_GE(ex->profile().firstRunSeconds, 0);
+  EXPECT_NE(ex->formatProfile().find("the first run only"), std::string::npos);
+  double first = ex->profile().firstRunSeconds;
+  for (int step = 1; step < 4; ++step)
+    runOnce(*ex, step);
+  const sinter::exec::Profile &p = ex->profile();
+  EXPECT_EQ(p.runs, 3);
+  EXPECT_EQ(p.perKernelCalls[0], 3);
+  EXPECT_EQ(p.firstRunSeconds, first);
+  EXPECT_GE(p.totalSeconds, p.kernelSeconds + p.matmulSeconds + p.copySeconds);
+  std::string text = ex->formatProfile();
+  EXPECT_NE(text.find("profile: 3 runs"), std::string::npos) << text;
+  EXPECT_NE(text.find("after the first run"), std::string::npos) << text;
+}
+
 TEST(ExecutorTest, ThreadCountDoesNotChangeBytes) {
   std::unique_ptr<Executor> one = makeExecutor(1), two = makeExecutor(2);
   ASSERT_TRUE(one && two);
