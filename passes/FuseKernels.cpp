@@ -147,6 +147,27 @@ struct Group {
   int epilogue = 0;
 };
 
+/// The per-row shape of a reduction kernel whose reductions all run over
+/// the trailing axes of its space (keepdims: those axes are 1), or empty.
+/// Only such a kernel can take later phases: an op reading its per-row
+/// results iterates over the same rows right after each is final, while
+/// they are still in cache (docs/CodeGen.md, "row phases").
+SmallVector<int64_t> rowShape(const Group &g) {
+  if (g.kind != Group::Reduction || g.reduceAxes.empty() ||
+      g.reduceAxes.size() >= g.space.size())
+    return {};
+  SmallVector<int64_t> axes(g.reduceAxes);
+  llvm::sort(axes);
+  int64_t first = g.space.size() - axes.size();
+  for (auto [k, a] : llvm::enumerate(axes))
+    if (a != first + (int64_t)k)
+      return {};
+  SmallVector<int64_t> rows(g.space);
+  for (int64_t a : axes)
+    rows[a] = 1;
+  return rows;
+}
+
 class KernelGrouper {
 public:
   explicit KernelGrouper(func::FuncOp fn) : fn(fn) {}
@@ -160,6 +181,15 @@ private:
   bool dependsOn(int from, int target);
   /// Why `op` may not join `g`, or empty when it may.
   std::string whyNotJoin(Operation *op, Group &g);
+  /// Whether `op` reads a per-row value of group `gId` (a reduction result
+  /// or a row op): joining makes it a later phase.
+  bool readsRowsOf(Operation *op, int gId);
+  /// The row phase `op` would run in as a member of `g`.
+  int phaseIn(Operation *op, const Group &g);
+  /// A transcendental op (exp, log, erf, ...) of an earlier phase of `g`
+  /// that `op` would have to recompute, because its value is not written
+  /// to memory anyway; null when there is none.
+  Operation *costlyRecompute(Operation *op, const Group &g);
   int newGroup(Operation *op, Group::Kind kind, ArrayRef<int64_t> space);
   /// The matmul group `op` can join as an epilogue the matmul library
   /// applies itself, or -1; `what` names the epilogue.
@@ -183,6 +213,7 @@ private:
   DenseMap<int, llvm::DenseSet<Value>> recompute;
   std::vector<Group> groups;
   DenseMap<Operation *, int> groupOf;
+  DenseMap<Operation *, int> phase; // row phase of a member (0 mostly)
   DenseMap<Operation *, int> position;
   DenseMap<Operation *, std::string> reason;
 };
@@ -240,6 +271,7 @@ int KernelGrouper::newGroup(Operation *op, Group::Kind kind,
 }
 
 void KernelGrouper::addMember(Group &g, Operation *op) {
+  phase[op] = phaseIn(op, g);
   g.members.push_back(op);
   groupOf[op] = g.id;
   for (Value operand : op->getOperands()) {
@@ -262,7 +294,13 @@ std::string KernelGrouper::whyNotJoin(Operation *op, Group &g) {
   bool isReduce = classify(op) == OpClass::Reduction;
   ArrayRef<int64_t> iterShape =
       isReduce ? shapeOf(op->getOperand(0)) : shapeOf(op->getResult(0));
-  if (iterShape != ArrayRef<int64_t>(g.space))
+  // A row op: elementwise over the per-row results (a layer norm's mean
+  // and 1/sqrt(var + eps)), evaluated in a later phase.
+  SmallVector<int64_t> rows = rowShape(g);
+  bool rowOp = !isReduce && !rows.empty() &&
+               iterShape == ArrayRef<int64_t>(rows) &&
+               iterShape != ArrayRef<int64_t>(g.space);
+  if (iterShape != ArrayRef<int64_t>(g.space) && !rowOp)
     return llvm::formatv("k{0} iterates over {1}, this op over {2}", g.id,
                          shapeText(g.space), shapeText(iterShape))
         .str();
@@ -275,24 +313,30 @@ std::string KernelGrouper::whyNotJoin(Operation *op, Group &g) {
     if (axes != g.reduceAxes)
       return llvm::formatv("k{0} already reduces over other axes", g.id).str();
   }
+  bool readsRows = false;
   for (Value operand : op->getOperands()) {
     SmallVector<int> sources;
     bool isMember;
     sourcesOf(operand, sources, isMember);
     for (int s : sources) {
       if (s == g.id) {
-        if (!isMember) {
-          Operation *def = operand.getDefiningOp();
-          if (def && classify(def) == OpClass::Reduction)
-            return llvm::formatv("reads the reduction result of k{0}, final "
-                                 "only after its loop",
-                                 g.id)
-                .str();
+        Operation *def = operand.getDefiningOp();
+        bool reduction = def && classify(def) == OpClass::Reduction;
+        if (!isMember && !reduction)
           return llvm::formatv("reads a re-indexed value of k{0}, which "
                                "must be in memory first",
                                g.id)
               .str();
-        }
+        if (reduction || shapeOf(operand) != ArrayRef<int64_t>(g.space))
+          readsRows = true;
+        if (reduction && shapeOf(operand) != ArrayRef<int64_t>(rows))
+          return llvm::formatv("reads the reduction result of k{0}, final "
+                               "only after its loop{1}",
+                               g.id,
+                               rows.empty() ? " (not a reduction of the "
+                                              "trailing axes: no row phases)"
+                                            : "")
+              .str();
         continue;
       }
       if (dependsOn(s, g.id))
@@ -302,7 +346,71 @@ std::string KernelGrouper::whyNotJoin(Operation *op, Group &g) {
             .str();
     }
   }
+  if (rowOp && !readsRows)
+    return llvm::formatv("k{0} iterates over {1}, this op over {2}", g.id,
+                         shapeText(g.space), shapeText(iterShape))
+        .str();
+  if (readsRows)
+    if (Operation *costly = costlyRecompute(op, g))
+      return llvm::formatv("a later phase of k{0} would recompute its {1}, "
+                           "which costs more than reading it back",
+                           g.id, costly->getName().stripDialect())
+          .str();
   return "";
+}
+
+int KernelGrouper::phaseIn(Operation *op, const Group &g) {
+  int p = 0;
+  for (Value v : op->getOperands()) {
+    Operation *def = v.getDefiningOp();
+    auto it = def ? groupOf.find(def) : groupOf.end();
+    if (it == groupOf.end() || it->second != g.id)
+      continue;
+    p = std::max(p, phase.lookup(def) +
+                        (classify(def) == OpClass::Reduction ? 1 : 0));
+  }
+  return p;
+}
+
+Operation *KernelGrouper::costlyRecompute(Operation *op, const Group &g) {
+  int p = phaseIn(op, g);
+  llvm::SmallPtrSet<Operation *, 16> members(g.members.begin(),
+                                             g.members.end());
+  // Exported values are in memory: a later phase loads them.
+  auto exported = [&](Operation *m) {
+    return llvm::any_of(m->getUsers(), [&](Operation *user) {
+      return user != op && !members.count(user);
+    });
+  };
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  std::function<Operation *(Operation *)> walk = [&](Operation *m) {
+    if (!members.count(m) || !seen.insert(m).second ||
+        classify(m) == OpClass::Reduction || phase.lookup(m) >= p ||
+        exported(m))
+      return (Operation *)nullptr;
+    if (isa<ExpOp, LogOp, ErfOp, GeluOp, TanhOp, SigmoidOp, PowOp>(m))
+      return m;
+    for (Value v : m->getOperands())
+      if (Operation *def = v.getDefiningOp())
+        if (Operation *found = walk(def))
+          return found;
+    return (Operation *)nullptr;
+  };
+  for (Value v : op->getOperands())
+    if (Operation *def = v.getDefiningOp())
+      if (Operation *found = walk(def))
+        return found;
+  return nullptr;
+}
+
+bool KernelGrouper::readsRowsOf(Operation *op, int gId) {
+  return llvm::any_of(op->getOperands(), [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    auto it = def ? groupOf.find(def) : groupOf.end();
+    return it != groupOf.end() && it->second == gId &&
+           (classify(def) == OpClass::Reduction ||
+            shapeOf(v) != ArrayRef<int64_t>(groups[gId].space));
+  });
 }
 
 int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
@@ -592,8 +700,14 @@ void KernelGrouper::run() {
     std::string text;
     if (joined >= 0) {
       Group &g = groups[joined];
+      bool phase = readsRowsOf(op, joined);
       addMember(g, op);
-      if (isReduce && g.kind == Group::Loop) {
+      if (phase) {
+        text = llvm::formatv("k{0}: a later row phase: reads k{0}'s per-row "
+                             "result once final, while the rows are still in "
+                             "cache",
+                             joined);
+      } else if (isReduce && g.kind == Group::Loop) {
         g.kind = Group::Reduction;
         text = llvm::formatv("k{0}: reduction joins its producers' loop "
                              "over {1}",
@@ -746,13 +860,15 @@ void KernelGrouper::buildRegions() {
         }
         collect(operand);
       }
-    // Outputs: member results used outside the group.
+    // Outputs: member results used outside the group, and per-row
+    // reduction results that a later phase reads back (in the arena, so the
+    // phases of one chunk of rows pass them on through memory).
     SmallVector<Value> outputs;
     for (Operation *m : g.members)
       for (Value r : m->getResults())
         if (llvm::any_of(r.getUsers(), [&](Operation *user) {
               if (memberSet.count(user))
-                return false;
+                return classify(m) == OpClass::Reduction;
               // A kernel that recomputes r does not read it.
               auto u = groupOf.find(user);
               if (u == groupOf.end())

@@ -39,6 +39,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -112,8 +114,22 @@ private:
   /// How `v` (a block argument or a cloned view) is read when its own
   /// dims map to iteration dims as `dims`.
   FailureOr<Read> readOf(Value v, SmallVector<Dim> dims);
-  /// The dims of operand `i` of member `op` (whose result has the space).
+  /// The dims of operand `i` of member `op` (whose result has the space,
+  /// or in a later phase the per-row shape).
   SmallVector<Dim> operandDims(Operation *op, unsigned i);
+  /// How a member result of the space's rank maps to the iteration dims.
+  SmallVector<Dim> resultDims(Value v);
+  /// Phases of a row-phased kernel (see emitPhased).
+  void assignPhases();
+  LogicalResult emitPhased();
+  LogicalResult emitPhase(int phase,
+                          const DenseMap<Operation *, Value> &tables);
+  /// The scalars of `op` from its operands' scalars `in` (the body of one
+  /// iteration); embeddings and pads read `tables`.
+  FailureOr<SmallVector<Value>>
+  computeMember(OpBuilder &bb, Location l, Operation *op,
+                ArrayRef<Value> in,
+                const DenseMap<Operation *, Value> &tables);
 
   void beginFunction();
   void finishFunction();
@@ -145,6 +161,13 @@ private:
   DenseMap<unsigned, int> readOfYield;
   SmallVector<Operation *> members;
   Operation *anyReduce = nullptr;
+  /// Row phases: a member reading a reduction result of the kernel runs in
+  /// the phase after that reduction's; 1 phase for every other kernel.
+  DenseMap<Operation *, int> phaseOf;
+  int numPhases = 1;
+  /// Iteration dims (beyond the split one) fixed to one index per chunk of
+  /// a phased kernel, and that index.
+  DenseMap<int, Value> chunkIndex;
 
   func::FuncOp fn, bodyFn;
   struct PlaceInfo {
@@ -188,6 +211,14 @@ FailureOr<Read> KernelBuilder::readOf(Value v, SmallVector<Dim> dims) {
          << " through its indexing";
 }
 
+SmallVector<Dim> KernelBuilder::resultDims(Value v) {
+  // The space itself, or a row op's per-row shape (1 on reduced axes).
+  SmallVector<Dim> dims;
+  for (auto [p, size] : llvm::enumerate(shapeOf(v)))
+    dims.push_back(size == space[p] ? Dim{(int)p, 1, 0} : Dim{-1, 0, 0});
+  return dims;
+}
+
 SmallVector<Dim> KernelBuilder::operandDims(Operation *op, unsigned i) {
   Value operand = op->getOperand(i);
   ArrayRef<int64_t> opShape = shapeOf(operand);
@@ -196,6 +227,10 @@ SmallVector<Dim> KernelBuilder::operandDims(Operation *op, unsigned i) {
     identity.push_back(Dim{(int)p, 1, 0});
   if (isa<ReduceSumOp, ReduceMaxOp>(op))
     return identity;
+  if (phaseOf.lookup(op) > 0 &&
+      shapeOf(op->getResult(0)).size() == space.size())
+    return broadcastDims(opShape, shapeOf(op->getResult(0)),
+                         resultDims(op->getResult(0)));
   if (isa<OneHotOp>(op) || (isa<EmbeddingOp>(op) && i == 1)) {
     // Labels / indices index the leading dims of the result.
     return SmallVector<Dim>(identity.begin(),
@@ -239,10 +274,22 @@ LogicalResult KernelBuilder::analyze() {
     for (int64_t a : r.getAxes())
       isReductionDim[a] = true;
 
+  assignPhases();
   llvm::SmallPtrSet<Operation *, 16> memberSet(members.begin(), members.end());
   for (Operation *op : members) {
+    // A row op (a later phase's per-row value) has the space's rank and
+    // 1 on the reduced axes.
+    auto rowShaped = [&](ArrayRef<int64_t> shape) {
+      if (phaseOf.lookup(op) == 0 || shape.size() != space.size())
+        return false;
+      for (auto [p, size] : llvm::enumerate(shape))
+        if (size != space[p] && !(isReductionDim[p] && size == 1))
+          return false;
+      return true;
+    };
     if (!isa<ReduceSumOp, ReduceMaxOp>(op) &&
-        shapeOf(op->getResult(0)) != ArrayRef<int64_t>(space))
+        shapeOf(op->getResult(0)) != ArrayRef<int64_t>(space) &&
+        !rowShaped(shapeOf(op->getResult(0))))
       return op->emitOpError("does not iterate over its kernel's shape");
     for (unsigned i = 0; i < op->getNumOperands(); ++i) {
       Value operand = op->getOperand(i);
@@ -432,6 +479,17 @@ std::pair<Value, AffineMap> KernelBuilder::subviewFor(Value base,
       offsets.push_back(start);
       sizes.push_back(count);
       trivial = false;
+    } else if (auto it = chunkIndex.find(d.iter); it != chunkIndex.end()) {
+      Value start = it->second;
+      if (d.scale != 1)
+        start = b.create<arith::MulIOp>(
+            loc, start, b.create<arith::ConstantIndexOp>(loc, d.scale));
+      if (d.offset)
+        start = b.create<arith::AddIOp>(
+            loc, start, b.create<arith::ConstantIndexOp>(loc, d.offset));
+      offsets.push_back(start);
+      sizes.push_back(b.getIndexAttr(1));
+      trivial = false;
     } else {
       offsets.push_back(b.getIndexAttr(d.offset));
       sizes.push_back(b.getIndexAttr(space[d.iter]));
@@ -477,6 +535,8 @@ Value KernelBuilder::iterIndex(OpBuilder &bb, Location loc, int dim) {
   Value i = bb.create<linalg::IndexOp>(loc, dim);
   if (dim == splitDim)
     i = bb.create<arith::AddIOp>(loc, i, begin);
+  else if (auto it = chunkIndex.find(dim); it != chunkIndex.end())
+    i = bb.create<arith::AddIOp>(loc, i, it->second);
   return i;
 }
 
@@ -488,6 +548,77 @@ Value KernelBuilder::linearIndex(OpBuilder &bb, Location loc) {
                                  iterIndex(bb, loc, p));
   }
   return k;
+}
+
+FailureOr<SmallVector<Value>>
+KernelBuilder::computeMember(OpBuilder &bb, Location l, Operation *op,
+                             ArrayRef<Value> in,
+                             const DenseMap<Operation *, Value> &tables) {
+    if (auto e = dyn_cast<EmbeddingOp>(op)) {
+      // Clamp the row so a bad index cannot read outside the table
+      // (the interpreter reports it; a kernel cannot).
+      int64_t rows = shapeOf(e.getTable())[0];
+      Value idx =
+          bb.create<arith::IndexCastOp>(l, bb.getIndexType(), in[1]);
+      idx = bb.create<arith::MaxSIOp>(
+          l, idx, bb.create<arith::ConstantIndexOp>(l, 0));
+      idx = bb.create<arith::MinSIOp>(
+          l, idx, bb.create<arith::ConstantIndexOp>(l, rows - 1));
+      Value col = iterIndex(bb, l, space.size() - 1);
+      return SmallVector<Value>{
+          bb.create<memref::LoadOp>(l, tables.lookup(op), ValueRange{idx, col})};
+    }
+    if (auto pad = dyn_cast<PadOp>(op)) {
+      // In range on every axis: the operand's element; else the
+      // padding value. The index is clamped so the load stays inside
+      // the operand even where the select discards it.
+      ArrayRef<int64_t> inShape = shapeOf(pad.getOperand());
+      Value inside;
+      SmallVector<Value> at;
+      for (size_t k = 0; k < inShape.size(); ++k) {
+        Value i = bb.create<arith::SubIOp>(
+            l, iterIndex(bb, l, k),
+            bb.create<arith::ConstantIndexOp>(l, pad.getLow()[k]));
+        Value lo = bb.create<arith::ConstantIndexOp>(l, 0);
+        Value hi = bb.create<arith::ConstantIndexOp>(l, inShape[k]);
+        Value ok = bb.create<arith::AndIOp>(
+            l,
+            bb.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, i, lo),
+            bb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, i,
+                                     hi));
+        inside = inside
+                     ? bb.create<arith::AndIOp>(l, inside, ok).getResult()
+                     : ok;
+        Value last = bb.create<arith::ConstantIndexOp>(l, inShape[k] - 1);
+        at.push_back(bb.create<arith::MinSIOp>(
+            l, bb.create<arith::MaxSIOp>(l, i, lo), last));
+      }
+      Type et = elementOf(pad.getResult());
+      Value v = bb.create<memref::LoadOp>(l, tables.lookup(op), at);
+      if (et.isInteger(1))
+        v = bb.create<arith::TruncIOp>(l, et, v);
+      double pv = pad.getValue().convertToDouble();
+      Value padValue =
+          isa<FloatType>(et)
+              ? fconst(bb, l, et, pv)
+              : bb.create<arith::ConstantIntOp>(l, (int64_t)pv, et)
+                    .getResult();
+      return SmallVector<Value>{
+          inside ? bb.create<arith::SelectOp>(l, inside, v, padValue)
+                       .getResult()
+                 : v};
+    }
+    if (isa<ReduceSumOp, ReduceMaxOp>(op))
+      return SmallVector<Value>{in[0]};
+    ScalarContext ctx;
+    ctx.rank = space.size();
+    ctx.index = [&](OpBuilder &ib, Location il, int dim) {
+      return iterIndex(ib, il, dim);
+    };
+    ctx.linearIndex = [&](OpBuilder &ib, Location il) {
+      return linearIndex(ib, il);
+    };
+    return emitScalar(bb, l, op, in, ctx);
 }
 
 LogicalResult KernelBuilder::emitGeneric() {
@@ -625,75 +756,7 @@ LogicalResult KernelBuilder::emitGeneric() {
             }
             in.push_back(load(readOfOperand[{op, i}], elementOf(operand)));
           }
-          if (auto e = dyn_cast<EmbeddingOp>(op)) {
-            // Clamp the row so a bad index cannot read outside the table
-            // (the interpreter reports it; a kernel cannot).
-            int64_t rows = shapeOf(e.getTable())[0];
-            Value idx =
-                bb.create<arith::IndexCastOp>(l, bb.getIndexType(), in[1]);
-            idx = bb.create<arith::MaxSIOp>(
-                l, idx, bb.create<arith::ConstantIndexOp>(l, 0));
-            idx = bb.create<arith::MinSIOp>(
-                l, idx, bb.create<arith::ConstantIndexOp>(l, rows - 1));
-            Value col = iterIndex(bb, l, space.size() - 1);
-            scalar[op->getResult(0)] =
-                bb.create<memref::LoadOp>(l, tables[op], ValueRange{idx, col});
-            continue;
-          }
-          if (auto pad = dyn_cast<PadOp>(op)) {
-            // In range on every axis: the operand's element; else the
-            // padding value. The index is clamped so the load stays inside
-            // the operand even where the select discards it.
-            ArrayRef<int64_t> inShape = shapeOf(pad.getOperand());
-            Value inside;
-            SmallVector<Value> at;
-            for (size_t k = 0; k < inShape.size(); ++k) {
-              Value i = bb.create<arith::SubIOp>(
-                  l, iterIndex(bb, l, k),
-                  bb.create<arith::ConstantIndexOp>(l, pad.getLow()[k]));
-              Value lo = bb.create<arith::ConstantIndexOp>(l, 0);
-              Value hi = bb.create<arith::ConstantIndexOp>(l, inShape[k]);
-              Value ok = bb.create<arith::AndIOp>(
-                  l,
-                  bb.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, i, lo),
-                  bb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, i,
-                                           hi));
-              inside = inside
-                           ? bb.create<arith::AndIOp>(l, inside, ok).getResult()
-                           : ok;
-              Value last = bb.create<arith::ConstantIndexOp>(l, inShape[k] - 1);
-              at.push_back(bb.create<arith::MinSIOp>(
-                  l, bb.create<arith::MaxSIOp>(l, i, lo), last));
-            }
-            Type et = elementOf(pad.getResult());
-            Value v = bb.create<memref::LoadOp>(l, tables[op], at);
-            if (et.isInteger(1))
-              v = bb.create<arith::TruncIOp>(l, et, v);
-            double pv = pad.getValue().convertToDouble();
-            Value padValue =
-                isa<FloatType>(et)
-                    ? fconst(bb, l, et, pv)
-                    : bb.create<arith::ConstantIntOp>(l, (int64_t)pv, et)
-                          .getResult();
-            scalar[op->getResult(0)] =
-                inside ? bb.create<arith::SelectOp>(l, inside, v, padValue)
-                             .getResult()
-                       : v;
-            continue;
-          }
-          if (isa<ReduceSumOp, ReduceMaxOp>(op)) {
-            scalar[op->getResult(0)] = in[0];
-            continue;
-          }
-          ScalarContext ctx;
-          ctx.rank = space.size();
-          ctx.index = [&](OpBuilder &ib, Location il, int dim) {
-            return iterIndex(ib, il, dim);
-          };
-          ctx.linearIndex = [&](OpBuilder &ib, Location il) {
-            return linearIndex(ib, il);
-          };
-          auto results = emitScalar(bb, l, op, in, ctx);
+          auto results = computeMember(bb, l, op, in, tables);
           if (failed(results)) {
             status = failure();
             bb.create<linalg::YieldOp>(l, ValueRange{});
@@ -721,6 +784,292 @@ LogicalResult KernelBuilder::emitGeneric() {
                       ? bb.create<arith::MaximumFOp>(l, acc, s).getResult()
                       : bb.create<arith::MaxSIOp>(l, acc, s).getResult();
             }
+          }
+          if (s.getType().isInteger(1))
+            s = bb.create<arith::ExtUIOp>(l, bb.getI8Type(), s);
+          yielded.push_back(s);
+        }
+        bb.create<linalg::YieldOp>(l, yielded);
+      });
+  return status;
+}
+
+void KernelBuilder::assignPhases() {
+  for (Operation *op : members) {
+    int phase = 0;
+    for (Value v : op->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      auto it = def ? phaseOf.find(def) : phaseOf.end();
+      if (it == phaseOf.end())
+        continue;
+      phase = std::max(
+          phase, it->second + (isa<ReduceSumOp, ReduceMaxOp>(def) ? 1 : 0));
+    }
+    phaseOf[op] = phase;
+    numPhases = std::max(numPhases, phase + 1);
+  }
+}
+
+// A row-phased kernel (a softmax: max, then the sum of exponentials, then
+// the normalized values; a layer norm: mean, variance, normalized rows)
+// runs its phases one after another over one chunk of rows at a time: the
+// split dimension one index per step, and further outer dimensions too
+// while a chunk holds more than kChunkElements. Later phases re-read the
+// chunk's inputs from cache, read earlier phases' per-row results (and any
+// value an earlier phase already wrote) from their buffers, and recompute
+// the rest.
+LogicalResult KernelBuilder::emitPhased() {
+  constexpr int64_t kChunkElements = 1 << 17;
+  Location loc = fusion.getLoc();
+  DenseMap<Operation *, Value> tables;
+  for (Operation *op : members)
+    if (isa<EmbeddingOp, PadOp>(op)) {
+      auto arg = dyn_cast<BlockArgument>(op->getOperand(0));
+      if (!arg)
+        return op->emitOpError("operand read by index must be a kernel input");
+      Value outer = fusion.getInputs()[arg.getArgNumber()];
+      tables[op] = slabView(outer, shapeOf(outer).size(), shapeOf(outer),
+                            elementOf(outer));
+    }
+  OpBuilder::InsertionGuard guard(b);
+  Value savedBegin = begin, savedCount = count;
+  if (splitDim >= 0) {
+    Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+    auto loop = b.create<scf::ForOp>(loc, begin, end, one);
+    b.setInsertionPointToStart(loop.getBody());
+    begin = loop.getInductionVar();
+    count = one;
+    int64_t chunk = 1;
+    for (auto [p, size] : llvm::enumerate(space))
+      if ((int)p != splitDim)
+        chunk *= size;
+    for (int p = splitDim + 1; p < (int)space.size() && !isReductionDim[p] &&
+                               chunk > kChunkElements;
+         ++p) {
+      auto inner = b.create<scf::ForOp>(
+          loc, b.create<arith::ConstantIndexOp>(loc, 0),
+          b.create<arith::ConstantIndexOp>(loc, space[p]), one);
+      b.setInsertionPointToStart(inner.getBody());
+      chunkIndex[p] = inner.getInductionVar();
+      chunk /= space[p];
+    }
+  }
+  LogicalResult status = success();
+  for (int phase = 0; phase < numPhases && succeeded(status); ++phase)
+    status = emitPhase(phase, tables);
+  begin = savedBegin;
+  count = savedCount;
+  chunkIndex.clear();
+  return status;
+}
+
+LogicalResult
+KernelBuilder::emitPhase(int phase,
+                         const DenseMap<Operation *, Value> &tables) {
+  Location loc = fusion.getLoc();
+  Block &body = fusion.getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  DenseMap<Value, unsigned> yieldIndex;
+  for (auto [j, v] : llvm::enumerate(yield.getOperands()))
+    yieldIndex.try_emplace(v, j);
+  auto isReduce = [](Operation *op) {
+    return op && isa<ReduceSumOp, ReduceMaxOp>(op);
+  };
+
+  // This phase writes the yielded values it computes.
+  SmallVector<unsigned> outs;
+  for (auto [j, v] : llvm::enumerate(yield.getOperands())) {
+    Operation *def = v.getDefiningOp();
+    if (readOfYield.count(j) ? phase == 0 : phaseOf.lookup(def) == phase)
+      outs.push_back(j);
+  }
+  // The members they need: values of earlier phases that are in a buffer
+  // are loaded, the others recomputed.
+  llvm::SetVector<Operation *> needed;
+  llvm::MapVector<Value, unsigned> loaded; // value -> yield index
+  LogicalResult status = success();
+  std::function<void(Operation *)> need = [&](Operation *op) {
+    if (!needed.insert(op))
+      return;
+    for (Value v : op->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (!def || !phaseOf.count(def))
+        continue;
+      if (phaseOf[def] < phase && yieldIndex.count(v)) {
+        loaded.insert({v, yieldIndex[v]});
+        continue;
+      }
+      if (isReduce(def) && phaseOf[def] < phase) {
+        status = def->emitOpError("is read by a later phase but not exported");
+        continue;
+      }
+      need(def);
+    }
+  };
+  for (unsigned j : outs)
+    if (Operation *def = yield.getOperand(j).getDefiningOp())
+      if (phaseOf.count(def))
+        need(def);
+  if (failed(status))
+    return status;
+
+  // Inputs: the reads the needed members make, then the loaded values.
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  DenseMap<int, unsigned> argOfRead;
+  auto addRead = [&](int r) {
+    if (argOfRead.count(r))
+      return;
+    const Read &read = reads[r];
+    Value outer = fusion.getInputs()[read.input];
+    Value base = slabView(outer, shapeOf(outer).size(), shapeOf(outer),
+                          elementOf(outer));
+    auto [view, map] = subviewFor(base, read.dims);
+    argOfRead[r] = inputs.size();
+    inputs.push_back(view);
+    maps.push_back(map);
+  };
+  for (Operation *op : members)
+    if (needed.count(op))
+      for (unsigned i = 0; i < op->getNumOperands(); ++i)
+        if (auto it = readOfOperand.find({op, i}); it != readOfOperand.end())
+          addRead(it->second);
+  for (unsigned j : outs)
+    if (readOfYield.count(j))
+      addRead(readOfYield[j]);
+  // A yielded value's dims: the space, or a per-row value's (reduction
+  // results and row ops; reduction results without keepdims drop the
+  // reduced dims).
+  auto yieldDims = [&](unsigned j) {
+    Value v = yield.getOperand(j);
+    Operation *def = v.getDefiningOp();
+    if (!isReduce(def))
+      return resultDims(v);
+    bool keep = def->getAttrOfType<BoolAttr>("keepdims") &&
+                def->getAttrOfType<BoolAttr>("keepdims").getValue();
+    SmallVector<Dim> dims;
+    for (size_t p = 0; p < space.size(); ++p) {
+      if (!isReductionDim[p])
+        dims.push_back(Dim{(int)p, 1, 0});
+      else if (keep)
+        dims.push_back(Dim{-1, 0, 0});
+    }
+    return dims;
+  };
+  auto resultView = [&](unsigned j) {
+    Value outer = fusion.getResult(j);
+    Value base = slabView(outer, shapeOf(outer).size(), shapeOf(outer),
+                          elementOf(outer));
+    return subviewFor(base, yieldDims(j));
+  };
+  DenseMap<Value, unsigned> argOfLoaded;
+  for (auto [v, j] : loaded) {
+    auto [view, map] = resultView(j);
+    argOfLoaded[v] = inputs.size();
+    inputs.push_back(view);
+    maps.push_back(map);
+  }
+
+  // Outputs, reductions filled with their identity first.
+  SmallVector<Value> outputs;
+  bool anyElementwise = false;
+  for (unsigned j : outs) {
+    auto [view, map] = resultView(j);
+    Operation *def = yield.getOperand(j).getDefiningOp();
+    if (isReduce(def)) {
+      Type et = elementOf(fusion.getResult(j));
+      bool sum = isa<ReduceSumOp>(def);
+      Value init =
+          isa<FloatType>(et)
+              ? fconst(b, loc, et, sum ? 0.0 : -INFINITY)
+              : b.create<arith::ConstantIntOp>(
+                     loc, sum ? 0 : std::numeric_limits<int64_t>::min(), et)
+                    .getResult();
+      b.create<linalg::FillOp>(loc, ValueRange{init}, ValueRange{view});
+    } else {
+      anyElementwise = true;
+    }
+    outputs.push_back(view);
+    maps.push_back(map);
+  }
+  if (outputs.empty())
+    return success();
+  SmallVector<utils::IteratorType> iterators;
+  for (bool r : isReductionDim)
+    iterators.push_back(r && !anyElementwise ? utils::IteratorType::reduction
+                                             : utils::IteratorType::parallel);
+
+  auto fastmath = arith::FastMathFlagsAttr::get(
+      ctx, arith::FastMathFlags::reassoc | arith::FastMathFlags::contract);
+  size_t numInputs = inputs.size();
+  b.create<linalg::GenericOp>(
+      loc, TypeRange{}, inputs, outputs, maps, iterators,
+      [&](OpBuilder &bb, Location l, ValueRange args) {
+        auto arg = [&](unsigned index, Type et) -> Value {
+          Value v = args[index];
+          if (et.isInteger(1))
+            v = bb.create<arith::TruncIOp>(l, et, v);
+          return v;
+        };
+        DenseMap<Value, Value> scalar;
+        for (auto [v, index] : argOfLoaded)
+          scalar[v] = arg(index, elementOf(v));
+        for (Operation *op : members) {
+          if (!needed.count(op))
+            continue;
+          SmallVector<Value> in;
+          for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+            Value operand = op->getOperand(i);
+            if (auto it = scalar.find(operand); it != scalar.end()) {
+              in.push_back(it->second);
+            } else if (auto c = operand.getDefiningOp<ConstantOp>()) {
+              auto dense = cast<DenseElementsAttr>(c.getValue());
+              Type et = dense.getElementType();
+              in.push_back(
+                  isa<FloatType>(et)
+                      ? fconst(bb, l, et,
+                               dense.getSplatValue<APFloat>().convertToDouble())
+                      : bb.create<arith::ConstantOp>(
+                              l, et,
+                              bb.getIntegerAttr(et,
+                                                dense.getSplatValue<APInt>()))
+                            .getResult());
+            } else if (isa<EmbeddingOp, PadOp>(op) && i == 0) {
+              in.push_back(Value());
+            } else {
+              in.push_back(arg(argOfRead[readOfOperand[{op, i}]],
+                               elementOf(operand)));
+            }
+          }
+          auto results = computeMember(bb, l, op, in, tables);
+          if (failed(results)) {
+            status = failure();
+            bb.create<linalg::YieldOp>(l, ValueRange{});
+            return;
+          }
+          for (auto [r, v] : llvm::zip(op->getResults(), *results))
+            scalar[r] = v;
+        }
+        SmallVector<Value> yielded;
+        for (auto [k, j] : llvm::enumerate(outs)) {
+          Value v = yield.getOperand(j);
+          Value s = readOfYield.count(j)
+                        ? arg(argOfRead[readOfYield[j]], elementOf(v))
+                        : scalar[v];
+          Value acc = args[numInputs + k];
+          Operation *def = v.getDefiningOp();
+          if (isa_and_nonnull<ReduceSumOp>(def)) {
+            if (isa<FloatType>(s.getType())) {
+              auto add = bb.create<arith::AddFOp>(l, acc, s);
+              add.setFastmathAttr(fastmath);
+              s = add;
+            } else {
+              s = bb.create<arith::AddIOp>(l, acc, s);
+            }
+          } else if (isa_and_nonnull<ReduceMaxOp>(def)) {
+            s = isa<FloatType>(s.getType())
+                    ? bb.create<arith::MaximumFOp>(l, acc, s).getResult()
+                    : bb.create<arith::MaxSIOp>(l, acc, s).getResult();
           }
           if (s.getType().isInteger(1))
             s = bb.create<arith::ExtUIOp>(l, bb.getI8Type(), s);
@@ -912,7 +1261,7 @@ FailureOr<EmittedKernel> KernelBuilder::emit() {
     if (failed(analyze()))
       return failure();
     beginFunction();
-    if (failed(emitGeneric()))
+    if (failed(numPhases > 1 ? emitPhased() : emitGeneric()))
       return failure();
   }
   finishFunction();

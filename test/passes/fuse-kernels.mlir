@@ -23,24 +23,90 @@ func.func @chain(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-// Tests that a reduction joins the loop of its producers, that an op
-// reading the reduction's result starts a new kernel (with the reason), and
-// that this kernel recomputes the cheap square from the kernel's input
-// rather than reading it from memory, so the first kernel writes only the
-// sums. An exp is not recomputed: it costs more than reading it.
+// Tests that a reduction joins the loop of its producers and that an op
+// reading its per-row result (a reduction over the trailing axis) joins the
+// same kernel as a later row phase; the sums are exported even though only
+// the kernel reads them (the later phase loads them).
 // CHECK-LABEL: func.func @softmax_like(
 // CHECK-SAME: %[[X:.*]]: tensor<4x8xf32>
-// CHECK: %[[S:.*]] = sgraph.fusion "k0" kind = "reduction"(%[[X]]) : (tensor<4x8xf32>) -> tensor<4x1xf32>
+// CHECK: %[[K:.*]]:2 = sgraph.fusion "k0" kind = "reduction"(%[[X]]) : (tensor<4x8xf32>) -> (tensor<4x1xf32>, tensor<4x8xf32>)
 // CHECK:   sgraph.mul
 // CHECK:   sgraph.reduce_sum {{.*}}sinter.fusion = "k0: reduction joins its producers' loop over 4x8"
+// CHECK:   sgraph.div {{.*}}sinter.fusion = "k0: a later row phase: reads k0's per-row result once final, while the rows are still in cache"
 // CHECK:   sgraph.yield
-// CHECK: sgraph.fusion "k1" kind = "loop"(%[[X]], %[[S]])
-// CHECK:   sgraph.mul {{.*}}sinter.fusion = "k1: recomputed here from k0's chain instead of read from memory"
-// CHECK:   sgraph.div {{.*}}sinter.fusion = "k1: starts a loop kernel over 4x8; not k0: reads the reduction result of k0, final only after its loop"
+// CHECK-NOT: sgraph.fusion
+// CHECK: return %[[K]]#1
 func.func @softmax_like(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %e = sgraph.mul %x, %x : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   %s = sgraph.reduce_sum %e axes = [1] {keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
   %y = sgraph.div %e, %s : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Tests that a later phase is refused when it would recompute an exp of
+// an earlier phase that nothing else writes to memory: the exp is written
+// once and read back by a kernel of its own.
+// CHECK-LABEL: func.func @softmax_exp(
+// CHECK: %[[K:.*]]:2 = sgraph.fusion "k0" kind = "reduction"
+// CHECK:   sgraph.exp
+// CHECK:   sgraph.reduce_sum
+// CHECK: sgraph.fusion "k1" kind = "loop"(%[[K]]#{{[01]}}, %[[K]]#{{[01]}})
+// CHECK:   sgraph.div {{.*}}sinter.fusion = "k1: starts a loop kernel over 4x8; not k0: a later phase of k0 would recompute its exp, which costs more than reading it back"
+func.func @softmax_exp(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = sgraph.exp %x : tensor<4x8xf32>
+  %s = sgraph.reduce_sum %e axes = [1] {keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %y = sgraph.div %e, %s : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Tests a layer norm's shape: row ops on the per-row results (the mean,
+// 1/sqrt(var + eps)) join as later phases too, so the mean, the variance
+// and the normalized rows are one kernel over the input.
+// CHECK-LABEL: func.func @layer_norm_like(
+// CHECK: sgraph.fusion "k0" kind = "reduction"
+// CHECK:   sgraph.reduce_sum
+// CHECK:   sgraph.mul {{.*}}sinter.fusion = "k0: a later row phase{{.*}}tensor<4x1xf32>
+// CHECK:   sgraph.sub {{.*}}sinter.fusion = "k0: a later row phase
+// CHECK:   sgraph.reduce_sum
+// CHECK:   sgraph.rsqrt {{.*}}sinter.fusion = "k0: a later row phase
+// CHECK:   sgraph.mul {{.*}}sinter.fusion = "k0: a later row phase{{.*}}tensor<4x8xf32>
+// CHECK:   sgraph.yield
+// CHECK-NOT: sgraph.fusion
+func.func @layer_norm_like(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %inv = sgraph.constant dense<0.125> : tensor<f32>
+  %eps = sgraph.constant dense<1.0e-5> : tensor<f32>
+  %s = sgraph.reduce_sum %x axes = [1] {keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %mean = sgraph.mul %s, %inv : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %d = sgraph.sub %x, %mean : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %d2 = sgraph.mul %d, %d : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %v = sgraph.reduce_sum %d2 axes = [1] {keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %var = sgraph.mul %v, %inv : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %ve = sgraph.add %var, %eps : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %r = sgraph.rsqrt %ve : tensor<4x1xf32>
+  %y = sgraph.mul %d, %r : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Tests that a reduction over a leading axis takes no later phases: an op
+// reading its result starts a new kernel (with the reason) that recomputes
+// the cheap square from the kernel's input rather than reading it from
+// memory, so the first kernel writes only the sums.
+// CHECK-LABEL: func.func @column_sums(
+// CHECK-SAME: %[[X:.*]]: tensor<4x8xf32>
+// CHECK: %[[S:.*]] = sgraph.fusion "k0" kind = "reduction"(%[[X]]) : (tensor<4x8xf32>) -> tensor<1x8xf32>
+// CHECK: sgraph.fusion "k1" kind = "loop"(%[[X]], %[[S]])
+// CHECK:   sgraph.mul {{.*}}sinter.fusion = "k1: recomputed here from k0's chain instead of read from memory"
+// CHECK:   sgraph.div {{.*}}sinter.fusion = "k1: starts a loop kernel over 4x8; not k0: reads the reduction result of k0, final only after its loop (not a reduction of the trailing axes: no row phases)"
+func.func @column_sums(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = sgraph.mul %x, %x : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %s = sgraph.reduce_sum %e axes = [0] {keepdims = true} : (tensor<4x8xf32>) -> tensor<1x8xf32>
+  %y = sgraph.div %e, %s : (tensor<4x8xf32>, tensor<1x8xf32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
 

@@ -1,0 +1,51 @@
+// RUN: sinterc %s --entry=f --compile-to=lowered | FileCheck %s
+// RUN: sinterc %s --entry=f --compile-to=lowered | %python %S/Inputs/print_program.py | FileCheck %s --check-prefix=PROGRAM
+
+// Tests how a row-phased kernel (docs/CodeGen.md, "row phases") is
+// emitted: a layer norm over the last axis of a 4x8x128x256 input is one
+// kernel whose body walks chunks of rows, one index of the split dimension
+// (the threads' range [begin, end)) and one of the next dimension at a
+// time (a chunk of 128 rows is 32K elements, at most kChunkElements), and
+// runs the three phases on each chunk: the row sums, the sums of squared
+// deviations (the mean a row op, recomputed per element), then the
+// normalized rows. Each phase fills its per-row output on the chunk before
+// it adds into it; later phases read the per-row results from their
+// buffers.
+
+// CHECK-LABEL: func.func private @sinter_k{{[0-9]+}}_body(
+// CHECK: scf.for %[[B:.*]] = %arg{{[0-9]+}} to %arg{{[0-9]+}} step %c1
+// CHECK:   scf.for %[[H:.*]] = %c0{{.*}} to %c8 step %c1
+// CHECK:     memref.subview %{{.*}}[%[[B]], %[[H]], 0, 0] [%c1, 1, 128, 256]
+// CHECK:     linalg.fill
+// CHECK:     linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK:       arith.addf %{{.*}}, %{{.*}} fastmath<reassoc,contract> : f32
+// CHECK:     linalg.fill
+// CHECK:     linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK:       arith.mulf
+// CHECK:       arith.subf
+// CHECK:       arith.addf %{{.*}}, %{{.*}} fastmath<reassoc,contract> : f32
+// CHECK:     linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel"]
+// CHECK:       math.sqrt
+// CHECK:       arith.divf
+// CHECK-NOT: linalg.generic
+// CHECK-LABEL: func.func @sinter_k{{[0-9]+}}(
+
+// PROGRAM: function f
+// PROGRAM-NEXT: kernel k0_reduce_sum_mul_sub_add_rsqrt extent 4
+// PROGRAM-NEXT: result y tensor
+
+func.func @f(%x: tensor<4x8x128x256xf32> {sgraph.input = "x"})
+    -> (tensor<4x8x128x256xf32> {sgraph.name = "y"}) {
+  %inv = sgraph.constant dense<0.00390625> : tensor<f32>
+  %eps = sgraph.constant dense<1.0e-5> : tensor<f32>
+  %s = sgraph.reduce_sum %x axes = [3] {keepdims = true} : (tensor<4x8x128x256xf32>) -> tensor<4x8x128x1xf32>
+  %mean = sgraph.mul %s, %inv : (tensor<4x8x128x1xf32>, tensor<f32>) -> tensor<4x8x128x1xf32>
+  %d = sgraph.sub %x, %mean : (tensor<4x8x128x256xf32>, tensor<4x8x128x1xf32>) -> tensor<4x8x128x256xf32>
+  %d2 = sgraph.mul %d, %d : (tensor<4x8x128x256xf32>, tensor<4x8x128x256xf32>) -> tensor<4x8x128x256xf32>
+  %v = sgraph.reduce_sum %d2 axes = [3] {keepdims = true} : (tensor<4x8x128x256xf32>) -> tensor<4x8x128x1xf32>
+  %var = sgraph.mul %v, %inv : (tensor<4x8x128x1xf32>, tensor<f32>) -> tensor<4x8x128x1xf32>
+  %ve = sgraph.add %var, %eps : (tensor<4x8x128x1xf32>, tensor<f32>) -> tensor<4x8x128x1xf32>
+  %r = sgraph.rsqrt %ve : tensor<4x8x128x1xf32>
+  %y = sgraph.mul %d, %r : (tensor<4x8x128x256xf32>, tensor<4x8x128x1xf32>) -> tensor<4x8x128x256xf32>
+  return %y : tensor<4x8x128x256xf32>
+}
