@@ -48,6 +48,7 @@
 
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
@@ -485,6 +486,96 @@ template <typename ReduceOp> void splitFullReduction(ReduceOp op) {
   op.erase();
 }
 
+/// The one axis a zero pad (no interior padding) places its operand along,
+/// or -1.
+int padAxis(PadOp pad) {
+  if (pad.getValue().convertToDouble() != 0.0 ||
+      (pad.getInterior() &&
+       llvm::any_of(*pad.getInterior(), [](int64_t i) { return i != 0; })))
+    return -1;
+  int axis = -1;
+  for (size_t k = 0; k < pad.getLow().size(); ++k) {
+    if (pad.getLow()[k] < 0 || pad.getHigh()[k] < 0)
+      return -1;
+    if (pad.getLow()[k] == 0 && pad.getHigh()[k] == 0)
+      continue;
+    if (axis >= 0)
+      return -1;
+    axis = k;
+  }
+  return axis;
+}
+
+/// A sum of zero pads whose operands tile one axis (the gradients of the
+/// slices that split a fused QKV projection) is a concat of the operands:
+/// each element is copied from one of them instead of being summed with
+/// zeros, and the copy can read its operands through views. Rewrites the
+/// sum rooted at `root` when it is one, recording the erased ops.
+void padsToConcat(AddOp root, llvm::DenseSet<Operation *> &erased) {
+  Type type = root.getType();
+  SmallVector<Operation *> tree; // adds, root first
+  SmallVector<PadOp> pads;
+  bool ok = true;
+  std::function<void(Value, bool)> collect = [&](Value v, bool top) {
+    Operation *def = v.getDefiningOp();
+    if (!ok || !def || v.getType() != type || (!top && !v.hasOneUse())) {
+      ok = false;
+      return;
+    }
+    if (auto add = dyn_cast<AddOp>(def)) {
+      tree.push_back(add);
+      collect(add.getLhs(), false);
+      collect(add.getRhs(), false);
+      return;
+    }
+    if (auto pad = dyn_cast<PadOp>(def)) {
+      pads.push_back(pad);
+      return;
+    }
+    ok = false;
+  };
+  collect(root.getResult(), true);
+  if (!ok || pads.size() < 2)
+    return;
+  int axis = padAxis(pads.front());
+  if (axis < 0 || llvm::any_of(pads, [&](PadOp p) { return padAxis(p) != axis; }))
+    return;
+  llvm::sort(pads, [&](PadOp a, PadOp b) {
+    return a.getLow()[axis] < b.getLow()[axis];
+  });
+  for (size_t i = 0; i + 1 < pads.size(); ++i)
+    if (pads[i].getLow()[axis] + shapeOf(pads[i].getOperand())[axis] !=
+        pads[i + 1].getLow()[axis])
+      return;
+  OpBuilder b(root);
+  SmallVector<Value> operands;
+  for (PadOp p : pads)
+    operands.push_back(p.getOperand());
+  Value joined =
+      b.create<ConcatOp>(root.getLoc(), operands, b.getI64IntegerAttr(axis));
+  int64_t low = pads.front().getLow()[axis],
+          high = pads.back().getHigh()[axis];
+  if (low || high) {
+    SmallVector<int64_t> lows(pads.front().getLow().size(), 0),
+        highs(lows.size(), 0);
+    lows[axis] = low;
+    highs[axis] = high;
+    joined = b.create<PadOp>(root.getLoc(), type, joined,
+                             b.getDenseI64ArrayAttr(lows),
+                             b.getDenseI64ArrayAttr(highs), nullptr,
+                             b.getF64FloatAttr(0.0));
+  }
+  root.getResult().replaceAllUsesWith(joined);
+  for (Operation *op : tree) {
+    erased.insert(op);
+    op->erase();
+  }
+  for (PadOp p : pads) {
+    erased.insert(p);
+    p->erase();
+  }
+}
+
 void KernelGrouper::absorbLoneProducers(Operation *op) {
   Group &g = groups[groupOf[op]];
   if (g.kind != Group::Loop && g.kind != Group::Reduction)
@@ -631,6 +722,14 @@ void KernelGrouper::run() {
     else if (auto r = dyn_cast<ReduceMaxOp>(op))
       splitFullReduction(r);
   }
+  SmallVector<AddOp> adds;
+  for (Operation &op : body)
+    if (auto add = dyn_cast<AddOp>(op))
+      adds.push_back(add);
+  llvm::DenseSet<Operation *> erased;
+  for (AddOp add : llvm::reverse(adds))
+    if (!erased.count(add))
+      padsToConcat(add, erased);
   int pos = 0;
   for (Operation &op : body)
     position[&op] = pos++;
@@ -733,6 +832,21 @@ void KernelGrouper::run() {
     planRecompute(op);
   }
   buildRegions();
+}
+
+/// Whether a concat kernel reads through `def` rather than needing its
+/// value in memory: a transpose (read strided), or a reshape that merges
+/// dimensions of a transpose (the concat views its destination split).
+bool concatReadsThrough(Operation *def) {
+  if (isa<TransposeOp>(def))
+    return true;
+  auto reshape = dyn_cast<ReshapeOp>(def);
+  if (!reshape || !reshape.getOperand().getDefiningOp<TransposeOp>())
+    return false;
+  auto from = cast<ShapedType>(reshape.getOperand().getType());
+  auto to = cast<ShapedType>(reshape.getType());
+  return from.getRank() > to.getRank() &&
+         getReassociationIndicesForReshape(from, to).has_value();
 }
 
 void KernelGrouper::buildRegions() {
@@ -847,6 +961,12 @@ void KernelGrouper::buildRegions() {
         clones.insert(def);
         return;
       }
+      if (def && g.kind == Group::Special &&
+          isa<ConcatOp>(g.members.front()) && concatReadsThrough(def)) {
+        collect(def->getOperand(0));
+        clones.insert(def);
+        return;
+      }
       inputs.insert(v);
     };
     for (Operation *m : g.members)
@@ -897,6 +1017,11 @@ void KernelGrouper::buildRegions() {
     b.setInsertionPointToEnd(block);
     for (Operation *c : clones) {
       Operation *copy = b.clone(*c, map);
+      if (g.kind == Group::Special && !isa<ConstantOp>(c))
+        copy->setAttr(kFusionAttr,
+                      StringAttr::get(ctx, name + ": the concat reads "
+                                                  "through this view, no "
+                                                  "copy"));
       if (again.count(c->getResult(0)))
         copy->setAttr(
             kFusionAttr,

@@ -39,6 +39,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -139,6 +140,7 @@ private:
   std::pair<Value, AffineMap> subviewFor(Value base, ArrayRef<Dim> dims);
   LogicalResult emitGeneric();
   LogicalResult emitSpecial();
+  LogicalResult emitConcat(ConcatOp concat, Value out);
   Value iterIndex(OpBuilder &bb, Location loc, int dim);
   /// Bytes the kernel reads and writes: each distinct read once (broadcast
   /// dimensions count once), each output once.
@@ -1080,10 +1082,102 @@ KernelBuilder::emitPhase(int phase,
   return status;
 }
 
+// A concat copies each operand into its slice of the result. An operand may
+// be a transpose of an input (read strided) or a reshape of such a
+// transpose that merges dimensions (the slice of the result is viewed
+// split instead), so the gradients of attention heads go straight from the
+// head layout into the fused QKV gradient, with no copy in between. Threads
+// split dimension 0 when every operand keeps it whole.
+LogicalResult KernelBuilder::emitConcat(ConcatOp concat, Value out) {
+  Location loc = fusion.getLoc();
+  int64_t axis = concat.getAxis();
+  struct Piece {
+    Value src, dst;
+    bool splittable;
+  };
+  SmallVector<Piece> pieces;
+  int64_t at = 0;
+  for (Value operand : concat.getOperands()) {
+    auto inShape = shapeOf(operand);
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    for (size_t k = 0; k < inShape.size(); ++k) {
+      offsets.push_back(b.getIndexAttr(k == (size_t)axis ? at : 0));
+      sizes.push_back(b.getIndexAttr(inShape[k]));
+      strides.push_back(b.getIndexAttr(1));
+    }
+    at += inShape[axis];
+    Value dst = b.create<memref::SubViewOp>(loc, out, offsets, sizes, strides);
+    bool splittable = axis != 0;
+    Value v = operand;
+    if (auto reshape = v.getDefiningOp<ReshapeOp>()) {
+      // Merged dims: view the destination split like the operand.
+      ArrayRef<int64_t> from = shapeOf(reshape.getOperand());
+      std::optional<SmallVector<ReassociationIndices>> groups =
+          getReassociationIndicesForReshape(
+              cast<ShapedType>(reshape.getOperand().getType()),
+              cast<ShapedType>(reshape.getType()));
+      if (!groups || from.size() < inShape.size())
+        return reshape.emitOpError("is not a merge of dimensions");
+      splittable &= (*groups)[0].size() == 1;
+      dst = b.create<memref::ExpandShapeOp>(loc, from, dst, *groups);
+      v = reshape.getOperand();
+    }
+    Value src;
+    if (auto t = v.getDefiningOp<TransposeOp>()) {
+      auto arg = dyn_cast<BlockArgument>(t.getOperand());
+      if (!arg)
+        return t.emitOpError("concat operand must be a transpose of an input");
+      Value in = fusion.getInputs()[arg.getArgNumber()];
+      Value view = slabView(in, shapeOf(in).size(), shapeOf(in), elementOf(in));
+      SmallVector<unsigned> perm;
+      for (int64_t p : t.getPermutation())
+        perm.push_back(p);
+      src = b.create<memref::TransposeOp>(
+          loc, view,
+          AffineMapAttr::get(AffineMap::getPermutationMap(perm, ctx)));
+    } else if (auto arg = dyn_cast<BlockArgument>(v)) {
+      Value in = fusion.getInputs()[arg.getArgNumber()];
+      src = slabView(in, shapeOf(in).size(), shapeOf(in), elementOf(in));
+    } else {
+      return concat.emitOpError("operand must be an input or a view of one");
+    }
+    pieces.push_back({src, dst, splittable});
+  }
+  auto outShape = shapeOf(concat.getResult());
+  int64_t numel = 1;
+  for (int64_t d : outShape)
+    numel *= d;
+  constexpr int64_t kMinElementsToSplit = 1 << 15;
+  if (numel >= kMinElementsToSplit && outShape[0] > 1 &&
+      llvm::all_of(pieces, [](const Piece &p) { return p.splittable; }))
+    splitDim = 0;
+  for (Piece &p : pieces) {
+    Value src = p.src, dst = p.dst;
+    if (splitDim == 0) {
+      auto slice = [&](Value v) -> Value {
+        auto type = cast<MemRefType>(v.getType());
+        SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)),
+            sizes, strides(type.getRank(), b.getIndexAttr(1));
+        offsets[0] = begin;
+        sizes.push_back(count);
+        for (int64_t d : type.getShape().drop_front())
+          sizes.push_back(b.getIndexAttr(d));
+        return b.create<memref::SubViewOp>(loc, v, offsets, sizes, strides);
+      };
+      src = slice(src);
+      dst = slice(dst);
+    }
+    b.create<linalg::CopyOp>(loc, src, dst);
+  }
+  return success();
+}
+
 LogicalResult KernelBuilder::emitSpecial() {
   Location loc = fusion.getLoc();
   Block &body = fusion.getBody().front();
-  Operation *op = &body.front();
+  // The special op is what the region yields; a concat may read its
+  // operands through transposes and reshapes cloned before it.
+  Operation *op = body.getTerminator()->getOperand(0).getDefiningOp();
   auto inputView = [&](unsigned i) {
     Value outer = fusion.getInputs()[i];
     return slabView(outer, shapeOf(outer).size(), shapeOf(outer),
@@ -1100,7 +1194,7 @@ LogicalResult KernelBuilder::emitSpecial() {
     return arg ? (int)arg.getArgNumber() : -1;
   };
   for (Value operand : op->getOperands())
-    if (operandIndex(operand) < 0)
+    if (operandIndex(operand) < 0 && !isa<ConcatOp>(op))
       return op->emitOpError("special kernel operands must be its inputs");
   Type et = elementOf(outer);
 
@@ -1128,23 +1222,8 @@ LogicalResult KernelBuilder::emitSpecial() {
                              dst);
     return success();
   }
-  if (auto concat = dyn_cast<ConcatOp>(op)) {
-    int64_t axis = concat.getAxis(), at = 0;
-    for (Value operand : concat.getOperands()) {
-      auto inShape = shapeOf(operand);
-      SmallVector<OpFoldResult> offsets, sizes, strides;
-      for (size_t k = 0; k < inShape.size(); ++k) {
-        offsets.push_back(b.getIndexAttr(k == (size_t)axis ? at : 0));
-        sizes.push_back(b.getIndexAttr(inShape[k]));
-        strides.push_back(b.getIndexAttr(1));
-      }
-      Value dst =
-          b.create<memref::SubViewOp>(loc, out, offsets, sizes, strides);
-      b.create<linalg::CopyOp>(loc, inputView(operandIndex(operand)), dst);
-      at += inShape[axis];
-    }
-    return success();
-  }
+  if (auto concat = dyn_cast<ConcatOp>(op))
+    return emitConcat(concat, out);
   if (auto eg = dyn_cast<EmbeddingGradOp>(op)) {
     // (V, D) table; grad viewed as (N, D), indices as (N). Threads split D,
     // so no two threads add into the same element.
@@ -1272,7 +1351,7 @@ FailureOr<EmittedKernel> KernelBuilder::emit() {
   if (splitDim < 0)
     k.extent = 1;
   else if (fusion.getKind() == "special")
-    k.extent = shapeOf(fusion.getResult(0))[1];
+    k.extent = shapeOf(fusion.getResult(0))[splitDim];
   else
     k.extent = space[splitDim];
   return k;

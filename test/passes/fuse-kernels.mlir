@@ -170,15 +170,15 @@ func.func @cycle(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
 
 // -----
 
-// Tests that embedding_grad gets a special kernel of its own, that a pad
-// (no interior padding) is an elementwise op of its result's shape, and that
-// pads read only by one sum are all moved into the sum's kernel.
+// Tests that embedding_grad gets a special kernel of its own, and that a
+// sum of zero pads whose operands tile one axis becomes a concat (a special
+// kernel that copies each operand into its slice).
 // CHECK-LABEL: func.func @special(
-// CHECK: sgraph.fusion "k{{[0-9]+}}" kind = "loop"
-// CHECK:   sgraph.pad {{.*}}sinter.fusion = "k{{[0-9]+}}: starts a loop kernel over 2x6 (no fusible producer)"
-// CHECK:   sgraph.pad {{.*}}sinter.fusion = "k{{[0-9]+}}: its kernel k{{[0-9]+}} fed only this one, so the two became one loop"
-// CHECK:   sgraph.add
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x3xf32>, %[[Y:[^:]*]]: tensor<2x3xf32>
+// CHECK: sgraph.fusion "k{{[0-9]+}}" kind = "special"(%[[X]], %[[Y]])
+// CHECK:   sgraph.concat {{.*}} axis = 1
 // CHECK-NOT: sgraph.pad
+// CHECK-NOT: sgraph.add
 // CHECK: sgraph.fusion "k{{[0-9]+}}" kind = "special"
 // CHECK:   sgraph.embedding_grad
 func.func @special(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>, %g: tensor<4x8xf32>, %i: tensor<4xi64>) -> (tensor<2x6xf32>, tensor<10x8xf32>) {
@@ -187,6 +187,56 @@ func.func @special(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>, %g: tensor<4x8xf32>
   %s = sgraph.add %p, %q : (tensor<2x6xf32>, tensor<2x6xf32>) -> tensor<2x6xf32>
   %e = sgraph.embedding_grad %g, %i : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<10x8xf32>
   return %s, %e : tensor<2x6xf32>, tensor<10x8xf32>
+}
+
+// -----
+
+// Tests that pads whose ranges overlap stay a sum: a pad (no interior
+// padding) is an elementwise op of its result's shape, and pads read only
+// by one sum are all moved into the sum's kernel.
+// CHECK-LABEL: func.func @overlapping_pads(
+// CHECK: sgraph.fusion "k{{[0-9]+}}" kind = "loop"
+// CHECK:   sgraph.pad {{.*}}sinter.fusion = "k{{[0-9]+}}: starts a loop kernel over 2x5 (no fusible producer)"
+// CHECK:   sgraph.pad {{.*}}sinter.fusion = "k{{[0-9]+}}: its kernel k{{[0-9]+}} fed only this one, so the two became one loop"
+// CHECK:   sgraph.add
+// CHECK-NOT: sgraph.concat
+func.func @overlapping_pads(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>) -> tensor<2x5xf32> {
+  %p = sgraph.pad %x {low = array<i64: 0, 0>, high = array<i64: 0, 2>} : (tensor<2x3xf32>) -> tensor<2x5xf32>
+  %q = sgraph.pad %y {low = array<i64: 0, 2>, high = array<i64: 0, 0>} : (tensor<2x3xf32>) -> tensor<2x5xf32>
+  %s = sgraph.add %p, %q : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+  return %s : tensor<2x5xf32>
+}
+
+// -----
+
+// Tests the attention heads' gradient: three head-layout tensors, each
+// transposed and reshaped back to rows, padded into their third of the
+// fused QKV row and summed, with a gap of 2 columns at each end. The sum
+// becomes a pad of a concat, and the concat reads the head layouts through
+// the transposes and reshapes cloned into its kernel: no copy kernel for
+// them.
+// CHECK-LABEL: func.func @heads_to_rows(
+// CHECK-SAME: %[[Q:[^:]*]]: tensor<2x3x4x5xf32>, %[[K:[^:]*]]: tensor<2x3x4x5xf32>, %[[V:[^:]*]]: tensor<2x3x4x5xf32>
+// CHECK: %[[C:.*]] = sgraph.fusion "k{{[0-9]+}}" kind = "special"(%[[Q]], %[[K]], %[[V]])
+// CHECK-COUNT-3: sgraph.{{transpose|reshape}} {{.*}}sinter.fusion = "k{{[0-9]+}}: the concat reads through this view, no copy"
+// CHECK-COUNT-3: sgraph.{{transpose|reshape}} {{.*}}sinter.fusion = "k{{[0-9]+}}: the concat reads through this view, no copy"
+// CHECK: sgraph.concat {{.*}} axis = 2
+// CHECK: sgraph.fusion "k{{[0-9]+}}" kind = "loop"(%[[C]])
+// CHECK:   sgraph.pad {{.*}}low = array<i64: 0, 0, 2>
+// CHECK-NOT: sgraph.fusion
+func.func @heads_to_rows(%q: tensor<2x3x4x5xf32>, %k: tensor<2x3x4x5xf32>, %v: tensor<2x3x4x5xf32>) -> tensor<2x4x49xf32> {
+  %qt = sgraph.transpose %q permutation = [0, 2, 1, 3] : (tensor<2x3x4x5xf32>) -> tensor<2x4x3x5xf32>
+  %kt = sgraph.transpose %k permutation = [0, 2, 1, 3] : (tensor<2x3x4x5xf32>) -> tensor<2x4x3x5xf32>
+  %vt = sgraph.transpose %v permutation = [0, 2, 1, 3] : (tensor<2x3x4x5xf32>) -> tensor<2x4x3x5xf32>
+  %qr = sgraph.reshape %qt : tensor<2x4x3x5xf32> to tensor<2x4x15xf32>
+  %kr = sgraph.reshape %kt : tensor<2x4x3x5xf32> to tensor<2x4x15xf32>
+  %vr = sgraph.reshape %vt : tensor<2x4x3x5xf32> to tensor<2x4x15xf32>
+  %qp = sgraph.pad %qr {low = array<i64: 0, 0, 2>, high = array<i64: 0, 0, 32>} : (tensor<2x4x15xf32>) -> tensor<2x4x49xf32>
+  %kp = sgraph.pad %kr {low = array<i64: 0, 0, 17>, high = array<i64: 0, 0, 17>} : (tensor<2x4x15xf32>) -> tensor<2x4x49xf32>
+  %vp = sgraph.pad %vr {low = array<i64: 0, 0, 32>, high = array<i64: 0, 0, 2>} : (tensor<2x4x15xf32>) -> tensor<2x4x49xf32>
+  %s1 = sgraph.add %qp, %kp : (tensor<2x4x49xf32>, tensor<2x4x49xf32>) -> tensor<2x4x49xf32>
+  %s = sgraph.add %s1, %vp : (tensor<2x4x49xf32>, tensor<2x4x49xf32>) -> tensor<2x4x49xf32>
+  return %s : tensor<2x4x49xf32>
 }
 
 // -----
