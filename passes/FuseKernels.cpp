@@ -169,6 +169,36 @@ SmallVector<int64_t> rowShape(const Group &g) {
   return rows;
 }
 
+/// The elements in one chunk of rows of a row-phased kernel over `g`'s
+/// space, as code generation cuts them (KernelEmitter: emitPhased): the
+/// split dimension one index at a time, then the next outer ones while a
+/// chunk holds more than 128K elements.
+int64_t chunkElements(const Group &g) {
+  int64_t numel = 1;
+  for (int64_t d : g.space)
+    numel *= d;
+  auto reduced = [&](int64_t p) { return llvm::is_contained(g.reduceAxes, p); };
+  int64_t split = -1;
+  if (numel >= (1 << 15))
+    for (int64_t p = 0; p < (int64_t)g.space.size(); ++p)
+      if (!reduced(p) && g.space[p] > 1) {
+        split = p;
+        break;
+      }
+  if (split < 0)
+    return numel;
+  int64_t chunk = numel / g.space[split];
+  for (int64_t p = split + 1; p < (int64_t)g.space.size() && !reduced(p) &&
+                              chunk > (1 << 17);
+       ++p)
+    chunk /= g.space[p];
+  return chunk;
+}
+
+/// The largest chunk whose costly values code generation keeps on the
+/// stack (two f32 values fit its 2 MiB).
+constexpr int64_t kMaxScratchElements = 1 << 18;
+
 class KernelGrouper {
 public:
   explicit KernelGrouper(func::FuncOp fn) : fn(fn) {}
@@ -351,7 +381,9 @@ std::string KernelGrouper::whyNotJoin(Operation *op, Group &g) {
     return llvm::formatv("k{0} iterates over {1}, this op over {2}", g.id,
                          shapeText(g.space), shapeText(iterShape))
         .str();
-  if (readsRows)
+  // Code generation keeps such values for a chunk of rows in a stack
+  // buffer (KernelEmitter: emitPhased) when a chunk is small enough.
+  if (readsRows && chunkElements(g) > kMaxScratchElements)
     if (Operation *costly = costlyRecompute(op, g))
       return llvm::formatv("a later phase of k{0} would recompute its {1}, "
                            "which costs more than reading it back",

@@ -170,6 +170,8 @@ private:
   /// Iteration dims (beyond the split one) fixed to one index per chunk of
   /// a phased kernel, and that index.
   DenseMap<int, Value> chunkIndex;
+  /// Values of a phased kernel kept per chunk in a stack buffer.
+  DenseMap<Value, Value> scratch;
 
   func::FuncOp fn, bodyFn;
   struct PlaceInfo {
@@ -822,6 +824,7 @@ void KernelBuilder::assignPhases() {
 // the rest.
 LogicalResult KernelBuilder::emitPhased() {
   constexpr int64_t kChunkElements = 1 << 17;
+  constexpr int64_t kMaxScratchBytes = 2 << 20;
   Location loc = fusion.getLoc();
   DenseMap<Operation *, Value> tables;
   for (Operation *op : members)
@@ -833,6 +836,69 @@ LogicalResult KernelBuilder::emitPhased() {
       tables[op] = slabView(outer, shapeOf(outer).size(), shapeOf(outer),
                             elementOf(outer));
     }
+  // The dims one chunk fixes to a single index: the split one, then the
+  // next outer ones while a chunk holds more than kChunkElements.
+  SmallVector<int> fixedDims;
+  if (splitDim >= 0) {
+    fixedDims.push_back(splitDim);
+    int64_t chunk = 1;
+    for (auto [p, size] : llvm::enumerate(space))
+      if ((int)p != splitDim)
+        chunk *= size;
+    for (int p = splitDim + 1; p < (int)space.size() && !isReductionDim[p] &&
+                               chunk > kChunkElements;
+         ++p) {
+      fixedDims.push_back(p);
+      chunk /= space[p];
+    }
+  }
+  // Values a later phase needs that cost more to recompute than to keep
+  // (exp, log, erf, ...) and that no output holds: one chunk of
+  // each is kept in a scratch buffer on the stack, which stays in cache
+  // and never reaches memory.
+  SmallVector<int64_t> chunkShape(space);
+  for (int p : fixedDims)
+    chunkShape[p] = 1;
+  int64_t chunkElements = 1;
+  for (int64_t d : chunkShape)
+    chunkElements *= d;
+  Block &body = fusion.getBody().front();
+  llvm::SmallPtrSet<Operation *, 8> yieldedDefs;
+  for (Value v : body.getTerminator()->getOperands())
+    if (Operation *def = v.getDefiningOp())
+      yieldedDefs.insert(def);
+  auto costly = [&](Operation *m) {
+    llvm::SmallPtrSet<Operation *, 16> seen;
+    std::function<bool(Operation *)> walk = [&](Operation *op) {
+      if (!op || !phaseOf.count(op) || !seen.insert(op).second ||
+          isa<ReduceSumOp, ReduceMaxOp>(op) || (op != m && yieldedDefs.count(op)))
+        return false;
+      if (isa<ExpOp, LogOp, ErfOp, GeluOp, TanhOp, SigmoidOp, PowOp>(
+              op))
+        return true;
+      return llvm::any_of(op->getOperands(),
+                          [&](Value v) { return walk(v.getDefiningOp()); });
+    };
+    return walk(m);
+  };
+  int64_t scratchBytes = 0;
+  for (Operation *m : members) {
+    if (isa<ReduceSumOp, ReduceMaxOp>(m) || m->getNumResults() != 1 ||
+        yieldedDefs.count(m) ||
+        shapeOf(m->getResult(0)) != ArrayRef<int64_t>(space))
+      continue;
+    bool laterPhase = llvm::any_of(m->getUsers(), [&](Operation *user) {
+      return phaseOf.lookup(user) > phaseOf.lookup(m);
+    });
+    Type et = storageType(elementOf(m->getResult(0)));
+    int64_t bytes = chunkElements * et.getIntOrFloatBitWidth() / 8;
+    if (!laterPhase || !costly(m) || scratchBytes + bytes > kMaxScratchBytes)
+      continue;
+    scratchBytes += bytes;
+    scratch[m->getResult(0)] = b.create<memref::AllocaOp>(
+        loc, MemRefType::get(chunkShape, et), b.getI64IntegerAttr(64));
+  }
+
   OpBuilder::InsertionGuard guard(b);
   Value savedBegin = begin, savedCount = count;
   if (splitDim >= 0) {
@@ -841,19 +907,12 @@ LogicalResult KernelBuilder::emitPhased() {
     b.setInsertionPointToStart(loop.getBody());
     begin = loop.getInductionVar();
     count = one;
-    int64_t chunk = 1;
-    for (auto [p, size] : llvm::enumerate(space))
-      if ((int)p != splitDim)
-        chunk *= size;
-    for (int p = splitDim + 1; p < (int)space.size() && !isReductionDim[p] &&
-                               chunk > kChunkElements;
-         ++p) {
+    for (int p : ArrayRef<int>(fixedDims).drop_front()) {
       auto inner = b.create<scf::ForOp>(
           loc, b.create<arith::ConstantIndexOp>(loc, 0),
           b.create<arith::ConstantIndexOp>(loc, space[p]), one);
       b.setInsertionPointToStart(inner.getBody());
       chunkIndex[p] = inner.getInductionVar();
-      chunk /= space[p];
     }
   }
   LogicalResult status = success();
@@ -862,6 +921,7 @@ LogicalResult KernelBuilder::emitPhased() {
   begin = savedBegin;
   count = savedCount;
   chunkIndex.clear();
+  scratch.clear();
   return status;
 }
 
@@ -878,17 +938,24 @@ KernelBuilder::emitPhase(int phase,
     return op && isa<ReduceSumOp, ReduceMaxOp>(op);
   };
 
-  // This phase writes the yielded values it computes.
+  // This phase writes the yielded values it computes, and the chunk of
+  // each scratch value it computes.
   SmallVector<unsigned> outs;
   for (auto [j, v] : llvm::enumerate(yield.getOperands())) {
     Operation *def = v.getDefiningOp();
     if (readOfYield.count(j) ? phase == 0 : phaseOf.lookup(def) == phase)
       outs.push_back(j);
   }
+  SmallVector<Value> spills;
+  for (Operation *m : members)
+    if (m->getNumResults() == 1 && scratch.count(m->getResult(0)) &&
+        phaseOf.lookup(m) == phase)
+      spills.push_back(m->getResult(0));
   // The members they need: values of earlier phases that are in a buffer
   // are loaded, the others recomputed.
   llvm::SetVector<Operation *> needed;
   llvm::MapVector<Value, unsigned> loaded; // value -> yield index
+  llvm::SetVector<Value> reloaded;         // scratch values read back
   LogicalResult status = success();
   std::function<void(Operation *)> need = [&](Operation *op) {
     if (!needed.insert(op))
@@ -899,6 +966,10 @@ KernelBuilder::emitPhase(int phase,
         continue;
       if (phaseOf[def] < phase && yieldIndex.count(v)) {
         loaded.insert({v, yieldIndex[v]});
+        continue;
+      }
+      if (phaseOf[def] < phase && scratch.count(v)) {
+        reloaded.insert(v);
         continue;
       }
       if (isReduce(def) && phaseOf[def] < phase) {
@@ -912,8 +983,11 @@ KernelBuilder::emitPhase(int phase,
     if (Operation *def = yield.getOperand(j).getDefiningOp())
       if (phaseOf.count(def))
         need(def);
+  for (Value v : spills)
+    need(v.getDefiningOp());
   if (failed(status))
     return status;
+  AffineMap chunkMap = b.getMultiDimIdentityMap(space.size());
 
   // Inputs: the reads the needed members make, then the loaded values.
   SmallVector<Value> inputs;
@@ -971,6 +1045,11 @@ KernelBuilder::emitPhase(int phase,
     inputs.push_back(view);
     maps.push_back(map);
   }
+  for (Value v : reloaded) {
+    argOfLoaded[v] = inputs.size();
+    inputs.push_back(scratch.lookup(v));
+    maps.push_back(chunkMap);
+  }
 
   // Outputs, reductions filled with their identity first.
   SmallVector<Value> outputs;
@@ -993,6 +1072,11 @@ KernelBuilder::emitPhase(int phase,
     }
     outputs.push_back(view);
     maps.push_back(map);
+  }
+  for (Value v : spills) {
+    outputs.push_back(scratch.lookup(v));
+    maps.push_back(chunkMap);
+    anyElementwise = true;
   }
   if (outputs.empty())
     return success();
@@ -1073,6 +1157,12 @@ KernelBuilder::emitPhase(int phase,
                     ? bb.create<arith::MaximumFOp>(l, acc, s).getResult()
                     : bb.create<arith::MaxSIOp>(l, acc, s).getResult();
           }
+          if (s.getType().isInteger(1))
+            s = bb.create<arith::ExtUIOp>(l, bb.getI8Type(), s);
+          yielded.push_back(s);
+        }
+        for (Value v : spills) {
+          Value s = scalar[v];
           if (s.getType().isInteger(1))
             s = bb.create<arith::ExtUIOp>(l, bb.getI8Type(), s);
           yielded.push_back(s);

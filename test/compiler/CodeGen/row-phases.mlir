@@ -1,5 +1,6 @@
 // RUN: sinterc %s --entry=f --compile-to=lowered | FileCheck %s
 // RUN: sinterc %s --entry=f --compile-to=lowered | %python %S/Inputs/print_program.py | FileCheck %s --check-prefix=PROGRAM
+// RUN: sinterc %s --entry=softmax --compile-to=lowered | FileCheck %s --check-prefix=SOFTMAX
 
 // Tests how a row-phased kernel (docs/CodeGen.md, "row phases") is
 // emitted: a layer norm over the last axis of a 4x8x128x256 input is one
@@ -47,5 +48,32 @@ func.func @f(%x: tensor<4x8x128x256xf32> {sgraph.input = "x"})
   %ve = sgraph.add %var, %eps : (tensor<4x8x128x1xf32>, tensor<f32>) -> tensor<4x8x128x1xf32>
   %r = sgraph.rsqrt %ve : tensor<4x8x128x1xf32>
   %y = sgraph.mul %d, %r : (tensor<4x8x128x256xf32>, tensor<4x8x128x1xf32>) -> tensor<4x8x128x256xf32>
+  return %y : tensor<4x8x128x256xf32>
+}
+
+// A softmax keeps each chunk's exponentials in a stack buffer of the
+// chunk's shape: the second phase writes them there while it sums them,
+// the third reads them back to divide, so exp runs once per element and
+// the exponentials never reach memory.
+// SOFTMAX-LABEL: func.func private @sinter_k{{[0-9]+}}_body(
+// SOFTMAX: %[[E:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x1x128x256xf32>
+// SOFTMAX: scf.for
+// SOFTMAX:   scf.for
+// SOFTMAX:     linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// SOFTMAX:       arith.maximumf
+// SOFTMAX:     linalg.generic {{.*}}outs({{.*}}, %[[E]] : {{.*}}memref<1x1x128x256xf32>)
+// SOFTMAX:       math.exp
+// SOFTMAX:     linalg.generic {{.*}}ins({{.*}}%[[E]] : {{.*}}memref<1x1x128x256xf32>)
+// SOFTMAX-NOT:   math.exp
+// SOFTMAX:       arith.divf
+// SOFTMAX-LABEL: func.func @sinter_k{{[0-9]+}}(
+
+func.func @softmax(%x: tensor<4x8x128x256xf32> {sgraph.input = "x"})
+    -> (tensor<4x8x128x256xf32> {sgraph.name = "y"}) {
+  %m = sgraph.reduce_max %x axes = [3] {keepdims = true} : (tensor<4x8x128x256xf32>) -> tensor<4x8x128x1xf32>
+  %d = sgraph.sub %x, %m : (tensor<4x8x128x256xf32>, tensor<4x8x128x1xf32>) -> tensor<4x8x128x256xf32>
+  %e = sgraph.exp %d : tensor<4x8x128x256xf32>
+  %s = sgraph.reduce_sum %e axes = [3] {keepdims = true} : (tensor<4x8x128x256xf32>) -> tensor<4x8x128x1xf32>
+  %y = sgraph.div %e, %s : (tensor<4x8x128x256xf32>, tensor<4x8x128x1xf32>) -> tensor<4x8x128x256xf32>
   return %y : tensor<4x8x128x256xf32>
 }
