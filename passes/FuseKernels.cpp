@@ -242,6 +242,9 @@ private:
   func::FuncOp fn;
   /// Per group: values it recomputes (results of other groups' ops).
   DenseMap<int, llvm::DenseSet<Value>> recompute;
+  /// Member results exported even though no other kernel reads them
+  /// directly (per-row leaves of chains another kernel recomputes).
+  llvm::DenseSet<Value> forceExport;
   std::vector<Group> groups;
   DenseMap<Operation *, int> groupOf;
   DenseMap<Operation *, int> phase; // row phase of a member (0 mostly)
@@ -693,6 +696,7 @@ void KernelGrouper::planRecompute(Operation *op) {
       continue;
     // The chain behind v, and what it reads.
     SmallVector<Operation *> chain;
+    SmallVector<Value> rowLeaves;
     llvm::SmallPtrSet<Operation *, 8> seen;
     llvm::SmallSetVector<int, 4> sources;
     llvm::SmallPtrSet<void *, 4> fullReads; // distinct full-size values
@@ -717,11 +721,17 @@ void KernelGrouper::planRecompute(Operation *op) {
           continue;
         }
         // Read from memory: it must be in memory, i.e. not a value the
-        // chain op's own kernel keeps in a register.
+        // chain op's own kernel keeps in a register. A per-row value (a
+        // reduction result or a row op) is exported at a few bytes per
+        // row.
         if (f && groupOf.count(f) && groupOf.count(e) &&
             groupOf[f] == groupOf[e]) {
-          ok = false;
-          return;
+          if (classify(f) != OpClass::Reduction &&
+              shapeOf(w) == ArrayRef<int64_t>(groups[groupOf[f]].space)) {
+            ok = false;
+            return;
+          }
+          rowLeaves.push_back(w);
         }
         if (shapeOf(w) == ArrayRef<int64_t>(h.space))
           fullReads.insert(w.getAsOpaquePointer());
@@ -743,6 +753,7 @@ void KernelGrouper::planRecompute(Operation *op) {
         recompute[hId].insert(r);
     for (int s : sources)
       h.deps.insert(s);
+    forceExport.insert(rowLeaves.begin(), rowLeaves.end());
   }
 }
 
@@ -953,6 +964,7 @@ void KernelGrouper::buildRegions() {
 
   OpBuilder b(ctx);
   SmallVector<Operation *> toErase;
+  DenseMap<Value, Value> builtResult; // member result -> kernel result
   for (int n : order) {
     if (nodes[n].op) {
       nodes[n].op->moveBefore(ret);
@@ -999,6 +1011,12 @@ void KernelGrouper::buildRegions() {
         clones.insert(def);
         return;
       }
+      // A value of a kernel built before, read by a chain this kernel
+      // recomputes: that kernel's result (the member itself goes away).
+      if (auto it = builtResult.find(v); it != builtResult.end()) {
+        inputs.insert(it->second);
+        return;
+      }
       inputs.insert(v);
     };
     for (Operation *m : g.members)
@@ -1018,7 +1036,8 @@ void KernelGrouper::buildRegions() {
     SmallVector<Value> outputs;
     for (Operation *m : g.members)
       for (Value r : m->getResults())
-        if (llvm::any_of(r.getUsers(), [&](Operation *user) {
+        if (forceExport.count(r) ||
+            llvm::any_of(r.getUsers(), [&](Operation *user) {
               if (memberSet.count(user))
                 return classify(m) == OpClass::Reduction;
               // A kernel that recomputes r does not read it.
@@ -1046,6 +1065,9 @@ void KernelGrouper::buildRegions() {
     IRMapping map;
     for (Value in : inputs)
       map.map(in, block->addArgument(in.getType(), in.getLoc()));
+    for (auto [member, result] : builtResult)
+      if (inputs.contains(result))
+        map.map(member, map.lookup(result));
     b.setInsertionPointToEnd(block);
     for (Operation *c : clones) {
       Operation *copy = b.clone(*c, map);
@@ -1071,10 +1093,12 @@ void KernelGrouper::buildRegions() {
     for (Value out : outputs)
       yielded.push_back(map.lookup(out));
     b.create<YieldOp>(fusion.getLoc(), yielded);
-    for (auto [out, res] : llvm::zip(outputs, fusion.getResults()))
+    for (auto [out, res] : llvm::zip(outputs, fusion.getResults())) {
       out.replaceUsesWithIf(res, [&](OpOperand &use) {
         return !memberSet.count(use.getOwner());
       });
+      builtResult[out] = res;
+    }
     for (Operation *m : g.members)
       toErase.push_back(m);
   }

@@ -320,3 +320,32 @@ func.func @full_reduction(%x: tensor<256x256xf32>, %y: tensor<4x8xf32>) -> (tens
   %t = sgraph.reduce_sum %y axes = [0, 1] : (tensor<4x8xf32>) -> tensor<f32>
   return %s, %t : tensor<f32>, tensor<f32>
 }
+
+// -----
+
+// Tests the cross-entropy's shape: a kernel outside the row-phased
+// softmax reads the shifted logits (x - max); it recomputes them from the
+// input and the exported per-row max instead of having the softmax kernel
+// write a full-size tensor (206 MB for GPT-2's logits).
+// CHECK-LABEL: func.func @shifted_logits(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x8xf32>
+// CHECK: %[[K:.*]]:3 = sgraph.fusion "k0" kind = "reduction"(%[[X]]) : (tensor<4x8xf32>) -> (tensor<4x1xf32>, tensor<4x1xf32>, tensor<4x8xf32>)
+// CHECK:   sgraph.reduce_max
+// CHECK:   sgraph.sub {{.*}}sinter.fusion = "k0: a later row phase
+// CHECK:   sgraph.exp
+// CHECK:   sgraph.reduce_sum
+// CHECK:   sgraph.div
+// CHECK:   sgraph.yield %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} : tensor<4x1xf32>, tensor<4x1xf32>, tensor<4x8xf32>
+// CHECK: sgraph.fusion "k{{[0-9]+}}" kind = "loop"(%[[X]], %[[K]]#0, %{{.*}})
+// CHECK:   sgraph.sub {{.*}}sinter.fusion = "k{{[0-9]+}}: recomputed here from k0's chain instead of read from memory"
+// CHECK:   sgraph.mul
+func.func @shifted_logits(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %m = sgraph.reduce_max %x axes = [1] {keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %d = sgraph.sub %x, %m : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %e = sgraph.exp %d : tensor<4x8xf32>
+  %s = sgraph.reduce_sum %e axes = [1] {keepdims = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %y = sgraph.div %e, %s : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %p = sgraph.matmul %y, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %q = sgraph.mul %d, %p : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %q : tensor<4x8xf32>
+}
