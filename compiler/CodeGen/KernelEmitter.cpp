@@ -125,6 +125,18 @@ private:
   LogicalResult emitPhased();
   LogicalResult emitPhase(int phase,
                           const DenseMap<Operation *, Value> &tables);
+  /// Whole views of the operands read by computed index (an embedding's
+  /// table, a padded tensor), by member; the body captures them.
+  FailureOr<DenseMap<Operation *, Value>> indexTables();
+  /// The scalars of every member `wanted` accepts, in order, into
+  /// `scalar` (which may hold some already: values loaded whole); an
+  /// operand read from memory is `read(op, i)`.
+  LogicalResult
+  computeMembers(OpBuilder &bb, Location l,
+                 llvm::function_ref<bool(Operation *)> wanted,
+                 llvm::function_ref<Value(Operation *, unsigned)> read,
+                 const DenseMap<Operation *, Value> &tables,
+                 DenseMap<Value, Value> &scalar);
   /// The scalars of `op` from its operands' scalars `in` (the body of one
   /// iteration); embeddings and pads read `tables`.
   FailureOr<SmallVector<Value>>
@@ -472,19 +484,11 @@ std::pair<Value, AffineMap> KernelBuilder::subviewFor(Value base,
     }
     exprs.push_back(b.getAffineDimExpr(d.iter));
     strides.push_back(b.getIndexAttr(d.scale));
-    if (d.iter == splitDim) {
-      Value start = begin;
-      if (d.scale != 1)
-        start = b.create<arith::MulIOp>(
-            loc, begin, b.create<arith::ConstantIndexOp>(loc, d.scale));
-      if (d.offset)
-        start = b.create<arith::AddIOp>(
-            loc, start, b.create<arith::ConstantIndexOp>(loc, d.offset));
-      offsets.push_back(start);
-      sizes.push_back(count);
-      trivial = false;
-    } else if (auto it = chunkIndex.find(d.iter); it != chunkIndex.end()) {
-      Value start = it->second;
+    // The split dimension starts at `begin`, a chunk dimension at its
+    // chunk's index: `scale * start + offset` of the buffer.
+    auto chunk = chunkIndex.find(d.iter);
+    if (d.iter == splitDim || chunk != chunkIndex.end()) {
+      Value start = d.iter == splitDim ? begin : chunk->second;
       if (d.scale != 1)
         start = b.create<arith::MulIOp>(
             loc, start, b.create<arith::ConstantIndexOp>(loc, d.scale));
@@ -492,7 +496,8 @@ std::pair<Value, AffineMap> KernelBuilder::subviewFor(Value base,
         start = b.create<arith::AddIOp>(
             loc, start, b.create<arith::ConstantIndexOp>(loc, d.offset));
       offsets.push_back(start);
-      sizes.push_back(b.getIndexAttr(1));
+      sizes.push_back(d.iter == splitDim ? OpFoldResult(count)
+                                         : b.getIndexAttr(1));
       trivial = false;
     } else {
       offsets.push_back(b.getIndexAttr(d.offset));
@@ -625,6 +630,92 @@ KernelBuilder::computeMember(OpBuilder &bb, Location l, Operation *op,
     return emitScalar(bb, l, op, in, ctx);
 }
 
+FailureOr<DenseMap<Operation *, Value>> KernelBuilder::indexTables() {
+  DenseMap<Operation *, Value> tables;
+  for (Operation *op : members)
+    if (isa<EmbeddingOp, PadOp>(op)) {
+      auto arg = dyn_cast<BlockArgument>(op->getOperand(0));
+      if (!arg)
+        return op->emitOpError("operand read by index must be a kernel input");
+      Value outer = fusion.getInputs()[arg.getArgNumber()];
+      tables[op] = slabView(outer, shapeOf(outer).size(), shapeOf(outer),
+                            elementOf(outer));
+    }
+  return tables;
+}
+
+/// A memory element (i1 is stored as i8) as the scalar of type `et`.
+static Value fromStorage(OpBuilder &bb, Location l, Value v, Type et) {
+  return et.isInteger(1) ? bb.create<arith::TruncIOp>(l, et, v).getResult()
+                         : v;
+}
+
+/// A scalar as the element stored for it.
+static Value toStorage(OpBuilder &bb, Location l, Value v) {
+  return v.getType().isInteger(1)
+             ? bb.create<arith::ExtUIOp>(l, bb.getI8Type(), v).getResult()
+             : v;
+}
+
+/// `acc` combined with `s` as the reduction `reduce` combines (sums
+/// reassociable, so LLVM vectorizes them); `s` itself for any other op.
+static Value combine(OpBuilder &bb, Location l, Operation *reduce, Value acc,
+                     Value s) {
+  bool isFloat = isa<FloatType>(s.getType());
+  if (isa_and_nonnull<ReduceSumOp>(reduce)) {
+    if (!isFloat)
+      return bb.create<arith::AddIOp>(l, acc, s);
+    auto add = bb.create<arith::AddFOp>(l, acc, s);
+    add.setFastmathAttr(arith::FastMathFlagsAttr::get(
+        bb.getContext(),
+        arith::FastMathFlags::reassoc | arith::FastMathFlags::contract));
+    return add;
+  }
+  if (isa_and_nonnull<ReduceMaxOp>(reduce))
+    return isFloat ? bb.create<arith::MaximumFOp>(l, acc, s).getResult()
+                   : bb.create<arith::MaxSIOp>(l, acc, s).getResult();
+  return s;
+}
+
+LogicalResult KernelBuilder::computeMembers(
+    OpBuilder &bb, Location l, llvm::function_ref<bool(Operation *)> wanted,
+    llvm::function_ref<Value(Operation *, unsigned)> read,
+    const DenseMap<Operation *, Value> &tables,
+    DenseMap<Value, Value> &scalar) {
+  for (Operation *op : members) {
+    if (!wanted(op))
+      continue;
+    SmallVector<Value> in;
+    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+      Value operand = op->getOperand(i);
+      if (auto it = scalar.find(operand); it != scalar.end()) {
+        in.push_back(it->second);
+      } else if (auto c = operand.getDefiningOp<ConstantOp>()) {
+        auto dense = cast<DenseElementsAttr>(c.getValue());
+        Type et = dense.getElementType();
+        in.push_back(
+            isa<FloatType>(et)
+                ? fconst(bb, l, et,
+                         dense.getSplatValue<APFloat>().convertToDouble())
+                : bb.create<arith::ConstantOp>(
+                        l, et,
+                        bb.getIntegerAttr(et, dense.getSplatValue<APInt>()))
+                      .getResult());
+      } else if (isa<EmbeddingOp, PadOp>(op) && i == 0) {
+        in.push_back(Value()); // read whole, through `tables`
+      } else {
+        in.push_back(read(op, i));
+      }
+    }
+    auto results = computeMember(bb, l, op, in, tables);
+    if (failed(results))
+      return failure();
+    for (auto [r, v] : llvm::zip(op->getResults(), *results))
+      scalar[r] = v;
+  }
+  return success();
+}
+
 LogicalResult KernelBuilder::emitGeneric() {
   Location loc = fusion.getLoc();
   Block &body = fusion.getBody().front();
@@ -644,18 +735,9 @@ LogicalResult KernelBuilder::emitGeneric() {
     inputs.push_back(view);
     maps.push_back(map);
   }
-  // Operands read by computed index (an embedding's table, a padded
-  // tensor): whole views, captured by the body.
-  DenseMap<Operation *, Value> tables;
-  for (Operation *op : members)
-    if (isa<EmbeddingOp, PadOp>(op)) {
-      auto arg = dyn_cast<BlockArgument>(op->getOperand(0));
-      if (!arg)
-        return op->emitOpError("operand read by index must be a kernel input");
-      Value outer = fusion.getInputs()[arg.getArgNumber()];
-      tables[op] = slabView(outer, shapeOf(outer).size(), shapeOf(outer),
-                            elementOf(outer));
-    }
+  FailureOr<DenseMap<Operation *, Value>> tables = indexTables();
+  if (failed(tables))
+    return failure();
 
   // Outputs.
   SmallVector<Value> outputs;
@@ -721,77 +803,30 @@ LogicalResult KernelBuilder::emitGeneric() {
         it = utils::IteratorType::parallel;
 
   LogicalResult status = success();
-  auto fastmath = arith::FastMathFlagsAttr::get(
-      ctx, arith::FastMathFlags::reassoc | arith::FastMathFlags::contract);
   b.create<linalg::GenericOp>(
       loc, TypeRange{}, inputs, outputs, maps, iterators,
       [&](OpBuilder &bb, Location l, ValueRange args) {
-        DenseMap<Value, Value> scalar;
-        auto load = [&](unsigned readIndex, Type et) -> Value {
-          Value v = args[readIndex];
-          if (et.isInteger(1))
-            v = bb.create<arith::TruncIOp>(l, et, v);
-          return v;
+        auto load = [&](unsigned readIndex, Type et) {
+          return fromStorage(bb, l, args[readIndex], et);
         };
-        for (Operation *op : members) {
-          SmallVector<Value> in;
-          for (unsigned i = 0; i < op->getNumOperands(); ++i) {
-            Value operand = op->getOperand(i);
-            if (auto it = scalar.find(operand); it != scalar.end()) {
-              in.push_back(it->second);
-              continue;
-            }
-            if (auto c = operand.getDefiningOp<ConstantOp>()) {
-              auto dense = cast<DenseElementsAttr>(c.getValue());
-              Type et = dense.getElementType();
-              if (isa<FloatType>(et))
-                in.push_back(
-                    fconst(bb, l, et,
-                           dense.getSplatValue<APFloat>().convertToDouble()));
-              else
-                in.push_back(bb.create<arith::ConstantOp>(
-                    l, et,
-                    bb.getIntegerAttr(et, dense.getSplatValue<APInt>())));
-              continue;
-            }
-            if (isa<EmbeddingOp, PadOp>(op) && i == 0) {
-              in.push_back(Value());
-              continue;
-            }
-            in.push_back(load(readOfOperand[{op, i}], elementOf(operand)));
-          }
-          auto results = computeMember(bb, l, op, in, tables);
-          if (failed(results)) {
-            status = failure();
-            bb.create<linalg::YieldOp>(l, ValueRange{});
-            return;
-          }
-          for (auto [r, s] : llvm::zip(op->getResults(), *results))
-            scalar[r] = s;
+        DenseMap<Value, Value> scalar;
+        status = computeMembers(
+            bb, l, [](Operation *) { return true; },
+            [&](Operation *op, unsigned i) {
+              return load(readOfOperand[{op, i}],
+                          elementOf(op->getOperand(i)));
+            },
+            *tables, scalar);
+        if (failed(status)) {
+          bb.create<linalg::YieldOp>(l, ValueRange{});
+          return;
         }
         SmallVector<Value> yielded;
         for (auto [j, v] : llvm::enumerate(yield.getOperands())) {
           Value s = readOfYield.count(j) ? load(readOfYield[j], elementOf(v))
                                          : scalar[v];
-          Value acc = args[reads.size() + j];
-          if (Operation *red = reduceOfOutput[j]) {
-            if (isa<ReduceSumOp>(red)) {
-              if (isa<FloatType>(s.getType())) {
-                auto add = bb.create<arith::AddFOp>(l, acc, s);
-                add.setFastmathAttr(fastmath);
-                s = add;
-              } else {
-                s = bb.create<arith::AddIOp>(l, acc, s);
-              }
-            } else {
-              s = isa<FloatType>(s.getType())
-                      ? bb.create<arith::MaximumFOp>(l, acc, s).getResult()
-                      : bb.create<arith::MaxSIOp>(l, acc, s).getResult();
-            }
-          }
-          if (s.getType().isInteger(1))
-            s = bb.create<arith::ExtUIOp>(l, bb.getI8Type(), s);
-          yielded.push_back(s);
+          s = combine(bb, l, reduceOfOutput[j], args[reads.size() + j], s);
+          yielded.push_back(toStorage(bb, l, s));
         }
         bb.create<linalg::YieldOp>(l, yielded);
       });
@@ -826,16 +861,9 @@ LogicalResult KernelBuilder::emitPhased() {
   constexpr int64_t kChunkElements = 1 << 17;
   constexpr int64_t kMaxScratchBytes = 2 << 20;
   Location loc = fusion.getLoc();
-  DenseMap<Operation *, Value> tables;
-  for (Operation *op : members)
-    if (isa<EmbeddingOp, PadOp>(op)) {
-      auto arg = dyn_cast<BlockArgument>(op->getOperand(0));
-      if (!arg)
-        return op->emitOpError("operand read by index must be a kernel input");
-      Value outer = fusion.getInputs()[arg.getArgNumber()];
-      tables[op] = slabView(outer, shapeOf(outer).size(), shapeOf(outer),
-                            elementOf(outer));
-    }
+  FailureOr<DenseMap<Operation *, Value>> tables = indexTables();
+  if (failed(tables))
+    return failure();
   // The dims one chunk fixes to a single index: the split one, then the
   // next outer ones while a chunk holds more than kChunkElements.
   SmallVector<int> fixedDims;
@@ -917,7 +945,7 @@ LogicalResult KernelBuilder::emitPhased() {
   }
   LogicalResult status = success();
   for (int phase = 0; phase < numPhases && succeeded(status); ++phase)
-    status = emitPhase(phase, tables);
+    status = emitPhase(phase, *tables);
   begin = savedBegin;
   count = savedCount;
   chunkIndex.clear();
@@ -1085,56 +1113,26 @@ KernelBuilder::emitPhase(int phase,
     iterators.push_back(r && !anyElementwise ? utils::IteratorType::reduction
                                              : utils::IteratorType::parallel);
 
-  auto fastmath = arith::FastMathFlagsAttr::get(
-      ctx, arith::FastMathFlags::reassoc | arith::FastMathFlags::contract);
   size_t numInputs = inputs.size();
   b.create<linalg::GenericOp>(
       loc, TypeRange{}, inputs, outputs, maps, iterators,
       [&](OpBuilder &bb, Location l, ValueRange args) {
-        auto arg = [&](unsigned index, Type et) -> Value {
-          Value v = args[index];
-          if (et.isInteger(1))
-            v = bb.create<arith::TruncIOp>(l, et, v);
-          return v;
+        auto arg = [&](unsigned index, Type et) {
+          return fromStorage(bb, l, args[index], et);
         };
         DenseMap<Value, Value> scalar;
         for (auto [v, index] : argOfLoaded)
           scalar[v] = arg(index, elementOf(v));
-        for (Operation *op : members) {
-          if (!needed.count(op))
-            continue;
-          SmallVector<Value> in;
-          for (unsigned i = 0; i < op->getNumOperands(); ++i) {
-            Value operand = op->getOperand(i);
-            if (auto it = scalar.find(operand); it != scalar.end()) {
-              in.push_back(it->second);
-            } else if (auto c = operand.getDefiningOp<ConstantOp>()) {
-              auto dense = cast<DenseElementsAttr>(c.getValue());
-              Type et = dense.getElementType();
-              in.push_back(
-                  isa<FloatType>(et)
-                      ? fconst(bb, l, et,
-                               dense.getSplatValue<APFloat>().convertToDouble())
-                      : bb.create<arith::ConstantOp>(
-                              l, et,
-                              bb.getIntegerAttr(et,
-                                                dense.getSplatValue<APInt>()))
-                            .getResult());
-            } else if (isa<EmbeddingOp, PadOp>(op) && i == 0) {
-              in.push_back(Value());
-            } else {
-              in.push_back(arg(argOfRead[readOfOperand[{op, i}]],
-                               elementOf(operand)));
-            }
-          }
-          auto results = computeMember(bb, l, op, in, tables);
-          if (failed(results)) {
-            status = failure();
-            bb.create<linalg::YieldOp>(l, ValueRange{});
-            return;
-          }
-          for (auto [r, v] : llvm::zip(op->getResults(), *results))
-            scalar[r] = v;
+        status = computeMembers(
+            bb, l, [&](Operation *op) { return needed.count(op) != 0; },
+            [&](Operation *op, unsigned i) {
+              return arg(argOfRead[readOfOperand[{op, i}]],
+                         elementOf(op->getOperand(i)));
+            },
+            tables, scalar);
+        if (failed(status)) {
+          bb.create<linalg::YieldOp>(l, ValueRange{});
+          return;
         }
         SmallVector<Value> yielded;
         for (auto [k, j] : llvm::enumerate(outs)) {
@@ -1142,31 +1140,11 @@ KernelBuilder::emitPhase(int phase,
           Value s = readOfYield.count(j)
                         ? arg(argOfRead[readOfYield[j]], elementOf(v))
                         : scalar[v];
-          Value acc = args[numInputs + k];
-          Operation *def = v.getDefiningOp();
-          if (isa_and_nonnull<ReduceSumOp>(def)) {
-            if (isa<FloatType>(s.getType())) {
-              auto add = bb.create<arith::AddFOp>(l, acc, s);
-              add.setFastmathAttr(fastmath);
-              s = add;
-            } else {
-              s = bb.create<arith::AddIOp>(l, acc, s);
-            }
-          } else if (isa_and_nonnull<ReduceMaxOp>(def)) {
-            s = isa<FloatType>(s.getType())
-                    ? bb.create<arith::MaximumFOp>(l, acc, s).getResult()
-                    : bb.create<arith::MaxSIOp>(l, acc, s).getResult();
-          }
-          if (s.getType().isInteger(1))
-            s = bb.create<arith::ExtUIOp>(l, bb.getI8Type(), s);
-          yielded.push_back(s);
+          s = combine(bb, l, v.getDefiningOp(), args[numInputs + k], s);
+          yielded.push_back(toStorage(bb, l, s));
         }
-        for (Value v : spills) {
-          Value s = scalar[v];
-          if (s.getType().isInteger(1))
-            s = bb.create<arith::ExtUIOp>(l, bb.getI8Type(), s);
-          yielded.push_back(s);
-        }
+        for (Value v : spills)
+          yielded.push_back(toStorage(bb, l, scalar[v]));
         bb.create<linalg::YieldOp>(l, yielded);
       });
   return status;
