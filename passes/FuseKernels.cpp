@@ -32,12 +32,19 @@
 // their kernel are exported (multi-output kernels). Splat constants are
 // cloned into every kernel that reads them.
 //
-// A reduction over every axis of a tensor of 32K elements or more is first
-// split into a reduction of the rows and a sum of the row results, so that
-// the big part has a dimension to run in parallel. After an op is placed, a
-// producer kernel of the same shape that feeds only its kernel is merged
-// into it, and cheap elementwise chains whose only outside reader it is are
-// recomputed in it rather than written and read back.
+// Row phases relax (2): when a kernel's reductions run over the trailing
+// axes of its space, an op reading a per-row result (keepdims), or a row op
+// over the per-row shape, joins as a later phase; code generation runs the
+// phases one after another on each chunk of rows (KernelEmitter). The
+// per-row results a later phase reads are exported.
+//
+// A sum of zero pads whose operands tile one axis is first rewritten to a
+// concat, and a reduction over every axis of a tensor of 32K elements or
+// more is split into a reduction of the rows and a sum of the row results,
+// so that the big part has a dimension to run in parallel. After an op is
+// placed, a producer kernel of the same shape that feeds only its kernel is
+// merged into it, and cheap elementwise chains whose only outside reader it
+// is are recomputed in it rather than written and read back.
 //
 // Every op inside a region carries `sinter.fusion`, the reason it is where
 // it is; ops left outside carry the reason they are not fused. The dumps

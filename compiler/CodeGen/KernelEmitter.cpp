@@ -20,6 +20,13 @@
 // a scalar is flattened to one dimension (optimizer updates, most
 // elementwise chains), which gives the runtime a long range to split.
 //
+// A row-phased region (a member reads a reduction result of the region:
+// FuseKernels' row phases) becomes one linalg.generic per phase instead,
+// inside loops over chunks of rows (emitPhased).
+//
+// A concat reads its operands through transposes and merging reshapes
+// (emitConcat).
+//
 // Element types: f32, f64, i64, i32 and i1 (stored as one byte). Each op's
 // scalar comes from ScalarOps.cpp; pads and embeddings, which read their
 // operand by computed index, are emitted here.
