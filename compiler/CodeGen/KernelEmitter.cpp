@@ -22,10 +22,10 @@
 //
 // A row-phased region (a member reads a reduction result of the region:
 // FuseKernels' row phases) becomes one linalg.generic per phase instead,
-// inside loops over chunks of rows (emitPhased).
+// inside loops over chunks of rows (KernelPhases.cpp).
 //
 // A concat reads its operands through transposes and merging reshapes
-// (emitConcat).
+// (SpecialKernels.cpp, with the other special kernels).
 //
 // Element types: f32, f64, i64, i32 and i1 (stored as one byte). Each op's
 // scalar comes from ScalarOps.cpp; pads and embeddings, which read their
@@ -34,22 +34,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/CodeGen/KernelEmitter.h"
+#include "compiler/CodeGen/KernelBuilder.h"
 
 #include "compiler/CodeGen/ScalarOps.h"
 #include "passes/PlanMemory.h"
 
-#include "runtime/Abi/Random.h"
-
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
-#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 
@@ -58,151 +52,7 @@ using namespace sinter;
 using namespace sinter::sgraph;
 using namespace sinter::codegen;
 
-namespace {
-
-/// One buffer dimension as a function of the iteration dimensions:
-/// `scale * d_iter + offset`, or the constant `offset` when iter < 0.
-struct Dim {
-  int iter = -1;
-  int64_t scale = 1;
-  int64_t offset = 0;
-  bool operator==(const Dim &o) const {
-    return iter == o.iter && scale == o.scale && offset == o.offset;
-  }
-};
-
-/// A read of a region input through a composition of views.
-struct Read {
-  unsigned input = 0;
-  SmallVector<Dim> dims;
-  bool operator==(const Read &o) const {
-    return input == o.input && dims == o.dims;
-  }
-};
-
-ArrayRef<int64_t> shapeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
-}
-Type elementOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getElementType();
-}
-/// Memory element type: i1 is stored as i8.
-Type storageType(Type t) {
-  return t.isInteger(1) ? IntegerType::get(t.getContext(), 8) : t;
-}
-
-/// The dims of an operand of rank `rank` read by an op whose result dims
-/// are `resultDims`, with numpy broadcasting (aligned at the trailing axis).
-SmallVector<Dim> broadcastDims(ArrayRef<int64_t> operandShape,
-                               ArrayRef<int64_t> resultShape,
-                               ArrayRef<Dim> resultDims) {
-  SmallVector<Dim> dims;
-  size_t lead = resultShape.size() - operandShape.size();
-  for (auto [j, size] : llvm::enumerate(operandShape)) {
-    if (size == 1 && resultShape[lead + j] != 1)
-      dims.push_back(Dim{-1, 0, 0});
-    else
-      dims.push_back(resultDims[lead + j]);
-  }
-  return dims;
-}
-
-class KernelBuilder {
-public:
-  KernelBuilder(FusionOp fusion, ModuleOp kernels,
-                const std::function<Place(Value)> &placeOf,
-                StringRef symbolPrefix)
-      : fusion(fusion), kernels(kernels), placeOf(placeOf),
-        symbolPrefix(symbolPrefix.str()), ctx(fusion.getContext()), b(ctx) {}
-
-  FailureOr<EmittedKernel> emit();
-
-private:
-  LogicalResult analyze();
-  /// How `v` (a block argument or a cloned view) is read when its own
-  /// dims map to iteration dims as `dims`.
-  FailureOr<Read> readOf(Value v, SmallVector<Dim> dims);
-  /// The dims of operand `i` of member `op` (whose result has the space,
-  /// or in a later phase the per-row shape).
-  SmallVector<Dim> operandDims(Operation *op, unsigned i);
-  /// How a member result of the space's rank maps to the iteration dims.
-  SmallVector<Dim> resultDims(Value v);
-  /// Phases of a row-phased kernel (see emitPhased).
-  void assignPhases();
-  LogicalResult emitPhased();
-  LogicalResult emitPhase(int phase,
-                          const DenseMap<Operation *, Value> &tables);
-  /// Whole views of the operands read by computed index (an embedding's
-  /// table, a padded tensor), by member; the body captures them.
-  FailureOr<DenseMap<Operation *, Value>> indexTables();
-  /// The scalars of every member `wanted` accepts, in order, into
-  /// `scalar` (which may hold some already: values loaded whole); an
-  /// operand read from memory is `read(op, i)`.
-  LogicalResult
-  computeMembers(OpBuilder &bb, Location l,
-                 llvm::function_ref<bool(Operation *)> wanted,
-                 llvm::function_ref<Value(Operation *, unsigned)> read,
-                 const DenseMap<Operation *, Value> &tables,
-                 DenseMap<Value, Value> &scalar);
-  /// The scalars of `op` from its operands' scalars `in` (the body of one
-  /// iteration); embeddings and pads read `tables`.
-  FailureOr<SmallVector<Value>>
-  computeMember(OpBuilder &bb, Location l, Operation *op,
-                ArrayRef<Value> in,
-                const DenseMap<Operation *, Value> &tables);
-
-  void beginFunction();
-  void finishFunction();
-  Value slabView(Value outer, int64_t rank, ArrayRef<int64_t> shape,
-                 Type elementType);
-  /// A subview of `base` for `dims`, and the map it is indexed with.
-  std::pair<Value, AffineMap> subviewFor(Value base, ArrayRef<Dim> dims);
-  LogicalResult emitGeneric();
-  LogicalResult emitSpecial();
-  LogicalResult emitConcat(ConcatOp concat, Value out);
-  Value iterIndex(OpBuilder &bb, Location loc, int dim);
-  /// Bytes the kernel reads and writes: each distinct read once (broadcast
-  /// dimensions count once), each output once.
-  int64_t bytesMoved();
-  Value linearIndex(OpBuilder &bb, Location loc);
-
-  FusionOp fusion;
-  ModuleOp kernels;
-  const std::function<Place(Value)> &placeOf;
-  std::string symbolPrefix;
-  MLIRContext *ctx;
-  OpBuilder b;
-
-  SmallVector<int64_t> space;
-  SmallVector<bool> isReductionDim;
-  bool flattened = false;
-  int splitDim = -1;
-  std::vector<Read> reads; // distinct reads, the generic's inputs
-  DenseMap<std::pair<Operation *, unsigned>, int> readOfOperand;
-  DenseMap<unsigned, int> readOfYield;
-  SmallVector<Operation *> members;
-  Operation *anyReduce = nullptr;
-  /// Row phases: a member reading a reduction result of the kernel runs in
-  /// the phase after that reduction's; 1 phase for every other kernel.
-  DenseMap<Operation *, int> phaseOf;
-  int numPhases = 1;
-  /// Iteration dims (beyond the split one) fixed to one index per chunk of
-  /// a phased kernel, and that index.
-  DenseMap<int, Value> chunkIndex;
-  /// Values of a phased kernel kept per chunk in a stack buffer.
-  DenseMap<Value, Value> scratch;
-
-  func::FuncOp fn, bodyFn;
-  struct PlaceInfo {
-    int slab;
-    int64_t offset;
-    int64_t bytes;
-    Value arg;
-  };
-  SmallVector<PlaceInfo> places;
-  Value begin, end, count;
-  DenseMap<Value, Value> outerViews; // outer value -> full view
-};
+namespace sinter::codegen::detail {
 
 FailureOr<Read> KernelBuilder::readOf(Value v, SmallVector<Dim> dims) {
   if (auto arg = dyn_cast<BlockArgument>(v))
@@ -570,71 +420,65 @@ FailureOr<SmallVector<Value>>
 KernelBuilder::computeMember(OpBuilder &bb, Location l, Operation *op,
                              ArrayRef<Value> in,
                              const DenseMap<Operation *, Value> &tables) {
-    if (auto e = dyn_cast<EmbeddingOp>(op)) {
-      // Clamp the row so a bad index cannot read outside the table
-      // (the interpreter reports it; a kernel cannot).
-      int64_t rows = shapeOf(e.getTable())[0];
-      Value idx =
-          bb.create<arith::IndexCastOp>(l, bb.getIndexType(), in[1]);
-      idx = bb.create<arith::MaxSIOp>(
-          l, idx, bb.create<arith::ConstantIndexOp>(l, 0));
-      idx = bb.create<arith::MinSIOp>(
-          l, idx, bb.create<arith::ConstantIndexOp>(l, rows - 1));
-      Value col = iterIndex(bb, l, space.size() - 1);
-      return SmallVector<Value>{
-          bb.create<memref::LoadOp>(l, tables.lookup(op), ValueRange{idx, col})};
+  if (auto e = dyn_cast<EmbeddingOp>(op)) {
+    // Clamp the row so a bad index cannot read outside the table
+    // (the interpreter reports it; a kernel cannot).
+    int64_t rows = shapeOf(e.getTable())[0];
+    Value idx = bb.create<arith::IndexCastOp>(l, bb.getIndexType(), in[1]);
+    idx = bb.create<arith::MaxSIOp>(l, idx,
+                                    bb.create<arith::ConstantIndexOp>(l, 0));
+    idx = bb.create<arith::MinSIOp>(
+        l, idx, bb.create<arith::ConstantIndexOp>(l, rows - 1));
+    Value col = iterIndex(bb, l, space.size() - 1);
+    return SmallVector<Value>{
+        bb.create<memref::LoadOp>(l, tables.lookup(op), ValueRange{idx, col})};
+  }
+  if (auto pad = dyn_cast<PadOp>(op)) {
+    // In range on every axis: the operand's element; else the
+    // padding value. The index is clamped so the load stays inside
+    // the operand even where the select discards it.
+    ArrayRef<int64_t> inShape = shapeOf(pad.getOperand());
+    Value inside;
+    SmallVector<Value> at;
+    for (size_t k = 0; k < inShape.size(); ++k) {
+      Value i = bb.create<arith::SubIOp>(
+          l, iterIndex(bb, l, k),
+          bb.create<arith::ConstantIndexOp>(l, pad.getLow()[k]));
+      Value lo = bb.create<arith::ConstantIndexOp>(l, 0);
+      Value hi = bb.create<arith::ConstantIndexOp>(l, inShape[k]);
+      Value ok = bb.create<arith::AndIOp>(
+          l, bb.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, i, lo),
+          bb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, i, hi));
+      inside =
+          inside ? bb.create<arith::AndIOp>(l, inside, ok).getResult() : ok;
+      Value last = bb.create<arith::ConstantIndexOp>(l, inShape[k] - 1);
+      at.push_back(bb.create<arith::MinSIOp>(
+          l, bb.create<arith::MaxSIOp>(l, i, lo), last));
     }
-    if (auto pad = dyn_cast<PadOp>(op)) {
-      // In range on every axis: the operand's element; else the
-      // padding value. The index is clamped so the load stays inside
-      // the operand even where the select discards it.
-      ArrayRef<int64_t> inShape = shapeOf(pad.getOperand());
-      Value inside;
-      SmallVector<Value> at;
-      for (size_t k = 0; k < inShape.size(); ++k) {
-        Value i = bb.create<arith::SubIOp>(
-            l, iterIndex(bb, l, k),
-            bb.create<arith::ConstantIndexOp>(l, pad.getLow()[k]));
-        Value lo = bb.create<arith::ConstantIndexOp>(l, 0);
-        Value hi = bb.create<arith::ConstantIndexOp>(l, inShape[k]);
-        Value ok = bb.create<arith::AndIOp>(
-            l,
-            bb.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, i, lo),
-            bb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, i,
-                                     hi));
-        inside = inside
-                     ? bb.create<arith::AndIOp>(l, inside, ok).getResult()
-                     : ok;
-        Value last = bb.create<arith::ConstantIndexOp>(l, inShape[k] - 1);
-        at.push_back(bb.create<arith::MinSIOp>(
-            l, bb.create<arith::MaxSIOp>(l, i, lo), last));
-      }
-      Type et = elementOf(pad.getResult());
-      Value v = bb.create<memref::LoadOp>(l, tables.lookup(op), at);
-      if (et.isInteger(1))
-        v = bb.create<arith::TruncIOp>(l, et, v);
-      double pv = pad.getValue().convertToDouble();
-      Value padValue =
-          isa<FloatType>(et)
-              ? fconst(bb, l, et, pv)
-              : bb.create<arith::ConstantIntOp>(l, (int64_t)pv, et)
-                    .getResult();
-      return SmallVector<Value>{
-          inside ? bb.create<arith::SelectOp>(l, inside, v, padValue)
-                       .getResult()
-                 : v};
-    }
-    if (isa<ReduceSumOp, ReduceMaxOp>(op))
-      return SmallVector<Value>{in[0]};
-    ScalarContext ctx;
-    ctx.rank = space.size();
-    ctx.index = [&](OpBuilder &ib, Location il, int dim) {
-      return iterIndex(ib, il, dim);
-    };
-    ctx.linearIndex = [&](OpBuilder &ib, Location il) {
-      return linearIndex(ib, il);
-    };
-    return emitScalar(bb, l, op, in, ctx);
+    Type et = elementOf(pad.getResult());
+    Value v = bb.create<memref::LoadOp>(l, tables.lookup(op), at);
+    if (et.isInteger(1))
+      v = bb.create<arith::TruncIOp>(l, et, v);
+    double pv = pad.getValue().convertToDouble();
+    Value padValue =
+        isa<FloatType>(et)
+            ? fconst(bb, l, et, pv)
+            : bb.create<arith::ConstantIntOp>(l, (int64_t)pv, et).getResult();
+    return SmallVector<Value>{
+        inside ? bb.create<arith::SelectOp>(l, inside, v, padValue).getResult()
+               : v};
+  }
+  if (isa<ReduceSumOp, ReduceMaxOp>(op))
+    return SmallVector<Value>{in[0]};
+  ScalarContext ctx;
+  ctx.rank = space.size();
+  ctx.index = [&](OpBuilder &ib, Location il, int dim) {
+    return iterIndex(ib, il, dim);
+  };
+  ctx.linearIndex = [&](OpBuilder &ib, Location il) {
+    return linearIndex(ib, il);
+  };
+  return emitScalar(bb, l, op, in, ctx);
 }
 
 FailureOr<DenseMap<Operation *, Value>> KernelBuilder::indexTables() {
@@ -652,13 +496,12 @@ FailureOr<DenseMap<Operation *, Value>> KernelBuilder::indexTables() {
 }
 
 /// A memory element (i1 is stored as i8) as the scalar of type `et`.
-static Value fromStorage(OpBuilder &bb, Location l, Value v, Type et) {
-  return et.isInteger(1) ? bb.create<arith::TruncIOp>(l, et, v).getResult()
-                         : v;
+Value fromStorage(OpBuilder &bb, Location l, Value v, Type et) {
+  return et.isInteger(1) ? bb.create<arith::TruncIOp>(l, et, v).getResult() : v;
 }
 
 /// A scalar as the element stored for it.
-static Value toStorage(OpBuilder &bb, Location l, Value v) {
+Value toStorage(OpBuilder &bb, Location l, Value v) {
   return v.getType().isInteger(1)
              ? bb.create<arith::ExtUIOp>(l, bb.getI8Type(), v).getResult()
              : v;
@@ -666,8 +509,8 @@ static Value toStorage(OpBuilder &bb, Location l, Value v) {
 
 /// `acc` combined with `s` as the reduction `reduce` combines (sums
 /// reassociable, so LLVM vectorizes them); `s` itself for any other op.
-static Value combine(OpBuilder &bb, Location l, Operation *reduce, Value acc,
-                     Value s) {
+Value combine(OpBuilder &bb, Location l, Operation *reduce, Value acc,
+              Value s) {
   bool isFloat = isa<FloatType>(s.getType());
   if (isa_and_nonnull<ReduceSumOp>(reduce)) {
     if (!isFloat)
@@ -683,7 +526,6 @@ static Value combine(OpBuilder &bb, Location l, Operation *reduce, Value acc,
                    : bb.create<arith::MaxSIOp>(l, acc, s).getResult();
   return s;
 }
-
 LogicalResult KernelBuilder::computeMembers(
     OpBuilder &bb, Location l, llvm::function_ref<bool(Operation *)> wanted,
     llvm::function_ref<Value(Operation *, unsigned)> read,
@@ -820,8 +662,7 @@ LogicalResult KernelBuilder::emitGeneric() {
         status = computeMembers(
             bb, l, [](Operation *) { return true; },
             [&](Operation *op, unsigned i) {
-              return load(readOfOperand[{op, i}],
-                          elementOf(op->getOperand(i)));
+              return load(readOfOperand[{op, i}], elementOf(op->getOperand(i)));
             },
             *tables, scalar);
         if (failed(status)) {
@@ -838,559 +679,6 @@ LogicalResult KernelBuilder::emitGeneric() {
         bb.create<linalg::YieldOp>(l, yielded);
       });
   return status;
-}
-
-void KernelBuilder::assignPhases() {
-  for (Operation *op : members) {
-    int phase = 0;
-    for (Value v : op->getOperands()) {
-      Operation *def = v.getDefiningOp();
-      auto it = def ? phaseOf.find(def) : phaseOf.end();
-      if (it == phaseOf.end())
-        continue;
-      phase = std::max(
-          phase, it->second + (isa<ReduceSumOp, ReduceMaxOp>(def) ? 1 : 0));
-    }
-    phaseOf[op] = phase;
-    numPhases = std::max(numPhases, phase + 1);
-  }
-}
-
-// A row-phased kernel (a softmax: max, then the sum of exponentials, then
-// the normalized values; a layer norm: mean, variance, normalized rows)
-// runs its phases one after another over one chunk of rows at a time: the
-// split dimension one index per step, and further outer dimensions too
-// while a chunk holds more than kChunkElements. Later phases re-read the
-// chunk's inputs from cache, read earlier phases' per-row results (and any
-// value an earlier phase already wrote) from their buffers, and recompute
-// the rest.
-LogicalResult KernelBuilder::emitPhased() {
-  constexpr int64_t kChunkElements = 1 << 17;
-  constexpr int64_t kMaxScratchBytes = 2 << 20;
-  Location loc = fusion.getLoc();
-  FailureOr<DenseMap<Operation *, Value>> tables = indexTables();
-  if (failed(tables))
-    return failure();
-  // The dims one chunk fixes to a single index: the split one, then the
-  // next outer ones while a chunk holds more than kChunkElements.
-  SmallVector<int> fixedDims;
-  if (splitDim >= 0) {
-    fixedDims.push_back(splitDim);
-    int64_t chunk = 1;
-    for (auto [p, size] : llvm::enumerate(space))
-      if ((int)p != splitDim)
-        chunk *= size;
-    for (int p = splitDim + 1; p < (int)space.size() && !isReductionDim[p] &&
-                               chunk > kChunkElements;
-         ++p) {
-      fixedDims.push_back(p);
-      chunk /= space[p];
-    }
-  }
-  // Values a later phase needs that cost more to recompute than to keep
-  // (exp, log, erf, ...) and that no output holds: one chunk of
-  // each is kept in a scratch buffer on the stack, which stays in cache
-  // and never reaches memory.
-  SmallVector<int64_t> chunkShape(space);
-  for (int p : fixedDims)
-    chunkShape[p] = 1;
-  int64_t chunkElements = 1;
-  for (int64_t d : chunkShape)
-    chunkElements *= d;
-  Block &body = fusion.getBody().front();
-  llvm::SmallPtrSet<Operation *, 8> yieldedDefs;
-  for (Value v : body.getTerminator()->getOperands())
-    if (Operation *def = v.getDefiningOp())
-      yieldedDefs.insert(def);
-  auto costly = [&](Operation *m) {
-    llvm::SmallPtrSet<Operation *, 16> seen;
-    std::function<bool(Operation *)> walk = [&](Operation *op) {
-      if (!op || !phaseOf.count(op) || !seen.insert(op).second ||
-          isa<ReduceSumOp, ReduceMaxOp>(op) || (op != m && yieldedDefs.count(op)))
-        return false;
-      if (isa<ExpOp, LogOp, ErfOp, GeluOp, TanhOp, SigmoidOp, PowOp>(
-              op))
-        return true;
-      return llvm::any_of(op->getOperands(),
-                          [&](Value v) { return walk(v.getDefiningOp()); });
-    };
-    return walk(m);
-  };
-  int64_t scratchBytes = 0;
-  for (Operation *m : members) {
-    if (isa<ReduceSumOp, ReduceMaxOp>(m) || m->getNumResults() != 1 ||
-        yieldedDefs.count(m) ||
-        shapeOf(m->getResult(0)) != ArrayRef<int64_t>(space))
-      continue;
-    bool laterPhase = llvm::any_of(m->getUsers(), [&](Operation *user) {
-      return phaseOf.lookup(user) > phaseOf.lookup(m);
-    });
-    Type et = storageType(elementOf(m->getResult(0)));
-    int64_t bytes = chunkElements * et.getIntOrFloatBitWidth() / 8;
-    if (!laterPhase || !costly(m) || scratchBytes + bytes > kMaxScratchBytes)
-      continue;
-    scratchBytes += bytes;
-    scratch[m->getResult(0)] = b.create<memref::AllocaOp>(
-        loc, MemRefType::get(chunkShape, et), b.getI64IntegerAttr(64));
-  }
-
-  OpBuilder::InsertionGuard guard(b);
-  Value savedBegin = begin, savedCount = count;
-  if (splitDim >= 0) {
-    Value one = b.create<arith::ConstantIndexOp>(loc, 1);
-    auto loop = b.create<scf::ForOp>(loc, begin, end, one);
-    b.setInsertionPointToStart(loop.getBody());
-    begin = loop.getInductionVar();
-    count = one;
-    for (int p : ArrayRef<int>(fixedDims).drop_front()) {
-      auto inner = b.create<scf::ForOp>(
-          loc, b.create<arith::ConstantIndexOp>(loc, 0),
-          b.create<arith::ConstantIndexOp>(loc, space[p]), one);
-      b.setInsertionPointToStart(inner.getBody());
-      chunkIndex[p] = inner.getInductionVar();
-    }
-  }
-  LogicalResult status = success();
-  for (int phase = 0; phase < numPhases && succeeded(status); ++phase)
-    status = emitPhase(phase, *tables);
-  begin = savedBegin;
-  count = savedCount;
-  chunkIndex.clear();
-  scratch.clear();
-  return status;
-}
-
-LogicalResult
-KernelBuilder::emitPhase(int phase,
-                         const DenseMap<Operation *, Value> &tables) {
-  Location loc = fusion.getLoc();
-  Block &body = fusion.getBody().front();
-  auto yield = cast<YieldOp>(body.getTerminator());
-  DenseMap<Value, unsigned> yieldIndex;
-  for (auto [j, v] : llvm::enumerate(yield.getOperands()))
-    yieldIndex.try_emplace(v, j);
-  auto isReduce = [](Operation *op) {
-    return op && isa<ReduceSumOp, ReduceMaxOp>(op);
-  };
-
-  // This phase writes the yielded values it computes, and the chunk of
-  // each scratch value it computes.
-  SmallVector<unsigned> outs;
-  for (auto [j, v] : llvm::enumerate(yield.getOperands())) {
-    Operation *def = v.getDefiningOp();
-    if (readOfYield.count(j) ? phase == 0 : phaseOf.lookup(def) == phase)
-      outs.push_back(j);
-  }
-  SmallVector<Value> spills;
-  for (Operation *m : members)
-    if (m->getNumResults() == 1 && scratch.count(m->getResult(0)) &&
-        phaseOf.lookup(m) == phase)
-      spills.push_back(m->getResult(0));
-  // The members they need: values of earlier phases that are in a buffer
-  // are loaded, the others recomputed.
-  llvm::SetVector<Operation *> needed;
-  llvm::MapVector<Value, unsigned> loaded; // value -> yield index
-  llvm::SetVector<Value> reloaded;         // scratch values read back
-  LogicalResult status = success();
-  std::function<void(Operation *)> need = [&](Operation *op) {
-    if (!needed.insert(op))
-      return;
-    for (Value v : op->getOperands()) {
-      Operation *def = v.getDefiningOp();
-      if (!def || !phaseOf.count(def))
-        continue;
-      if (phaseOf[def] < phase && yieldIndex.count(v)) {
-        loaded.insert({v, yieldIndex[v]});
-        continue;
-      }
-      if (phaseOf[def] < phase && scratch.count(v)) {
-        reloaded.insert(v);
-        continue;
-      }
-      if (isReduce(def) && phaseOf[def] < phase) {
-        status = def->emitOpError("is read by a later phase but not exported");
-        continue;
-      }
-      need(def);
-    }
-  };
-  for (unsigned j : outs)
-    if (Operation *def = yield.getOperand(j).getDefiningOp())
-      if (phaseOf.count(def))
-        need(def);
-  for (Value v : spills)
-    need(v.getDefiningOp());
-  if (failed(status))
-    return status;
-  AffineMap chunkMap = b.getMultiDimIdentityMap(space.size());
-
-  // Inputs: the reads the needed members make, then the loaded values.
-  SmallVector<Value> inputs;
-  SmallVector<AffineMap> maps;
-  DenseMap<int, unsigned> argOfRead;
-  auto addRead = [&](int r) {
-    if (argOfRead.count(r))
-      return;
-    const Read &read = reads[r];
-    Value outer = fusion.getInputs()[read.input];
-    Value base = slabView(outer, shapeOf(outer).size(), shapeOf(outer),
-                          elementOf(outer));
-    auto [view, map] = subviewFor(base, read.dims);
-    argOfRead[r] = inputs.size();
-    inputs.push_back(view);
-    maps.push_back(map);
-  };
-  for (Operation *op : members)
-    if (needed.count(op))
-      for (unsigned i = 0; i < op->getNumOperands(); ++i)
-        if (auto it = readOfOperand.find({op, i}); it != readOfOperand.end())
-          addRead(it->second);
-  for (unsigned j : outs)
-    if (readOfYield.count(j))
-      addRead(readOfYield[j]);
-  // A yielded value's dims: the space, or a per-row value's (reduction
-  // results and row ops; reduction results without keepdims drop the
-  // reduced dims).
-  auto yieldDims = [&](unsigned j) {
-    Value v = yield.getOperand(j);
-    Operation *def = v.getDefiningOp();
-    if (!isReduce(def))
-      return resultDims(v);
-    bool keep = def->getAttrOfType<BoolAttr>("keepdims") &&
-                def->getAttrOfType<BoolAttr>("keepdims").getValue();
-    SmallVector<Dim> dims;
-    for (size_t p = 0; p < space.size(); ++p) {
-      if (!isReductionDim[p])
-        dims.push_back(Dim{(int)p, 1, 0});
-      else if (keep)
-        dims.push_back(Dim{-1, 0, 0});
-    }
-    return dims;
-  };
-  auto resultView = [&](unsigned j) {
-    Value outer = fusion.getResult(j);
-    Value base = slabView(outer, shapeOf(outer).size(), shapeOf(outer),
-                          elementOf(outer));
-    return subviewFor(base, yieldDims(j));
-  };
-  DenseMap<Value, unsigned> argOfLoaded;
-  for (auto [v, j] : loaded) {
-    auto [view, map] = resultView(j);
-    argOfLoaded[v] = inputs.size();
-    inputs.push_back(view);
-    maps.push_back(map);
-  }
-  for (Value v : reloaded) {
-    argOfLoaded[v] = inputs.size();
-    inputs.push_back(scratch.lookup(v));
-    maps.push_back(chunkMap);
-  }
-
-  // Outputs, reductions filled with their identity first.
-  SmallVector<Value> outputs;
-  bool anyElementwise = false;
-  for (unsigned j : outs) {
-    auto [view, map] = resultView(j);
-    Operation *def = yield.getOperand(j).getDefiningOp();
-    if (isReduce(def)) {
-      Type et = elementOf(fusion.getResult(j));
-      bool sum = isa<ReduceSumOp>(def);
-      Value init =
-          isa<FloatType>(et)
-              ? fconst(b, loc, et, sum ? 0.0 : -INFINITY)
-              : b.create<arith::ConstantIntOp>(
-                     loc, sum ? 0 : std::numeric_limits<int64_t>::min(), et)
-                    .getResult();
-      b.create<linalg::FillOp>(loc, ValueRange{init}, ValueRange{view});
-    } else {
-      anyElementwise = true;
-    }
-    outputs.push_back(view);
-    maps.push_back(map);
-  }
-  for (Value v : spills) {
-    outputs.push_back(scratch.lookup(v));
-    maps.push_back(chunkMap);
-    anyElementwise = true;
-  }
-  if (outputs.empty())
-    return success();
-  SmallVector<utils::IteratorType> iterators;
-  for (bool r : isReductionDim)
-    iterators.push_back(r && !anyElementwise ? utils::IteratorType::reduction
-                                             : utils::IteratorType::parallel);
-
-  size_t numInputs = inputs.size();
-  b.create<linalg::GenericOp>(
-      loc, TypeRange{}, inputs, outputs, maps, iterators,
-      [&](OpBuilder &bb, Location l, ValueRange args) {
-        auto arg = [&](unsigned index, Type et) {
-          return fromStorage(bb, l, args[index], et);
-        };
-        DenseMap<Value, Value> scalar;
-        for (auto [v, index] : argOfLoaded)
-          scalar[v] = arg(index, elementOf(v));
-        status = computeMembers(
-            bb, l, [&](Operation *op) { return needed.count(op) != 0; },
-            [&](Operation *op, unsigned i) {
-              return arg(argOfRead[readOfOperand[{op, i}]],
-                         elementOf(op->getOperand(i)));
-            },
-            tables, scalar);
-        if (failed(status)) {
-          bb.create<linalg::YieldOp>(l, ValueRange{});
-          return;
-        }
-        SmallVector<Value> yielded;
-        for (auto [k, j] : llvm::enumerate(outs)) {
-          Value v = yield.getOperand(j);
-          Value s = readOfYield.count(j)
-                        ? arg(argOfRead[readOfYield[j]], elementOf(v))
-                        : scalar[v];
-          s = combine(bb, l, v.getDefiningOp(), args[numInputs + k], s);
-          yielded.push_back(toStorage(bb, l, s));
-        }
-        for (Value v : spills)
-          yielded.push_back(toStorage(bb, l, scalar[v]));
-        bb.create<linalg::YieldOp>(l, yielded);
-      });
-  return status;
-}
-
-// A concat copies each operand into its slice of the result. An operand may
-// be a transpose of an input (read strided) or a reshape of such a
-// transpose that merges dimensions (the slice of the result is viewed
-// split instead), so the gradients of attention heads go straight from the
-// head layout into the fused QKV gradient, with no copy in between. Threads
-// split dimension 0 when every operand keeps it whole.
-LogicalResult KernelBuilder::emitConcat(ConcatOp concat, Value out) {
-  Location loc = fusion.getLoc();
-  int64_t axis = concat.getAxis();
-  struct Piece {
-    Value src, dst;
-    bool splittable;
-  };
-  SmallVector<Piece> pieces;
-  int64_t at = 0;
-  for (Value operand : concat.getOperands()) {
-    auto inShape = shapeOf(operand);
-    SmallVector<OpFoldResult> offsets, sizes, strides;
-    for (size_t k = 0; k < inShape.size(); ++k) {
-      offsets.push_back(b.getIndexAttr(k == (size_t)axis ? at : 0));
-      sizes.push_back(b.getIndexAttr(inShape[k]));
-      strides.push_back(b.getIndexAttr(1));
-    }
-    at += inShape[axis];
-    Value dst = b.create<memref::SubViewOp>(loc, out, offsets, sizes, strides);
-    bool splittable = axis != 0;
-    Value v = operand;
-    if (auto reshape = v.getDefiningOp<ReshapeOp>()) {
-      // Merged dims: view the destination split like the operand.
-      ArrayRef<int64_t> from = shapeOf(reshape.getOperand());
-      std::optional<SmallVector<ReassociationIndices>> groups =
-          getReassociationIndicesForReshape(
-              cast<ShapedType>(reshape.getOperand().getType()),
-              cast<ShapedType>(reshape.getType()));
-      if (!groups || from.size() < inShape.size())
-        return reshape.emitOpError("is not a merge of dimensions");
-      splittable &= (*groups)[0].size() == 1;
-      dst = b.create<memref::ExpandShapeOp>(loc, from, dst, *groups);
-      v = reshape.getOperand();
-    }
-    Value src;
-    if (auto t = v.getDefiningOp<TransposeOp>()) {
-      auto arg = dyn_cast<BlockArgument>(t.getOperand());
-      if (!arg)
-        return t.emitOpError("concat operand must be a transpose of an input");
-      Value in = fusion.getInputs()[arg.getArgNumber()];
-      Value view = slabView(in, shapeOf(in).size(), shapeOf(in), elementOf(in));
-      SmallVector<unsigned> perm;
-      for (int64_t p : t.getPermutation())
-        perm.push_back(p);
-      src = b.create<memref::TransposeOp>(
-          loc, view,
-          AffineMapAttr::get(AffineMap::getPermutationMap(perm, ctx)));
-    } else if (auto arg = dyn_cast<BlockArgument>(v)) {
-      Value in = fusion.getInputs()[arg.getArgNumber()];
-      src = slabView(in, shapeOf(in).size(), shapeOf(in), elementOf(in));
-    } else {
-      return concat.emitOpError("operand must be an input or a view of one");
-    }
-    pieces.push_back({src, dst, splittable});
-  }
-  auto outShape = shapeOf(concat.getResult());
-  int64_t numel = 1;
-  for (int64_t d : outShape)
-    numel *= d;
-  constexpr int64_t kMinElementsToSplit = 1 << 15;
-  if (numel >= kMinElementsToSplit && outShape[0] > 1 &&
-      llvm::all_of(pieces, [](const Piece &p) { return p.splittable; }))
-    splitDim = 0;
-  for (Piece &p : pieces) {
-    Value src = p.src, dst = p.dst;
-    if (splitDim == 0) {
-      auto slice = [&](Value v) -> Value {
-        auto type = cast<MemRefType>(v.getType());
-        SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)),
-            sizes, strides(type.getRank(), b.getIndexAttr(1));
-        offsets[0] = begin;
-        sizes.push_back(count);
-        for (int64_t d : type.getShape().drop_front())
-          sizes.push_back(b.getIndexAttr(d));
-        return b.create<memref::SubViewOp>(loc, v, offsets, sizes, strides);
-      };
-      src = slice(src);
-      dst = slice(dst);
-    }
-    b.create<linalg::CopyOp>(loc, src, dst);
-  }
-  return success();
-}
-
-LogicalResult KernelBuilder::emitSpecial() {
-  Location loc = fusion.getLoc();
-  Block &body = fusion.getBody().front();
-  // The special op is what the region yields; a concat may read its
-  // operands through transposes and reshapes cloned before it.
-  Operation *op = body.getTerminator()->getOperand(0).getDefiningOp();
-  auto inputView = [&](unsigned i) {
-    Value outer = fusion.getInputs()[i];
-    return slabView(outer, shapeOf(outer).size(), shapeOf(outer),
-                    elementOf(outer));
-  };
-  Value outer = fusion.getResult(0);
-  Value out =
-      slabView(outer, shapeOf(outer).size(), shapeOf(outer), elementOf(outer));
-  auto index = [&](int64_t v) {
-    return b.create<arith::ConstantIndexOp>(loc, v).getResult();
-  };
-  auto operandIndex = [&](Value v) -> int {
-    auto arg = dyn_cast<BlockArgument>(v);
-    return arg ? (int)arg.getArgNumber() : -1;
-  };
-  for (Value operand : op->getOperands())
-    if (operandIndex(operand) < 0 && !isa<ConcatOp>(op))
-      return op->emitOpError("special kernel operands must be its inputs");
-  Type et = elementOf(outer);
-
-  if (auto pad = dyn_cast<PadOp>(op)) {
-    Value value = isa<FloatType>(et)
-                      ? fconst(b, loc, et, pad.getValue().convertToDouble())
-                      : b.create<arith::ConstantIntOp>(
-                             loc, (int64_t)pad.getValue().convertToDouble(),
-                             storageType(et))
-                            .getResult();
-    b.create<linalg::FillOp>(loc, ValueRange{value}, ValueRange{out});
-    SmallVector<OpFoldResult> offsets, sizes, strides;
-    auto inShape = shapeOf(pad.getOperand());
-    for (size_t k = 0; k < inShape.size(); ++k) {
-      int64_t low = pad.getLow()[k];
-      int64_t interior = pad.getInterior() ? (*pad.getInterior())[k] : 0;
-      if (low < 0 || pad.getHigh()[k] < 0 || interior < 0)
-        return pad.emitOpError("negative padding has no CPU kernel yet");
-      offsets.push_back(b.getIndexAttr(low));
-      sizes.push_back(b.getIndexAttr(inShape[k]));
-      strides.push_back(b.getIndexAttr(interior + 1));
-    }
-    Value dst = b.create<memref::SubViewOp>(loc, out, offsets, sizes, strides);
-    b.create<linalg::CopyOp>(loc, inputView(operandIndex(pad.getOperand())),
-                             dst);
-    return success();
-  }
-  if (auto concat = dyn_cast<ConcatOp>(op))
-    return emitConcat(concat, out);
-  if (auto eg = dyn_cast<EmbeddingGradOp>(op)) {
-    // (V, D) table; grad viewed as (N, D), indices as (N). Threads split D,
-    // so no two threads add into the same element.
-    auto tableShape = shapeOf(outer);
-    int64_t rows = tableShape[0], width = tableShape[1];
-    int64_t n = 1;
-    for (int64_t d : shapeOf(eg.getIndices()))
-      n *= d;
-    Value g = slabView(fusion.getInputs()[operandIndex(eg.getGrad())], 2,
-                       {n, width}, elementOf(eg.getGrad()));
-    Value ids = slabView(fusion.getInputs()[operandIndex(eg.getIndices())], 1,
-                         {n}, elementOf(eg.getIndices()));
-    splitDim = width * rows >= (1 << 15) ? 1 : -1;
-    Value lo = splitDim >= 0 ? begin : index(0);
-    Value hi = splitDim >= 0 ? end : index(width);
-    Value cols = b.create<memref::SubViewOp>(
-        loc, out, SmallVector<OpFoldResult>{b.getIndexAttr(0), lo},
-        SmallVector<OpFoldResult>{b.getIndexAttr(rows),
-                                  splitDim >= 0 ? OpFoldResult(count)
-                                                : b.getIndexAttr(width)},
-        SmallVector<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
-    b.create<linalg::FillOp>(loc, ValueRange{fconst(b, loc, et, 0.0)},
-                             ValueRange{cols});
-    auto outerLoop = b.create<scf::ForOp>(loc, index(0), index(n), index(1));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(outerLoop.getBody());
-    Value i = outerLoop.getInductionVar();
-    Value id = b.create<memref::LoadOp>(loc, ids, ValueRange{i});
-    Value row = b.create<arith::IndexCastOp>(loc, b.getIndexType(), id);
-    Value inRange = b.create<arith::AndIOp>(
-        loc,
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, row, index(0)),
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, row,
-                                index(rows)));
-    auto ifOp = b.create<scf::IfOp>(loc, inRange, /*withElse=*/false);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    auto inner = b.create<scf::ForOp>(loc, lo, hi, index(1));
-    b.setInsertionPointToStart(inner.getBody());
-    Value d = inner.getInductionVar();
-    Value acc = b.create<memref::LoadOp>(loc, out, ValueRange{row, d});
-    Value add = b.create<arith::AddFOp>(
-        loc, acc, b.create<memref::LoadOp>(loc, g, ValueRange{i, d}));
-    b.create<memref::StoreOp>(loc, add, out, ValueRange{row, d});
-    return success();
-  }
-  if (auto am = dyn_cast<ArgmaxOp>(op)) {
-    // One loop nest over the result; an inner scan along the axis keeps
-    // the first maximum (NaN counts as the maximum, as the interpreter).
-    Value in = inputView(operandIndex(am.getOperand()));
-    auto inShape = shapeOf(am.getOperand());
-    int64_t axis = am.getAxis();
-    auto outShape = shapeOf(outer);
-    SmallVector<Value> lbs, ubs, steps;
-    for (int64_t d : outShape) {
-      lbs.push_back(index(0));
-      ubs.push_back(index(d));
-      steps.push_back(index(1));
-    }
-    scf::buildLoopNest(
-        b, loc, lbs, ubs, steps,
-        [&](OpBuilder &nb, Location l, ValueRange ivs) {
-          auto at = [&](Value a) {
-            SmallVector<Value> idx(ivs.begin(), ivs.end());
-            idx.insert(idx.begin() + axis, a);
-            return nb.create<memref::LoadOp>(l, in, idx).getResult();
-          };
-          Value zero = nb.create<arith::ConstantIndexOp>(l, 0);
-          auto scan = nb.create<scf::ForOp>(
-              l, nb.create<arith::ConstantIndexOp>(l, 1),
-              nb.create<arith::ConstantIndexOp>(l, inShape[axis]),
-              nb.create<arith::ConstantIndexOp>(l, 1),
-              ValueRange{at(zero), zero},
-              [&](OpBuilder &sb, Location sl, Value j, ValueRange iter) {
-                Value x = at(j);
-                Value better = sb.create<arith::AndIOp>(
-                    sl,
-                    sb.create<arith::CmpFOp>(sl, arith::CmpFPredicate::UGT, x,
-                                             iter[0]),
-                    sb.create<arith::CmpFOp>(sl, arith::CmpFPredicate::ORD,
-                                             iter[0], iter[0]));
-                sb.create<scf::YieldOp>(
-                    sl,
-                    ValueRange{
-                        sb.create<arith::SelectOp>(sl, better, x, iter[0]),
-                        sb.create<arith::SelectOp>(sl, better, j, iter[1])});
-              });
-          Value best = nb.create<arith::IndexCastOp>(l, et, scan.getResult(1));
-          nb.create<memref::StoreOp>(l, best, out, ivs);
-        });
-    return success();
-  }
-  return op->emitOpError("has no CPU kernel");
 }
 
 FailureOr<EmittedKernel> KernelBuilder::emit() {
@@ -1432,11 +720,11 @@ FailureOr<EmittedKernel> KernelBuilder::emit() {
   return k;
 }
 
-} // namespace
+} // namespace sinter::codegen::detail
 
 FailureOr<EmittedKernel>
 sinter::codegen::emitKernel(FusionOp fusion, ModuleOp kernels,
                             const std::function<Place(Value)> &placeOf,
                             StringRef symbolPrefix) {
-  return KernelBuilder(fusion, kernels, placeOf, symbolPrefix).emit();
+  return detail::KernelBuilder(fusion, kernels, placeOf, symbolPrefix).emit();
 }

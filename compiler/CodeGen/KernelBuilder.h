@@ -1,0 +1,179 @@
+//===- KernelBuilder.h - the state of one kernel's emission ----*- C++ -*-===//
+//
+// Internal to compiler/CodeGen: the class that turns one sgraph.fusion region
+// into a kernel function (KernelEmitter.cpp: analysis, the single-phase
+// body, the entry; KernelPhases.cpp: row-phased bodies; SpecialKernels.cpp:
+// pads, concats, embedding gradients, argmax). Only emitKernel
+// (KernelEmitter.h) is public.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SINTER_COMPILER_CODEGEN_KERNELBUILDER_H
+#define SINTER_COMPILER_CODEGEN_KERNELBUILDER_H
+
+#include "compiler/CodeGen/KernelEmitter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace sinter::codegen::detail {
+
+using namespace mlir;
+using namespace sinter::sgraph;
+
+/// One buffer dimension as a function of the iteration dimensions:
+/// `scale * d_iter + offset`, or the constant `offset` when iter < 0.
+struct Dim {
+  int iter = -1;
+  int64_t scale = 1;
+  int64_t offset = 0;
+  bool operator==(const Dim &o) const {
+    return iter == o.iter && scale == o.scale && offset == o.offset;
+  }
+};
+
+/// A read of a region input through a composition of views.
+struct Read {
+  unsigned input = 0;
+  SmallVector<Dim> dims;
+  bool operator==(const Read &o) const {
+    return input == o.input && dims == o.dims;
+  }
+};
+
+inline ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+inline Type elementOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+/// Memory element type: i1 is stored as i8.
+inline Type storageType(Type t) {
+  return t.isInteger(1) ? IntegerType::get(t.getContext(), 8) : t;
+}
+
+/// The dims of an operand of rank `rank` read by an op whose result dims
+/// are `resultDims`, with numpy broadcasting (aligned at the trailing axis).
+inline SmallVector<Dim> broadcastDims(ArrayRef<int64_t> operandShape,
+                                      ArrayRef<int64_t> resultShape,
+                                      ArrayRef<Dim> resultDims) {
+  SmallVector<Dim> dims;
+  size_t lead = resultShape.size() - operandShape.size();
+  for (auto [j, size] : llvm::enumerate(operandShape)) {
+    if (size == 1 && resultShape[lead + j] != 1)
+      dims.push_back(Dim{-1, 0, 0});
+    else
+      dims.push_back(resultDims[lead + j]);
+  }
+  return dims;
+}
+
+class KernelBuilder {
+public:
+  KernelBuilder(FusionOp fusion, ModuleOp kernels,
+                const std::function<Place(Value)> &placeOf,
+                StringRef symbolPrefix)
+      : fusion(fusion), kernels(kernels), placeOf(placeOf),
+        symbolPrefix(symbolPrefix.str()), ctx(fusion.getContext()), b(ctx) {}
+
+  FailureOr<EmittedKernel> emit();
+
+private:
+  LogicalResult analyze();
+  /// How `v` (a block argument or a cloned view) is read when its own
+  /// dims map to iteration dims as `dims`.
+  FailureOr<Read> readOf(Value v, SmallVector<Dim> dims);
+  /// The dims of operand `i` of member `op` (whose result has the space,
+  /// or in a later phase the per-row shape).
+  SmallVector<Dim> operandDims(Operation *op, unsigned i);
+  /// How a member result of the space's rank maps to the iteration dims.
+  SmallVector<Dim> resultDims(Value v);
+  /// Phases of a row-phased kernel (see emitPhased).
+  void assignPhases();
+  LogicalResult emitPhased();
+  LogicalResult emitPhase(int phase,
+                          const DenseMap<Operation *, Value> &tables);
+  /// Whole views of the operands read by computed index (an embedding's
+  /// table, a padded tensor), by member; the body captures them.
+  FailureOr<DenseMap<Operation *, Value>> indexTables();
+  /// The scalars of every member `wanted` accepts, in order, into
+  /// `scalar` (which may hold some already: values loaded whole); an
+  /// operand read from memory is `read(op, i)`.
+  LogicalResult
+  computeMembers(OpBuilder &bb, Location l,
+                 llvm::function_ref<bool(Operation *)> wanted,
+                 llvm::function_ref<Value(Operation *, unsigned)> read,
+                 const DenseMap<Operation *, Value> &tables,
+                 DenseMap<Value, Value> &scalar);
+  /// The scalars of `op` from its operands' scalars `in` (the body of one
+  /// iteration); embeddings and pads read `tables`.
+  FailureOr<SmallVector<Value>>
+  computeMember(OpBuilder &bb, Location l, Operation *op, ArrayRef<Value> in,
+                const DenseMap<Operation *, Value> &tables);
+
+  void beginFunction();
+  void finishFunction();
+  Value slabView(Value outer, int64_t rank, ArrayRef<int64_t> shape,
+                 Type elementType);
+  /// A subview of `base` for `dims`, and the map it is indexed with.
+  std::pair<Value, AffineMap> subviewFor(Value base, ArrayRef<Dim> dims);
+  LogicalResult emitGeneric();
+  LogicalResult emitSpecial();
+  LogicalResult emitConcat(ConcatOp concat, Value out);
+  Value iterIndex(OpBuilder &bb, Location loc, int dim);
+  /// Bytes the kernel reads and writes: each distinct read once (broadcast
+  /// dimensions count once), each output once.
+  int64_t bytesMoved();
+  Value linearIndex(OpBuilder &bb, Location loc);
+
+  FusionOp fusion;
+  ModuleOp kernels;
+  const std::function<Place(Value)> &placeOf;
+  std::string symbolPrefix;
+  MLIRContext *ctx;
+  OpBuilder b;
+
+  SmallVector<int64_t> space;
+  SmallVector<bool> isReductionDim;
+  bool flattened = false;
+  int splitDim = -1;
+  std::vector<Read> reads; // distinct reads, the generic's inputs
+  DenseMap<std::pair<Operation *, unsigned>, int> readOfOperand;
+  DenseMap<unsigned, int> readOfYield;
+  SmallVector<Operation *> members;
+  Operation *anyReduce = nullptr;
+  /// Row phases: a member reading a reduction result of the kernel runs in
+  /// the phase after that reduction's; 1 phase for every other kernel.
+  DenseMap<Operation *, int> phaseOf;
+  int numPhases = 1;
+  /// Iteration dims (beyond the split one) fixed to one index per chunk of
+  /// a phased kernel, and that index.
+  DenseMap<int, Value> chunkIndex;
+  /// Values of a phased kernel kept per chunk in a stack buffer.
+  DenseMap<Value, Value> scratch;
+
+  func::FuncOp fn, bodyFn;
+  struct PlaceInfo {
+    int slab;
+    int64_t offset;
+    int64_t bytes;
+    Value arg;
+  };
+  SmallVector<PlaceInfo> places;
+  Value begin, end, count;
+};
+
+/// A memory element (i1 is stored as i8) as the scalar of type `et`.
+Value fromStorage(OpBuilder &bb, Location l, Value v, Type et);
+/// A scalar as the element stored for it.
+Value toStorage(OpBuilder &bb, Location l, Value v);
+/// `acc` combined with `s` as the reduction `reduce` combines (sums
+/// reassociable, so LLVM vectorizes them); `s` itself for any other op.
+Value combine(OpBuilder &bb, Location l, Operation *reduce, Value acc, Value s);
+
+} // namespace sinter::codegen::detail
+
+#endif // SINTER_COMPILER_CODEGEN_KERNELBUILDER_H

@@ -1,0 +1,342 @@
+//===- KernelPhases.cpp - row-phased kernel bodies -----------------------===//
+//
+// A region whose members read a reduction result of the region (the row
+// phases of FuseKernels: a softmax, a layer norm) becomes one linalg.generic
+// per phase inside loops over chunks of rows; see emitPhased.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/CodeGen/KernelBuilder.h"
+#include "compiler/CodeGen/ScalarOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <cmath>
+#include <functional>
+
+namespace sinter::codegen::detail {
+
+void KernelBuilder::assignPhases() {
+  for (Operation *op : members) {
+    int phase = 0;
+    for (Value v : op->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      auto it = def ? phaseOf.find(def) : phaseOf.end();
+      if (it == phaseOf.end())
+        continue;
+      phase = std::max(phase, it->second +
+                                  (isa<ReduceSumOp, ReduceMaxOp>(def) ? 1 : 0));
+    }
+    phaseOf[op] = phase;
+    numPhases = std::max(numPhases, phase + 1);
+  }
+}
+
+// A row-phased kernel (a softmax: max, then the sum of exponentials, then
+// the normalized values; a layer norm: mean, variance, normalized rows)
+// runs its phases one after another over one chunk of rows at a time: the
+// split dimension one index per step, and further outer dimensions too
+// while a chunk holds more than kChunkElements. Later phases re-read the
+// chunk's inputs from cache, read earlier phases' per-row results (and any
+// value an earlier phase already wrote) from their buffers, and recompute
+// the rest.
+LogicalResult KernelBuilder::emitPhased() {
+  constexpr int64_t kChunkElements = 1 << 17;
+  constexpr int64_t kMaxScratchBytes = 2 << 20;
+  Location loc = fusion.getLoc();
+  FailureOr<DenseMap<Operation *, Value>> tables = indexTables();
+  if (failed(tables))
+    return failure();
+  // The dims one chunk fixes to a single index: the split one, then the
+  // next outer ones while a chunk holds more than kChunkElements.
+  SmallVector<int> fixedDims;
+  if (splitDim >= 0) {
+    fixedDims.push_back(splitDim);
+    int64_t chunk = 1;
+    for (auto [p, size] : llvm::enumerate(space))
+      if ((int)p != splitDim)
+        chunk *= size;
+    for (int p = splitDim + 1;
+         p < (int)space.size() && !isReductionDim[p] && chunk > kChunkElements;
+         ++p) {
+      fixedDims.push_back(p);
+      chunk /= space[p];
+    }
+  }
+  // Values a later phase needs that cost more to recompute than to keep
+  // (exp, log, erf, ...) and that no output holds: one chunk of
+  // each is kept in a scratch buffer on the stack, which stays in cache
+  // and never reaches memory.
+  SmallVector<int64_t> chunkShape(space);
+  for (int p : fixedDims)
+    chunkShape[p] = 1;
+  int64_t chunkElements = 1;
+  for (int64_t d : chunkShape)
+    chunkElements *= d;
+  Block &body = fusion.getBody().front();
+  llvm::SmallPtrSet<Operation *, 8> yieldedDefs;
+  for (Value v : body.getTerminator()->getOperands())
+    if (Operation *def = v.getDefiningOp())
+      yieldedDefs.insert(def);
+  auto costly = [&](Operation *m) {
+    llvm::SmallPtrSet<Operation *, 16> seen;
+    std::function<bool(Operation *)> walk = [&](Operation *op) {
+      if (!op || !phaseOf.count(op) || !seen.insert(op).second ||
+          isa<ReduceSumOp, ReduceMaxOp>(op) ||
+          (op != m && yieldedDefs.count(op)))
+        return false;
+      if (isa<ExpOp, LogOp, ErfOp, GeluOp, TanhOp, SigmoidOp, PowOp>(op))
+        return true;
+      return llvm::any_of(op->getOperands(),
+                          [&](Value v) { return walk(v.getDefiningOp()); });
+    };
+    return walk(m);
+  };
+  int64_t scratchBytes = 0;
+  for (Operation *m : members) {
+    if (isa<ReduceSumOp, ReduceMaxOp>(m) || m->getNumResults() != 1 ||
+        yieldedDefs.count(m) ||
+        shapeOf(m->getResult(0)) != ArrayRef<int64_t>(space))
+      continue;
+    bool laterPhase = llvm::any_of(m->getUsers(), [&](Operation *user) {
+      return phaseOf.lookup(user) > phaseOf.lookup(m);
+    });
+    Type et = storageType(elementOf(m->getResult(0)));
+    int64_t bytes = chunkElements * et.getIntOrFloatBitWidth() / 8;
+    if (!laterPhase || !costly(m) || scratchBytes + bytes > kMaxScratchBytes)
+      continue;
+    scratchBytes += bytes;
+    scratch[m->getResult(0)] = b.create<memref::AllocaOp>(
+        loc, MemRefType::get(chunkShape, et), b.getI64IntegerAttr(64));
+  }
+
+  OpBuilder::InsertionGuard guard(b);
+  Value savedBegin = begin, savedCount = count;
+  if (splitDim >= 0) {
+    Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+    auto loop = b.create<scf::ForOp>(loc, begin, end, one);
+    b.setInsertionPointToStart(loop.getBody());
+    begin = loop.getInductionVar();
+    count = one;
+    for (int p : ArrayRef<int>(fixedDims).drop_front()) {
+      auto inner = b.create<scf::ForOp>(
+          loc, b.create<arith::ConstantIndexOp>(loc, 0),
+          b.create<arith::ConstantIndexOp>(loc, space[p]), one);
+      b.setInsertionPointToStart(inner.getBody());
+      chunkIndex[p] = inner.getInductionVar();
+    }
+  }
+  LogicalResult status = success();
+  for (int phase = 0; phase < numPhases && succeeded(status); ++phase)
+    status = emitPhase(phase, *tables);
+  begin = savedBegin;
+  count = savedCount;
+  chunkIndex.clear();
+  scratch.clear();
+  return status;
+}
+
+LogicalResult
+KernelBuilder::emitPhase(int phase,
+                         const DenseMap<Operation *, Value> &tables) {
+  Location loc = fusion.getLoc();
+  Block &body = fusion.getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  DenseMap<Value, unsigned> yieldIndex;
+  for (auto [j, v] : llvm::enumerate(yield.getOperands()))
+    yieldIndex.try_emplace(v, j);
+  auto isReduce = [](Operation *op) {
+    return op && isa<ReduceSumOp, ReduceMaxOp>(op);
+  };
+
+  // This phase writes the yielded values it computes, and the chunk of
+  // each scratch value it computes.
+  SmallVector<unsigned> outs;
+  for (auto [j, v] : llvm::enumerate(yield.getOperands())) {
+    Operation *def = v.getDefiningOp();
+    if (readOfYield.count(j) ? phase == 0 : phaseOf.lookup(def) == phase)
+      outs.push_back(j);
+  }
+  SmallVector<Value> spills;
+  for (Operation *m : members)
+    if (m->getNumResults() == 1 && scratch.count(m->getResult(0)) &&
+        phaseOf.lookup(m) == phase)
+      spills.push_back(m->getResult(0));
+  // The members they need: values of earlier phases that are in a buffer
+  // are loaded, the others recomputed.
+  llvm::SetVector<Operation *> needed;
+  llvm::MapVector<Value, unsigned> loaded; // value -> yield index
+  llvm::SetVector<Value> reloaded;         // scratch values read back
+  LogicalResult status = success();
+  std::function<void(Operation *)> need = [&](Operation *op) {
+    if (!needed.insert(op))
+      return;
+    for (Value v : op->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (!def || !phaseOf.count(def))
+        continue;
+      if (phaseOf[def] < phase && yieldIndex.count(v)) {
+        loaded.insert({v, yieldIndex[v]});
+        continue;
+      }
+      if (phaseOf[def] < phase && scratch.count(v)) {
+        reloaded.insert(v);
+        continue;
+      }
+      if (isReduce(def) && phaseOf[def] < phase) {
+        status = def->emitOpError("is read by a later phase but not exported");
+        continue;
+      }
+      need(def);
+    }
+  };
+  for (unsigned j : outs)
+    if (Operation *def = yield.getOperand(j).getDefiningOp())
+      if (phaseOf.count(def))
+        need(def);
+  for (Value v : spills)
+    need(v.getDefiningOp());
+  if (failed(status))
+    return status;
+  AffineMap chunkMap = b.getMultiDimIdentityMap(space.size());
+
+  // Inputs: the reads the needed members make, then the loaded values.
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  DenseMap<int, unsigned> argOfRead;
+  auto addRead = [&](int r) {
+    if (argOfRead.count(r))
+      return;
+    const Read &read = reads[r];
+    Value outer = fusion.getInputs()[read.input];
+    Value base = slabView(outer, shapeOf(outer).size(), shapeOf(outer),
+                          elementOf(outer));
+    auto [view, map] = subviewFor(base, read.dims);
+    argOfRead[r] = inputs.size();
+    inputs.push_back(view);
+    maps.push_back(map);
+  };
+  for (Operation *op : members)
+    if (needed.count(op))
+      for (unsigned i = 0; i < op->getNumOperands(); ++i)
+        if (auto it = readOfOperand.find({op, i}); it != readOfOperand.end())
+          addRead(it->second);
+  for (unsigned j : outs)
+    if (readOfYield.count(j))
+      addRead(readOfYield[j]);
+  // A yielded value's dims: the space, or a per-row value's (reduction
+  // results and row ops; reduction results without keepdims drop the
+  // reduced dims).
+  auto yieldDims = [&](unsigned j) {
+    Value v = yield.getOperand(j);
+    Operation *def = v.getDefiningOp();
+    if (!isReduce(def))
+      return resultDims(v);
+    bool keep = def->getAttrOfType<BoolAttr>("keepdims") &&
+                def->getAttrOfType<BoolAttr>("keepdims").getValue();
+    SmallVector<Dim> dims;
+    for (size_t p = 0; p < space.size(); ++p) {
+      if (!isReductionDim[p])
+        dims.push_back(Dim{(int)p, 1, 0});
+      else if (keep)
+        dims.push_back(Dim{-1, 0, 0});
+    }
+    return dims;
+  };
+  auto resultView = [&](unsigned j) {
+    Value outer = fusion.getResult(j);
+    Value base = slabView(outer, shapeOf(outer).size(), shapeOf(outer),
+                          elementOf(outer));
+    return subviewFor(base, yieldDims(j));
+  };
+  DenseMap<Value, unsigned> argOfLoaded;
+  for (auto [v, j] : loaded) {
+    auto [view, map] = resultView(j);
+    argOfLoaded[v] = inputs.size();
+    inputs.push_back(view);
+    maps.push_back(map);
+  }
+  for (Value v : reloaded) {
+    argOfLoaded[v] = inputs.size();
+    inputs.push_back(scratch.lookup(v));
+    maps.push_back(chunkMap);
+  }
+
+  // Outputs, reductions filled with their identity first.
+  SmallVector<Value> outputs;
+  bool anyElementwise = false;
+  for (unsigned j : outs) {
+    auto [view, map] = resultView(j);
+    Operation *def = yield.getOperand(j).getDefiningOp();
+    if (isReduce(def)) {
+      Type et = elementOf(fusion.getResult(j));
+      bool sum = isa<ReduceSumOp>(def);
+      Value init =
+          isa<FloatType>(et)
+              ? fconst(b, loc, et, sum ? 0.0 : -INFINITY)
+              : b.create<arith::ConstantIntOp>(
+                     loc, sum ? 0 : std::numeric_limits<int64_t>::min(), et)
+                    .getResult();
+      b.create<linalg::FillOp>(loc, ValueRange{init}, ValueRange{view});
+    } else {
+      anyElementwise = true;
+    }
+    outputs.push_back(view);
+    maps.push_back(map);
+  }
+  for (Value v : spills) {
+    outputs.push_back(scratch.lookup(v));
+    maps.push_back(chunkMap);
+    anyElementwise = true;
+  }
+  if (outputs.empty())
+    return success();
+  SmallVector<utils::IteratorType> iterators;
+  for (bool r : isReductionDim)
+    iterators.push_back(r && !anyElementwise ? utils::IteratorType::reduction
+                                             : utils::IteratorType::parallel);
+
+  size_t numInputs = inputs.size();
+  b.create<linalg::GenericOp>(
+      loc, TypeRange{}, inputs, outputs, maps, iterators,
+      [&](OpBuilder &bb, Location l, ValueRange args) {
+        auto arg = [&](unsigned index, Type et) {
+          return fromStorage(bb, l, args[index], et);
+        };
+        DenseMap<Value, Value> scalar;
+        for (auto [v, index] : argOfLoaded)
+          scalar[v] = arg(index, elementOf(v));
+        status = computeMembers(
+            bb, l, [&](Operation *op) { return needed.count(op) != 0; },
+            [&](Operation *op, unsigned i) {
+              return arg(argOfRead[readOfOperand[{op, i}]],
+                         elementOf(op->getOperand(i)));
+            },
+            tables, scalar);
+        if (failed(status)) {
+          bb.create<linalg::YieldOp>(l, ValueRange{});
+          return;
+        }
+        SmallVector<Value> yielded;
+        for (auto [k, j] : llvm::enumerate(outs)) {
+          Value v = yield.getOperand(j);
+          Value s = readOfYield.count(j)
+                        ? arg(argOfRead[readOfYield[j]], elementOf(v))
+                        : scalar[v];
+          s = combine(bb, l, v.getDefiningOp(), args[numInputs + k], s);
+          yielded.push_back(toStorage(bb, l, s));
+        }
+        for (Value v : spills)
+          yielded.push_back(toStorage(bb, l, scalar[v]));
+        bb.create<linalg::YieldOp>(l, yielded);
+      });
+  return status;
+}
+
+} // namespace sinter::codegen::detail

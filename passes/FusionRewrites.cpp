@@ -1,0 +1,217 @@
+//===- FusionRewrites.cpp - rewrites around kernel grouping -------------===//
+//
+// The rewrites sinter-fuse-kernels makes before it groups ops into kernels
+// (so that the groups come out better) and after it has built the regions
+// (views that still need memory). See FusionRewrites.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/FusionRewrites.h"
+
+#include "dialects/Graph/GraphOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <functional>
+
+using namespace mlir;
+using namespace sinter::sgraph;
+
+static bool isView(Operation *op) {
+  return isa<TransposeOp, BroadcastOp, SliceOp>(op);
+}
+
+static ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+/// A reduction over every axis of a big tensor has no parallel dimension, so
+/// its kernel would run on one core. Reduce the rows first (parallel over
+/// the leading dimension), then the short vector of row sums.
+template <typename ReduceOp> static void splitFullReduction(ReduceOp op) {
+  auto type = cast<RankedTensorType>(op.getOperand().getType());
+  constexpr int64_t kMinElements = 1 << 15;
+  if (type.getRank() < 2 || type.getNumElements() < kMinElements ||
+      type.getShape()[0] < 2 ||
+      op.getAxes().size() != static_cast<size_t>(type.getRank()))
+    return;
+  OpBuilder b(op);
+  SmallVector<int64_t> rest;
+  for (int64_t a = 1; a < type.getRank(); ++a)
+    rest.push_back(a);
+  Value rows =
+      b.create<ReduceOp>(op.getLoc(), op.getOperand(),
+                         b.getDenseI64ArrayAttr(rest), b.getBoolAttr(false));
+  Value total = b.create<ReduceOp>(
+      op.getLoc(), rows, b.getDenseI64ArrayAttr({0}), b.getBoolAttr(false));
+  if (total.getType() != op.getType())
+    total = b.create<ReshapeOp>(op.getLoc(), op.getType(), total);
+  op.getResult().replaceAllUsesWith(total);
+  op.erase();
+}
+
+/// The one axis a zero pad (no interior padding) places its operand along,
+/// or -1.
+static int padAxis(PadOp pad) {
+  if (pad.getValue().convertToDouble() != 0.0 ||
+      (pad.getInterior() &&
+       llvm::any_of(*pad.getInterior(), [](int64_t i) { return i != 0; })))
+    return -1;
+  int axis = -1;
+  for (size_t k = 0; k < pad.getLow().size(); ++k) {
+    if (pad.getLow()[k] < 0 || pad.getHigh()[k] < 0)
+      return -1;
+    if (pad.getLow()[k] == 0 && pad.getHigh()[k] == 0)
+      continue;
+    if (axis >= 0)
+      return -1;
+    axis = k;
+  }
+  return axis;
+}
+
+/// A sum of zero pads whose operands tile one axis (the gradients of the
+/// slices that split a fused QKV projection) is a concat of the operands:
+/// each element is copied from one of them instead of being summed with
+/// zeros, and the copy can read its operands through views. Rewrites the
+/// sum rooted at `root` when it is one, recording the erased ops.
+static void padsToConcat(AddOp root, llvm::DenseSet<Operation *> &erased) {
+  Type type = root.getType();
+  SmallVector<Operation *> tree; // adds, root first
+  SmallVector<PadOp> pads;
+  bool ok = true;
+  std::function<void(Value, bool)> collect = [&](Value v, bool top) {
+    Operation *def = v.getDefiningOp();
+    if (!ok || !def || v.getType() != type || (!top && !v.hasOneUse())) {
+      ok = false;
+      return;
+    }
+    if (auto add = dyn_cast<AddOp>(def)) {
+      tree.push_back(add);
+      collect(add.getLhs(), false);
+      collect(add.getRhs(), false);
+      return;
+    }
+    if (auto pad = dyn_cast<PadOp>(def)) {
+      pads.push_back(pad);
+      return;
+    }
+    ok = false;
+  };
+  collect(root.getResult(), true);
+  if (!ok || pads.size() < 2)
+    return;
+  int axis = padAxis(pads.front());
+  if (axis < 0 ||
+      llvm::any_of(pads, [&](PadOp p) { return padAxis(p) != axis; }))
+    return;
+  llvm::sort(pads, [&](PadOp a, PadOp b) {
+    return a.getLow()[axis] < b.getLow()[axis];
+  });
+  for (size_t i = 0; i + 1 < pads.size(); ++i)
+    if (pads[i].getLow()[axis] + shapeOf(pads[i].getOperand())[axis] !=
+        pads[i + 1].getLow()[axis])
+      return;
+  OpBuilder b(root);
+  SmallVector<Value> operands;
+  for (PadOp p : pads)
+    operands.push_back(p.getOperand());
+  Value joined =
+      b.create<ConcatOp>(root.getLoc(), operands, b.getI64IntegerAttr(axis));
+  int64_t low = pads.front().getLow()[axis], high = pads.back().getHigh()[axis];
+  if (low || high) {
+    SmallVector<int64_t> lows(pads.front().getLow().size(), 0),
+        highs(lows.size(), 0);
+    lows[axis] = low;
+    highs[axis] = high;
+    joined = b.create<PadOp>(
+        root.getLoc(), type, joined, b.getDenseI64ArrayAttr(lows),
+        b.getDenseI64ArrayAttr(highs), nullptr, b.getF64FloatAttr(0.0));
+  }
+  root.getResult().replaceAllUsesWith(joined);
+  for (Operation *op : tree) {
+    erased.insert(op);
+    op->erase();
+  }
+  for (PadOp p : pads) {
+    erased.insert(p);
+    p->erase();
+  }
+}
+
+void sinter::splitFullReductions(func::FuncOp fn) {
+  for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
+    if (auto r = dyn_cast<ReduceSumOp>(op))
+      splitFullReduction(r);
+    else if (auto r = dyn_cast<ReduceMaxOp>(op))
+      splitFullReduction(r);
+  }
+}
+
+void sinter::padsToConcats(func::FuncOp fn) {
+  SmallVector<AddOp> adds;
+  for (Operation &op : fn.getBody().front())
+    if (auto add = dyn_cast<AddOp>(op))
+      adds.push_back(add);
+  // Outermost sums first: they come last in program order.
+  llvm::DenseSet<Operation *> erased;
+  for (AddOp add : llvm::reverse(adds))
+    if (!erased.count(add))
+      padsToConcat(add, erased);
+}
+
+void sinter::materializeViews(func::FuncOp fn, int64_t firstKernel) {
+  Block &body = fn.getBody().front();
+  MLIRContext *ctx = fn.getContext();
+  OpBuilder b(ctx);
+  int64_t next = firstKernel;
+  // A view still read outside any kernel (by a matmul, a reshape, the
+  // return) must be materialized: it becomes a copy kernel of its own,
+  // with the chain of views it reads through cloned in, so slice ->
+  // transpose is one copy, not two. Walking backwards handles a chain's
+  // last view first; the views before it are then dead.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body))) {
+    if (!isView(&op))
+      continue;
+    if (op.use_empty()) {
+      op.erase();
+      continue;
+    }
+    if (llvm::all_of(op.getUsers(),
+                     [](Operation *user) { return isView(user); }))
+      continue;
+    SmallVector<Operation *> chain{&op};
+    Value source = op.getOperand(0);
+    while (Operation *def = source.getDefiningOp()) {
+      if (!isView(def))
+        break;
+      chain.push_back(def);
+      source = def->getOperand(0);
+    }
+    b.setInsertionPoint(&op);
+    std::string name = llvm::formatv("k{0}", next++);
+    auto fusion = b.create<FusionOp>(op.getLoc(), op.getResultTypes(), source,
+                                     name, "loop");
+    Block *block = b.createBlock(&fusion.getBody());
+    IRMapping map;
+    map.map(source, block->addArgument(source.getType(), op.getLoc()));
+    b.setInsertionPointToEnd(block);
+    for (Operation *view : llvm::reverse(chain)) {
+      Operation *copy = b.clone(*view, map);
+      copy->setAttr("sinter.fusion",
+                    StringAttr::get(ctx, name + ": view materialized as a "
+                                                "copy because a non-kernel "
+                                                "op reads it"));
+    }
+    b.create<YieldOp>(op.getLoc(), map.lookup(op.getResult(0)));
+    op.replaceAllUsesWith(fusion->getResults());
+    op.erase();
+  }
+  // The views of the chains just cloned are dead now.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+    if (isView(&op) && op.use_empty())
+      op.erase();
+}
