@@ -53,6 +53,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/Analysis/KernelChunks.h"
 #include "passes/FusionRewrites.h"
 #include "passes/Passes.h"
 
@@ -178,33 +179,21 @@ SmallVector<int64_t> rowShape(const Group &g) {
 }
 
 /// The elements in one chunk of rows of a row-phased kernel over `g`'s
-/// space, as code generation cuts them (KernelEmitter: emitPhased): the
-/// split dimension one index at a time, then the next outer ones while a
-/// chunk holds more than 128K elements.
+/// space, as code generation cuts it.
 int64_t chunkElements(const Group &g) {
-  int64_t numel = 1;
-  for (int64_t d : g.space)
-    numel *= d;
-  auto reduced = [&](int64_t p) { return llvm::is_contained(g.reduceAxes, p); };
-  int64_t split = -1;
-  if (numel >= (1 << 15))
-    for (int64_t p = 0; p < (int64_t)g.space.size(); ++p)
-      if (!reduced(p) && g.space[p] > 1) {
-        split = p;
-        break;
-      }
-  if (split < 0)
-    return numel;
-  int64_t chunk = numel / g.space[split];
-  for (int64_t p = split + 1;
-       p < (int64_t)g.space.size() && !reduced(p) && chunk > (1 << 17); ++p)
-    chunk /= g.space[p];
-  return chunk;
+  std::vector<int64_t> space(g.space.begin(), g.space.end());
+  std::vector<bool> reduced(space.size(), false);
+  for (int64_t a : g.reduceAxes)
+    reduced[a] = true;
+  return sinter::analysis::chunkElements(
+      space,
+      sinter::analysis::chunkDimensions(
+          space, reduced, sinter::analysis::splitDimension(space, reduced)));
 }
 
 /// The largest chunk whose costly values code generation keeps on the
-/// stack (two f32 values fit its 2 MiB).
-constexpr int64_t kMaxScratchElements = 1 << 18;
+/// stack: two f32 values fit its buffers.
+constexpr int64_t kMaxScratchElements = sinter::analysis::kMaxScratchBytes / 8;
 
 class KernelGrouper {
 public:

@@ -37,6 +37,7 @@
 #include "compiler/CodeGen/KernelBuilder.h"
 
 #include "compiler/CodeGen/ScalarOps.h"
+#include "passes/Analysis/KernelChunks.h"
 #include "passes/PlanMemory.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -227,13 +228,9 @@ LogicalResult KernelBuilder::analyze() {
   }
   // Split the first parallel dimension with more than one element, when
   // the kernel is big enough for threads to pay off.
-  constexpr int64_t kMinElementsToSplit = 1 << 15;
-  if (numel >= kMinElementsToSplit)
-    for (auto [p, size] : llvm::enumerate(space))
-      if (!isReductionDim[p] && size > 1) {
-        splitDim = p;
-        break;
-      }
+  splitDim = analysis::splitDimension(
+      std::vector<int64_t>(space.begin(), space.end()),
+      std::vector<bool>(isReductionDim.begin(), isReductionDim.end()));
   return success();
 }
 

@@ -8,6 +8,7 @@
 
 #include "compiler/CodeGen/KernelBuilder.h"
 #include "compiler/CodeGen/ScalarOps.h"
+#include "passes/Analysis/KernelChunks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -40,35 +41,22 @@ void KernelBuilder::assignPhases() {
 
 // A row-phased kernel (a softmax: max, then the sum of exponentials, then
 // the normalized values; a layer norm: mean, variance, normalized rows)
-// runs its phases one after another over one chunk of rows at a time: the
-// split dimension one index per step, and further outer dimensions too
-// while a chunk holds more than kChunkElements. Later phases re-read the
+// runs its phases one after another over one chunk of rows at a time
+// (analysis::chunkDimensions: the split dimension one index per step, and
+// further outer dimensions while a chunk is big). Later phases re-read the
 // chunk's inputs from cache, read earlier phases' per-row results (and any
 // value an earlier phase already wrote) from their buffers, and recompute
 // the rest.
 LogicalResult KernelBuilder::emitPhased() {
-  constexpr int64_t kChunkElements = 1 << 17;
-  constexpr int64_t kMaxScratchBytes = 2 << 20;
   Location loc = fusion.getLoc();
   FailureOr<DenseMap<Operation *, Value>> tables = indexTables();
   if (failed(tables))
     return failure();
-  // The dims one chunk fixes to a single index: the split one, then the
-  // next outer ones while a chunk holds more than kChunkElements.
-  SmallVector<int> fixedDims;
-  if (splitDim >= 0) {
-    fixedDims.push_back(splitDim);
-    int64_t chunk = 1;
-    for (auto [p, size] : llvm::enumerate(space))
-      if ((int)p != splitDim)
-        chunk *= size;
-    for (int p = splitDim + 1;
-         p < (int)space.size() && !isReductionDim[p] && chunk > kChunkElements;
-         ++p) {
-      fixedDims.push_back(p);
-      chunk /= space[p];
-    }
-  }
+  // The dims one chunk fixes to a single index.
+  std::vector<int> fixedDims = analysis::chunkDimensions(
+      std::vector<int64_t>(space.begin(), space.end()),
+      std::vector<bool>(isReductionDim.begin(), isReductionDim.end()),
+      splitDim);
   // Values a later phase needs that cost more to recompute than to keep
   // (exp, log, erf, ...) and that no output holds: one chunk of
   // each is kept in a scratch buffer on the stack, which stays in cache
@@ -76,9 +64,8 @@ LogicalResult KernelBuilder::emitPhased() {
   SmallVector<int64_t> chunkShape(space);
   for (int p : fixedDims)
     chunkShape[p] = 1;
-  int64_t chunkElements = 1;
-  for (int64_t d : chunkShape)
-    chunkElements *= d;
+  int64_t chunkElements = analysis::chunkElements(
+      std::vector<int64_t>(space.begin(), space.end()), fixedDims);
   Block &body = fusion.getBody().front();
   llvm::SmallPtrSet<Operation *, 8> yieldedDefs;
   for (Value v : body.getTerminator()->getOperands())
@@ -109,7 +96,8 @@ LogicalResult KernelBuilder::emitPhased() {
     });
     Type et = storageType(elementOf(m->getResult(0)));
     int64_t bytes = chunkElements * et.getIntOrFloatBitWidth() / 8;
-    if (!laterPhase || !costly(m) || scratchBytes + bytes > kMaxScratchBytes)
+    if (!laterPhase || !costly(m) ||
+        scratchBytes + bytes > analysis::kMaxScratchBytes)
       continue;
     scratchBytes += bytes;
     scratch[m->getResult(0)] = b.create<memref::AllocaOp>(

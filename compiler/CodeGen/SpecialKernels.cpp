@@ -7,6 +7,7 @@
 
 #include "compiler/CodeGen/KernelBuilder.h"
 #include "compiler/CodeGen/ScalarOps.h"
+#include "passes/Analysis/KernelChunks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -82,8 +83,7 @@ LogicalResult KernelBuilder::emitConcat(ConcatOp concat, Value out) {
   int64_t numel = 1;
   for (int64_t d : outShape)
     numel *= d;
-  constexpr int64_t kMinElementsToSplit = 1 << 15;
-  if (numel >= kMinElementsToSplit && outShape[0] > 1 &&
+  if (numel >= analysis::kMinElementsToSplit && outShape[0] > 1 &&
       llvm::all_of(pieces, [](const Piece &p) { return p.splittable; }))
     splitDim = 0;
   for (Piece &p : pieces) {

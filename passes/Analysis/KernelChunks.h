@@ -1,0 +1,49 @@
+//===- KernelChunks.h - how code generation cuts a kernel's space -*- C++
+//-*-===//
+//
+// The split of a kernel's iteration space over threads, and the chunks of
+// rows a row-phased kernel works on one at a time. Code generation
+// (compiler/CodeGen) cuts kernels this way and kernel grouping
+// (FuseKernels) predicts the chunk size with the same functions. Plain C++.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SINTER_PASSES_ANALYSIS_KERNELCHUNKS_H
+#define SINTER_PASSES_ANALYSIS_KERNELCHUNKS_H
+
+#include <cstdint>
+#include <vector>
+
+namespace sinter::analysis {
+
+/// Kernels with fewer elements run on one thread: a thread each would cost
+/// more than it saves.
+inline constexpr int64_t kMinElementsToSplit = 1 << 15;
+/// A row-phased kernel's chunk holds at most this many elements where its
+/// outer dimensions allow (a softmax over 8x6x256x256: one head's rows).
+inline constexpr int64_t kChunkElements = 1 << 17;
+
+/// The stack buffers of one row-phased kernel (the per-chunk values it
+/// keeps rather than recomputes) take at most this many bytes.
+inline constexpr int64_t kMaxScratchBytes = 2 << 20;
+
+/// The dimension threads split: the first one not `reduced` with more than
+/// one element, when the space holds kMinElementsToSplit elements or more;
+/// -1 otherwise.
+int splitDimension(const std::vector<int64_t> &space,
+                   const std::vector<bool> &reduced);
+
+/// The dimensions one chunk of a row-phased kernel fixes to a single index:
+/// the split one, then each next outer (not reduced) one while the chunk
+/// holds more than kChunkElements. Empty when `split` is -1 (the chunk is
+/// the whole space).
+std::vector<int> chunkDimensions(const std::vector<int64_t> &space,
+                                 const std::vector<bool> &reduced, int split);
+
+/// The elements of one chunk: the space without the `fixed` dimensions.
+int64_t chunkElements(const std::vector<int64_t> &space,
+                      const std::vector<int> &fixed);
+
+} // namespace sinter::analysis
+
+#endif // SINTER_PASSES_ANALYSIS_KERNELCHUNKS_H
