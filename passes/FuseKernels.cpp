@@ -381,7 +381,7 @@ std::string KernelGrouper::whyNotJoin(Operation *op, Group &g) {
                          shapeText(g.space), shapeText(iterShape))
         .str();
   // Code generation keeps such values for a chunk of rows in a stack
-  // buffer (KernelEmitter: emitPhased) when a chunk is small enough.
+  // buffer (compiler/CodeGen/KernelPhases.cpp) when a chunk is small enough.
   if (readsRows && chunkElements(g) > kMaxScratchElements)
     if (Operation *costly = costlyRecompute(op, g))
       return llvm::formatv("a later phase of k{0} would recompute its {1}, "
