@@ -420,7 +420,7 @@ Operation *KernelGrouper::costlyRecompute(Operation *op, const Group &g) {
         classify(m) == OpClass::Reduction || phase.lookup(m) >= p ||
         exported(m))
       return (Operation *)nullptr;
-    if (isa<ExpOp, LogOp, ErfOp, GeluOp, TanhOp, SigmoidOp, PowOp>(m))
+    if (isCostlyElementwise(m))
       return m;
     for (Value v : m->getOperands())
       if (Operation *def = v.getDefiningOp())

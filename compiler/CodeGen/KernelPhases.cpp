@@ -58,7 +58,7 @@ LogicalResult KernelBuilder::emitPhased() {
       std::vector<bool>(isReductionDim.begin(), isReductionDim.end()),
       splitDim);
   // Values a later phase needs that cost more to recompute than to keep
-  // (exp, log, erf, ...) and that no output holds: one chunk of
+  // (exp, erf, dropout, ...) and that no output holds: one chunk of
   // each is kept in a scratch buffer on the stack, which stays in cache
   // and never reaches memory.
   SmallVector<int64_t> chunkShape(space);
@@ -78,7 +78,7 @@ LogicalResult KernelBuilder::emitPhased() {
           isa<ReduceSumOp, ReduceMaxOp>(op) ||
           (op != m && yieldedDefs.count(op)))
         return false;
-      if (isa<ExpOp, LogOp, ErfOp, GeluOp, TanhOp, SigmoidOp, PowOp>(op))
+      if (isCostlyElementwise(op))
         return true;
       return llvm::any_of(op->getOperands(),
                           [&](Value v) { return walk(v.getDefiningOp()); });

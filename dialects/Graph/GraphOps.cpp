@@ -53,6 +53,11 @@ std::string sinter::sgraph::resultName(FunctionOpInterface fn,
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
+bool sinter::sgraph::isCostlyElementwise(Operation *op) {
+  return isa<ExpOp, LogOp, ErfOp, GeluOp, TanhOp, SigmoidOp, PowOp, DropoutOp>(
+      op);
+}
+
 Value sinter::sgraph::buildScalarConstant(OpBuilder &builder, Location loc,
                                           Type elementType, double value) {
   auto type = RankedTensorType::get({}, elementType);

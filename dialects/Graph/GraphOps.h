@@ -70,6 +70,11 @@ bool broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs,
 /// True for f16, bf16, f32 and f64.
 bool isFloatTensor(mlir::Type type);
 
+/// Elementwise ops that cost many instructions per element (a polynomial,
+/// a division, dropout's hashing): a fused kernel keeps such a value for
+/// a later row phase rather than compute it twice.
+bool isCostlyElementwise(mlir::Operation *op);
+
 } // namespace sinter::sgraph
 
 #endif // SINTER_DIALECTS_GRAPH_GRAPHOPS_H

@@ -1,6 +1,7 @@
 // RUN: sinterc %s --entry=f --compile-to=lowered | FileCheck %s
 // RUN: sinterc %s --entry=f --compile-to=lowered | %python %S/Inputs/print_program.py | FileCheck %s --check-prefix=PROGRAM
 // RUN: sinterc %s --entry=softmax --compile-to=lowered | FileCheck %s --check-prefix=SOFTMAX
+// RUN: sinterc %s --entry=dropout_grad --compile-to=lowered | FileCheck %s --check-prefix=DROPOUT
 
 // Tests how a row-phased kernel (docs/CodeGen.md, "row phases") is
 // emitted: a layer norm over the last axis of a 4x8x128x256 input is one
@@ -76,4 +77,29 @@ func.func @softmax(%x: tensor<4x8x128x256xf32> {sgraph.input = "x"})
   %s = sgraph.reduce_sum %e axes = [3] {keepdims = true} : (tensor<4x8x128x256xf32>) -> tensor<4x8x128x1xf32>
   %y = sgraph.div %e, %s : (tensor<4x8x128x256xf32>, tensor<4x8x128x1xf32>) -> tensor<4x8x128x256xf32>
   return %y : tensor<4x8x128x256xf32>
+}
+
+// The softmax backward through attention dropout: the dropped gradient is
+// needed by both phases (the row sums of its product with p, then the
+// difference). Its hashing (the splitmix64 multiplies) runs once per
+// element, in the first phase, which keeps the values in a stack buffer
+// the second phase reads.
+// DROPOUT-LABEL: func.func private @sinter_k{{[0-9]+}}_body(
+// DROPOUT: %[[G:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x1x128x256xf32>
+// DROPOUT: linalg.generic {{.*}}outs(%{{.*}}, %[[G]] : {{.*}}memref<1x1x128x256xf32>)
+// DROPOUT: arith.muli %{{.*}}, %c-4658895280553007687_i64
+// DROPOUT: linalg.generic {{.*}}ins(%{{.*}}, %{{.*}}, %[[G]] : {{.*}}memref<1x1x128x256xf32>)
+// DROPOUT-NOT: -4658895280553007687
+// DROPOUT-LABEL: func.func @sinter_k{{[0-9]+}}(
+
+func.func @dropout_grad(%dp: tensor<4x8x128x256xf32> {sgraph.input = "dp"},
+                        %p: tensor<4x8x128x256xf32> {sgraph.input = "p"},
+                        %step: tensor<i64> {sgraph.input = "step"})
+    -> (tensor<4x8x128x256xf32> {sgraph.name = "ds"}) {
+  %g = sgraph.dropout %dp, %step {rate = 2.000000e-01 : f64, seed = 7 : i64} : tensor<4x8x128x256xf32>, tensor<i64>
+  %gp = sgraph.mul %g, %p : (tensor<4x8x128x256xf32>, tensor<4x8x128x256xf32>) -> tensor<4x8x128x256xf32>
+  %s = sgraph.reduce_sum %gp axes = [3] {keepdims = true} : (tensor<4x8x128x256xf32>) -> tensor<4x8x128x1xf32>
+  %d = sgraph.sub %g, %s : (tensor<4x8x128x256xf32>, tensor<4x8x128x1xf32>) -> tensor<4x8x128x256xf32>
+  %ds = sgraph.mul %p, %d : (tensor<4x8x128x256xf32>, tensor<4x8x128x256xf32>) -> tensor<4x8x128x256xf32>
+  return %ds : tensor<4x8x128x256xf32>
 }
