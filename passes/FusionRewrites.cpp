@@ -142,12 +142,48 @@ static void padsToConcat(AddOp root, llvm::DenseSet<Operation *> &erased) {
   }
 }
 
+/// A reduction over the leading axes 0..k-1 (k >= 2) of a big tensor, the
+/// trailing ones kept (a bias gradient: the sum over batch and positions),
+/// splits the kept, contiguous axes between threads, so each walks a
+/// strided slice of every row, which hardware prefetchers follow badly.
+/// Reduce axes 1..k-1 first (parallel over axis 0: each thread walks whole
+/// rows, in order), then the short axis 0.
+template <typename ReduceOp> static void splitLeadingReduction(ReduceOp op) {
+  auto type = cast<RankedTensorType>(op.getOperand().getType());
+  constexpr int64_t kMinElements = 1 << 15;
+  ArrayRef<int64_t> axes = op.getAxes();
+  int64_t k = axes.size();
+  if (k < 2 || k >= type.getRank() || type.getNumElements() < kMinElements ||
+      type.getShape()[0] < 2)
+    return;
+  for (int64_t i = 0; i < k; ++i)
+    if (axes[i] != i)
+      return;
+  OpBuilder b(op);
+  SmallVector<int64_t> inner;
+  for (int64_t a = 1; a < k; ++a)
+    inner.push_back(a);
+  Value rows =
+      b.create<ReduceOp>(op.getLoc(), op.getOperand(),
+                         b.getDenseI64ArrayAttr(inner), b.getBoolAttr(true));
+  Value total = b.create<ReduceOp>(op.getLoc(), rows, op.getAxesAttr(),
+                                   op.getKeepdimsAttr());
+  op.getResult().replaceAllUsesWith(total);
+  op.erase();
+}
+
 void sinter::splitFullReductions(func::FuncOp fn) {
   for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
     if (auto r = dyn_cast<ReduceSumOp>(op))
       splitFullReduction(r);
     else if (auto r = dyn_cast<ReduceMaxOp>(op))
       splitFullReduction(r);
+  }
+  for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
+    if (auto r = dyn_cast<ReduceSumOp>(op))
+      splitLeadingReduction(r);
+    else if (auto r = dyn_cast<ReduceMaxOp>(op))
+      splitLeadingReduction(r);
   }
 }
 

@@ -14,7 +14,10 @@ namespace sinter {
 
 /// Splits every reduce_sum/reduce_max over all axes of a tensor of 32K
 /// elements or more into a reduction of the rows and one of the row
-/// results, so that the big part has a dimension to run in parallel.
+/// results, so that the big part has a dimension to run in parallel; and
+/// every one over the leading axes 0..k-1 (k >= 2, trailing axes kept: a
+/// bias gradient) into one over axes 1..k-1 and one over axis 0, so that
+/// threads split axis 0 and each walks whole rows in order.
 void splitFullReductions(mlir::func::FuncOp fn);
 
 /// Rewrites every sum of zero pads whose operands tile one axis (the

@@ -349,3 +349,32 @@ func.func @shifted_logits(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x
   %q = sgraph.mul %d, %p : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return %q : tensor<4x8xf32>
 }
+
+// -----
+
+// Tests that a sum over the leading axes of a big tensor (a bias gradient:
+// over batch and positions) is split in two: the positions first, in the
+// kernel of the chain that produces the tensor (its threads split the
+// batch axis, so each walks whole rows in order), then the batch, in a
+// small kernel of its own. A small tensor keeps its one reduction.
+// CHECK-LABEL: func.func @bias_gradient(
+// CHECK-SAME: %[[X:.*]]: tensor<8x256x64xf32>, %[[G:.*]]: tensor<8x256x64xf32>
+// CHECK: %[[K:.*]]:2 = sgraph.fusion "k0" kind = "reduction"(%[[X]], %[[G]])
+// CHECK:   sgraph.erf
+// CHECK:   sgraph.reduce_sum %{{.*}} axes = [1] {keepdims = true, {{.*}}} : (tensor<8x256x64xf32>) -> tensor<8x1x64xf32>
+// CHECK: sgraph.fusion "k1" kind = "reduction"(%[[K]]#1)
+// CHECK:   sgraph.reduce_sum %{{.*}} axes = [0, 1] {keepdims = true, {{.*}}} : (tensor<8x1x64xf32>) -> tensor<1x1x64xf32>
+// CHECK-LABEL: func.func @small_bias_gradient(
+// CHECK:   sgraph.reduce_sum %{{.*}} axes = [0, 1] {keepdims = true, {{.*}}} : (tensor<2x8x64xf32>) -> tensor<1x1x64xf32>
+// CHECK-NOT: sgraph.reduce_sum
+func.func @bias_gradient(%x: tensor<8x256x64xf32>, %g: tensor<8x256x64xf32>)
+    -> (tensor<8x256x64xf32>, tensor<1x1x64xf32>) {
+  %e = sgraph.erf %x : tensor<8x256x64xf32>
+  %d = sgraph.mul %g, %e : (tensor<8x256x64xf32>, tensor<8x256x64xf32>) -> tensor<8x256x64xf32>
+  %s = sgraph.reduce_sum %d axes = [0, 1] {keepdims = true} : (tensor<8x256x64xf32>) -> tensor<1x1x64xf32>
+  return %d, %s : tensor<8x256x64xf32>, tensor<1x1x64xf32>
+}
+func.func @small_bias_gradient(%x: tensor<2x8x64xf32>) -> tensor<1x1x64xf32> {
+  %s = sgraph.reduce_sum %x axes = [0, 1] {keepdims = true} : (tensor<2x8x64xf32>) -> tensor<1x1x64xf32>
+  return %s : tensor<1x1x64xf32>
+}
