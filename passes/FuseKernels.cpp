@@ -41,14 +41,17 @@
 // A sum of zero pads whose operands tile one axis is first rewritten to a
 // concat, and a reduction over every axis of a tensor of 32K elements or
 // more is split into a reduction of the rows and a sum of the row results,
-// so that the big part has a dimension to run in parallel. After an op is
+// so that the big part has a dimension to run in parallel (one over the
+// leading axes likewise, so that threads read whole rows). After an op is
 // placed, a producer kernel of the same shape that feeds only its kernel is
 // merged into it, and cheap elementwise chains whose only outside reader it
-// is are recomputed in it rather than written and read back.
+// is are recomputed in it rather than written and read back. Last, kernels
+// that read a big tensor into small results move up to right after it is
+// written (the op order is the schedule).
 //
 // Every op inside a region carries `sinter.fusion`, the reason it is where
-// it is; ops left outside carry the reason they are not fused. The dumps
-// print both. Preconditions: sinter-decompose-ops has run (softmax,
+// it is; ops left outside carry the reason they are not fused; a kernel
+// moved in the schedule carries the reason too. The dumps print them. Preconditions: sinter-decompose-ops has run (softmax,
 // layer_norm, ... are gone). Runs at the end of the optimized phase.
 //
 //===----------------------------------------------------------------------===//
@@ -988,6 +991,7 @@ void KernelGrouper::buildRegions() {
   // Views still read outside any kernel become copy kernels, numbered
   // after the groups.
   sinter::materializeViews(fn, groups.size());
+  sinter::runSmallKernelsEarly(fn);
 }
 
 class FuseKernelsPass

@@ -66,6 +66,8 @@ public:
           os << "  kernel " << fusion.getSymName() << " (" << fusion.getKind()
              << ", " << fusion.getInputs().size() << " inputs, "
              << fusion.getNumResults() << " outputs)\n";
+          if (auto why = fusion->getAttrOfType<StringAttr>("sinter.fusion"))
+            os << "    " << why.getValue() << "\n";
           for (Operation &inner : fusion.getBody().front())
             if (auto why = inner.getAttrOfType<StringAttr>("sinter.fusion"))
               if (!isa<sgraph::ConstantOp>(inner))
