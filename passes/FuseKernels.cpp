@@ -51,8 +51,9 @@
 //
 // Every op inside a region carries `sinter.fusion`, the reason it is where
 // it is; ops left outside carry the reason they are not fused; a kernel
-// moved in the schedule carries the reason too. The dumps print them. Preconditions: sinter-decompose-ops has run (softmax,
-// layer_norm, ... are gone). Runs at the end of the optimized phase.
+// moved in the schedule carries the reason too. The dumps print them.
+// Preconditions: sinter-decompose-ops has run (softmax, layer_norm, ... are
+// gone). Runs at the end of the optimized phase.
 //
 //===----------------------------------------------------------------------===//
 
@@ -643,7 +644,7 @@ void KernelGrouper::planRecompute(Operation *op) {
 
 void KernelGrouper::run() {
   Block &body = fn.getBody().front();
-  sinter::splitFullReductions(fn);
+  sinter::splitBigReductions(fn);
   sinter::padsToConcats(fn);
   int pos = 0;
   for (Operation &op : body)

@@ -9,6 +9,7 @@
 #include "passes/FusionRewrites.h"
 
 #include "dialects/Graph/GraphOps.h"
+#include "passes/PlanMemory.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -28,13 +29,15 @@ static ArrayRef<int64_t> shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
 }
 
+/// The smallest tensor whose reduction is worth splitting in two.
+constexpr int64_t kMinSplitElements = 1 << 15;
+
 /// A reduction over every axis of a big tensor has no parallel dimension, so
 /// its kernel would run on one core. Reduce the rows first (parallel over
 /// the leading dimension), then the short vector of row sums.
 template <typename ReduceOp> static void splitFullReduction(ReduceOp op) {
   auto type = cast<RankedTensorType>(op.getOperand().getType());
-  constexpr int64_t kMinElements = 1 << 15;
-  if (type.getRank() < 2 || type.getNumElements() < kMinElements ||
+  if (type.getRank() < 2 || type.getNumElements() < kMinSplitElements ||
       type.getShape()[0] < 2 ||
       op.getAxes().size() != static_cast<size_t>(type.getRank()))
     return;
@@ -150,11 +153,10 @@ static void padsToConcat(AddOp root, llvm::DenseSet<Operation *> &erased) {
 /// rows, in order), then the short axis 0.
 template <typename ReduceOp> static void splitLeadingReduction(ReduceOp op) {
   auto type = cast<RankedTensorType>(op.getOperand().getType());
-  constexpr int64_t kMinElements = 1 << 15;
   ArrayRef<int64_t> axes = op.getAxes();
   int64_t k = axes.size();
-  if (k < 2 || k >= type.getRank() || type.getNumElements() < kMinElements ||
-      type.getShape()[0] < 2)
+  if (k < 2 || k >= type.getRank() ||
+      type.getNumElements() < kMinSplitElements || type.getShape()[0] < 2)
     return;
   for (int64_t i = 0; i < k; ++i)
     if (axes[i] != i)
@@ -172,7 +174,7 @@ template <typename ReduceOp> static void splitLeadingReduction(ReduceOp op) {
   op.erase();
 }
 
-void sinter::splitFullReductions(func::FuncOp fn) {
+void sinter::splitBigReductions(func::FuncOp fn) {
   for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
     if (auto r = dyn_cast<ReduceSumOp>(op))
       splitFullReduction(r);
@@ -255,13 +257,7 @@ void sinter::materializeViews(func::FuncOp fn, int64_t firstKernel) {
 void sinter::runSmallKernelsEarly(func::FuncOp fn) {
   // Small: what a kernel may leave in cache without crowding anything out.
   constexpr int64_t kSmallBytes = 64 << 10, kBigOperandBytes = 256 << 10;
-  auto bytesOf = [](Value v) {
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    return type ? type.getNumElements() *
-                      std::max<int64_t>(
-                          1, type.getElementTypeBitWidth() / 8)
-                : 0;
-  };
+  auto bytesOf = [](Value v) { return plan::tensorBytes(v.getType()); };
   Block &body = fn.getBody().front();
   // Kernels already moved after an op, last first: the next one goes
   // after them, so moved kernels keep their order.
@@ -274,9 +270,8 @@ void sinter::runSmallKernelsEarly(func::FuncOp fn) {
     for (Value r : fusion.getResults())
       resultBytes += bytesOf(r);
     if (resultBytes > kSmallBytes ||
-        llvm::none_of(fusion.getInputs(), [&](Value v) {
-          return bytesOf(v) >= kBigOperandBytes;
-        }))
+        llvm::none_of(fusion.getInputs(),
+                      [&](Value v) { return bytesOf(v) >= kBigOperandBytes; }))
       continue;
     // The last op it reads from (block arguments are there from the start).
     // A reshape is an alias: it moves up to right after what it reshapes
@@ -315,8 +310,8 @@ void sinter::runSmallKernelsEarly(func::FuncOp fn) {
     if (auto producer = dyn_cast_or_null<FusionOp>(last))
       from = (" right after " + producer.getSymName()).str();
     else if (last)
-      from = (" right after its " + last->getName().stripDialect() +
-              " operand").str();
+      from = (" right after its " + last->getName().stripDialect() + " operand")
+                 .str();
     else
       from = " to the start";
     fusion->setAttr("sinter.fusion",

@@ -18,7 +18,7 @@ namespace sinter {
 /// every one over the leading axes 0..k-1 (k >= 2, trailing axes kept: a
 /// bias gradient) into one over axes 1..k-1 and one over axis 0, so that
 /// threads split axis 0 and each walks whole rows in order.
-void splitFullReductions(mlir::func::FuncOp fn);
+void splitBigReductions(mlir::func::FuncOp fn);
 
 /// Rewrites every sum of zero pads whose operands tile one axis (the
 /// gradients of slices that split a tensor) into a concat of the operands,
