@@ -8,6 +8,7 @@
 
 #include "compiler/Pipelines/Pipelines.h"
 #include "dialects/Graph/GraphDialect.h"
+#include "dialects/Schedule/ScheduleDialect.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,7 +18,8 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<sinter::sgraph::SGraphDialect, mlir::func::FuncDialect>();
+  registry.insert<sinter::sgraph::SGraphDialect, sinter::sched::ScheduleDialect,
+                  mlir::func::FuncDialect>();
   // Upstream cleanups the pipelines use.
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();

@@ -1,0 +1,123 @@
+//===- Abi.h - the facts the compiler and the runtime share ---------------===//
+//
+// The one definition of every fact of the binary interface between what
+// sinterc writes and what the training binary runs. The enumerations (slabs,
+// element types, buffer categories, argument, result and step kinds) and
+// the step program's schema are in StepProgram.proto; this header adds what
+// an enumeration cannot say:
+//
+//   - the size of each element type, and the buffer alignment;
+//   - the names the dumps and the IR give the enumerations' values (the
+//     proto's own value names, so there is no second table);
+//   - the symbols of the object file: each program's serialized bytes, its
+//     size and its kernel table, the kernel-symbol prefix of each program,
+//     and the default data folder.
+//
+// The kernels' C signature is in KernelAbi.h. A test
+// (test/abi/one-definition.test) checks that no other source file defines
+// these facts again.
+//
+// Plain C++17 over the generated header; part of the ABI both compiler/ and
+// runtime/ include.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SINTER_RUNTIME_ABI_ABI_H
+#define SINTER_RUNTIME_ABI_ABI_H
+
+#include "runtime/Abi/StepProgram.pb.h"
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace sinter::abi {
+
+using SlabKind = Slab::Kind;
+using DType = ElementType::Kind;
+using CategoryKind = Category::Kind;
+using ArgumentKind = Argument::Kind;
+using ResultKind = Result::Kind;
+
+/// The format version of StepProgram.version this compiler writes and this
+/// runtime reads.
+inline constexpr int64_t kStepProgramVersion = 2;
+
+/// The number of slabs; kernels receive one descriptor per slab, in
+/// Slab::Kind order.
+inline constexpr int kNumSlabs = Slab::Kind_ARRAYSIZE;
+
+/// Every buffer's offset in its slab is a multiple of this, except a view
+/// inside another buffer; slabs are allocated at least this aligned.
+inline constexpr int64_t kBufferAlignment = 64;
+
+/// Bytes of one element (i1 takes a byte).
+constexpr int64_t elementBytes(DType type) {
+  switch (type) {
+  case ElementType::f64:
+  case ElementType::i64:
+    return 8;
+  case ElementType::f32:
+  case ElementType::i32:
+    return 4;
+  case ElementType::f16:
+  case ElementType::bf16:
+    return 2;
+  case ElementType::i8:
+  case ElementType::i1:
+    return 1;
+  default:
+    return 0;
+  }
+}
+constexpr bool isFloat(DType type) {
+  return type == ElementType::f32 || type == ElementType::f64 ||
+         type == ElementType::f16 || type == ElementType::bf16;
+}
+
+/// The names the IR and the dumps use: "arena", "f32", "activations",
+/// "param", "metric".
+std::string_view slabName(SlabKind slab);
+std::string_view dtypeName(DType type);
+std::string_view categoryName(CategoryKind category);
+std::string_view argumentKindName(ArgumentKind kind);
+std::string_view resultKindName(ResultKind kind);
+std::optional<SlabKind> parseSlab(std::string_view name);
+std::optional<DType> parseDType(std::string_view name);
+std::optional<CategoryKind> parseCategory(std::string_view name);
+std::optional<ArgumentKind> parseArgumentKind(std::string_view name);
+std::optional<ResultKind> parseResultKind(std::string_view name);
+
+/// What one program of the object file is called there.
+struct ProgramSymbols {
+  /// The role of the program in the sched dialect (`sched.program`'s
+  /// `role`).
+  std::string_view role;
+  /// `extern "C" const unsigned char program[]`: the serialized
+  /// StepProgram; `extern "C" const uint64_t programSize`: its bytes.
+  std::string_view program, programSize;
+  /// `extern "C" const SinterKernelFn kernels[]`: the program's kernels.
+  std::string_view kernels;
+  /// Every kernel function of the program is named `<kernelPrefix><name>`.
+  std::string_view kernelPrefix;
+};
+/// The training step (or whatever function was compiled).
+inline constexpr ProgramSymbols kStepProgram{
+    "step", "sinter_program", "sinter_program_size", "sinter_kernels",
+    "sinter_"};
+/// The evaluation step; the object may lack it.
+inline constexpr ProgramSymbols kEvalProgram{
+    "eval", "sinter_eval_program", "sinter_eval_program_size",
+    "sinter_eval_kernels", "sinter_eval_"};
+inline constexpr const ProgramSymbols *kPrograms[] = {&kStepProgram,
+                                                      &kEvalProgram};
+/// The symbols of a role ("step", "eval"); null for an unknown one.
+const ProgramSymbols *programSymbols(std::string_view role);
+
+/// `extern "C" const char sinter_default_data[]`: the absolute data folder
+/// the binary reads when given none, or "".
+inline constexpr std::string_view kDefaultDataSymbol = "sinter_default_data";
+
+} // namespace sinter::abi
+
+#endif // SINTER_RUNTIME_ABI_ABI_H
