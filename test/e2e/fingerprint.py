@@ -49,13 +49,19 @@ from chargpt_reference import read_safetensors, write_safetensors  # noqa: E402
 
 EXAMPLES = os.path.join(ROOT, "examples")
 
-# name -> (model file, batch size or None, raw steps, first step)
+TINY_GPT = os.path.join(ROOT, "test", "passes", "Inputs", "tiny_gpt.pbtxt")
+# name -> (model file, sinterc flags, raw steps, first step)
 CASES = {
-    "mlp": (os.path.join(EXAMPLES, "mlp_classifier.pbtxt"), 8, 3, 5),
-    "chargpt": (os.path.join(EXAMPLES, "chargpt.pbtxt"), 2, 2, 50),
-    "gpt2": (os.path.join(EXAMPLES, "gpt2_124m.pbtxt"), 1, 1, 20),
-    "tiny_gpt": (os.path.join(ROOT, "test", "passes", "Inputs",
-                              "tiny_gpt.pbtxt"), None, 3, 97),
+    "mlp": (os.path.join(EXAMPLES, "mlp_classifier.pbtxt"),
+            ["--batch-size=8"], 3, 5),
+    "chargpt": (os.path.join(EXAMPLES, "chargpt.pbtxt"), ["--batch-size=2"],
+                2, 50),
+    "chargpt-recompute": (os.path.join(EXAMPLES, "chargpt.pbtxt"),
+                          ["--batch-size=2", "--recompute=blocks"], 1, 50),
+    "gpt2": (os.path.join(EXAMPLES, "gpt2_124m.pbtxt"), ["--batch-size=1"],
+             1, 20),
+    "tiny_gpt": (TINY_GPT, [], 3, 97),
+    "tiny_gpt-budget": (TINY_GPT, ["--memory-budget=80%"], 2, 97),
 }
 RANDOM = [f"rand-1-{i}" for i in range(8)]
 
@@ -174,13 +180,12 @@ def find_program(dump, prefix=""):
     return None
 
 
-def fingerprint(name, model, batch, steps, first, sinterc, work):
+def fingerprint(name, model, flags, steps, first, sinterc, work):
     case = os.path.join(work, name)
     dump = os.path.join(case, "dump")
     os.makedirs(case, exist_ok=True)
     run(["rm", "-rf", dump], "rm")
     binary = os.path.join(case, "train")
-    flags = [f"--batch-size={batch}"] if batch else []
     run([sinterc, model, *flags, f"--dump-dir={dump}", "-o", binary],
         f"sinterc {name}")
     program = find_program(dump)
@@ -212,7 +217,7 @@ def all_cases(work, only):
     run([sys.executable, os.path.join(HERE, "random_models.py"), "generate",
          "--count=8", "--seed=1", f"--out-dir={models}"], "random_models.py")
     for r in RANDOM:
-        cases[r] = (os.path.join(models, r + ".pbtxt"), None, 2, 7)
+        cases[r] = (os.path.join(models, r + ".pbtxt"), [], 2, 7)
     if only:
         missing = [o for o in only if o not in cases]
         if missing:
@@ -239,8 +244,8 @@ def main():
         ap.error("--work-dir is required")
     cases = all_cases(a.work_dir, a.only)
     got = {}
-    for name, (model, batch, steps, first) in cases.items():
-        got[name] = fingerprint(name, model, batch, steps, first, a.sinterc,
+    for name, (model, flags, steps, first) in cases.items():
+        got[name] = fingerprint(name, model, flags, steps, first, a.sinterc,
                                 a.work_dir)
         print(f"{name}: program {got[name]['program']} eval "
               f"{got[name]['eval_program']} outputs {got[name]['outputs']}",
