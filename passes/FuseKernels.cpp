@@ -45,13 +45,13 @@
 // leading axes likewise, so that threads read whole rows). After an op is
 // placed, a producer kernel of the same shape that feeds only its kernel is
 // merged into it, and cheap elementwise chains whose only outside reader it
-// is are recomputed in it rather than written and read back. Last, kernels
-// that read a big tensor into small results move up to right after it is
-// written (the op order is the schedule).
+// is are recomputed in it rather than written and read back. Kernels are
+// placed in a topological order that keeps program order where it can;
+// sinter-schedule-kernels then chooses the order the step runs in.
 //
 // Every op inside a region carries `sinter.fusion`, the reason it is where
-// it is; ops left outside carry the reason they are not fused; a kernel
-// moved in the schedule carries the reason too. The dumps print them.
+// it is; ops left outside carry the reason they are not fused. The dumps
+// print them.
 // Preconditions: sinter-decompose-ops has run (softmax, layer_norm, ... are
 // gone). Runs at the end of the optimized phase.
 //
@@ -76,6 +76,7 @@ namespace sinter {
 
 using namespace mlir;
 using namespace sinter::sgraph;
+namespace analysis = sinter::analysis;
 
 namespace {
 
@@ -184,24 +185,29 @@ SmallVector<int64_t> rowShape(const Group &g) {
 
 /// The elements in one chunk of rows of a row-phased kernel over `g`'s
 /// space, as code generation cuts it.
-int64_t chunkElements(const Group &g) {
+int64_t chunkElements(const Group &g, const analysis::KernelLimits &limits) {
   std::vector<int64_t> space(g.space.begin(), g.space.end());
   std::vector<bool> reduced(space.size(), false);
   for (int64_t a : g.reduceAxes)
     reduced[a] = true;
-  return sinter::analysis::chunkElements(
-      space,
-      sinter::analysis::chunkDimensions(
-          space, reduced, sinter::analysis::splitDimension(space, reduced)));
+  return analysis::chunkElements(
+      space, analysis::chunkDimensions(
+                 space, reduced,
+                 analysis::splitDimension(space, reduced, limits), limits));
 }
 
-/// The largest chunk whose costly values code generation keeps on the
-/// stack: two f32 values fit its buffers.
-constexpr int64_t kMaxScratchElements = sinter::analysis::kMaxScratchBytes / 8;
+/// What the target's kernels and matmul library do (FuseKernelsPass's
+/// options, filled in by the target).
+struct FusionTarget {
+  analysis::KernelLimits limits;
+  /// The epilogues the matmul library applies in the same call.
+  bool scaleEpilogue = true, biasEpilogue = true, activationEpilogue = true;
+};
 
 class KernelGrouper {
 public:
-  explicit KernelGrouper(func::FuncOp fn) : fn(fn) {}
+  KernelGrouper(func::FuncOp fn, const FusionTarget &target)
+      : fn(fn), target(target) {}
 
   void run();
 
@@ -240,6 +246,7 @@ private:
   void buildRegions();
 
   func::FuncOp fn;
+  const FusionTarget &target;
   /// Per group: values it recomputes (results of other groups' ops).
   DenseMap<int, llvm::DenseSet<Value>> recompute;
   /// Member results exported even though no other kernel reads them
@@ -386,7 +393,10 @@ std::string KernelGrouper::whyNotJoin(Operation *op, Group &g) {
         .str();
   // Code generation keeps such values for a chunk of rows in a stack
   // buffer (compiler/CodeGen/KernelPhases.cpp) when a chunk is small enough.
-  if (readsRows && chunkElements(g) > kMaxScratchElements)
+  // The largest chunk whose costly values code generation keeps on the
+  // stack: two f32 values fit its buffers.
+  if (readsRows &&
+      chunkElements(g, target.limits) > target.limits.maxScratchBytes / 8)
     if (Operation *costly = costlyRecompute(op, g))
       return llvm::formatv("a later phase of k{0} would recompute its {1}, "
                            "which costs more than reading it back",
@@ -468,7 +478,7 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
         shapeOf(op->getResult(0)) != shapeOf(v))
       return -1;
     Value other = op->getNumOperands() == 2 ? op->getOperand(1 - i) : Value();
-    if (isa<MulOp>(op) && g.epilogue < 1) {
+    if (isa<MulOp>(op) && g.epilogue < 1 && target.scaleEpilogue) {
       auto c = other.getDefiningOp<ConstantOp>();
       if (!c || !cast<DenseElementsAttr>(c.getValue()).isSplat())
         return -1;
@@ -476,7 +486,7 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
       g.epilogue = 1;
       return g.id;
     }
-    if (isa<AddOp>(op) && g.epilogue < 2) {
+    if (isa<AddOp>(op) && g.epilogue < 2 && target.biasEpilogue) {
       // A bias: one value per output column, broadcast over the rows.
       ArrayRef<int64_t> bias = shapeOf(other), out = shapeOf(v);
       if (bias.empty() || bias.back() != out.back() ||
@@ -486,7 +496,8 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
       g.epilogue = 2;
       return g.id;
     }
-    if (isa<ReluOp, GeluOp>(op) && g.epilogue < 3) {
+    if (isa<ReluOp, GeluOp>(op) && g.epilogue < 3 &&
+        target.activationEpilogue) {
       what = "activation";
       g.epilogue = 3;
       return g.id;
@@ -992,13 +1003,34 @@ void KernelGrouper::buildRegions() {
   // Views still read outside any kernel become copy kernels, numbered
   // after the groups.
   sinter::materializeViews(fn, groups.size());
-  sinter::runSmallKernelsEarly(fn);
 }
 
 class FuseKernelsPass
     : public sinter::impl::FuseKernelsPassBase<FuseKernelsPass> {
 public:
+  using FuseKernelsPassBase::FuseKernelsPassBase;
+
   void runOnOperation() override {
+    FusionTarget target;
+    target.limits.minElementsToSplit = minElementsToSplit;
+    target.limits.chunkElements = chunkElements;
+    target.limits.maxScratchBytes = maxScratchBytes;
+    if (!matmulEpilogues.empty())
+      target.scaleEpilogue = target.biasEpilogue = target.activationEpilogue =
+          false;
+    for (const std::string &e : matmulEpilogues) {
+      if (e == "scale")
+        target.scaleEpilogue = true;
+      else if (e == "bias")
+        target.biasEpilogue = true;
+      else if (e == "activation")
+        target.activationEpilogue = true;
+      else {
+        getOperation().emitError("matmul-epilogues: '")
+            << e << "' is not scale, bias or activation";
+        return signalPassFailure();
+      }
+    }
     for (auto fn : getOperation().getOps<func::FuncOp>()) {
       if (fn.isExternal() || !fn.getBody().hasOneBlock())
         continue;
@@ -1006,7 +1038,7 @@ public:
       fn.walk([&](FusionOp) { already = true; });
       if (already)
         continue;
-      KernelGrouper(fn).run();
+      KernelGrouper(fn, target).run();
     }
   }
 };

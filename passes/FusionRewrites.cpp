@@ -9,7 +9,7 @@
 #include "passes/FusionRewrites.h"
 
 #include "dialects/Graph/GraphOps.h"
-#include "passes/PlanMemory.h"
+#include "passes/StepPlan.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -252,72 +252,4 @@ void sinter::materializeViews(func::FuncOp fn, int64_t firstKernel) {
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
     if (isView(&op) && op.use_empty())
       op.erase();
-}
-
-void sinter::runSmallKernelsEarly(func::FuncOp fn) {
-  // Small: what a kernel may leave in cache without crowding anything out.
-  constexpr int64_t kSmallBytes = 64 << 10, kBigOperandBytes = 256 << 10;
-  auto bytesOf = [](Value v) { return plan::tensorBytes(v.getType()); };
-  Block &body = fn.getBody().front();
-  // Kernels already moved after an op, last first: the next one goes
-  // after them, so moved kernels keep their order.
-  llvm::DenseMap<Operation *, Operation *> lastMovedAfter;
-  for (Operation &op : llvm::make_early_inc_range(body)) {
-    auto fusion = dyn_cast<FusionOp>(op);
-    if (!fusion || fusion.getKind() == "matmul")
-      continue;
-    int64_t resultBytes = 0;
-    for (Value r : fusion.getResults())
-      resultBytes += bytesOf(r);
-    if (resultBytes > kSmallBytes ||
-        llvm::none_of(fusion.getInputs(),
-                      [&](Value v) { return bytesOf(v) >= kBigOperandBytes; }))
-      continue;
-    // The last op it reads from (block arguments are there from the start).
-    // A reshape is an alias: it moves up to right after what it reshapes
-    // first.
-    Operation *last = nullptr;
-    for (Value v : fusion.getInputs()) {
-      Operation *def = v.getDefiningOp();
-      if (!def || def->getBlock() != &body)
-        continue;
-      if (auto reshape = dyn_cast<ReshapeOp>(def)) {
-        Operation *source = reshape.getOperand().getDefiningOp();
-        if (!source)
-          reshape->moveBefore(&body.front());
-        else if (source->getBlock() == &body &&
-                 source->isBeforeInBlock(reshape))
-          reshape->moveAfter(source);
-      }
-      if (!last || last->isBeforeInBlock(def))
-        last = def;
-    }
-    Operation *after = last;
-    if (last)
-      if (auto it = lastMovedAfter.find(last); it != lastMovedAfter.end())
-        after = it->second;
-    Operation *previous = fusion->getPrevNode();
-    if (after == previous || (!after && !previous) ||
-        (after && !after->isBeforeInBlock(fusion)))
-      continue;
-    if (after)
-      fusion->moveAfter(after);
-    else
-      fusion->moveBefore(&body.front());
-    if (last)
-      lastMovedAfter[last] = fusion;
-    std::string from;
-    if (auto producer = dyn_cast_or_null<FusionOp>(last))
-      from = (" right after " + producer.getSymName()).str();
-    else if (last)
-      from = (" right after its " + last->getName().stripDialect() + " operand")
-                 .str();
-    else
-      from = " to the start";
-    fusion->setAttr("sinter.fusion",
-                    StringAttr::get(fn.getContext(),
-                                    "scheduled" + from +
-                                        ": reads its big operand while it is "
-                                        "in cache, into small results"));
-  }
 }

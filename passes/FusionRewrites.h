@@ -25,14 +25,6 @@ void splitBigReductions(mlir::func::FuncOp fn);
 /// padded where they leave the ends of the axis.
 void padsToConcats(mlir::func::FuncOp fn);
 
-/// Moves every kernel that reads a big tensor into small results (a
-/// gradient's sum of squares for the global norm, the last sum of a bias
-/// gradient) up to right after the last op it reads from, so that it reads
-/// the tensor while it is still in cache rather than at the end of the
-/// step. The op order is the schedule; no big value lives longer for it.
-/// Records the move on the kernel (`sinter.fusion`).
-void runSmallKernelsEarly(mlir::func::FuncOp fn);
-
 /// Materializes every view (transpose, broadcast, slice) still read outside
 /// a kernel as a copy kernel of its own, the chain of views it reads
 /// through cloned in; kernels are named k<firstKernel>, k<firstKernel+1>...

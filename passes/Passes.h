@@ -4,6 +4,8 @@
 #define SINTER_PASSES_PASSES_H
 
 #include "dialects/Graph/GraphOps.h"
+#include "dialects/Schedule/ScheduleDialect.h"
+#include "passes/Analysis/KernelChunks.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

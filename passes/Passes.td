@@ -118,9 +118,26 @@ def FuseKernelsPass : Pass<"sinter-fuse-kernels", "mlir::ModuleOp"> {
     epilogue (scale, bias, activation) the library applies; reshapes are
     aliases. Views (transpose, broadcast, slice) are absorbed into the
     kernels that read them. Every op records why it
-    is, or is not, fused in a `sinter.fusion` attribute.
+    is, or is not, fused in a `sinter.fusion` attribute. How big a chunk
+    of rows a row-phased kernel works on, what it may keep on the stack and
+    which epilogues the matmul library applies are the target's
+    (compiler/CodeGen/Target.h); the defaults are the CPU's.
     Precondition: `sinter-decompose-ops` has run.
   }];
+  let options = [
+    Option<"minElementsToSplit", "min-elements-to-split", "int64_t",
+           /*default=*/"sinter::analysis::KernelLimits().minElementsToSplit",
+           "Kernels with fewer elements run on one thread">,
+    Option<"chunkElements", "chunk-elements", "int64_t",
+           /*default=*/"sinter::analysis::KernelLimits().chunkElements",
+           "Elements of one chunk of rows of a row-phased kernel">,
+    Option<"maxScratchBytes", "max-scratch-bytes", "int64_t",
+           /*default=*/"sinter::analysis::KernelLimits().maxScratchBytes",
+           "Stack bytes a row-phased kernel may keep values in">,
+    ListOption<"matmulEpilogues", "matmul-epilogues", "std::string",
+               "What the matmul library applies in the same call: scale, "
+               "bias, activation (default: all three)">,
+  ];
   let dependentDialects = ["sinter::sgraph::SGraphDialect"];
 }
 
@@ -171,41 +188,110 @@ def RecomputePass : Pass<"sinter-recompute", "mlir::ModuleOp"> {
   let dependentDialects = ["sinter::sgraph::SGraphDialect"];
 }
 
-def PlanMemoryPass : Pass<"sinter-plan-memory", "mlir::ModuleOp"> {
-  let summary = "Assigns every tensor of the entry function a slab and offset";
+def ScheduleKernelsPass : Pass<"sinter-schedule-kernels", "mlir::ModuleOp"> {
+  let summary = "Chooses the order a fused step's kernels run in";
   let description = [{
-    Arguments go to the parameter, optimizer-state and io slabs; constants
-    read outside kernels to the constants slab; kernel and matmul results to
-    one arena, where values whose lifetimes (in the function's op order) do
-    not overlap share bytes (passes/Analysis/MemoryPlanner.h). New parameter
-    and optimizer-state values are written in place when safe. Writes
-    `sinter.buffers` on ops, `sinter.buffer` on arguments, `sinter.step` on
-    ops that run, and `sinter.memory` (slab sizes, peak bytes by category)
-    on the function. Precondition: sinter-fuse-kernels has run.
+    Reorders the kernels and library calls of every fused function (their op
+    order is the schedule). A kernel that reads a tensor of
+    `big-operand-bytes` or more into results of at most
+    `small-result-bytes` (a gradient's sum of squares, a bias gradient's
+    final sum) moves up to right after the last op it reads from, so that
+    it reads the tensor while it is in cache; the move is recorded in its
+    `sinter.fusion`:
+
+    ```mlir
+    %n = sgraph.fusion "k12" kind = "reduction"(%g) {sinter.fusion =
+        "scheduled right after k11: reads its big operand while it is in
+        cache, into small results"} : ...
+    ```
+
+    The sizes come from the target. Place: right after sinter-fuse-kernels,
+    before sinter-recompute.
+  }];
+  let options = [
+    Option<"smallResultBytes", "small-result-bytes", "int64_t",
+           /*default=*/"64 << 10",
+           "A kernel whose results take at most this many bytes is small">,
+    Option<"bigOperandBytes", "big-operand-bytes", "int64_t",
+           /*default=*/"256 << 10",
+           "A small kernel reading an input of this many bytes or more runs "
+           "right after the input is written">,
+  ];
+}
+
+def VerifyOptimizedPass : Pass<"sinter-verify-optimized", "mlir::ModuleOp"> {
+  let summary = "Checks the contract of the optimized phase";
+  let description = [{
+    Every op of the entry function is a kernel region (`sgraph.fusion` of
+    kind loop, reduction, special or matmul), a matmul library call, a
+    reshape, a constant or the return: the forms sinter-assign-buffers
+    turns into a scheduled program. No region nests another, a matmul region
+    holds one matmul, and no composite op (softmax, layer_norm, ...) is
+    left. Fails with a diagnostic at the offending op. Closes the optimized
+    phase.
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"train_step\"",
-           "The function to plan">,
+           "The function to check">,
+  ];
+}
+
+def AssignBuffersPass : Pass<"sinter-assign-buffers", "mlir::ModuleOp"> {
+  let summary = "Replaces the fused entry function by its scheduled program";
+  let description = [{
+    Plans every tensor of the entry function (arguments in the parameter,
+    optimizer-state and io slabs; constants in the constants slab; kernel
+    and matmul results in one arena, reused by liveness:
+    passes/Analysis/MemoryPlanner.h; new state written in place when safe)
+    and replaces the function by a `sched.program` of the same name: slabs,
+    a typed view per buffer at its offset, the arguments and results, and
+    the function's ops in order as kernel launches (each region moved into a
+    `sched.kernel`), matmul library calls with their epilogues and copies:
+
+    ```mlir
+    sched.kernel @k3(%a: tensor<8x64xf32>) -> tensor<8x64xf32>
+        attributes {kind = "loop"} { ... }
+    sched.program @train_step attributes {role = "step", seed = 1337 : i64} {
+      %arena = sched.slab "arena" size 1048576 : !sched.slab
+      %v = sched.view %arena[0] {category = "activations"}
+          : !sched.buffer<8x64xf32>
+      ...
+      sched.launch @k3(%x : !sched.buffer<8x64xf32>)
+          -> (%v : !sched.buffer<8x64xf32>)
+    }
+    ```
+
+    `report=` writes the planner's report (slabs, arena peak by category,
+    the saving from reuse, the largest buffers). Precondition: a fused,
+    scheduled entry function (sinter-verify-optimized holds).
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"train_step\"",
+           "The function to schedule">,
+    Option<"role", "role", "std::string", /*default=*/"\"step\"",
+           "The program's role: step, or eval for the evaluation program">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "Write the human-readable memory report to this file">,
     Option<"noReuse", "no-reuse", "bool", /*default=*/"false",
            "Give every arena value bytes of its own (for bisecting)">,
   ];
+  let dependentDialects = ["sinter::sched::ScheduleDialect"];
 }
 
-def VerifyMemoryPlanPass : Pass<"sinter-verify-memory-plan",
-                                "mlir::ModuleOp"> {
-  let summary = "Checks that no two live buffers share bytes";
+def VerifySchedulePass : Pass<"sinter-verify-schedule", "mlir::ModuleOp"> {
+  let summary = "Checks the contract of the scheduled phase";
   let description = [{
-    Recomputes every arena value's lifetime from the IR and checks, with the
-    planner's independent checker, that values live at the same step never
-    overlap, offsets are aligned and everything fits in the arena; checks
-    that every value of the entry function has a place. Closes the
-    scheduled phase.
+    The entry's `sched.program` exists and no function of that name is left;
+    every `sched.kernel` is launched; and, independently of the dialect's
+    own verifier, the planner's checker (passes/Analysis/MemoryPlanner.h,
+    verifyPlan) finds no two arena buffers live at the same step sharing a
+    byte, every offset aligned and every buffer inside the arena. A plan
+    that failed here would make the compiled step silently compute garbage,
+    so this runs in every compilation. Closes the scheduled phase.
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"train_step\"",
-           "The function to check">,
+           "The program to check">,
   ];
 }
 

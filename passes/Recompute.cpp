@@ -39,7 +39,7 @@
 //     the next block's input), which are kept.
 //   * a budget (`budget=`, or the model's training.recompute budget): the
 //     arena's peak must fit. Repeatedly: apply the regions so far to a copy
-//     of the step and plan it with the real planner (passes/PlanMemory.h);
+//     of the step and plan it with the real planner (passes/StepPlan.h);
 //     if the arena fits, stop; otherwise describe each value kept in memory
 //     from the forward to the backward pass as a candidate (its bytes, the
 //     steps where recomputing frees them, the FLOPs and bytes of the kernels
@@ -65,7 +65,7 @@
 
 #include "passes/Analysis/RecomputeSelection.h"
 #include "passes/Passes.h"
-#include "passes/PlanMemory.h"
+#include "passes/StepPlan.h"
 #include "passes/RecomputeStep.h"
 
 #include "mlir/IR/IRMapping.h"

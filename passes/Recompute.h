@@ -1,8 +1,7 @@
 //===- Recompute.h - recompute attributes and reports ----------*- C++ -*-===//
 //
-// The attributes sinter-recompute reads and writes, and the memory report of
-// `sinterc --memory-report`, which reads what sinter-recompute and
-// sinter-plan-memory left on the entry function.
+// The attributes sinter-recompute reads and writes. What it did is printed
+// by `sinterc --memory-report` (passes/MemoryReport.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,8 +28,9 @@ inline constexpr llvm::StringLiteral kRecomputeLayersAttr =
 /// backward pass: "r<k>: <why>", the same for every copy of one
 /// recomputation; a cloned region is renamed "<kernel>_r<k>".
 inline constexpr llvm::StringLiteral kRecomputedAttr = "sinter.recomputed";
-/// On the entry function: what sinter-recompute did (budget, arena before
-/// and after, values and kernels recomputed, their FLOPs).
+/// On the entry function (and then its scheduled program): what
+/// sinter-recompute did (budget, arena before and after, values and kernels
+/// recomputed, their FLOPs).
 inline constexpr llvm::StringLiteral kRecomputePlanAttr =
     "sinter.recompute_plan";
 
@@ -40,12 +40,6 @@ inline constexpr llvm::StringLiteral kRecomputePlanAttr =
 /// dump file for the recompute report only then.
 bool recomputeRequested(mlir::ModuleOp module, llvm::StringRef entry,
                         llvm::StringRef budget);
-
-/// `sinterc --memory-report`: the slabs, the arena's peak and its split by
-/// category, the total, what was recomputed, and whether the arena fits the
-/// budget, from the `sinter.memory` and `sinter.recompute_plan` attributes
-/// of a scheduled function.
-std::string formatMemoryReport(mlir::func::FuncOp fn);
 
 } // namespace sinter
 

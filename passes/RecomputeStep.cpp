@@ -8,7 +8,7 @@
 #include "passes/RecomputeStep.h"
 
 #include "passes/Analysis/RecomputeSelection.h"
-#include "passes/PlanMemory.h"
+#include "passes/StepPlan.h"
 #include "passes/Recompute.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -235,10 +235,9 @@ Trial measure(func::FuncOp fn, const std::vector<bool> &forwardIds) {
     return id >= 0 &&
            (id >= static_cast<int64_t>(forwardIds.size()) || !forwardIds[id]);
   };
-  auto stepOf = [](Operation *op) -> int64_t {
-    if (auto s = op->getAttrOfType<IntegerAttr>("sinter.step"))
-      return s.getInt();
-    return -1;
+  auto stepOf = [&](Operation *op) -> int64_t {
+    auto it = planned->stepOf.find(op);
+    return it == planned->stepOf.end() ? -1 : it->second;
   };
   Block &body = copy.getBody().front();
   t.stepText.resize(t.numSteps);
@@ -375,73 +374,3 @@ bool sinter::recomputeRequested(ModuleOp module, StringRef entry,
   return layers && !layers.empty();
 }
 
-std::string sinter::formatMemoryReport(func::FuncOp fn) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  auto memory = fn->getAttrOfType<DictionaryAttr>("sinter.memory");
-  if (!memory)
-    return "no memory plan for @" + fn.getName().str() + "\n";
-  auto get = [&](DictionaryAttr dict, StringRef key) -> int64_t {
-    if (auto a = dict ? dict.getAs<IntegerAttr>(key) : nullptr)
-      return a.getInt();
-    return 0;
-  };
-  auto line = [&](StringRef what, int64_t bytes, StringRef note = "") {
-    os << "  " << llvm::left_justify(what, 22)
-       << llvm::right_justify(analysis::formatBytes(bytes), 12);
-    if (!note.empty())
-      os << "  " << note;
-    os << "\n";
-  };
-  int64_t arena = get(memory, "arena");
-  os << "memory of @" << fn.getName() << "\n";
-  line("parameters", get(memory, "params"), "(slab)");
-  line("optimizer state", get(memory, "opt_state"), "(slab)");
-  line("inputs", get(memory, "io"), "(slab)");
-  line("constants", get(memory, "constants"), "(slab)");
-  line("arena", arena,
-       llvm::formatv("(peak of live bytes {0}, at step {1})",
-                     analysis::formatBytes(get(memory, "arena_lower_bound")),
-                     get(memory, "peak_step"))
-           .str());
-  for (int c = 0; c < analysis::kNumCategories; ++c) {
-    auto cat = static_cast<analysis::Category>(c);
-    std::string name = analysis::getCategoryName(cat);
-    int64_t own = get(memory, "peak_" + name);
-    int64_t at = get(memory, "peak_step_" + name);
-    if (!own && !at)
-      continue;
-    std::string label = "  " + name;
-    std::replace(label.begin(), label.end(), '_', ' ');
-    line(label, at,
-         llvm::formatv("at the arena's peak (its own peak: {0})",
-                       analysis::formatBytes(own))
-             .str());
-  }
-  line("total", arena + get(memory, "params") + get(memory, "opt_state") +
-                    get(memory, "io") + get(memory, "constants"));
-  auto plan = fn->getAttrOfType<DictionaryAttr>(kRecomputePlanAttr);
-  if (plan) {
-    double flops = static_cast<double>(get(plan, "flops"));
-    double stepFlops = static_cast<double>(get(plan, "step_flops"));
-    os << llvm::formatv(
-        "recompute: {0} values in {1} regions ({2} kernels, {3}, "
-        "{4:f1}% of the step); arena without recompute {5}\n",
-        get(plan, "values"), get(plan, "regions"), get(plan, "kernels"),
-        flopsText(flops), stepFlops > 0 ? 100.0 * flops / stepFlops : 0.0,
-        analysis::formatBytes(get(plan, "arena_without_recompute")));
-  } else {
-    os << "recompute: none\n";
-  }
-  if (plan && plan.get("budget")) {
-    int64_t budget = get(plan, "budget");
-    auto what = plan.getAs<StringAttr>("budget_text");
-    os << "budget: arena <= " << analysis::formatBytes(budget);
-    if (what && what.getValue() != analysis::formatBytes(budget))
-      os << " (" << what.getValue() << ")";
-    os << ": " << (arena <= budget ? "fits" : "does NOT fit") << "\n";
-  } else {
-    os << "budget: none\n";
-  }
-  return text;
-}

@@ -1,19 +1,39 @@
 //===- Driver.cpp - sinterc as a library ---------------------------------===//
+//
+// A compilation is a list of phases (compiler/Pipelines/Pipelines.h), run
+// in order from the one the input is in to the one asked for: each builds
+// its pipeline for the chosen target, runs it (timed under the phase with
+// --timings), and dumps its IR. What sinterc prints or writes at the end
+// (a summary, the memory report, an interpreter run, IR, an object or the
+// training binary) is decided by where the list stops.
+//
+// The evaluation step is compiled apart: after the training phase a copy
+// of the module holding only @eval_step goes through the optimized,
+// scheduled and lowered pipelines on its own (its program's role is
+// "eval", its kernels named sinter_eval_*), and is merged into the lowered
+// module, so the training step's own pipelines and dumps are what they
+// would be without it.
+//
+//===----------------------------------------------------------------------===//
 
 #include "compiler/Driver/Driver.h"
 
-#include "compiler/CodeGen/CpuCodeGen.h"
+#include "compiler/CodeGen/Passes.h"
+#include "compiler/CodeGen/StepProgramBuilder.h"
+#include "compiler/Driver/PhaseDumper.h"
 #include "compiler/Importer/ImportModel.h"
 #include "compiler/Interpreter/RunFunction.h"
 #include "dialects/Graph/GraphOps.h"
+#include "dialects/Schedule/ScheduleOps.h"
+#include "passes/MemoryReport.h"
 #include "passes/Recompute.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/AsmState.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -26,124 +46,6 @@ using namespace sinter;
 
 namespace {
 
-/// Writes numbered per-phase IR files and an index explaining them.
-class PhaseDumper {
-public:
-  PhaseDumper(MLIRContext &context, StringRef dir)
-      : context(context), dir(dir.str()) {}
-
-  LogicalResult prepare() {
-    if (dir.empty())
-      return success();
-    if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-      return emitError(UnknownLoc::get(&context))
-             << dir << ": cannot create the dump directory: " << ec.message();
-    index = "Sinter compilation dump: one file per phase, in order.\n";
-    return success();
-  }
-
-  LogicalResult dump(ModuleOp module, Phase phase, StringRef what) {
-    if (dir.empty())
-      return success();
-    std::string path =
-        entryPath((phaseName(phase) + ".mlir").str(), what);
-    if (failed(writeModule(module, path)))
-      return failure();
-    return writeIndex();
-  }
-
-  /// fusion.txt: every kernel with its ops and why each is there, and every
-  /// op left outside a kernel with the reason.
-  LogicalResult writeFusionReport(ModuleOp module) {
-    if (dir.empty())
-      return success();
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    module.walk([&](func::FuncOp fn) {
-      os << "@" << fn.getName() << "\n";
-      for (Operation &op : fn.getBody().front()) {
-        if (auto fusion = dyn_cast<sgraph::FusionOp>(op)) {
-          os << "  kernel " << fusion.getSymName() << " (" << fusion.getKind()
-             << ", " << fusion.getInputs().size() << " inputs, "
-             << fusion.getNumResults() << " outputs)\n";
-          if (auto why = fusion->getAttrOfType<StringAttr>("sinter.fusion"))
-            os << "    " << why.getValue() << "\n";
-          for (Operation &inner : fusion.getBody().front())
-            if (auto why = inner.getAttrOfType<StringAttr>("sinter.fusion"))
-              if (!isa<sgraph::ConstantOp>(inner))
-                os << "    " << inner.getName() << ": " << why.getValue()
-                   << "\n";
-          continue;
-        }
-        if (auto why = op.getAttrOfType<StringAttr>("sinter.fusion"))
-          os << "  " << op.getName() << ": " << why.getValue() << "\n";
-      }
-    });
-    return writeSideFile("fusion.txt",
-                         "the fusion decisions: each kernel's ops and why",
-                         text);
-  }
-
-  /// The path of a numbered side file (e.g. the memory report) written
-  /// next to the phase that produces it, now listed in the index; empty
-  /// without a dump directory.
-  std::string sideFile(StringRef name, StringRef what) {
-    if (dir.empty())
-      return "";
-    std::string path = entryPath(name, what);
-    return succeeded(writeIndex()) ? path : "";
-  }
-
-  /// Writes a numbered side file with `text` (nothing without a dump
-  /// directory).
-  LogicalResult writeSideFile(StringRef name, StringRef what, StringRef text) {
-    std::string path = sideFile(name, what);
-    return path.empty() ? success() : writeFile(path, [&](raw_ostream &os) {
-      os << text;
-    });
-  }
-
-private:
-  /// The next numbered file's path, entered in the index.
-  std::string entryPath(StringRef name, StringRef what) {
-    std::string file = llvm::formatv("{0:d2}-{1}", count++, name).str();
-    llvm::SmallString<128> path(dir);
-    llvm::sys::path::append(path, file);
-    index += file + ": " + what.str() + "\n";
-    return path.str().str();
-  }
-
-  LogicalResult writeIndex() {
-    llvm::SmallString<128> path(dir);
-    llvm::sys::path::append(path, "index.txt");
-    return writeFile(path, [&](raw_ostream &os) { os << index; });
-  }
-
-  LogicalResult writeFile(StringRef path,
-                          llvm::function_ref<void(raw_ostream &)> write) {
-    std::string error;
-    auto out = openOutputFile(path, &error);
-    if (!out)
-      return emitError(UnknownLoc::get(&context)) << error;
-    write(out->os());
-    out->keep();
-    return success();
-  }
-
-  LogicalResult writeModule(ModuleOp module, StringRef path) {
-    // Dumps are meant to be re-parsed and diffed: locations on, nothing
-    // elided.
-    OpPrintingFlags flags;
-    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
-    return writeFile(path, [&](raw_ostream &os) { module.print(os, flags); });
-  }
-
-  MLIRContext &context;
-  std::string dir;
-  std::string index;
-  int count = 0;
-};
-
 const char *phaseDescription(Phase phase) {
   switch (phase) {
   case Phase::Import:
@@ -154,18 +56,19 @@ const char *phaseDescription(Phase phase) {
            "learning-rate schedule and optimizer updates; @eval_step, "
            "@forward without dropout (compiled on its own from here on)";
   case Phase::Optimized:
-    return "composite ops decomposed, kernel regions (sgraph.fusion) formed; "
-           "every op's sinter.fusion says why it is where it is";
+    return "composite ops decomposed, kernel regions (sgraph.fusion) formed "
+           "and ordered; every op's sinter.fusion says why it is where it is";
   case Phase::Scheduled:
-    return "every tensor placed: sinter.buffers / sinter.buffer give slab "
-           "and offset, sinter.step the order, sinter.memory the totals";
+    return "the step as a sched.program: slabs, a typed view per buffer at "
+           "its offset, and the launches, matmul calls and copies in order "
+           "(docs/dialects/sched.md); kernels as sched.kernel";
   case Phase::Lowered:
-    return "kernels as linalg on memref views of the slabs; the step "
-           "program is the module's sinter.program attribute, the "
-           "evaluation program's (kernels sinter_eval_*) "
-           "sinter.eval_program";
+    return "kernels as linalg on memref views of the slabs (sinter_k*, the "
+           "evaluation program's sinter_eval_k*); the programs' launches "
+           "name them";
   case Phase::Binary:
-    return "kernels in the LLVM dialect, as compiled into the object file";
+    return "kernels in the LLVM dialect and each program as the ABI's "
+           "symbols, as compiled into the object file";
   }
   llvm_unreachable("every phase has a description");
 }
@@ -258,179 +161,313 @@ OwningOpRef<ModuleOp> cloneWithOnly(ModuleOp module, StringRef name) {
   return copy;
 }
 
-} // namespace
 
-int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
-  context.loadDialect<sgraph::SGraphDialect, func::FuncDialect>();
-  Location fileLoc = FileLineColLoc::get(&context, options.input, 0, 0);
+class Compilation {
+public:
+  Compilation(const DriverOptions &options, MLIRContext &context,
+              const codegen::Target &target)
+      : options(options), context(context), target(target),
+        fileLoc(FileLineColLoc::get(&context, options.input, 0, 0)),
+        dumper(context, options.dumpDir) {}
 
+  int run();
+
+private:
+  /// The phase the compilation stops after.
+  Phase goal() const;
+  LogicalResult load();
+  LogicalResult training(TimingScope &timing);
+  LogicalResult optimized(TimingScope &timing);
+  LogicalResult scheduled(TimingScope &timing);
+  LogicalResult lowered(TimingScope &timing);
+  LogicalResult binary(TimingScope &timing);
+  /// The evaluation program, compiled from its own copy of the module up to
+  /// the lowered phase and merged into `module`.
+  LogicalResult addEvalProgram(TimingScope &timing);
+  LogicalResult runPipeline(ModuleOp on, TimingScope &timing,
+                            llvm::function_ref<void(OpPassManager &)> build);
+  LogicalResult dumpStepPrograms();
+  int finish(TimingScope &timing);
+
+  const DriverOptions &options;
+  MLIRContext &context;
+  const codegen::Target &target;
+  Location fileLoc;
+  PhaseDumper dumper;
+  OwningOpRef<ModuleOp> module, evalModule;
+  Phase reached = Phase::Import;
+  std::string defaultData;
+};
+
+Phase Compilation::goal() const {
   // Without --compile-to, stop where the function to run is (if any), else
   // build the binary.
-  Phase target = Phase::Binary;
   if (options.summary && !options.compileTo)
-    target = Phase::Import;
-  else if (options.memoryReport)
-    target = Phase::Scheduled;
-  else if (options.compileTo)
-    target = *options.compileTo;
-  else if (!options.runFunction.empty())
-    target = options.runFunction == "train_step" ||
-                     options.runFunction == "forward_grad" ||
-                     options.runFunction == "eval_step"
-                 ? Phase::Training
-                 : Phase::Import;
-  if (target > kLastImplementedPhase) {
-    emitError(fileLoc) << "phase '" << phaseName(target)
-                       << "' is not available yet: this version of sinterc "
-                          "compiles up to '"
-                       << phaseName(kLastImplementedPhase)
-                       << "' (use --compile-to=" << phaseName(kLastImplementedPhase)
-                       << " or --emit=" << phaseName(kLastImplementedPhase)
-                       << ")";
-    return 1;
-  }
+    return Phase::Import;
+  if (options.memoryReport)
+    return Phase::Scheduled;
+  if (options.compileTo)
+    return *options.compileTo;
+  if (!options.runFunction.empty())
+    return options.runFunction == "train_step" ||
+                   options.runFunction == "forward_grad" ||
+                   options.runFunction == "eval_step"
+               ? Phase::Training
+               : Phase::Import;
+  return Phase::Binary;
+}
 
-  // Phase 1: import (or read IR the user wrote).
-  OwningOpRef<ModuleOp> module;
+LogicalResult Compilation::runPipeline(
+    ModuleOp on, TimingScope &timing,
+    llvm::function_ref<void(OpPassManager &)> build) {
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  pm.enableTiming(timing);
+  build(pm);
+  return pm.run(on);
+}
+
+LogicalResult Compilation::load() {
   bool isMlir = StringRef(options.input).ends_with(".mlir");
-  Phase reached = Phase::Import;
-  if (isMlir) {
-    llvm::SourceMgr sourceMgr;
-    std::string error;
-    auto file = openInputFile(options.input, &error);
-    if (!file) {
-      emitError(fileLoc) << "cannot read the file: " << error;
-      return 1;
-    }
-    sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
-    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-    if (!module)
-      return 1;
-    // A module that already has the function to compile (or a training
-    // step) is past autodiff.
-    if (module->lookupSymbol(options.entry) ||
-        module->lookupSymbol("train_step") ||
-        module->lookupSymbol("forward_grad"))
-      reached = Phase::Training;
-    else if (!module->lookupSymbol("forward") && target > Phase::Training) {
-      std::string names;
-      for (auto fn : module->getOps<func::FuncOp>())
-        names += (names.empty() ? "" : ", ") + fn.getName().str();
-      emitError(fileLoc) << "no function @" << options.entry
-                         << " to compile (the module has: "
-                         << (names.empty() ? "none" : names)
-                         << "); name it with --entry";
-      return 1;
-    }
-  } else {
+  if (!isMlir) {
     ImportOptions importOptions;
     importOptions.batchSize = options.batchSize;
     importOptions.recompute = options.recompute;
     module = importModelFile(options.input, context, importOptions);
     if (!module)
-      return 1;
+      return failure();
+    // Where the binary looks for data by default (model files only).
+    if (options.input != "-" && module->getSymName())
+      defaultData = defaultDataFolder(options.input, *module->getSymName());
+    return success();
   }
+  llvm::SourceMgr sourceMgr;
+  std::string error;
+  auto file = openInputFile(options.input, &error);
+  if (!file)
+    return emitError(fileLoc) << "cannot read the file: " << error;
+  sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
+  module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return failure();
+  // A module that already has the function to compile (or a training
+  // step) is past autodiff.
+  if (module->lookupSymbol(options.entry) ||
+      module->lookupSymbol("train_step") ||
+      module->lookupSymbol("forward_grad"))
+    reached = Phase::Training;
+  else if (!module->lookupSymbol("forward") && goal() > Phase::Training) {
+    std::string names;
+    for (auto fn : module->getOps<func::FuncOp>())
+      names += (names.empty() ? "" : ", ") + fn.getName().str();
+    return emitError(fileLoc)
+           << "no function @" << options.entry << " to compile (the module "
+           << "has: " << (names.empty() ? "none" : names)
+           << "); name it with --entry";
+  }
+  return success();
+}
 
-  // Where the binary looks for data by default (model files only).
-  std::string defaultData;
-  if (!isMlir && options.input != "-" && module->getSymName())
-    defaultData = defaultDataFolder(options.input, *module->getSymName());
-
-  PhaseDumper dumper(context, options.dumpDir);
-  if (failed(dumper.prepare()) ||
-      failed(dumper.dump(*module, reached, phaseDescription(reached))))
-    return 1;
-
-  // Phase 2: training.
-  if (reached < Phase::Training && target >= Phase::Training) {
-    PassManager pm(&context);
-    if (failed(applyPassManagerCLOptions(pm)))
-      return 1;
+LogicalResult Compilation::training(TimingScope &timing) {
+  return runPipeline(*module, timing, [&](OpPassManager &pm) {
     TrainingPipelineOptions training;
     training.gradientsOnly = options.entry == "forward_grad" ||
                              options.runFunction == "forward_grad";
     training.evalStep = true;
     // The binary's trainer sets the peak learning rate at run time.
-    training.runtimeLr = options.runtimeLr.value_or(target == Phase::Binary);
+    training.runtimeLr = options.runtimeLr.value_or(goal() == Phase::Binary);
     buildTrainingPipeline(pm, training);
-    if (failed(pm.run(*module)))
-      return 1;
-    reached = Phase::Training;
-    if (failed(dumper.dump(*module, reached, phaseDescription(reached))))
-      return 1;
-  }
+  });
+}
 
-  if (options.summary)
-    return failed(printSummary(*module, llvm::outs())) ? 1 : 0;
-
+LogicalResult Compilation::optimized(TimingScope &timing) {
   // @eval_step is compiled on its own (from a copy with nothing else), so
   // that the training step's pipeline and dumps are what they would be
   // without it; it becomes the binary's evaluation program.
-  OwningOpRef<ModuleOp> evalModule;
-  if (target >= Phase::Optimized && options.entry != "eval_step" &&
-      options.runFunction != "eval_step")
+  if (options.entry != "eval_step" && options.runFunction != "eval_step")
     if (auto eval = module->lookupSymbol<func::FuncOp>("eval_step")) {
-      if (target >= Phase::Lowered)
+      if (goal() >= Phase::Lowered)
         evalModule = cloneWithOnly(*module, "eval_step");
       eval.erase();
     }
-
-  // Phase 3: optimized.
-  if (target >= Phase::Optimized && reached < Phase::Optimized) {
-    PassManager pm(&context);
-    if (failed(applyPassManagerCLOptions(pm)))
-      return 1;
-    OptimizedPipelineOptions optimized;
-    optimized.entry = options.entry;
-    optimized.memoryBudget = options.memoryBudget.empty() &&
-                                     options.recompute == "none"
-                                 ? "none"
-                                 : options.memoryBudget;
-    if (recomputeRequested(*module, options.entry, optimized.memoryBudget))
-      optimized.recomputeReport = dumper.sideFile(
-          "recompute.txt", "the recompute decisions: every recomputed value "
-                           "with its reason and cost, memory before and after");
+  // From here on the module is the entry alone: nothing else is compiled.
+  for (auto fn : llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
+    if (fn.getName() != options.entry)
+      fn.erase();
+  OptimizedPipelineOptions optimized;
+  optimized.entry = options.entry;
+  optimized.target = &target;
+  optimized.memoryBudget =
+      options.memoryBudget.empty() && options.recompute == "none"
+          ? "none"
+          : options.memoryBudget;
+  if (recomputeRequested(*module, options.entry, optimized.memoryBudget))
+    optimized.recomputeReport = dumper.sideFile(
+        "recompute.txt", "the recompute decisions: every recomputed value "
+                         "with its reason and cost, memory before and after");
+  return runPipeline(*module, timing, [&](OpPassManager &pm) {
     buildOptimizedPipeline(pm, optimized);
-    if (failed(pm.run(*module)))
-      return 1;
-    reached = Phase::Optimized;
-    if (failed(dumper.dump(*module, reached, phaseDescription(reached))) ||
-        failed(dumper.writeFusionReport(*module)))
-      return 1;
-  }
+  });
+}
 
-  // Phase 4: scheduled.
-  if (target >= Phase::Scheduled && reached < Phase::Scheduled) {
-    PassManager pm(&context);
-    if (failed(applyPassManagerCLOptions(pm)))
-      return 1;
-    std::string report = dumper.sideFile(
-        "memory-plan.txt", "the memory plan: slabs, arena peak by category, "
-                           "saving from reuse, the largest buffers");
-    buildScheduledPipeline(pm, options.entry, report, options.memoryReuse);
-    if (failed(pm.run(*module)))
-      return 1;
-    reached = Phase::Scheduled;
-    if (failed(dumper.dump(*module, reached, phaseDescription(reached))))
+LogicalResult Compilation::scheduled(TimingScope &timing) {
+  ScheduledPipelineOptions scheduled;
+  scheduled.entry = options.entry;
+  scheduled.memoryReuse = options.memoryReuse;
+  scheduled.report = dumper.sideFile(
+      "memory-plan.txt", "the memory plan: slabs, arena peak by category, "
+                         "saving from reuse, the largest buffers");
+  return runPipeline(*module, timing, [&](OpPassManager &pm) {
+    buildScheduledPipeline(pm, scheduled);
+  });
+}
+
+LogicalResult Compilation::addEvalProgram(TimingScope &timing) {
+  TimingScope evalTiming = timing.nest("evaluation program");
+  if (failed(runPipeline(*evalModule, evalTiming, [&](OpPassManager &pm) {
+        OptimizedPipelineOptions optimized;
+        optimized.entry = "eval_step";
+        optimized.target = &target;
+        buildOptimizedPipeline(pm, optimized);
+        ScheduledPipelineOptions scheduled;
+        scheduled.entry = "eval_step";
+        scheduled.role = "eval";
+        scheduled.memoryReuse = options.memoryReuse;
+        buildScheduledPipeline(pm, scheduled);
+        buildLoweredPipeline(pm, target);
+      })))
+    return failure();
+  // Both programs' kernels end up in one object: their names differ (each
+  // role has its own kernel prefix), which a clash would contradict.
+  SymbolTable symbols(*module);
+  for (Operation &op : llvm::make_early_inc_range(*evalModule->getBody())) {
+    if (auto name =
+            op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName()))
+      if (symbols.lookup(name))
+        return op.emitError("symbol @")
+               << name.getValue()
+               << " of the evaluation program is also one of the training "
+                  "program";
+    op.moveBefore(module->getBody(), module->getBody()->end());
+  }
+  evalModule = nullptr;
+  return success();
+}
+
+LogicalResult Compilation::lowered(TimingScope &timing) {
+  DialectRegistry registry;
+  target.registerDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+  if (failed(runPipeline(*module, timing, [&](OpPassManager &pm) {
+        buildLoweredPipeline(pm, target);
+      })))
+    return failure();
+  if (evalModule && failed(addEvalProgram(timing)))
+    return failure();
+  if (!defaultData.empty())
+    (*module)->setAttr(codegen::kDefaultDataAttr,
+                       StringAttr::get(&context, defaultData));
+  return verify(*module);
+}
+
+LogicalResult Compilation::dumpStepPrograms() {
+  for (auto program : module->getOps<sched::ProgramOp>()) {
+    FailureOr<abi::StepProgram> built = codegen::buildStepProgram(program);
+    if (failed(built))
+      return failure();
+    bool eval = program.getRole() == "eval";
+    if (failed(dumper.writeSideFile(
+            eval ? "eval-step-program.json" : "step-program.json",
+            eval ? "the evaluation step program (@eval_step: the forward "
+                   "pass without dropout, nothing updated)"
+                 : "the step program the runtime runs (docs/StepProgram.md)",
+            codegen::stepProgramJson(*built))))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult Compilation::binary(TimingScope &timing) {
+  return runPipeline(*module, timing, [&](OpPassManager &pm) {
+    buildBinaryPipeline(pm, target);
+  });
+}
+
+int Compilation::run() {
+  context.loadDialect<sgraph::SGraphDialect, sched::ScheduleDialect,
+                      func::FuncDialect>();
+  DefaultTimingManager timingManager;
+  timingManager.setEnabled(options.timings);
+  TimingScope root = timingManager.getRootScope();
+  Phase target = goal();
+  if (target > kLastImplementedPhase) {
+    emitError(fileLoc) << "phase '" << phaseName(target)
+                       << "' is not available yet: this version of sinterc "
+                          "compiles up to '"
+                       << phaseName(kLastImplementedPhase) << "'";
+    return 1;
+  }
+  {
+    TimingScope t = root.nest(phaseName(Phase::Import));
+    if (failed(load()))
       return 1;
   }
+  if (failed(dumper.prepare()) ||
+      failed(dumper.dump(*module, reached, phaseDescription(reached))))
+    return 1;
+
+  using Step = LogicalResult (Compilation::*)(TimingScope &);
+  const std::pair<Phase, Step> phases[] = {
+      {Phase::Training, &Compilation::training},
+      {Phase::Optimized, &Compilation::optimized},
+      {Phase::Scheduled, &Compilation::scheduled},
+      {Phase::Lowered, &Compilation::lowered},
+      {Phase::Binary, &Compilation::binary},
+  };
+  for (auto [phase, step] : phases) {
+    if (phase > target)
+      break;
+    if (phase <= reached)
+      continue;
+    // The parameter table is @forward's, which later phases drop.
+    if (options.summary && phase > Phase::Training)
+      break;
+    TimingScope t = root.nest(phaseName(phase));
+    if (failed((this->*step)(t)))
+      return 1;
+    reached = phase;
+    if (failed(dumper.dump(*module, phase, phaseDescription(phase))))
+      return 1;
+    if (phase == Phase::Optimized && failed(dumper.writeFusionReport(*module)))
+      return 1;
+    if (phase == Phase::Lowered && failed(dumpStepPrograms()))
+      return 1;
+  }
+  return finish(root);
+}
+
+int Compilation::finish(TimingScope &timing) {
+  if (options.summary)
+    return failed(printSummary(*module, llvm::outs())) ? 1 : 0;
 
   if (options.memoryReport) {
-    if (auto fn = module->lookupSymbol<func::FuncOp>(options.entry);
-        fn && reached >= Phase::Scheduled) {
-      llvm::outs() << formatMemoryReport(fn);
-      return 0;
+    auto program = module->lookupSymbol<sched::ProgramOp>(options.entry);
+    if (!program) {
+      emitError(fileLoc) << "--memory-report needs @" << options.entry
+                         << " in the scheduled phase";
+      return 1;
     }
-    emitError(fileLoc) << "--memory-report needs @" << options.entry
-                       << " in the scheduled phase";
-    return 1;
+    llvm::outs() << formatMemoryReport(program);
+    return 0;
   }
 
   // The reference interpreter runs any phase up to scheduled: kernel
   // regions run op by op, so pass invariance can be checked phase by phase.
   if (!options.runFunction.empty()) {
-    if (target > Phase::Scheduled) {
-      emitError(fileLoc) << "--run needs --compile-to=" 
+    if (reached > Phase::Scheduled) {
+      emitError(fileLoc) << "--run needs --compile-to="
                          << phaseName(Phase::Scheduled) << " or earlier";
       return 1;
     }
@@ -441,82 +478,27 @@ int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
     return failed(runFunction(*module, run)) ? 1 : 0;
   }
 
-  // Phase 5: lowered (a new module: kernels + step program).
-  if (target >= Phase::Lowered) {
-    DialectRegistry registry;
-    codegen::registerCpuCodeGenDialects(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
-    auto lowered = codegen::lowerStep(*module, options.entry);
-    if (failed(lowered))
-      return 1;
-    module = std::move(*lowered);
-    // The evaluation program: the optimized and scheduled phases on
-    // @eval_step alone, lowered with kernels of their own names.
-    if (evalModule) {
-      PassManager pm(&context);
-      if (failed(applyPassManagerCLOptions(pm)))
-        return 1;
-      buildOptimizedPipeline(pm);
-      buildScheduledPipeline(pm, "eval_step", /*report=*/"",
-                             options.memoryReuse);
-      if (failed(pm.run(*evalModule)))
-        return 1;
-      auto evalLowered = codegen::lowerStep(*evalModule, "eval_step",
-                                            codegen::kEvalSymbolPrefix);
-      if (failed(evalLowered) ||
-          failed(codegen::addEvalProgram(*module, **evalLowered)))
-        return 1;
-    }
-    if (!defaultData.empty())
-      (*module)->setAttr(codegen::kDefaultDataAttr,
-                         StringAttr::get(&context, defaultData));
-    if (failed(verify(*module)))
-      return 1;
-    if (failed(dumper.dump(*module, Phase::Lowered,
-                           phaseDescription(Phase::Lowered))))
-      return 1;
-    if (failed(dumper.writeSideFile(
-            "step-program.json",
-            "the step program the runtime runs (docs/StepProgram.md)",
-            (*module)
-                ->getAttrOfType<StringAttr>(codegen::kProgramAttr)
-                .getValue())))
-      return 1;
-    if (auto eval =
-            (*module)->getAttrOfType<StringAttr>(codegen::kEvalProgramAttr))
-      if (failed(dumper.writeSideFile(
-              "eval-step-program.json",
-              "the evaluation step program (@eval_step: the forward pass "
-              "without dropout, nothing updated)",
-              eval.getValue())))
-        return 1;
-    if (target == Phase::Binary) {
-      if (failed(codegen::lowerToLLVM(*module)))
-        return 1;
-      if (failed(dumper.dump(*module, Phase::Binary,
-                             phaseDescription(Phase::Binary))))
-        return 1;
-    }
-    reached = target;
-  }
-
-  if (target == Phase::Binary) {
+  if (reached == Phase::Binary) {
     if (options.output == "-") {
       emitError(fileLoc) << "the binary needs a file name: -o <train>";
       return 1;
     }
     StringRef out = options.output;
+    TimingScope objectTiming = timing.nest("object");
     if (out.ends_with(".o"))
-      return failed(codegen::emitObject(*module, out)) ? 1 : 0;
+      return failed(target.emitObject(*module, out, objectTiming)) ? 1 : 0;
     llvm::SmallString<128> object;
     if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
             "sinter-kernels", "o", object)) {
       emitError(fileLoc) << "cannot create a temporary file: " << ec.message();
       return 1;
     }
-    bool ok = succeeded(codegen::emitObject(*module, object)) &&
-              succeeded(codegen::linkExecutable(fileLoc, object, out));
+    bool ok = succeeded(target.emitObject(*module, object, objectTiming));
+    objectTiming.stop();
+    if (ok) {
+      TimingScope linkTiming = timing.nest("link");
+      ok = succeeded(target.linkExecutable(fileLoc, object, out));
+    }
     llvm::sys::fs::remove(object);
     return ok ? 0 : 1;
   }
@@ -530,4 +512,17 @@ int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
   module->print(out->os());
   out->keep();
   return 0;
+}
+
+} // namespace
+
+int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
+  const codegen::Target *target = codegen::lookupTarget(options.target);
+  if (!target) {
+    emitError(FileLineColLoc::get(&context, options.input, 0, 0))
+        << "--target=" << options.target << " is not a target; targets are: "
+        << codegen::targetNames();
+    return 1;
+  }
+  return Compilation(options, context, *target).run();
 }

@@ -1,10 +1,10 @@
 //===- Driver.h - sinterc as a library -------------------------*- C++ -*-===//
 //
 // What `sinterc` does, callable from tests: import a model description (or
-// read .mlir), run the phases up to `--compile-to`, write each phase's IR to
-// `--dump-dir`, print or save the result, and optionally run a function of
-// it with the reference interpreter on tensors from .npy / safetensors
-// files.
+// read .mlir), run the phases up to `--compile-to` for a target, write each
+// phase's IR to `--dump-dir`, print or save the result, and optionally run a
+// function of it with the reference interpreter on tensors from .npy /
+// safetensors files.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,6 +60,11 @@ struct DriverOptions {
   std::vector<std::string> runInputs;
   /// Where its results go: a .safetensors file, or a directory of .npy files.
   std::string runOutput;
+
+  /// The machine the binary is for (codegen::lookupTarget).
+  std::string target = "cpu";
+  /// Print where the time went, per phase and pass (MLIR's timing report).
+  bool timings = false;
 };
 
 /// Runs the driver; diagnostics go through the context. Returns the process

@@ -3,10 +3,12 @@
 #include "compiler/Pipelines/Pipelines.h"
 
 #include "passes/Passes.h"
+#include "compiler/CodeGen/Target.h"
 
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
 
 using namespace mlir;
 
@@ -83,6 +85,7 @@ void sinter::buildTrainingPipeline(OpPassManager &pm,
 
 void sinter::buildOptimizedPipeline(OpPassManager &pm,
                                     const OptimizedPipelineOptions &options) {
+  const codegen::Target &target = *options.target;
   // softmax, layer_norm, cross-entropy, ... into elementwise ops and
   // single reductions: the only forms fusion and code generation know.
   pm.addPass(createDecomposeOpsPass());
@@ -90,8 +93,22 @@ void sinter::buildOptimizedPipeline(OpPassManager &pm,
   // behind (two reduce_max of the same logits, ...), drop dead values.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  // Kernel regions, each op annotated with why it is (not) fused.
-  pm.addPass(createFuseKernelsPass());
+  // Kernel regions, each op annotated with why it is (not) fused, cut as
+  // the target's kernels are.
+  analysis::KernelLimits limits = target.kernelLimits();
+  FuseKernelsPassOptions fuse;
+  fuse.minElementsToSplit = limits.minElementsToSplit;
+  fuse.chunkElements = limits.chunkElements;
+  fuse.maxScratchBytes = limits.maxScratchBytes;
+  // The options hold an ArrayRef: the list must outlive the pass's creation.
+  std::vector<std::string> epilogues = target.matmulEpilogues();
+  fuse.matmulEpilogues = epilogues;
+  pm.addPass(createFuseKernelsPass(fuse));
+  // The order the kernels run in (recompute measures memory on it).
+  ScheduleKernelsPassOptions schedule;
+  schedule.smallResultBytes = target.smallResultBytes();
+  schedule.bigOperandBytes = target.bigOperandBytes();
+  pm.addPass(createScheduleKernelsPass(schedule));
   // Activations recomputed in the backward pass instead of kept: annotated
   // layers, and what a memory budget needs (measured with the real
   // planner). Whole kernels are cloned, so results stay bitwise identical.
@@ -100,22 +117,81 @@ void sinter::buildOptimizedPipeline(OpPassManager &pm,
   recompute.budget = options.memoryBudget;
   recompute.report = options.recomputeReport;
   pm.addPass(createRecomputePass(recompute));
+  // The contract: kernels, matmuls, reshapes and constants only.
+  VerifyOptimizedPassOptions verify;
+  verify.entry = options.entry;
+  pm.addPass(createVerifyOptimizedPass(verify));
 }
 
-void sinter::buildScheduledPipeline(OpPassManager &pm, llvm::StringRef entry,
-                                    llvm::StringRef report,
-                                    bool memoryReuse) {
-  // Slabs and arena offsets from liveness, state updated in place.
-  PlanMemoryPassOptions plan;
-  plan.entry = entry.str();
-  plan.report = report.str();
-  plan.noReuse = !memoryReuse;
-  pm.addPass(createPlanMemoryPass(plan));
-  // No two buffers live at once share a byte.
-  VerifyMemoryPlanPassOptions verify;
-  verify.entry = entry.str();
-  pm.addPass(createVerifyMemoryPlanPass(verify));
+void sinter::buildScheduledPipeline(OpPassManager &pm,
+                                    const ScheduledPipelineOptions &options) {
+  // Slabs and arena offsets from liveness, state updated in place; the
+  // entry becomes a sched.program.
+  AssignBuffersPassOptions assign;
+  assign.entry = options.entry;
+  assign.role = options.role;
+  assign.report = options.report;
+  assign.noReuse = !options.memoryReuse;
+  pm.addPass(createAssignBuffersPass(assign));
+  // No two buffers live at once share a byte (checked a second time, by
+  // the planner's own checker); every kernel is launched.
+  VerifySchedulePassOptions verify;
+  verify.entry = options.entry;
+  pm.addPass(createVerifySchedulePass(verify));
 }
+
+void sinter::buildLoweredPipeline(OpPassManager &pm,
+                                  const codegen::Target &target) {
+  target.buildLoweredPipeline(pm);
+}
+
+void sinter::buildBinaryPipeline(OpPassManager &pm,
+                                 const codegen::Target &target) {
+  target.buildBinaryPipeline(pm);
+}
+
+namespace {
+
+/// The `target=<name>` of a pipeline that depends on it. A pipeline builder
+/// cannot fail, so an unknown name ends the program with one line.
+const sinter::codegen::Target *targetNamed(const std::string &name) {
+  const sinter::codegen::Target *target = sinter::codegen::lookupTarget(name);
+  if (!target)
+    llvm::report_fatal_error(llvm::Twine("target=") + name +
+                                 " is not a target; targets are: " +
+                                 sinter::codegen::targetNames(),
+                             /*gen_crash_diag=*/false);
+  return target;
+}
+
+struct EntryTargetCLOptions : public PassPipelineOptions<EntryTargetCLOptions> {
+  Option<std::string> entry{*this, "entry",
+                            llvm::cl::desc("The entry function"),
+                            llvm::cl::init("train_step")};
+  Option<std::string> target{*this, "target",
+                             llvm::cl::desc("The target (cpu)"),
+                             llvm::cl::init("cpu")};
+};
+
+struct ScheduledCLOptions : public PassPipelineOptions<ScheduledCLOptions> {
+  Option<std::string> entry{*this, "entry",
+                            llvm::cl::desc("The entry function"),
+                            llvm::cl::init("train_step")};
+  Option<std::string> role{*this, "role",
+                           llvm::cl::desc("The program's role: step or eval"),
+                           llvm::cl::init("step")};
+  Option<bool> noReuse{*this, "no-reuse",
+                       llvm::cl::desc("Give every arena value its own bytes"),
+                       llvm::cl::init(false)};
+};
+
+struct TargetCLOptions : public PassPipelineOptions<TargetCLOptions> {
+  Option<std::string> target{*this, "target",
+                             llvm::cl::desc("The target (cpu)"),
+                             llvm::cl::init("cpu")};
+};
+
+} // namespace
 
 void sinter::registerSinterPipelines() {
   PassPipelineRegistration<TrainingPipelineCLOptions>(
@@ -127,9 +203,41 @@ void sinter::registerSinterPipelines() {
         options.runtimeLr = cl.runtimeLr;
         buildTrainingPipeline(pm, options);
       });
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<EntryTargetCLOptions>(
       "sinter-optimized-pipeline",
-      "The optimized phase: decomposition, cleanup, kernel regions and "
-      "recompute",
-      [](OpPassManager &pm) { buildOptimizedPipeline(pm); });
+      "The optimized phase: decomposition, cleanup, kernel regions, their "
+      "order and recompute, verified",
+      [](OpPassManager &pm, const EntryTargetCLOptions &cl) {
+        OptimizedPipelineOptions options;
+        options.entry = cl.entry;
+        if (const codegen::Target *target = targetNamed(cl.target))
+          options.target = target;
+        buildOptimizedPipeline(pm, options);
+      });
+  PassPipelineRegistration<ScheduledCLOptions>(
+      "sinter-scheduled-pipeline",
+      "The scheduled phase: the entry as a sched.program, its memory plan "
+      "verified",
+      [](OpPassManager &pm, const ScheduledCLOptions &cl) {
+        ScheduledPipelineOptions options;
+        options.entry = cl.entry;
+        options.role = cl.role;
+        options.memoryReuse = !cl.noReuse;
+        buildScheduledPipeline(pm, options);
+      });
+  PassPipelineRegistration<TargetCLOptions>(
+      "sinter-lowered-pipeline",
+      "The lowered phase: every kernel as the target's code, verified",
+      [](OpPassManager &pm, const TargetCLOptions &cl) {
+        if (const codegen::Target *target = targetNamed(cl.target))
+          buildLoweredPipeline(pm, *target);
+      });
+  PassPipelineRegistration<TargetCLOptions>(
+      "sinter-binary-pipeline",
+      "The binary phase: the target's LLVM IR and each program as the "
+      "ABI's symbols, verified",
+      [](OpPassManager &pm, const TargetCLOptions &cl) {
+        if (const codegen::Target *target = targetNamed(cl.target))
+          buildBinaryPipeline(pm, *target);
+      });
 }

@@ -1,13 +1,17 @@
 //===- Pipelines.h - Sinter's phases and their pipelines --------*- C++ -*-===//
 //
-// The compiler runs in named phases (docs/Architecture.md); each ends in a
-// verifier. `sinterc --compile-to=<phase>` stops after one; `--dump-dir`
-// writes the IR at the end of each.
+// The compiler runs in named phases (docs/Architecture.md); each pipeline
+// takes the module from one phase to the next and ends in the pass that
+// checks the next phase's contract. `sinterc --compile-to=<phase>` stops
+// after one; `--dump-dir` writes the IR at the end of each; `sinter-opt`
+// runs each by name (registerSinterPipelines).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef SINTER_COMPILER_PIPELINES_PIPELINES_H
 #define SINTER_COMPILER_PIPELINES_PIPELINES_H
+
+#include "compiler/CodeGen/Target.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringRef.h"
@@ -45,28 +49,53 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingPipelineOptions &options = {});
 
 struct OptimizedPipelineOptions {
-  /// The function sinter-recompute works on.
+  /// The function sinter-recompute works on and the phase's contract is
+  /// checked on.
   std::string entry = "train_step";
   /// sinter-recompute's budget: bytes or a fraction (docs/Recompute.md);
   /// "none" ignores the model's; empty: the model's, if any.
   std::string memoryBudget;
   /// Where sinter-recompute writes its report (may be empty).
   std::string recomputeReport;
+  /// Whose kernel limits, matmul epilogues and cache sizes fusion and
+  /// scheduling use.
+  const codegen::Target *target = &codegen::defaultTarget();
 };
 
 /// Training -> Optimized: composite ops decomposed, cleaned up, grouped into
-/// kernel regions, and kernels recomputed in the backward pass where layers
-/// ask for it or the memory budget needs it.
+/// kernel regions in the order they run, and kernels recomputed in the
+/// backward pass where layers ask for it or the memory budget needs it.
 void buildOptimizedPipeline(mlir::OpPassManager &pm,
                             const OptimizedPipelineOptions &options = {});
 
-/// Optimized -> Scheduled: every tensor of `entry` gets a slab and offset;
-/// the plan is verified. `report` (may be empty) receives the memory report.
-void buildScheduledPipeline(mlir::OpPassManager &pm, llvm::StringRef entry,
-                            llvm::StringRef report, bool memoryReuse = true);
+struct ScheduledPipelineOptions {
+  std::string entry = "train_step";
+  /// The program's role: "step", or "eval" for the evaluation program.
+  std::string role = "step";
+  /// Where the memory plan's report goes (may be empty).
+  std::string report;
+  bool memoryReuse = true;
+};
 
-/// Registers the pipelines by name for sinter-opt
-/// (--sinter-training-pipeline, with options eval-step and runtime-lr).
+/// Optimized -> Scheduled: the entry becomes a sched.program, every tensor
+/// in a slab at its offset; the plan is checked.
+void buildScheduledPipeline(mlir::OpPassManager &pm,
+                            const ScheduledPipelineOptions &options = {});
+
+/// Scheduled -> Lowered: every kernel as the target's code.
+void buildLoweredPipeline(mlir::OpPassManager &pm,
+                          const codegen::Target &target);
+
+/// Lowered -> Binary: the target's LLVM IR, each program as the ABI's
+/// symbols; what emitObject compiles.
+void buildBinaryPipeline(mlir::OpPassManager &pm,
+                         const codegen::Target &target);
+
+/// Registers the pipelines by name for sinter-opt:
+/// --sinter-training-pipeline (eval-step, runtime-lr),
+/// --sinter-optimized-pipeline (entry, target),
+/// --sinter-scheduled-pipeline (entry, role, no-reuse),
+/// --sinter-lowered-pipeline (target), --sinter-binary-pipeline (target).
 void registerSinterPipelines();
 
 } // namespace sinter

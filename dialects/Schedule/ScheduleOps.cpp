@@ -319,12 +319,13 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
   auto kernel = dyn_cast_or_null<KernelOp>(target);
   // launch_c1
   if (!kernel) {
-    if (target && isa<FunctionOpInterface>(target) && getExtent())
+    if (target && isa<FunctionOpInterface>(target) && getExtent() &&
+        getSymbol())
       return success(); // a lowered kernel: the target's function
     return emitOpError("kernel @")
            << getKernel()
            << (target ? " is not a sched.kernel (a lowered kernel function "
-                        "needs `extent`)"
+                        "needs `extent` and `symbol`)"
                       : " does not exist");
   }
   // launch_c2

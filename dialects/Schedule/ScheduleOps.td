@@ -278,10 +278,13 @@ def Sched_LaunchOp : Sched_InProgramOp<"launch", [AttrSizedOperandSegments,
   let description = [{
     Reads `inputs` and writes `outputs`, buffers that stand for the kernel's
     arguments and results in order. Until the kernels are lowered, `kernel`
-    names a `sched.kernel`; after `sinter-lower-kernels` it names the
-    target's kernel function and `extent` (the range of the dimension the
-    runtime may split over threads) and `bytes` (moved per call, for
-    profiles) are set.
+    names a `sched.kernel`; the target's kernel lowering (for the CPU,
+    `sinter-lower-cpu-kernels`) makes it name the kernel's function and
+    sets `extent` (the range of the dimension the runtime may split over
+    threads), `bytes` (moved per call, for profiles), `label` (the
+    kernel's name in profiles: its region and the ops it holds) and
+    `symbol` (the function the runtime calls, as the object file names
+    it).
 
     ```mlir
     sched.launch @k7(%a, %b : !sched.buffer<8x64xf32>, !sched.buffer<8x1xf32>)
@@ -289,7 +292,7 @@ def Sched_LaunchOp : Sched_InProgramOp<"launch", [AttrSizedOperandSegments,
     ```
 
     Constraints: `kernel` names a `sched.kernel`, or a function with
-    `extent` set (launch_c1); inputs and outputs have the element types and
+    `extent` and `symbol` set (launch_c1); inputs and outputs have the element types and
     shapes of the kernel's arguments and results (launch_c2); `extent` >= 1
     (launch_c3).
   }];
@@ -297,7 +300,9 @@ def Sched_LaunchOp : Sched_InProgramOp<"launch", [AttrSizedOperandSegments,
                        Variadic<Sched_Buffer>:$inputs,
                        Variadic<Sched_Buffer>:$outputs,
                        OptionalAttr<I64Attr>:$extent,
-                       OptionalAttr<I64Attr>:$bytes);
+                       OptionalAttr<I64Attr>:$bytes,
+                       OptionalAttr<StrAttr>:$label,
+                       OptionalAttr<StrAttr>:$symbol);
   let assemblyFormat = [{
     $kernel `(` ($inputs^ `:` qualified(type($inputs)))? `)`
     `->` `(` ($outputs^ `:` qualified(type($outputs)))? `)` attr-dict

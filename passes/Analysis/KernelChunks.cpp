@@ -7,11 +7,12 @@
 namespace sinter::analysis {
 
 int splitDimension(const std::vector<int64_t> &space,
-                   const std::vector<bool> &reduced) {
+                   const std::vector<bool> &reduced,
+                   const KernelLimits &limits) {
   int64_t numel = 1;
   for (int64_t d : space)
     numel *= d;
-  if (numel < kMinElementsToSplit)
+  if (numel < limits.minElementsToSplit)
     return -1;
   for (size_t p = 0; p < space.size(); ++p)
     if (!reduced[p] && space[p] > 1)
@@ -20,12 +21,13 @@ int splitDimension(const std::vector<int64_t> &space,
 }
 
 std::vector<int> chunkDimensions(const std::vector<int64_t> &space,
-                                 const std::vector<bool> &reduced, int split) {
+                                 const std::vector<bool> &reduced, int split,
+                                 const KernelLimits &limits) {
   if (split < 0)
     return {};
   std::vector<int> fixed{split};
   for (int p = split + 1; p < static_cast<int>(space.size()) && !reduced[p] &&
-                          chunkElements(space, fixed) > kChunkElements;
+                          chunkElements(space, fixed) > limits.chunkElements;
        ++p)
     fixed.push_back(p);
   return fixed;

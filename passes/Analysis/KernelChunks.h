@@ -16,29 +16,37 @@
 
 namespace sinter::analysis {
 
-/// Kernels with fewer elements run on one thread: a thread each would cost
-/// more than it saves.
-inline constexpr int64_t kMinElementsToSplit = 1 << 15;
-/// A row-phased kernel's chunk holds at most this many elements where its
-/// outer dimensions allow (a softmax over 8x6x256x256: one head's rows).
-inline constexpr int64_t kChunkElements = 1 << 17;
-
-/// The stack buffers of one row-phased kernel (the per-chunk values it
-/// keeps rather than recomputes) take at most this many bytes.
-inline constexpr int64_t kMaxScratchBytes = 2 << 20;
+/// How a target cuts kernels: the sizes fusion and code generation agree
+/// on. The defaults were measured on CPUs (docs/CodeGen.md); a target
+/// states its own through compiler/CodeGen/Target.h, and the passes take
+/// them as options.
+struct KernelLimits {
+  /// Kernels with fewer elements run on one thread: a thread each would
+  /// cost more than it saves.
+  int64_t minElementsToSplit = 1 << 15;
+  /// A row-phased kernel's chunk holds at most this many elements where
+  /// its outer dimensions allow (a softmax over 8x6x256x256: one head's
+  /// rows).
+  int64_t chunkElements = 1 << 17;
+  /// The stack buffers of one row-phased kernel (the per-chunk values it
+  /// keeps rather than recomputes) take at most this many bytes.
+  int64_t maxScratchBytes = 2 << 20;
+};
 
 /// The dimension threads split: the first one not `reduced` with more than
-/// one element, when the space holds kMinElementsToSplit elements or more;
+/// one element, when the space holds `minElementsToSplit` elements or more;
 /// -1 otherwise.
 int splitDimension(const std::vector<int64_t> &space,
-                   const std::vector<bool> &reduced);
+                   const std::vector<bool> &reduced,
+                   const KernelLimits &limits);
 
 /// The dimensions one chunk of a row-phased kernel fixes to a single index:
 /// the split one, then each next outer (not reduced) one while the chunk
-/// holds more than kChunkElements. Empty when `split` is -1 (the chunk is
+/// holds more than `chunkElements`. Empty when `split` is -1 (the chunk is
 /// the whole space).
 std::vector<int> chunkDimensions(const std::vector<int64_t> &space,
-                                 const std::vector<bool> &reduced, int split);
+                                 const std::vector<bool> &reduced, int split,
+                                 const KernelLimits &limits);
 
 /// The elements of one chunk: the space without the `fixed` dimensions.
 int64_t chunkElements(const std::vector<int64_t> &space,

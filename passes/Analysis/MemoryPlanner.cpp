@@ -405,6 +405,30 @@ MemoryPlan planMemory(const std::vector<Buffer> &buffers,
   return plan;
 }
 
+MemoryPlan measurePlan(const std::vector<Buffer> &buffers,
+                       const std::vector<int64_t> &offsets,
+                       int64_t alignment) {
+  MemoryPlan plan;
+  plan.alignment = alignment;
+  ResolvedBuffers resolved;
+  plan.error = resolveBuffers(buffers, resolved);
+  if (!plan.error.empty())
+    return plan;
+  if (offsets.size() != buffers.size()) {
+    plan.error = format("%zu offsets for %zu buffers", offsets.size(),
+                        buffers.size());
+    return plan;
+  }
+  plan.offsets = offsets;
+  computeLiveBytes(buffers, resolved, plan);
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    plan.arenaBytes = std::max(plan.arenaBytes, offsets[i] + buffers[i].bytes);
+    if (resolved.root[i] == static_cast<int32_t>(i))
+      plan.bytesWithoutReuse += alignUp(buffers[i].bytes, alignment);
+  }
+  return plan;
+}
+
 std::string verifyPlan(const std::vector<Buffer> &buffers,
                        const MemoryPlan &plan) {
   if (!plan.ok())

@@ -138,6 +138,14 @@ struct MemoryPlan {
 MemoryPlan planMemory(const std::vector<Buffer> &buffers,
                       const PlanOptions &options = {});
 
+/// The statistics of a plan made elsewhere (the scheduled IR's offsets):
+/// the lower bound, the peak step and the category peaks, the arena the
+/// offsets need and the bytes without reuse, as planMemory computes them.
+/// `error` is set on invalid input, as for planMemory.
+MemoryPlan measurePlan(const std::vector<Buffer> &buffers,
+                       const std::vector<int64_t> &offsets,
+                       int64_t alignment);
+
 /// Checks `plan` against `buffers` independently of how it was made. Returns
 /// a message naming the first problem found, or "" if the plan is valid: one
 /// offset per buffer, each >= 0 and a multiple of plan.alignment, pins kept,

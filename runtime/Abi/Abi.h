@@ -88,6 +88,19 @@ std::optional<CategoryKind> parseCategory(std::string_view name);
 std::optional<ArgumentKind> parseArgumentKind(std::string_view name);
 std::optional<ResultKind> parseResultKind(std::string_view name);
 
+// The object's symbols, spelled once: the runtime declares them with these
+// identifiers (runtime/Main/StepMain.cpp), the compiler defines them by the
+// strings below.
+#define SINTER_ABI_STEP_PROGRAM sinter_program
+#define SINTER_ABI_STEP_PROGRAM_SIZE sinter_program_size
+#define SINTER_ABI_STEP_KERNELS sinter_kernels
+#define SINTER_ABI_EVAL_PROGRAM sinter_eval_program
+#define SINTER_ABI_EVAL_PROGRAM_SIZE sinter_eval_program_size
+#define SINTER_ABI_EVAL_KERNELS sinter_eval_kernels
+#define SINTER_ABI_DEFAULT_DATA sinter_default_data
+#define SINTER_ABI_NAME(symbol) SINTER_ABI_NAME_(symbol)
+#define SINTER_ABI_NAME_(symbol) #symbol
+
 /// What one program of the object file is called there.
 struct ProgramSymbols {
   /// The role of the program in the sched dialect (`sched.program`'s
@@ -103,12 +116,14 @@ struct ProgramSymbols {
 };
 /// The training step (or whatever function was compiled).
 inline constexpr ProgramSymbols kStepProgram{
-    "step", "sinter_program", "sinter_program_size", "sinter_kernels",
-    "sinter_"};
+    "step", SINTER_ABI_NAME(SINTER_ABI_STEP_PROGRAM),
+    SINTER_ABI_NAME(SINTER_ABI_STEP_PROGRAM_SIZE),
+    SINTER_ABI_NAME(SINTER_ABI_STEP_KERNELS), "sinter_"};
 /// The evaluation step; the object may lack it.
 inline constexpr ProgramSymbols kEvalProgram{
-    "eval", "sinter_eval_program", "sinter_eval_program_size",
-    "sinter_eval_kernels", "sinter_eval_"};
+    "eval", SINTER_ABI_NAME(SINTER_ABI_EVAL_PROGRAM),
+    SINTER_ABI_NAME(SINTER_ABI_EVAL_PROGRAM_SIZE),
+    SINTER_ABI_NAME(SINTER_ABI_EVAL_KERNELS), "sinter_eval_"};
 inline constexpr const ProgramSymbols *kPrograms[] = {&kStepProgram,
                                                       &kEvalProgram};
 /// The symbols of a role ("step", "eval"); null for an unknown one.
@@ -116,7 +131,8 @@ const ProgramSymbols *programSymbols(std::string_view role);
 
 /// `extern "C" const char sinter_default_data[]`: the absolute data folder
 /// the binary reads when given none, or "".
-inline constexpr std::string_view kDefaultDataSymbol = "sinter_default_data";
+inline constexpr std::string_view kDefaultDataSymbol =
+    SINTER_ABI_NAME(SINTER_ABI_DEFAULT_DATA);
 
 } // namespace sinter::abi
 

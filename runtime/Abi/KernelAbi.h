@@ -1,17 +1,20 @@
 //===- KernelAbi.h - how compiled kernels and the runtime meet ------------===//
 //
-// The object file sinterc writes exports five symbols (extern "C"):
+// The object file sinterc writes exports, for each program it holds (the
+// training step; the evaluation step when there is one), the serialized
+// program, its size and its kernel table (the names are abi::kStepProgram and
+// abi::kEvalProgram in Abi.h), and the default data folder:
 //
-//   const char sinter_program_json[];   the step program (docs/StepProgram.md)
-//   const SinterKernelFn sinter_kernels[];  kernel i of the program's "kernels"
-//   const char sinter_eval_program_json[];  the evaluation step program
-//                                       (@eval_step), "" when there is none
-//   const SinterKernelFn sinter_eval_kernels[];  its kernels (maybe empty)
+//   const unsigned char sinter_program[];  the step program (StepProgram.proto)
+//   const uint64_t sinter_program_size;    its bytes
+//   const SinterKernelFn sinter_kernels[]; kernel i of the program's "kernels"
+//   (sinter_eval_program, sinter_eval_program_size, sinter_eval_kernels: the
+//    evaluation program's, absent without one)
 //   const char sinter_default_data[];   the data folder to read when the user
 //                                       names none (absolute), or ""
 //
 // Every kernel has the same C signature: one descriptor per slab (in the
-// order of SlabId) and a half-open range [begin, end) of its outermost
+// order of abi::Slab::Kind) and a half-open range [begin, end) of its outermost
 // parallel dimension. The runtime may split a kernel's extent [0, extent)
 // into disjoint ranges and run them on different threads in any order; a
 // kernel whose extent is 1 is called once with [0, 1).
@@ -27,22 +30,21 @@
 #ifndef SINTER_RUNTIME_ABI_KERNELABI_H
 #define SINTER_RUNTIME_ABI_KERNELABI_H
 
+#include "runtime/Abi/Abi.h"
+
 #include <cstdint>
 
 namespace sinter::abi {
 
-/// The memory regions of a step. Buffers name a slab and a byte offset.
+/// The memory regions of a step, as the runtime's code names them (the
+/// values are abi::Slab::Kind's).
 enum class SlabId : int {
-  Arena = 0,     // activations, gradients, workspace: reused by liveness
-  Params = 1,    // trainable and frozen parameters, updated in place
-  OptState = 2,  // optimizer state, updated in place
-  Io = 3,        // model inputs, the step counter and the scalar results
-  Constants = 4, // constant tensors, filled once from the program
+  Arena = Slab::arena,
+  Params = Slab::params,
+  OptState = Slab::opt_state,
+  Io = Slab::io,
+  Constants = Slab::constants,
 };
-inline constexpr int kNumSlabs = 5;
-
-/// Every buffer's offset in its slab is a multiple of this.
-inline constexpr int64_t kBufferAlignment = 64;
 
 /// MLIR's StridedMemRefType<int8_t, 1>.
 struct SlabRef {

@@ -1,14 +1,14 @@
 //===- StepProgram.h - the step program as plain structs ------------------===//
 //
-// The JSON step program sinterc embeds in its object file
-// (docs/StepProgram.md), parsed once into plain structs. Parsing validates
-// everything the executor will rely on, so that running a parsed program can
-// never read or write outside a slab:
+// The step program sinterc embeds in its object file (docs/StepProgram.md,
+// schema runtime/Abi/StepProgram.proto), read once into plain structs.
+// Reading validates everything the executor will rely on, so that running a
+// program can never read or write outside a slab:
 //
-//   - every id (buffer, kernel) is in range, every object has exactly the
-//     documented members (an unknown one is an error: it is usually a typo);
+//   - every id (buffer, kernel) is in range, every enum value one of the
+//     schema's;
 //   - offset + bytes fit the slab; offsets are 64-aligned, except for views
-//     (an unaligned buffer must lie inside an aligned buffer of its slab);
+//     (a buffer with `view_of` lies inside the bytes of that buffer);
 //   - bytes = product(shape) x element size, overflow-checked;
 //   - matmul operands are f32 and their shapes agree (analyzeMatmul), and
 //     out does not overlap an input; copies move equal byte counts;
@@ -16,8 +16,7 @@
 //     scalar, a hyper argument an f32/f64 scalar with a finite default,
 //     metrics are scalars, and each param/opt_state result has an
 //     argument of the same name, kind, dtype and shape (the state contract);
-//   - constants are constants-slab buffers with exactly 2 x bytes lowercase
-//     hex digits.
+//   - constants are constants-slab buffers with exactly their bytes.
 //
 // Every error is one line naming the place: "step 4 (matmul): ...",
 // "buffer 3 'wte': ...". Malformed input never crashes.
@@ -27,6 +26,7 @@
 #ifndef SINTER_RUNTIME_EXEC_STEPPROGRAM_H
 #define SINTER_RUNTIME_EXEC_STEPPROGRAM_H
 
+#include "runtime/Abi/Abi.h"
 #include "runtime/Abi/KernelAbi.h"
 #include "runtime/Exec/Matmul.h"
 #include "runtime/Formats/HostTensor.h"
@@ -42,8 +42,18 @@
 
 namespace sinter::exec {
 
-/// The dtypes a buffer may have. I1 is one byte per element.
-enum class ElementType { F32, F64, F16, BF16, I64, I32, I8, I1 };
+/// The dtypes a buffer may have (the ABI's, abi::ElementType). I1 is one
+/// byte per element.
+enum class ElementType {
+  F32 = abi::ElementType::f32,
+  F64 = abi::ElementType::f64,
+  F16 = abi::ElementType::f16,
+  BF16 = abi::ElementType::bf16,
+  I64 = abi::ElementType::i64,
+  I32 = abi::ElementType::i32,
+  I8 = abi::ElementType::i8,
+  I1 = abi::ElementType::i1,
+};
 
 std::string_view elementTypeName(ElementType type); // "f32", ...
 int64_t elementByteSize(ElementType type);
@@ -65,8 +75,21 @@ struct Buffer {
   int64_t numElements = 0;
 };
 
-enum class ArgumentKind { Param, OptState, Input, Step, Hyper };
-enum class ResultKind { Metric, Param, OptState, Tensor };
+/// The ABI's argument and result kinds (abi::Argument::Kind,
+/// abi::Result::Kind).
+enum class ArgumentKind {
+  Param = abi::Argument::param,
+  OptState = abi::Argument::opt_state,
+  Input = abi::Argument::input,
+  Step = abi::Argument::step,
+  Hyper = abi::Argument::hyper,
+};
+enum class ResultKind {
+  Metric = abi::Result::metric,
+  Param = abi::Result::param,
+  OptState = abi::Result::opt_state,
+  Tensor = abi::Result::tensor,
+};
 std::string_view argumentKindName(ArgumentKind kind);
 std::string_view resultKindName(ResultKind kind);
 
@@ -111,7 +134,12 @@ struct Kernel {
   int64_t bytes = 0;  // bytes moved per call, for GB/s in profiles (optional)
 };
 
-enum class StepKind { Kernel, Matmul, Copy };
+/// The ABI's step kinds: the field numbers of abi::Step's `op`.
+enum class StepKind {
+  Kernel = abi::Step::kKernel,
+  Matmul = abi::Step::kMatmul,
+  Copy = abi::Step::kCopy,
+};
 std::string_view stepKindName(StepKind kind);
 
 struct MatmulStep {
@@ -132,7 +160,7 @@ struct Step {
 struct StepProgram {
   int64_t version = 1;
   std::string function;
-  uint64_t seed = 0; // the JSON int64, reinterpreted like the interpreter
+  uint64_t seed = 0; // the program's int64, reinterpreted like the interpreter
   std::array<int64_t, abi::kNumSlabs> slabBytes{};
   std::vector<Buffer> buffers;
   std::vector<Argument> arguments;
@@ -148,9 +176,14 @@ struct StepProgram {
   const Result *findResult(std::string_view name) const;
 };
 
-/// Parses and validates `json`. Errors are InvalidArgument, one line, and
-/// start with "step program: ".
-absl::StatusOr<StepProgram> parseStepProgram(std::string_view json);
+/// Reads and validates a serialized StepProgram (the object's bytes).
+/// Errors are InvalidArgument, one line, and start with "step program: ".
+absl::StatusOr<StepProgram> parseStepProgram(const void *data, size_t size);
+/// The same for a program in the JSON form the dumps write.
+absl::StatusOr<StepProgram> parseStepProgramJson(std::string_view json);
+/// The same for a program message.
+absl::StatusOr<StepProgram>
+validateStepProgram(const abi::StepProgram &message);
 
 } // namespace sinter::exec
 

@@ -1,6 +1,6 @@
 //===- StepMain.cpp - main() of the binary `sinterc -o` links -------------===//
 //
-// The object file sinterc writes defines the step program, the kernel table
+// The object file sinterc writes defines the step program, its kernel table
 // (runtime/Abi/KernelAbi.h), the eval program and the bundled dataset's
 // path; this main() runs them in one of two modes.
 //
@@ -53,13 +53,17 @@
 #include <string>
 #include <string_view>
 
-extern "C" const char sinter_program_json[];
-extern "C" const SinterKernelFn sinter_kernels[];
-// Weak: objects from older compilers (and hand-written test objects) lack
-// them, which reads as "no eval program, no bundled dataset".
-extern "C" __attribute__((weak)) const char sinter_eval_program_json[];
-extern "C" __attribute__((weak)) const SinterKernelFn sinter_eval_kernels[];
-extern "C" __attribute__((weak)) const char sinter_default_data[];
+// The symbols of the object sinterc writes (runtime/Abi/Abi.h spells them).
+extern "C" const unsigned char SINTER_ABI_STEP_PROGRAM[];
+extern "C" const uint64_t SINTER_ABI_STEP_PROGRAM_SIZE;
+extern "C" const SinterKernelFn SINTER_ABI_STEP_KERNELS[];
+// Weak: an object without an evaluation program (--entry=forward_grad, a
+// .mlir without @forward) lacks them, as hand-written test objects may lack
+// the data folder.
+extern "C" __attribute__((weak)) const unsigned char SINTER_ABI_EVAL_PROGRAM[];
+extern "C" __attribute__((weak)) const uint64_t SINTER_ABI_EVAL_PROGRAM_SIZE;
+extern "C" __attribute__((weak)) const SinterKernelFn SINTER_ABI_EVAL_KERNELS[];
+extern "C" __attribute__((weak)) const char SINTER_ABI_DEFAULT_DATA[];
 
 using namespace sinter;
 using namespace sinter::exec;
@@ -129,7 +133,8 @@ Raw steps (numerical checks): --inputs=FILE.safetensors
 
 /// The compiled batch size, for --help.
 std::string compiledBatch() {
-  absl::StatusOr<StepProgram> program = parseStepProgram(sinter_program_json);
+  absl::StatusOr<StepProgram> program =
+      parseStepProgram(SINTER_ABI_STEP_PROGRAM, SINTER_ABI_STEP_PROGRAM_SIZE);
   if (program.ok())
     for (const Argument &a : program->arguments)
       if (a.kind == ArgumentKind::Input &&
@@ -235,7 +240,8 @@ Flags parseFlags(int argc, char **argv) {
       noValue();
       flags.train.quiet = true;
     } else if (name == "--help" || name == "-h") {
-      const char *data = &sinter_default_data ? sinter_default_data : "";
+      const char *data =
+          &SINTER_ABI_DEFAULT_DATA ? SINTER_ABI_DEFAULT_DATA : "";
       std::printf(kUsage, argv[0], *data ? data : "none bundled",
                   compiledBatch().c_str());
       std::exit(0);
@@ -343,10 +349,11 @@ void runRawSteps(Executor &ex, const Flags &flags) {
       failStatus(s);
 }
 
-std::unique_ptr<Executor> createExecutor(const char *json,
+std::unique_ptr<Executor> createExecutor(const unsigned char *bytes,
+                                         uint64_t size,
                                          const SinterKernelFn *kernels,
                                          const Flags &flags, bool profile) {
-  absl::StatusOr<StepProgram> program = parseStepProgram(json);
+  absl::StatusOr<StepProgram> program = parseStepProgram(bytes, size);
   if (!program.ok())
     failStatus(program.status());
   if (flags.seed)
@@ -366,23 +373,28 @@ std::unique_ptr<Executor> createExecutor(const char *json,
 int main(int argc, char **argv) {
   Flags flags = parseFlags(argc, argv);
   std::unique_ptr<Executor> ex =
-      createExecutor(sinter_program_json, sinter_kernels, flags, flags.profile);
+      createExecutor(SINTER_ABI_STEP_PROGRAM, SINTER_ABI_STEP_PROGRAM_SIZE,
+                     SINTER_ABI_STEP_KERNELS, flags, flags.profile);
   if (!flags.inputs.empty() || !flags.outputs.empty()) {
     runRawSteps(*ex, flags);
     return 0;
   }
 
   std::unique_ptr<Executor> eval;
-  if (&sinter_eval_program_json && *sinter_eval_program_json)
-    eval = createExecutor(sinter_eval_program_json, sinter_eval_kernels, flags,
-                          /*profile=*/false);
+  if (&SINTER_ABI_EVAL_PROGRAM && &SINTER_ABI_EVAL_PROGRAM_SIZE &&
+      &SINTER_ABI_EVAL_KERNELS)
+    eval = createExecutor(SINTER_ABI_EVAL_PROGRAM, SINTER_ABI_EVAL_PROGRAM_SIZE,
+                          SINTER_ABI_EVAL_KERNELS, flags, /*profile=*/false);
   train::TrainOptions &options = flags.train;
-  options.defaultData = &sinter_default_data ? sinter_default_data : "";
+  options.defaultData =
+      &SINTER_ABI_DEFAULT_DATA ? SINTER_ABI_DEFAULT_DATA : "";
   options.seed = ex->program().seed;
   options.seedGiven = flags.seed.has_value();
   options.profile = flags.profile;
   options.program = absl::StrFormat(
-      "%016x", train::hashBytes(std::string_view(sinter_program_json)));
+      "%016x", train::hashBytes(std::string_view(
+                   reinterpret_cast<const char *>(SINTER_ABI_STEP_PROGRAM),
+                   SINTER_ABI_STEP_PROGRAM_SIZE)));
   if (absl::Status s = train::train(*ex, eval.get(), options); !s.ok())
     failStatus(s);
   return 0;

@@ -143,10 +143,68 @@ def canonical_program(prog):
 
 
 def load_program(path):
-    """A dumped step program (docs/StepProgram.md) as the JSON object of
-    its version-1 form."""
+    """A dumped step program (docs/StepProgram.md) in the plain form
+    canonical_program reads: the JSON of StepProgram.proto (int64 values as
+    strings, steps as a oneof, constants in base64) or the JSON of the
+    format's first version."""
     with open(path) as f:
-        return json.load(f)
+        prog = json.load(f)
+    if int(prog.get("version", 1)) == 1:
+        return prog
+    import base64
+
+    def num(v):
+        return int(v) if isinstance(v, str) else v
+
+    out = {"function": prog["function"], "seed": num(prog.get("seed", 0))}
+    out["slabs"] = {s["slab"]: num(s["bytes"]) for s in prog["slabs"]}
+    out["buffers"] = [{"id": num(b["id"]), "slab": b["slab"],
+                       "offset": num(b["offset"]), "dtype": b["dtype"],
+                       "shape": [num(d) for d in b["shape"]]}
+                      for b in prog["buffers"]]
+    args = []
+    for a in prog["arguments"]:
+        x = {"name": a["name"], "kind": a["kind"], "buffer": num(a["buffer"])}
+        if a["kind"] == "param" and "init" in a:
+            i = a["init"]
+            key = {"normal": ("std", "stddev"), "uniform": ("bound", "bound"),
+                   "constant": ("value", "value")}[i["dist"]]
+            x["init"] = {"dist": i["dist"], key[0]: i[key[1]]}
+        if a.get("aliases"):
+            x["aliases"] = a["aliases"]
+        if "bound" in a:
+            x["bound"] = num(a["bound"])
+        if "default_value" in a:
+            x["default"] = a["default_value"]
+        args.append(x)
+    out["arguments"] = args
+    out["results"] = [{"name": r["name"], "kind": r["kind"],
+                       "buffer": num(r["buffer"])} for r in prog["results"]]
+    out["constants"] = [{"buffer": num(c["buffer"]),
+                         "hex": base64.b64decode(c["data"]).hex()}
+                        for c in prog["constants"]]
+    out["kernels"] = [{"name": k["name"], "extent": num(k["extent"])}
+                      for k in prog["kernels"]]
+    steps = []
+    for st in prog["steps"]:
+        if "kernel" in st:
+            steps.append({"op": "kernel", "kernel": num(st["kernel"]["kernel"])})
+        elif "matmul" in st:
+            m = st["matmul"]
+            x = {"op": "matmul", "lhs": num(m["lhs"]), "rhs": num(m["rhs"]),
+                 "out": num(m["out"]), "transpose_lhs": m["transpose_lhs"],
+                 "transpose_rhs": m["transpose_rhs"], "alpha": m["alpha"],
+                 "activation": m["activation"]}
+            if "bias" in m:
+                x["bias"] = num(m["bias"])
+            steps.append(x)
+        elif "copy" in st:
+            steps.append({"op": "copy", "src": num(st["copy"]["src"]),
+                          "dst": num(st["copy"]["dst"])})
+        else:
+            steps.append({"op": next(iter(st))})
+    out["steps"] = steps
+    return out
 
 
 def program_hash(path):

@@ -1,11 +1,15 @@
 //===- sinter-opt.cpp - run Sinter passes on .mlir files ------------------===//
 //
-// MlirOptMain with the sgraph dialect, the upstream dialects Sinter lowers
-// through, Sinter's passes and named pipelines. Every --mlir-print-ir-* flag
+// MlirOptMain with the sgraph and sched dialects, the dialects the targets
+// lower through, Sinter's passes (those of the targets too) and every named
+// pipeline. Every --mlir-print-ir-* flag
 // of mlir-opt works here.
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/CodeGen/Cpu/Passes.h"
+#include "compiler/CodeGen/Passes.h"
+#include "compiler/CodeGen/Target.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "dialects/Graph/GraphDialect.h"
 #include "dialects/Schedule/ScheduleDialect.h"
@@ -24,7 +28,11 @@ int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
+  // Every target's dialects, so that lowered and binary IR parses.
+  sinter::codegen::registerTargetDialects(registry);
   sinter::registerSinterPasses();
+  sinter::codegen::registerSinterCodeGenPasses();
+  sinter::codegen::registerSinterCpuPasses();
   sinter::registerSinterPipelines();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Sinter optimizer driver\n", registry));

@@ -10,8 +10,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Support/Diagnostics.h"
+#include "compiler/CodeGen/Target.h"
 #include "compiler/Driver/Driver.h"
 #include "passes/Analysis/RecomputeSelection.h"
+#include "compiler/CodeGen/Cpu/Passes.h"
+#include "compiler/CodeGen/Passes.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/AsmState.h"
@@ -88,6 +91,17 @@ int main(int argc, char **argv) {
                "(ignore the model's marks and budget; --memory-budget "
                "still applies)"),
       cl::value_desc("model|blocks|none"), cl::cat(category));
+  // cl::desc keeps a reference: the text must outlive the option.
+  static const std::string targetHelp =
+      "The machine the training binary is for: " +
+      sinter::codegen::targetNames() + " (default cpu: the host CPU)";
+  cl::opt<std::string> target("target", cl::desc(targetHelp),
+                              cl::value_desc("name"), cl::init("cpu"),
+                              cl::cat(category));
+  cl::opt<bool> timings(
+      "timings",
+      cl::desc("Print where the compile time went, per phase and pass"),
+      cl::cat(category));
   cl::opt<std::string> run(
       "run", cl::desc("Run a function (forward, train_step, ...) with the "
                       "reference interpreter"),
@@ -104,6 +118,8 @@ int main(int argc, char **argv) {
 
   // Registered so that --mlir-print-ir-before/after=<pass> can name them.
   sinter::registerSinterPasses();
+  sinter::codegen::registerSinterCodeGenPasses();
+  sinter::codegen::registerSinterCpuPasses();
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
@@ -160,6 +176,8 @@ int main(int argc, char **argv) {
   }
   options.runInputs = runInputs;
   options.runOutput = runOutput;
+  options.target = target;
+  options.timings = timings;
   if (batchSize.getNumOccurrences()) {
     if (batchSize < 1) {
       mlir::emitError(here) << "--batch-size must be >= 1, got " << batchSize;

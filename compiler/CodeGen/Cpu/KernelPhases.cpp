@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/CodeGen/KernelBuilder.h"
-#include "compiler/CodeGen/ScalarOps.h"
+#include "compiler/CodeGen/Cpu/KernelBuilder.h"
+#include "compiler/CodeGen/Cpu/ScalarOps.h"
 #include "passes/Analysis/KernelChunks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -48,7 +48,7 @@ void KernelBuilder::assignPhases() {
 // value an earlier phase already wrote) from their buffers, and recompute
 // the rest.
 LogicalResult KernelBuilder::emitPhased() {
-  Location loc = fusion.getLoc();
+  Location loc = src.op->getLoc();
   FailureOr<DenseMap<Operation *, Value>> tables = indexTables();
   if (failed(tables))
     return failure();
@@ -56,7 +56,7 @@ LogicalResult KernelBuilder::emitPhased() {
   std::vector<int> fixedDims = analysis::chunkDimensions(
       std::vector<int64_t>(space.begin(), space.end()),
       std::vector<bool>(isReductionDim.begin(), isReductionDim.end()),
-      splitDim);
+      splitDim, limits);
   // Values a later phase needs that cost more to recompute than to keep
   // (exp, erf, dropout, ...) and that no output holds: one chunk of
   // each is kept in a scratch buffer on the stack, which stays in cache
@@ -66,7 +66,7 @@ LogicalResult KernelBuilder::emitPhased() {
     chunkShape[p] = 1;
   int64_t chunkElements = analysis::chunkElements(
       std::vector<int64_t>(space.begin(), space.end()), fixedDims);
-  Block &body = fusion.getBody().front();
+  Block &body = *src.body;
   llvm::SmallPtrSet<Operation *, 8> yieldedDefs;
   for (Value v : body.getTerminator()->getOperands())
     if (Operation *def = v.getDefiningOp())
@@ -97,7 +97,7 @@ LogicalResult KernelBuilder::emitPhased() {
     Type et = storageType(elementOf(m->getResult(0)));
     int64_t bytes = chunkElements * et.getIntOrFloatBitWidth() / 8;
     if (!laterPhase || !costly(m) ||
-        scratchBytes + bytes > analysis::kMaxScratchBytes)
+        scratchBytes + bytes > limits.maxScratchBytes)
       continue;
     scratchBytes += bytes;
     scratch[m->getResult(0)] = b.create<memref::AllocaOp>(
@@ -133,11 +133,11 @@ LogicalResult KernelBuilder::emitPhased() {
 LogicalResult
 KernelBuilder::emitPhase(int phase,
                          const DenseMap<Operation *, Value> &tables) {
-  Location loc = fusion.getLoc();
-  Block &body = fusion.getBody().front();
-  auto yield = cast<YieldOp>(body.getTerminator());
+  Location loc = src.op->getLoc();
+  Block &body = *src.body;
+  Operation *yield = body.getTerminator();
   DenseMap<Value, unsigned> yieldIndex;
-  for (auto [j, v] : llvm::enumerate(yield.getOperands()))
+  for (auto [j, v] : llvm::enumerate(yield->getOperands()))
     yieldIndex.try_emplace(v, j);
   auto isReduce = [](Operation *op) {
     return op && isa<ReduceSumOp, ReduceMaxOp>(op);
@@ -146,7 +146,7 @@ KernelBuilder::emitPhase(int phase,
   // This phase writes the yielded values it computes, and the chunk of
   // each scratch value it computes.
   SmallVector<unsigned> outs;
-  for (auto [j, v] : llvm::enumerate(yield.getOperands())) {
+  for (auto [j, v] : llvm::enumerate(yield->getOperands())) {
     Operation *def = v.getDefiningOp();
     if (readOfYield.count(j) ? phase == 0 : phaseOf.lookup(def) == phase)
       outs.push_back(j);
@@ -185,7 +185,7 @@ KernelBuilder::emitPhase(int phase,
     }
   };
   for (unsigned j : outs)
-    if (Operation *def = yield.getOperand(j).getDefiningOp())
+    if (Operation *def = yield->getOperand(j).getDefiningOp())
       if (phaseOf.count(def))
         need(def);
   for (Value v : spills)
@@ -202,7 +202,7 @@ KernelBuilder::emitPhase(int phase,
     if (argOfRead.count(r))
       return;
     const Read &read = reads[r];
-    Value outer = fusion.getInputs()[read.input];
+    const KernelOperand &outer = src.inputs[read.input];
     Value base = slabView(outer, shapeOf(outer).size(), shapeOf(outer),
                           elementOf(outer));
     auto [view, map] = subviewFor(base, read.dims);
@@ -222,7 +222,7 @@ KernelBuilder::emitPhase(int phase,
   // results and row ops; reduction results without keepdims drop the
   // reduced dims).
   auto yieldDims = [&](unsigned j) {
-    Value v = yield.getOperand(j);
+    Value v = yield->getOperand(j);
     Operation *def = v.getDefiningOp();
     if (!isReduce(def))
       return resultDims(v);
@@ -238,7 +238,7 @@ KernelBuilder::emitPhase(int phase,
     return dims;
   };
   auto resultView = [&](unsigned j) {
-    Value outer = fusion.getResult(j);
+    const KernelOperand &outer = src.results[j];
     Value base = slabView(outer, shapeOf(outer).size(), shapeOf(outer),
                           elementOf(outer));
     return subviewFor(base, yieldDims(j));
@@ -261,9 +261,9 @@ KernelBuilder::emitPhase(int phase,
   bool anyElementwise = false;
   for (unsigned j : outs) {
     auto [view, map] = resultView(j);
-    Operation *def = yield.getOperand(j).getDefiningOp();
+    Operation *def = yield->getOperand(j).getDefiningOp();
     if (isReduce(def)) {
-      Type et = elementOf(fusion.getResult(j));
+      Type et = elementOf(src.results[j]);
       bool sum = isa<ReduceSumOp>(def);
       Value init =
           isa<FloatType>(et)
@@ -313,7 +313,7 @@ KernelBuilder::emitPhase(int phase,
         }
         SmallVector<Value> yielded;
         for (auto [k, j] : llvm::enumerate(outs)) {
-          Value v = yield.getOperand(j);
+          Value v = yield->getOperand(j);
           Value s = readOfYield.count(j)
                         ? arg(argOfRead[readOfYield[j]], elementOf(v))
                         : scalar[v];

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/CodeGen/ScalarOps.h"
+#include "compiler/CodeGen/Cpu/ScalarOps.h"
 
 #include "dialects/Graph/GraphOps.h"
 #include "runtime/Abi/Random.h"

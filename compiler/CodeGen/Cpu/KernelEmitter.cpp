@@ -1,4 +1,4 @@
-//===- KernelEmitter.cpp - one sgraph.fusion region to one CPU kernel ----===//
+//===- KernelEmitter.cpp - one fused region to one CPU kernel ------------===//
 //
 // How a loop or reduction region becomes one linalg.generic:
 //
@@ -33,12 +33,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/CodeGen/KernelEmitter.h"
-#include "compiler/CodeGen/KernelBuilder.h"
+#include "compiler/CodeGen/Cpu/KernelEmitter.h"
+#include "compiler/CodeGen/Cpu/KernelBuilder.h"
 
-#include "compiler/CodeGen/ScalarOps.h"
+#include "compiler/CodeGen/Cpu/ScalarOps.h"
 #include "passes/Analysis/KernelChunks.h"
-#include "passes/PlanMemory.h"
+#include "dialects/Schedule/ScheduleOps.h"
+#include "passes/StepPlan.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -80,7 +81,7 @@ FailureOr<Read> KernelBuilder::readOf(Value v, SmallVector<Dim> dims) {
     }
     return readOf(s.getOperand(), std::move(in));
   }
-  return fusion.emitOpError("kernel cannot read ")
+  return src.op->emitOpError("kernel cannot read ")
          << (def ? def->getName().getStringRef() : StringRef("a value"))
          << " through its indexing";
 }
@@ -114,7 +115,7 @@ SmallVector<Dim> KernelBuilder::operandDims(Operation *op, unsigned i) {
 }
 
 LogicalResult KernelBuilder::analyze() {
-  Block &body = fusion.getBody().front();
+  Block &body = *src.body;
   bool indexed = false; // needs multi-dimensional iteration indices
   for (Operation &op : body.without_terminator()) {
     if (isa<ConstantOp, TransposeOp, BroadcastOp, SliceOp>(op))
@@ -138,8 +139,8 @@ LogicalResult KernelBuilder::analyze() {
     space.assign(shapeOf(members.front()->getResult(0)).begin(),
                  shapeOf(members.front()->getResult(0)).end());
   else // a view materialized as a copy
-    space.assign(shapeOf(fusion.getResult(0)).begin(),
-                 shapeOf(fusion.getResult(0)).end());
+    space.assign(shapeOf(src.results[0]).begin(),
+                 shapeOf(src.results[0]).end());
   isReductionDim.assign(space.size(), false);
   if (auto r = dyn_cast_or_null<ReduceSumOp>(anyReduce))
     for (int64_t a : r.getAxes())
@@ -183,13 +184,13 @@ LogicalResult KernelBuilder::analyze() {
   }
 
   // A yielded value no member computes (a view copied out) is a read too.
-  auto yield = cast<YieldOp>(body.getTerminator());
-  for (auto [j, v] : llvm::enumerate(yield.getOperands())) {
+  Operation *yield = body.getTerminator();
+  for (auto [j, v] : llvm::enumerate(yield->getOperands())) {
     Operation *def = v.getDefiningOp();
     if (def && (memberSet.count(def) || isa<ConstantOp>(def)))
       continue;
     if (shapeOf(v) != ArrayRef<int64_t>(space))
-      return fusion.emitOpError("copies out a value of another shape");
+      return src.op->emitOpError("copies out a value of another shape");
     SmallVector<Dim> identity;
     for (int64_t p = 0; p < (int64_t)space.size(); ++p)
       identity.push_back(Dim{(int)p, 1, 0});
@@ -210,7 +211,7 @@ LogicalResult KernelBuilder::analyze() {
     // The buffer must be exactly the space too: a slice starting at 0
     // reads with identity indexing but skips the rest of each row.
     if (r.dims.size() != space.size() ||
-        shapeOf(fusion.getInputs()[r.input]) != ArrayRef<int64_t>(space))
+        shapeOf(src.inputs[r.input]) != ArrayRef<int64_t>(space))
       flattened = false;
     for (auto [k, d] : llvm::enumerate(r.dims))
       if (d.iter != (int)k || d.scale != 1 || d.offset != 0)
@@ -230,7 +231,7 @@ LogicalResult KernelBuilder::analyze() {
   // the kernel is big enough for threads to pay off.
   splitDim = analysis::splitDimension(
       std::vector<int64_t>(space.begin(), space.end()),
-      std::vector<bool>(isReductionDim.begin(), isReductionDim.end()));
+      std::vector<bool>(isReductionDim.begin(), isReductionDim.end()), limits);
   return success();
 }
 
@@ -241,14 +242,13 @@ void KernelBuilder::beginFunction() {
   // alias scopes when it inlines the body into the entry, which is what
   // lets it keep reduction accumulators in registers and vectorize loops
   // that store to one buffer while loading from another of the same slab.
-  Location loc = fusion.getLoc();
-  SmallVector<Value> outers(fusion.getInputs().begin(),
-                            fusion.getInputs().end());
-  outers.append(fusion.getResults().begin(), fusion.getResults().end());
-  for (Value v : outers) {
-    Place place = placeOf(v);
+  Location loc = src.op->getLoc();
+  SmallVector<KernelOperand> outers(src.inputs.begin(), src.inputs.end());
+  outers.append(src.results.begin(), src.results.end());
+  for (const KernelOperand &v : outers) {
+    Place place = v.place;
     auto key = std::make_pair(place.slab, place.offset);
-    int64_t bytes = plan::tensorBytes(v.getType());
+    int64_t bytes = plan::tensorBytes(v.type);
     auto it = llvm::find_if(places, [&](const PlaceInfo &p) {
       return p.slab == key.first && p.offset == key.second;
     });
@@ -263,7 +263,7 @@ void KernelBuilder::beginFunction() {
   bodyArgs.push_back(b.getIndexType());
   b.setInsertionPointToEnd(kernels.getBody());
   bodyFn = b.create<func::FuncOp>(
-      loc, (symbolPrefix + fusion.getSymName() + "_body").str(),
+      loc, symbol + "_body",
       b.getFunctionType(bodyArgs, {}));
   bodyFn.setPrivate();
   for (unsigned i = 0; i < places.size(); ++i)
@@ -280,16 +280,15 @@ void KernelBuilder::beginFunction() {
 void KernelBuilder::finishFunction() {
   // The entry with the uniform ABI: cut each place out of its slab and
   // call the body.
-  Location loc = fusion.getLoc();
+  Location loc = src.op->getLoc();
   b.setInsertionPointToEnd(&bodyFn.getBody().back());
   b.create<func::ReturnOp>(loc);
   auto slabType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
-  SmallVector<Type> args(5, slabType);
+  SmallVector<Type> args(abi::kNumSlabs, slabType);
   args.push_back(b.getIndexType());
   args.push_back(b.getIndexType());
   b.setInsertionPointToEnd(kernels.getBody());
-  fn = b.create<func::FuncOp>(loc, (symbolPrefix + fusion.getSymName()).str(),
-                              b.getFunctionType(args, {}));
+  fn = b.create<func::FuncOp>(loc, symbol, b.getFunctionType(args, {}));
   fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
@@ -301,16 +300,16 @@ void KernelBuilder::finishFunction() {
         loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
         entry->getArgument(p.slab), shift, ValueRange{size}));
   }
-  callArgs.push_back(entry->getArgument(5));
-  callArgs.push_back(entry->getArgument(6));
+  callArgs.push_back(entry->getArgument(abi::kNumSlabs));
+  callArgs.push_back(entry->getArgument(abi::kNumSlabs + 1));
   b.create<func::CallOp>(loc, bodyFn, callArgs);
   b.create<func::ReturnOp>(loc);
 }
 
-Value KernelBuilder::slabView(Value outer, int64_t rank,
+Value KernelBuilder::slabView(const KernelOperand &outer, int64_t rank,
                               ArrayRef<int64_t> shape, Type elementType) {
-  Place place = placeOf(outer);
-  Location loc = fusion.getLoc();
+  Place place = outer.place;
+  Location loc = src.op->getLoc();
   auto type = MemRefType::get(shape, storageType(elementType));
   auto it = llvm::find_if(places, [&](const PlaceInfo &p) {
     return p.slab == place.slab && p.offset == place.offset;
@@ -322,7 +321,7 @@ Value KernelBuilder::slabView(Value outer, int64_t rank,
 
 std::pair<Value, AffineMap> KernelBuilder::subviewFor(Value base,
                                                       ArrayRef<Dim> dims) {
-  Location loc = fusion.getLoc();
+  Location loc = src.op->getLoc();
   SmallVector<OpFoldResult> offsets, sizes, strides;
   SmallVector<AffineExpr> exprs;
   bool trivial = true;
@@ -369,16 +368,16 @@ std::pair<Value, AffineMap> KernelBuilder::subviewFor(Value base,
 int64_t KernelBuilder::bytesMoved() {
   int64_t total = 0;
   auto bytesOf = [](Value v) { return plan::tensorBytes(v.getType()); };
-  for (Value r : fusion.getResults())
-    total += bytesOf(r);
-  if (fusion.getKind() == "special" || space.empty()) {
-    for (Value in : fusion.getInputs())
-      total += bytesOf(in);
+  for (const KernelOperand &r : src.results)
+    total += plan::tensorBytes(r.type);
+  if (src.kind == "special" || space.empty()) {
+    for (const KernelOperand &in : src.inputs)
+      total += plan::tensorBytes(in.type);
     return total;
   }
   for (const Read &r : reads) {
-    Value in = fusion.getInputs()[r.input];
-    int64_t width = plan::elementBytes(elementOf(in));
+    const KernelOperand &in = src.inputs[r.input];
+    int64_t width = sched::elementBytes(elementOf(in));
     int64_t n = 1;
     for (const Dim &d : r.dims)
       if (d.iter >= 0)
@@ -485,7 +484,7 @@ FailureOr<DenseMap<Operation *, Value>> KernelBuilder::indexTables() {
       auto arg = dyn_cast<BlockArgument>(op->getOperand(0));
       if (!arg)
         return op->emitOpError("operand read by index must be a kernel input");
-      Value outer = fusion.getInputs()[arg.getArgNumber()];
+      const KernelOperand &outer = src.inputs[arg.getArgNumber()];
       tables[op] = slabView(outer, shapeOf(outer).size(), shapeOf(outer),
                             elementOf(outer));
     }
@@ -563,15 +562,15 @@ LogicalResult KernelBuilder::computeMembers(
 }
 
 LogicalResult KernelBuilder::emitGeneric() {
-  Location loc = fusion.getLoc();
-  Block &body = fusion.getBody().front();
-  auto yield = cast<YieldOp>(body.getTerminator());
+  Location loc = src.op->getLoc();
+  Block &body = *src.body;
+  Operation *yield = body.getTerminator();
 
   // Inputs: one subview per distinct read.
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
   for (const Read &r : reads) {
-    Value outer = fusion.getInputs()[r.input];
+    const KernelOperand &outer = src.inputs[r.input];
     ArrayRef<int64_t> shape = shapeOf(outer);
     SmallVector<int64_t> viewShape(shape.begin(), shape.end());
     if (flattened && !r.dims.empty())
@@ -591,8 +590,8 @@ LogicalResult KernelBuilder::emitGeneric() {
   SmallVector<Dim> identity;
   for (int64_t p = 0; p < (int64_t)space.size(); ++p)
     identity.push_back(Dim{(int)p, 1, 0});
-  for (auto [j, v] : llvm::enumerate(yield.getOperands())) {
-    Value outer = fusion.getResult(j);
+  for (auto [j, v] : llvm::enumerate(yield->getOperands())) {
+    const KernelOperand &outer = src.results[j];
     Operation *def = v.getDefiningOp();
     bool isReduce = def && isa<ReduceSumOp, ReduceMaxOp>(def);
     SmallVector<Dim> dims;
@@ -607,7 +606,7 @@ LogicalResult KernelBuilder::emitGeneric() {
       }
     } else {
       if (def && isa<ConstantOp>(def))
-        return fusion.emitOpError("yields a constant");
+        return src.op->emitOpError("yields a constant");
       dims = flattened ? SmallVector<Dim>{Dim{0, 1, 0}} : identity;
     }
     SmallVector<int64_t> viewShape(shapeOf(outer).begin(),
@@ -667,7 +666,7 @@ LogicalResult KernelBuilder::emitGeneric() {
           return;
         }
         SmallVector<Value> yielded;
-        for (auto [j, v] : llvm::enumerate(yield.getOperands())) {
+        for (auto [j, v] : llvm::enumerate(yield->getOperands())) {
           Value s = readOfYield.count(j) ? load(readOfYield[j], elementOf(v))
                                          : scalar[v];
           s = combine(bb, l, reduceOfOutput[j], args[reads.size() + j], s);
@@ -680,9 +679,9 @@ LogicalResult KernelBuilder::emitGeneric() {
 
 FailureOr<EmittedKernel> KernelBuilder::emit() {
   EmittedKernel k;
-  k.name = fusion.getSymName().str();
+  k.name = src.name;
   llvm::SmallSetVector<StringRef, 4> kinds;
-  for (Operation &op : fusion.getBody().front().without_terminator())
+  for (Operation &op : src.body->without_terminator())
     if (!isa<ConstantOp>(op))
       kinds.insert(op.getName().stripDialect());
   for (StringRef kind : kinds) {
@@ -692,7 +691,7 @@ FailureOr<EmittedKernel> KernelBuilder::emit() {
     }
     k.name += "_" + kind.str();
   }
-  if (fusion.getKind() == "special") {
+  if (src.kind == "special") {
     beginFunction();
     if (failed(emitSpecial()))
       return failure();
@@ -706,12 +705,20 @@ FailureOr<EmittedKernel> KernelBuilder::emit() {
   finishFunction();
   k.symbol = ("_mlir_ciface_" + fn.getName()).str();
   k.bytes = bytesMoved();
+  if (src.kind == "special") {
+    for (const KernelOperand &o : llvm::concat<const KernelOperand>(
+             src.inputs, src.results))
+      k.elements = std::max(k.elements, o.type.getNumElements());
+  } else {
+    for (int64_t d : space)
+      k.elements *= d;
+  }
   // The range split over threads: embedding_grad's columns, or the split
   // dimension of the iteration space; 1 when the kernel is not split.
   if (splitDim < 0)
     k.extent = 1;
-  else if (fusion.getKind() == "special")
-    k.extent = shapeOf(fusion.getResult(0))[splitDim];
+  else if (src.kind == "special")
+    k.extent = shapeOf(src.results[0])[splitDim];
   else
     k.extent = space[splitDim];
   return k;
@@ -720,8 +727,8 @@ FailureOr<EmittedKernel> KernelBuilder::emit() {
 } // namespace sinter::codegen::detail
 
 FailureOr<EmittedKernel>
-sinter::codegen::emitKernel(FusionOp fusion, ModuleOp kernels,
-                            const std::function<Place(Value)> &placeOf,
-                            StringRef symbolPrefix) {
-  return detail::KernelBuilder(fusion, kernels, placeOf, symbolPrefix).emit();
+sinter::codegen::emitKernel(const KernelSource &source, ModuleOp kernels,
+                            StringRef symbol,
+                            const analysis::KernelLimits &limits) {
+  return detail::KernelBuilder(source, kernels, symbol, limits).emit();
 }

@@ -1,17 +1,17 @@
 //===- KernelBuilder.h - the state of one kernel's emission ----*- C++ -*-===//
 //
-// Internal to compiler/CodeGen: the class that turns one sgraph.fusion region
-// into a kernel function (KernelEmitter.cpp: analysis, the single-phase
+// Internal to compiler/CodeGen: the class that turns one fused region (a
+// KernelSource) into a kernel function (KernelEmitter.cpp: analysis, the single-phase
 // body, the entry; KernelPhases.cpp: row-phased bodies; SpecialKernels.cpp:
 // pads, concats, embedding gradients, argmax). Only emitKernel
 // (KernelEmitter.h) is public.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SINTER_COMPILER_CODEGEN_KERNELBUILDER_H
-#define SINTER_COMPILER_CODEGEN_KERNELBUILDER_H
+#ifndef SINTER_COMPILER_CODEGEN_CPU_KERNELBUILDER_H
+#define SINTER_COMPILER_CODEGEN_CPU_KERNELBUILDER_H
 
-#include "compiler/CodeGen/KernelEmitter.h"
+#include "compiler/CodeGen/Cpu/KernelEmitter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -50,6 +50,10 @@ inline ArrayRef<int64_t> shapeOf(Value v) {
 inline Type elementOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getElementType();
 }
+inline ArrayRef<int64_t> shapeOf(const KernelOperand &o) {
+  return o.type.getShape();
+}
+inline Type elementOf(const KernelOperand &o) { return o.type.getElementType(); }
 /// Memory element type: i1 is stored as i8.
 inline Type storageType(Type t) {
   return t.isInteger(1) ? IntegerType::get(t.getContext(), 8) : t;
@@ -73,11 +77,10 @@ inline SmallVector<Dim> broadcastDims(ArrayRef<int64_t> operandShape,
 
 class KernelBuilder {
 public:
-  KernelBuilder(FusionOp fusion, ModuleOp kernels,
-                const std::function<Place(Value)> &placeOf,
-                StringRef symbolPrefix)
-      : fusion(fusion), kernels(kernels), placeOf(placeOf),
-        symbolPrefix(symbolPrefix.str()), ctx(fusion.getContext()), b(ctx) {}
+  KernelBuilder(const KernelSource &src, ModuleOp kernels, StringRef symbol,
+                const analysis::KernelLimits &limits)
+      : src(src), kernels(kernels), symbol(symbol.str()), limits(limits),
+        ctx(src.op->getContext()), b(ctx) {}
 
   FailureOr<EmittedKernel> emit();
 
@@ -116,8 +119,8 @@ private:
 
   void beginFunction();
   void finishFunction();
-  Value slabView(Value outer, int64_t rank, ArrayRef<int64_t> shape,
-                 Type elementType);
+  Value slabView(const KernelOperand &outer, int64_t rank,
+                 ArrayRef<int64_t> shape, Type elementType);
   /// A subview of `base` for `dims`, and the map it is indexed with.
   std::pair<Value, AffineMap> subviewFor(Value base, ArrayRef<Dim> dims);
   LogicalResult emitGeneric();
@@ -129,10 +132,10 @@ private:
   int64_t bytesMoved();
   Value linearIndex(OpBuilder &bb, Location loc);
 
-  FusionOp fusion;
+  const KernelSource &src;
   ModuleOp kernels;
-  const std::function<Place(Value)> &placeOf;
-  std::string symbolPrefix;
+  std::string symbol;
+  const analysis::KernelLimits &limits;
   MLIRContext *ctx;
   OpBuilder b;
 
@@ -157,7 +160,7 @@ private:
 
   func::FuncOp fn, bodyFn;
   struct PlaceInfo {
-    int slab;
+    abi::SlabKind slab;
     int64_t offset;
     int64_t bytes;
     Value arg;
@@ -176,4 +179,4 @@ Value combine(OpBuilder &bb, Location l, Operation *reduce, Value acc, Value s);
 
 } // namespace sinter::codegen::detail
 
-#endif // SINTER_COMPILER_CODEGEN_KERNELBUILDER_H
+#endif // SINTER_COMPILER_CODEGEN_CPU_KERNELBUILDER_H

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/CodeGen/KernelBuilder.h"
-#include "compiler/CodeGen/ScalarOps.h"
+#include "compiler/CodeGen/Cpu/KernelBuilder.h"
+#include "compiler/CodeGen/Cpu/ScalarOps.h"
 #include "passes/Analysis/KernelChunks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -25,10 +25,10 @@ namespace sinter::codegen::detail {
 // head layout into the fused QKV gradient, with no copy in between. Threads
 // split dimension 0 when every operand keeps it whole.
 LogicalResult KernelBuilder::emitConcat(ConcatOp concat, Value out) {
-  Location loc = fusion.getLoc();
+  Location loc = src.op->getLoc();
   int64_t axis = concat.getAxis();
   struct Piece {
-    Value src, dst;
+    Value from, dst;
     bool splittable;
   };
   SmallVector<Piece> pieces;
@@ -58,36 +58,36 @@ LogicalResult KernelBuilder::emitConcat(ConcatOp concat, Value out) {
       dst = b.create<memref::ExpandShapeOp>(loc, from, dst, *groups);
       v = reshape.getOperand();
     }
-    Value src;
+    Value from;
     if (auto t = v.getDefiningOp<TransposeOp>()) {
       auto arg = dyn_cast<BlockArgument>(t.getOperand());
       if (!arg)
         return t.emitOpError("concat operand must be a transpose of an input");
-      Value in = fusion.getInputs()[arg.getArgNumber()];
+      const KernelOperand &in = src.inputs[arg.getArgNumber()];
       Value view = slabView(in, shapeOf(in).size(), shapeOf(in), elementOf(in));
       SmallVector<unsigned> perm;
       for (int64_t p : t.getPermutation())
         perm.push_back(p);
-      src = b.create<memref::TransposeOp>(
+      from = b.create<memref::TransposeOp>(
           loc, view,
           AffineMapAttr::get(AffineMap::getPermutationMap(perm, ctx)));
     } else if (auto arg = dyn_cast<BlockArgument>(v)) {
-      Value in = fusion.getInputs()[arg.getArgNumber()];
-      src = slabView(in, shapeOf(in).size(), shapeOf(in), elementOf(in));
+      const KernelOperand &in = src.inputs[arg.getArgNumber()];
+      from = slabView(in, shapeOf(in).size(), shapeOf(in), elementOf(in));
     } else {
       return concat.emitOpError("operand must be an input or a view of one");
     }
-    pieces.push_back({src, dst, splittable});
+    pieces.push_back({from, dst, splittable});
   }
   auto outShape = shapeOf(concat.getResult());
   int64_t numel = 1;
   for (int64_t d : outShape)
     numel *= d;
-  if (numel >= analysis::kMinElementsToSplit && outShape[0] > 1 &&
+  if (numel >= limits.minElementsToSplit && outShape[0] > 1 &&
       llvm::all_of(pieces, [](const Piece &p) { return p.splittable; }))
     splitDim = 0;
   for (Piece &p : pieces) {
-    Value src = p.src, dst = p.dst;
+    Value from = p.from, dst = p.dst;
     if (splitDim == 0) {
       auto slice = [&](Value v) -> Value {
         auto type = cast<MemRefType>(v.getType());
@@ -99,26 +99,26 @@ LogicalResult KernelBuilder::emitConcat(ConcatOp concat, Value out) {
           sizes.push_back(b.getIndexAttr(d));
         return b.create<memref::SubViewOp>(loc, v, offsets, sizes, strides);
       };
-      src = slice(src);
+      from = slice(from);
       dst = slice(dst);
     }
-    b.create<linalg::CopyOp>(loc, src, dst);
+    b.create<linalg::CopyOp>(loc, from, dst);
   }
   return success();
 }
 
 LogicalResult KernelBuilder::emitSpecial() {
-  Location loc = fusion.getLoc();
-  Block &body = fusion.getBody().front();
+  Location loc = src.op->getLoc();
+  Block &body = *src.body;
   // The special op is what the region yields; a concat may read its
   // operands through transposes and reshapes cloned before it.
   Operation *op = body.getTerminator()->getOperand(0).getDefiningOp();
   auto inputView = [&](unsigned i) {
-    Value outer = fusion.getInputs()[i];
+    const KernelOperand &outer = src.inputs[i];
     return slabView(outer, shapeOf(outer).size(), shapeOf(outer),
                     elementOf(outer));
   };
-  Value outer = fusion.getResult(0);
+  const KernelOperand &outer = src.results[0];
   Value out =
       slabView(outer, shapeOf(outer).size(), shapeOf(outer), elementOf(outer));
   auto index = [&](int64_t v) {
@@ -167,11 +167,11 @@ LogicalResult KernelBuilder::emitSpecial() {
     int64_t n = 1;
     for (int64_t d : shapeOf(eg.getIndices()))
       n *= d;
-    Value g = slabView(fusion.getInputs()[operandIndex(eg.getGrad())], 2,
+    Value g = slabView(src.inputs[operandIndex(eg.getGrad())], 2,
                        {n, width}, elementOf(eg.getGrad()));
-    Value ids = slabView(fusion.getInputs()[operandIndex(eg.getIndices())], 1,
+    Value ids = slabView(src.inputs[operandIndex(eg.getIndices())], 1,
                          {n}, elementOf(eg.getIndices()));
-    splitDim = width * rows >= (1 << 15) ? 1 : -1;
+    splitDim = width * rows >= limits.minElementsToSplit ? 1 : -1;
     Value lo = splitDim >= 0 ? begin : index(0);
     Value hi = splitDim >= 0 ? end : index(width);
     Value cols = b.create<memref::SubViewOp>(

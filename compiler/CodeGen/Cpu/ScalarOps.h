@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SINTER_COMPILER_CODEGEN_SCALAROPS_H
-#define SINTER_COMPILER_CODEGEN_SCALAROPS_H
+#ifndef SINTER_COMPILER_CODEGEN_CPU_SCALAROPS_H
+#define SINTER_COMPILER_CODEGEN_CPU_SCALAROPS_H
 
 #include "mlir/IR/Builders.h"
 
@@ -42,4 +42,4 @@ mlir::Value fconst(mlir::OpBuilder &builder, mlir::Location loc,
 
 } // namespace sinter::codegen
 
-#endif // SINTER_COMPILER_CODEGEN_SCALAROPS_H
+#endif // SINTER_COMPILER_CODEGEN_CPU_SCALAROPS_H

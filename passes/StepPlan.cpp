@@ -1,78 +1,47 @@
-//===- PlanMemory.cpp - static buffer offsets from liveness --------------===//
+//===- StepPlan.cpp - static buffer offsets from liveness ----------------===//
 //
-// Gives every tensor of the entry function a place: a slab (runtime/Abi/
-// KernelAbi.h) and a byte offset. Arguments get the parameter, optimizer-
-// state and io slabs in argument order; constants read outside kernels get
-// the constants slab; every other value (kernel and matmul results) goes in
-// the arena, where the memory planner (passes/Analysis/MemoryPlanner.h)
-// lets values whose lifetimes do not overlap share bytes. A reshape is a
-// view of its operand's bytes.
+// Gives every tensor of a fused function a place: a slab (runtime/Abi) and a
+// byte offset. Arguments get the parameter, optimizer-state and io slabs in
+// argument order; constants read outside kernels get the constants slab;
+// every other value (kernel and matmul results) goes in the arena, where the
+// memory planner (passes/Analysis/MemoryPlanner.h) lets values whose
+// lifetimes do not overlap share bytes. A reshape is a view of its operand's
+// bytes.
 //
-// Schedule: the function's op order (fusion already sorted the kernels
-// topologically); step i is the i-th op that runs (a kernel or a matmul).
-// A value lives from the step that writes it to the last step that reads it;
-// results of the function live to the end.
+// Schedule: the function's op order (sinter-schedule-kernels chose it);
+// step i is the i-th op that runs (a kernel or a matmul). A value lives from
+// the step that writes it to the last step that reads it; results of the
+// function live to the end.
 //
 // State results are written in place when that is safe: a new parameter or
 // optimizer-state value produced by a loop kernel that reads the old value
 // only at the same element, with no later reader of the old value, gets the
 // argument's own buffer (an optimizer update reads and writes each element
-// once). Otherwise it gets an arena buffer and the step program copies it
-// back at the end (the state contract of docs/StepProgram.md).
+// once). Otherwise it gets an arena buffer and the scheduled program copies
+// it back at the end (the state contract of docs/StepProgram.md).
 //
-// Results: `sinter.buffers` (one dictionary per result: slab, offset, bytes,
-// category) on each op, `sinter.buffer` on each argument, `sinter.step` on
-// each op that runs, and `sinter.memory` on the function (slab sizes, peak
-// bytes by category, bytes without reuse, the step where the live bytes
-// peak and their split there). With `report=<file>` the pass
-// also writes the planner's human-readable report there. Runs in the
-// scheduled phase, after sinter-fuse-kernels.
+// The plan is returned as data (StepPlan.h); nothing is written to the IR.
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "passes/StepPlan.h"
 
-#include "passes/Analysis/MemoryPlanner.h"
-#include "passes/PlanMemory.h"
+#include "dialects/Graph/GraphOps.h"
+#include "dialects/Schedule/ScheduleOps.h"
 
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
-
-namespace sinter {
-#define GEN_PASS_DEF_PLANMEMORYPASS
-#include "passes/Passes.h.inc"
-} // namespace sinter
 
 using namespace mlir;
 using namespace sinter;
 using namespace sinter::sgraph;
 namespace analysis = sinter::analysis;
 
-int64_t sinter::plan::elementBytes(Type type) {
-  if (type.isInteger(1))
-    return 1;
-  return (type.getIntOrFloatBitWidth() + 7) / 8;
-}
-
 int64_t sinter::plan::tensorBytes(Type type) {
-  auto t = cast<RankedTensorType>(type);
-  return t.getNumElements() * elementBytes(t.getElementType());
+  return sched::typeBytes(type);
 }
 
 static int64_t alignUp(int64_t n, int64_t a) { return (n + a - 1) / a * a; }
-
-DictionaryAttr sinter::plan::bufferAttr(MLIRContext *ctx, StringRef slab,
-                                        int64_t offset, int64_t bytes,
-                                        StringRef category) {
-  Builder b(ctx);
-  return b.getDictionaryAttr({
-      b.getNamedAttr("slab", b.getStringAttr(slab)),
-      b.getNamedAttr("offset", b.getI64IntegerAttr(offset)),
-      b.getNamedAttr("bytes", b.getI64IntegerAttr(bytes)),
-      b.getNamedAttr("category", b.getStringAttr(category)),
-  });
-}
 
 namespace {
 
@@ -138,20 +107,19 @@ bool canWriteInPlace(FusionOp fusion, unsigned resultIndex, Value stateArg) {
 
 FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
                                                          bool noReuse) {
-  MLIRContext *ctx = fn.getContext();
   Block &body = fn.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
-  const int64_t align = 64;
+  const int64_t align = abi::kBufferAlignment;
+  FunctionPlan result;
+  auto &places = result.places;
+  auto &slabBytes = result.slabBytes;
 
   // Steps.
-  DenseMap<Operation *, int64_t> stepOf;
+  DenseMap<Operation *, int64_t> &stepOf = result.stepOf;
   int64_t numSteps = 0;
   for (Operation &op : body)
-    if (isStep(&op)) {
-      op.setAttr("sinter.step",
-                 IntegerAttr::get(IntegerType::get(ctx, 64), numSteps));
+    if (isStep(&op))
       stepOf[&op] = numSteps++;
-    }
   auto positionOf = [&](Operation *user) -> int64_t {
     // The step at or after `user` (a reshape reads nothing itself; its users
     // are counted through the planner's alias extension).
@@ -164,27 +132,29 @@ FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
   };
 
   // Arguments: fixed slabs in argument order.
-  int64_t slabBytes[5] = {0, 0, 0, 0, 0};
-  DenseMap<Value, DictionaryAttr> placed;
   DenseMap<StringRef, Value> stateArgByName;
   for (BlockArgument arg : fn.getArguments()) {
     unsigned i = arg.getArgNumber();
-    StringRef slab = "io", category = "inputs";
-    int slabIndex = 3;
+    Place place;
+    place.slab = abi::Slab::io;
+    place.category = analysis::Category::Inputs;
     if (fn.getArgAttr(i, attr::kParam)) {
-      slab = "params", category = "parameters", slabIndex = 1;
+      place.slab = abi::Slab::params;
+      place.category = analysis::Category::Parameters;
     } else if (fn.getArgAttr(i, attr::kOptState)) {
-      slab = "opt_state", category = "optimizer_state", slabIndex = 2;
+      place.slab = abi::Slab::opt_state;
+      place.category = analysis::Category::OptimizerState;
     }
     int64_t bytes = plan::tensorBytes(arg.getType());
-    int64_t &top = slabBytes[slabIndex];
-    auto dict = plan::bufferAttr(ctx, slab, top, bytes, category);
+    int64_t &top = slabBytes[place.slab];
+    place.offset = top;
     top = alignUp(top + bytes, align);
-    fn.setArgAttr(i, "sinter.buffer", dict);
-    placed[arg] = dict;
-    if (slabIndex == 1 || slabIndex == 2)
+    places[arg] = place;
+    if (place.slab == abi::Slab::params || place.slab == abi::Slab::opt_state)
       stateArgByName[fn.getArgAttrOfType<StringAttr>(
-                           i, slabIndex == 1 ? attr::kParam : attr::kOptState)
+                           i, place.slab == abi::Slab::params
+                                  ? attr::kParam
+                                  : attr::kOptState)
                          .getValue()] = arg;
   }
 
@@ -225,7 +195,6 @@ FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
 
   // Arena buffers.
   llvm::DenseSet<Value> grads = findGradients(fn);
-  FunctionPlan result;
   result.numSteps = numSteps;
   std::vector<analysis::Buffer> &buffers = result.buffers;
   std::vector<Value> &valueOf = result.values;
@@ -242,31 +211,29 @@ FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
           << op.getName() << "' outside a kernel";
       return failure();
     }
-    SmallVector<Attribute> dicts;
     for (Value r : op.getResults()) {
       int64_t bytes = plan::tensorBytes(r.getType());
       if (isConstant) {
-        int64_t &top = slabBytes[4];
-        auto dict = plan::bufferAttr(ctx, "constants", top, bytes, "constants");
+        int64_t &top = slabBytes[abi::Slab::constants];
+        places[r] = Place{abi::Slab::constants, top,
+                          analysis::Category::Constants, Value()};
         top = alignUp(top + bytes, align);
-        placed[r] = dict;
-        dicts.push_back(dict);
         continue;
       }
       if (auto it = inPlace.find(r); it != inPlace.end()) {
-        // Read first: placed[r] may grow the map and move the entry.
-        DictionaryAttr place = placed.lookup(it->second);
-        placed[r] = place;
-        dicts.push_back(placed[r]);
+        // Read first: places[r] may grow the map and move the entry.
+        Place place = places.lookup(it->second);
+        place.aliasOf = it->second;
+        places[r] = place;
         continue;
       }
       if (isAlias) {
         Value owner = op.getOperand(0);
         if (!bufferIndex.count(owner)) {
           // A view of an argument or constant: same place, no arena bytes.
-          DictionaryAttr place = placed.lookup(owner);
-          placed[r] = place;
-          dicts.push_back(placed[r]);
+          Place place = places.lookup(owner);
+          place.aliasOf = owner;
+          places[r] = place;
           continue;
         }
       }
@@ -292,9 +259,7 @@ FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
       bufferIndex[r] = buf.id;
       buffers.push_back(buf);
       valueOf.push_back(r);
-      dicts.push_back(Attribute());
     }
-    op.setAttr("sinter.buffers", ArrayAttr::get(ctx, dicts));
   }
 
   result.memory = analysis::planMemory(buffers);
@@ -305,51 +270,13 @@ FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
   }
   for (auto [i, buf] : llvm::enumerate(buffers)) {
     Value v = valueOf[i];
-    placed[v] = plan::bufferAttr(ctx, "arena", memoryPlan.offsets[i], buf.bytes,
-                                 analysis::getCategoryName(buf.category));
+    Value aliasOf;
+    if (buf.aliasOf)
+      aliasOf = v.getDefiningOp()->getOperand(0);
+    places[v] = Place{abi::Slab::arena, memoryPlan.offsets[i], buf.category,
+                      aliasOf};
   }
-  // Write the arena places back into each op's list.
-  for (Operation &op : body) {
-    auto list = op.getAttrOfType<ArrayAttr>("sinter.buffers");
-    if (!list)
-      continue;
-    SmallVector<Attribute> dicts;
-    for (Value r : op.getResults())
-      dicts.push_back(placed[r]);
-    op.setAttr("sinter.buffers", ArrayAttr::get(ctx, dicts));
-  }
-
-  slabBytes[0] = alignUp(memoryPlan.arenaBytes, align);
-  Builder b(ctx);
-  SmallVector<NamedAttribute> summary = {
-      b.getNamedAttr("arena", b.getI64IntegerAttr(slabBytes[0])),
-      b.getNamedAttr("params", b.getI64IntegerAttr(slabBytes[1])),
-      b.getNamedAttr("opt_state", b.getI64IntegerAttr(slabBytes[2])),
-      b.getNamedAttr("io", b.getI64IntegerAttr(slabBytes[3])),
-      b.getNamedAttr("constants", b.getI64IntegerAttr(slabBytes[4])),
-      b.getNamedAttr("arena_lower_bound",
-                     b.getI64IntegerAttr(memoryPlan.lowerBoundBytes)),
-      b.getNamedAttr("arena_without_reuse",
-                     b.getI64IntegerAttr(memoryPlan.bytesWithoutReuse)),
-  };
-  for (int c = 0; c < analysis::kNumCategories; ++c) {
-    auto cat = static_cast<analysis::Category>(c);
-    int64_t peak = memoryPlan.maxLiveBytesByCategory[c];
-    if (peak)
-      summary.push_back(
-          b.getNamedAttr(std::string("peak_") + analysis::getCategoryName(cat),
-                         b.getI64IntegerAttr(peak)));
-    // What is live where the live bytes peak (the memory report's split).
-    if (int64_t at = memoryPlan.peakBytesByCategory[c])
-      summary.push_back(b.getNamedAttr(std::string("peak_step_") +
-                                           analysis::getCategoryName(cat),
-                                       b.getI64IntegerAttr(at)));
-  }
-  summary.push_back(
-      b.getNamedAttr("peak_step", b.getI64IntegerAttr(memoryPlan.peakStep)));
-  fn->setAttr("sinter.memory", b.getDictionaryAttr(summary));
-  for (int i = 0; i < 5; ++i)
-    result.slabBytes[i] = slabBytes[i];
+  slabBytes[abi::Slab::arena] = alignUp(memoryPlan.arenaBytes, align);
   result.inPlaceUpdates = inPlace.size();
   return result;
 }
@@ -360,40 +287,11 @@ std::string sinter::plan::formatFunctionPlan(func::FuncOp fn,
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "Memory plan of @" << fn.getName() << "\n\n"
-     << "slabs: params " << plan.slabBytes[1] << " B, optimizer state "
-     << plan.slabBytes[2] << " B, io " << plan.slabBytes[3] << " B, constants "
-     << plan.slabBytes[4] << " B\n\n"
+     << "slabs: params " << plan.slabBytes[abi::Slab::params]
+     << " B, optimizer state " << plan.slabBytes[abi::Slab::opt_state]
+     << " B, io " << plan.slabBytes[abi::Slab::io] << " B, constants "
+     << plan.slabBytes[abi::Slab::constants] << " B\n\n"
      << analysis::formatPlanReport(plan.buffers, plan.memory, largestCount);
   os << "\nin-place state updates: " << plan.inPlaceUpdates << "\n";
   return text;
 }
-
-namespace {
-
-class PlanMemoryPass : public sinter::impl::PlanMemoryPassBase<PlanMemoryPass> {
-public:
-  using PlanMemoryPassBase::PlanMemoryPassBase;
-
-  void runOnOperation() override {
-    auto fn = getOperation().lookupSymbol<func::FuncOp>(entry);
-    if (!fn) {
-      getOperation().emitError("no function @") << entry << " to plan";
-      return signalPassFailure();
-    }
-    FailureOr<plan::FunctionPlan> result = plan::planFunction(fn, noReuse);
-    if (failed(result))
-      return signalPassFailure();
-    if (report.empty())
-      return;
-    std::error_code ec;
-    llvm::raw_fd_ostream os(report, ec, llvm::sys::fs::OF_Text);
-    if (ec) {
-      fn.emitError("cannot write the memory report '")
-          << report << "': " << ec.message();
-      return signalPassFailure();
-    }
-    os << plan::formatFunctionPlan(fn, *result, 20);
-  }
-};
-
-} // namespace

@@ -1,0 +1,107 @@
+//===- ConvertCpuToLLVM.cpp - CPU kernel functions to the LLVM dialect ---===//
+//
+// The first half of the CPU target's binary phase: MLIR's standard
+// conversions, in the order that works for our kernels (linalg to loops,
+// polynomial math, affine and SCF to CF, strided memref metadata to plain
+// offset arithmetic, then memref, arith, math, func and CF to the LLVM
+// dialect), run as a nested pipeline. The function-level ones run per
+// kernel function, which MLIR spreads over the context's threads.
+//
+// Then what the conversions lose: kernel bodies (`*_body`) become internal,
+// so LLVM inlines each into its one entry, and every pointer argument
+// `noalias` (each is one planned buffer; the inliner turns the promise into
+// alias scopes, and without it LLVM vectorizes no loop that stores into the
+// arena while loading from it). FuncToLLVM in MLIR 19 drops both from
+// func.func. A body that several entries share (`sinter.shared_body`) is
+// also `noinline`: it is compiled once and called, and its own `noalias`
+// arguments keep its loops vectorized. Programs are left as they are for
+// sinter-lower-step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/CodeGen/Cpu/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace sinter::codegen {
+#define GEN_PASS_DEF_CONVERTCPUTOLLVMPASS
+#include "compiler/CodeGen/Cpu/Passes.h.inc"
+} // namespace sinter::codegen
+
+using namespace mlir;
+
+namespace {
+
+void buildConversion(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createCSEPass());
+  // linalg.generic -> scf.for nests over the memref views.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addNestedPass<func::FuncOp>(sinter::codegen::createApproximateMathPass());
+  pm.addNestedPass<func::FuncOp>(createLowerAffinePass());
+  pm.addNestedPass<func::FuncOp>(createConvertSCFToCFPass());
+  // Subviews become explicit offset/stride arithmetic.
+  pm.addNestedPass<func::FuncOp>(memref::createExpandStridedMetadataPass());
+  pm.addNestedPass<func::FuncOp>(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+class ConvertCpuToLLVMPass
+    : public sinter::codegen::impl::ConvertCpuToLLVMPassBase<
+          ConvertCpuToLLVMPass> {
+public:
+  void getDependentDialects(DialectRegistry &registry) const override {
+    ConvertCpuToLLVMPassBase::getDependentDialects(registry);
+    registry.insert<affine::AffineDialect, cf::ControlFlowDialect>();
+    OpPassManager pm(ModuleOp::getOperationName());
+    buildConversion(pm);
+    pm.getDependentDialects(registry);
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    llvm::StringSet<> shared;
+    module.walk([&](func::FuncOp fn) {
+      if (fn->hasAttr("sinter.shared_body"))
+        shared.insert(fn.getName());
+    });
+    OpPassManager pm(ModuleOp::getOperationName());
+    buildConversion(pm);
+    if (failed(runPipeline(pm, module)))
+      return signalPassFailure();
+    Builder b(&getContext());
+    module.walk([&](LLVM::LLVMFuncOp fn) {
+      if (!fn.getName().ends_with("_body") || fn.isExternal())
+        return;
+      fn.setLinkage(LLVM::Linkage::Internal);
+      if (shared.contains(fn.getName()))
+        fn.setNoInline(true);
+      for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+        if (isa<LLVM::LLVMPointerType>(fn.getArgument(i).getType()))
+          fn.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
+                        b.getUnitAttr());
+    });
+  }
+};
+
+} // namespace

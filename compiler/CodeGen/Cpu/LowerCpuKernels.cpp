@@ -1,0 +1,192 @@
+//===- LowerCpuKernels.cpp - kernel launches to CPU kernel functions -----===//
+//
+// The lowered phase of the CPU target. Each program's launches, in order:
+// the `sched.kernel` a launch names, with the places of the buffers the
+// launch passes (slab and offset of each view), is emitted by
+// KernelEmitter.h as an entry `<prefix><kernel>` with the uniform kernel
+// signature and a body `<prefix><kernel>_body`; the launch then names the
+// entry and records what the step program needs (extent, bytes moved, its
+// profile label, the C-interface symbol the runtime calls). A kernel
+// launched twice gets one function per launch (`_1`, `_2`, ...): the
+// places are compiled into the entry.
+//
+// Kernel bodies take one byte buffer per place and know nothing of offsets,
+// so the same kernel in every layer of a transformer has the same body.
+// Those are emitted once: bodies are compared by their printed form (types,
+// ops, attributes; not locations), the first of each kind is kept and
+// marked `sinter.shared_body` when several entries call it, and the copies
+// are erased. Only kernels of at least kMinSharedElements elements take
+// part (see lowerLaunch). char-GPT's 466 kernels have ~100 distinct bodies;
+// LLVM then compiles each once (sinter-convert-cpu-to-llvm keeps shared
+// bodies out of line), which is most of the compile time saved.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/CodeGen/Cpu/KernelEmitter.h"
+#include "compiler/CodeGen/Cpu/Passes.h"
+
+#include "dialects/Schedule/ScheduleOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/AsmState.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace sinter::codegen {
+#define GEN_PASS_DEF_LOWERCPUKERNELSPASS
+#include "compiler/CodeGen/Cpu/Passes.h.inc"
+} // namespace sinter::codegen
+
+using namespace mlir;
+using namespace sinter;
+using namespace sinter::codegen;
+
+namespace {
+
+/// Kernels iterating over fewer elements keep a body of their own (see
+/// lowerLaunch). LLVM fully unrolls loops of a few hundred iterations, and
+/// vectorized by 16 a few thousand elements.
+constexpr int64_t kMinSharedElements = 1 << 14;
+
+/// The body of `fn` as text without locations or its own name: equal text,
+/// equal code.
+std::string bodyText(func::FuncOp fn) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << fn.getFunctionType();
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (DictionaryAttr attrs = fn.getArgAttrDict(i))
+      os << i << attrs;
+  OpPrintingFlags flags;
+  flags.enableDebugInfo(false);
+  AsmState state(fn, flags);
+  for (Operation &op : fn.getBody().front()) {
+    op.print(os, state);
+    os << "\n";
+  }
+  return text;
+}
+
+class LowerCpuKernelsPass
+    : public codegen::impl::LowerCpuKernelsPassBase<LowerCpuKernelsPass> {
+public:
+  using LowerCpuKernelsPassBase::LowerCpuKernelsPassBase;
+
+  void runOnOperation() override;
+
+private:
+  LogicalResult lowerLaunch(sched::LaunchOp launch, StringRef prefix,
+                            llvm::StringMap<int> &launches);
+  void shareBodies();
+
+  analysis::KernelLimits limits;
+  SmallVector<func::FuncOp> bodies;
+};
+
+KernelOperand operandOf(Value buffer, Type tensorType) {
+  auto view = buffer.getDefiningOp<sched::ViewOp>();
+  KernelOperand o;
+  o.type = cast<RankedTensorType>(tensorType);
+  o.place.slab = *abi::parseSlab(view.getSlabOp().getKind().str());
+  o.place.offset = view.getOffsetAttr().getInt();
+  return o;
+}
+
+LogicalResult LowerCpuKernelsPass::lowerLaunch(sched::LaunchOp launch,
+                                               StringRef prefix,
+                                               llvm::StringMap<int> &launches) {
+  ModuleOp module = getOperation();
+  auto kernel = module.lookupSymbol<sched::KernelOp>(launch.getKernel());
+  if (!kernel)
+    return launch.emitOpError("launches @")
+           << launch.getKernel() << ", which is not a sched.kernel";
+  for (ValueRange buffers : {launch.getInputs(), launch.getOutputs()})
+    for (Value v : buffers)
+      if (!v.getDefiningOp<sched::ViewOp>())
+        return launch.emitOpError("buffer is not a sched.view");
+  KernelSource source;
+  source.op = kernel;
+  source.body = &kernel.getBlock();
+  source.name = kernel.getSymName().str();
+  source.kind = kernel.getKind().str();
+  for (auto [v, t] : llvm::zip(launch.getInputs(), kernel.getArgumentTypes()))
+    source.inputs.push_back(operandOf(v, t));
+  for (auto [v, t] : llvm::zip(launch.getOutputs(), kernel.getResultTypes()))
+    source.results.push_back(operandOf(v, t));
+  std::string symbol = (prefix + kernel.getSymName()).str();
+  if (int n = launches[symbol]++)
+    symbol += "_" + std::to_string(n);
+  FailureOr<EmittedKernel> k = emitKernel(source, module, symbol, limits);
+  if (failed(k))
+    return failure();
+  Builder b(&getContext());
+  launch.setKernel(symbol);
+  launch.setExtentAttr(b.getI64IntegerAttr(k->extent));
+  launch.setBytesAttr(b.getI64IntegerAttr(k->bytes));
+  launch.setLabelAttr(b.getStringAttr(k->name));
+  launch.setSymbolAttr(b.getStringAttr(k->symbol));
+  // Small kernels stay one body per entry: they cost little to compile,
+  // and LLVM unrolls their loops completely and then optimizes the
+  // straight-line code differently inlined and out of line (a reassociable
+  // sum of a few elements may come out in another order), so sharing them
+  // would change results in the last bit.
+  if (k->elements >= kMinSharedElements)
+    bodies.push_back(module.lookupSymbol<func::FuncOp>(symbol + "_body"));
+  return success();
+}
+
+void LowerCpuKernelsPass::shareBodies() {
+  ModuleOp module = getOperation();
+  llvm::StringMap<func::FuncOp> first;
+  llvm::DenseMap<Operation *, int> callers;
+  SmallVector<std::pair<func::FuncOp, func::FuncOp>> copies;
+  for (func::FuncOp body : bodies) {
+    auto [it, inserted] = first.try_emplace(bodyText(body), body);
+    ++callers[it->second];
+    if (!inserted)
+      copies.push_back({body, it->second});
+  }
+  // Each entry calls its body once; point the copies' callers at the kept
+  // body in one walk.
+  llvm::DenseMap<StringAttr, func::FuncOp> keptFor;
+  for (auto [copy, kept] : copies)
+    keptFor[copy.getSymNameAttr()] = kept;
+  module.walk([&](func::CallOp call) {
+    if (func::FuncOp kept = keptFor.lookup(call.getCalleeAttr().getAttr()))
+      call.setCalleeAttr(FlatSymbolRefAttr::get(kept.getSymNameAttr()));
+  });
+  for (auto [copy, kept] : copies)
+    copy.erase();
+  Builder b(&getContext());
+  for (auto &[body, n] : callers)
+    if (n > 1)
+      body->setAttr("sinter.shared_body", b.getUnitAttr());
+}
+
+void LowerCpuKernelsPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  limits.minElementsToSplit = minElementsToSplit;
+  limits.chunkElements = chunkElements;
+  limits.maxScratchBytes = maxScratchBytes;
+  llvm::StringMap<int> launches;
+  for (auto program : module.getOps<sched::ProgramOp>()) {
+    const abi::ProgramSymbols *symbols =
+        abi::programSymbols(program.getRole().str());
+    if (!symbols) {
+      program.emitOpError("role '") << program.getRole() << "' has no symbols";
+      return signalPassFailure();
+    }
+    for (auto launch : program.getBlock().getOps<sched::LaunchOp>())
+      if (failed(lowerLaunch(launch, symbols->kernelPrefix, launches)))
+        return signalPassFailure();
+  }
+  for (auto kernel : llvm::make_early_inc_range(module.getOps<sched::KernelOp>()))
+    kernel.erase();
+  shareBodies();
+}
+
+} // namespace

@@ -1,0 +1,206 @@
+//===- StepProgramBuilder.cpp - a lowered sched.program as a StepProgram -===//
+//
+// The program's views become the step program's buffers (in program order,
+// id = index), its arguments, results and fills the program's arguments,
+// results and constants, and its steps the steps, each launch adding its
+// kernel to the kernel table. The schema is runtime/Abi/StepProgram.proto;
+// what each field means is docs/StepProgram.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/CodeGen/StepProgramBuilder.h"
+
+#include "dialects/Schedule/ScheduleOps.h"
+
+#include "google/protobuf/util/json_util.h"
+
+using namespace mlir;
+using namespace sinter;
+
+namespace {
+
+/// The little-endian bytes of a constant, i1 as one byte per element.
+std::string constantBytes(ElementsAttr value) {
+  std::string bytes;
+  auto dense = cast<DenseElementsAttr>(value);
+  Type et = dense.getElementType();
+  if (et.isInteger(1)) {
+    for (bool v : dense.getValues<bool>())
+      bytes.push_back(v ? 1 : 0);
+    return bytes;
+  }
+  int64_t width = sched::elementBytes(et);
+  auto append = [&](const APInt &bits) {
+    for (int64_t k = 0; k < width; ++k)
+      bytes.push_back(static_cast<char>(bits.extractBitsAsZExtValue(8, 8 * k)));
+  };
+  if (isa<FloatType>(et)) {
+    for (const APFloat &v : dense.getValues<APFloat>())
+      append(v.bitcastToAPInt());
+  } else {
+    for (const APInt &v : dense.getValues<APInt>())
+      append(v);
+  }
+  return bytes;
+}
+
+LogicalResult setInit(Operation *at, DictionaryAttr init,
+                      abi::Initializer &out) {
+  auto dist = init.getAs<StringAttr>("dist");
+  auto number = [&](StringRef key) -> std::optional<double> {
+    if (auto f = init.getAs<FloatAttr>(key))
+      return f.getValueAsDouble();
+    if (auto i = init.getAs<IntegerAttr>(key))
+      return static_cast<double>(i.getInt());
+    return std::nullopt;
+  };
+  if (!dist)
+    return at->emitOpError("init has no `dist`");
+  if (dist.getValue() == "normal" && number("std")) {
+    out.set_dist(abi::Initializer::normal);
+    out.set_stddev(*number("std"));
+  } else if (dist.getValue() == "uniform" && number("bound")) {
+    out.set_dist(abi::Initializer::uniform);
+    out.set_bound(*number("bound"));
+  } else if (dist.getValue() == "constant" && number("value")) {
+    out.set_dist(abi::Initializer::constant);
+    out.set_value(*number("value"));
+  } else {
+    return at->emitOpError("init ")
+           << init << " is not normal with std, uniform with bound or "
+           << "constant with value";
+  }
+  return success();
+}
+
+} // namespace
+
+FailureOr<abi::StepProgram>
+sinter::codegen::buildStepProgram(sched::ProgramOp program) {
+  abi::StepProgram out;
+  out.set_version(abi::kStepProgramVersion);
+  out.set_function(program.getSymName().str());
+  out.set_seed(program.getSeed() ? static_cast<int64_t>(*program.getSeed())
+                                 : 0);
+  Block &body = program.getBlock();
+
+  std::array<int64_t, abi::kNumSlabs> slabBytes{};
+  DenseMap<Value, abi::SlabKind> slabOf;
+  for (auto slab : body.getOps<sched::SlabOp>()) {
+    abi::SlabKind kind = *abi::parseSlab(slab.getKind().str());
+    slabBytes[kind] = slab.getSizeAttr().getInt();
+    slabOf[slab.getSlab()] = kind;
+  }
+  for (int s = 0; s < abi::kNumSlabs; ++s) {
+    abi::SlabSize *size = out.add_slabs();
+    size->set_slab(static_cast<abi::SlabKind>(s));
+    size->set_bytes(slabBytes[s]);
+  }
+
+  DenseMap<Value, int64_t> bufferId;
+  for (auto view : body.getOps<sched::ViewOp>()) {
+    int64_t id = out.buffers_size();
+    abi::Buffer *buffer = out.add_buffers();
+    buffer->set_id(id);
+    if (auto name = view.getName())
+      buffer->set_name(name->str());
+    buffer->set_slab(slabOf.lookup(view.getSlab()));
+    buffer->set_offset(view.getOffsetAttr().getInt());
+    auto type = view.getResult().getType();
+    buffer->set_dtype(*sched::dtypeOf(type.getElementType()));
+    for (int64_t d : type.getShape())
+      buffer->add_shape(d);
+    if (auto category = view.getCategory())
+      buffer->set_category(*abi::parseCategory(category->str()));
+    if (Value aliased = view.getAliased())
+      buffer->set_view_of(bufferId.lookup(aliased));
+    bufferId[view.getResult()] = id;
+  }
+
+  for (Operation &op : body) {
+    if (auto arg = dyn_cast<sched::ArgumentOp>(op)) {
+      abi::Argument *a = out.add_arguments();
+      a->set_name(arg.getName().str());
+      a->set_kind(*abi::parseArgumentKind(arg.getKind().str()));
+      a->set_buffer(bufferId.lookup(arg.getBuffer()));
+      if (auto init = arg.getInit())
+        if (failed(setInit(arg, *init, *a->mutable_init())))
+          return failure();
+      if (auto aliases = arg.getAliases())
+        for (auto alias : aliases->getAsRange<StringAttr>())
+          a->add_aliases(alias.str());
+      if (auto bound = arg.getBoundAttr())
+        a->set_bound(bound.getInt());
+      if (auto value = arg.getDefaultValue())
+        a->set_default_value(value->convertToDouble());
+      continue;
+    }
+    if (auto result = dyn_cast<sched::ResultOp>(op)) {
+      abi::Result *r = out.add_results();
+      r->set_name(result.getName().str());
+      r->set_kind(*abi::parseResultKind(result.getKind().str()));
+      r->set_buffer(bufferId.lookup(result.getBuffer()));
+      continue;
+    }
+    if (auto fill = dyn_cast<sched::FillOp>(op)) {
+      abi::Constant *c = out.add_constants();
+      c->set_buffer(bufferId.lookup(fill.getBuffer()));
+      c->set_data(constantBytes(fill.getValue()));
+      continue;
+    }
+    if (auto launch = dyn_cast<sched::LaunchOp>(op)) {
+      if (!launch.getExtentAttr() || !launch.getSymbol())
+        return launch.emitOpError("is not lowered yet: run the target's "
+                                  "kernel lowering first");
+      int64_t index = out.kernels_size();
+      abi::Kernel *k = out.add_kernels();
+      k->set_name(launch.getLabel() ? launch.getLabel()->str()
+                                    : launch.getKernel().str());
+      k->set_symbol(launch.getSymbol()->str());
+      k->set_extent(launch.getExtentAttr().getInt());
+      if (auto bytes = launch.getBytesAttr())
+        k->set_bytes(bytes.getInt());
+      out.add_steps()->mutable_kernel()->set_kernel(index);
+      continue;
+    }
+    if (auto mm = dyn_cast<sched::MatmulOp>(op)) {
+      abi::MatmulStep *m = out.add_steps()->mutable_matmul();
+      m->set_lhs(bufferId.lookup(mm.getLhs()));
+      m->set_rhs(bufferId.lookup(mm.getRhs()));
+      m->set_out(bufferId.lookup(mm.getOut()));
+      if (Value bias = mm.getBias())
+        m->set_bias(bufferId.lookup(bias));
+      m->set_transpose_lhs(mm.getTransposeLhs());
+      m->set_transpose_rhs(mm.getTransposeRhs());
+      m->set_alpha(mm.getAlpha().convertToDouble());
+      abi::MatmulStep::Activation activation;
+      if (!abi::MatmulStep::Activation_Parse(mm.getActivation().str(),
+                                             &activation))
+        return mm.emitOpError("activation '")
+               << mm.getActivation() << "' has no step-program encoding";
+      m->set_activation(activation);
+      continue;
+    }
+    if (auto copy = dyn_cast<sched::CopyOp>(op)) {
+      abi::CopyStep *c = out.add_steps()->mutable_copy();
+      c->set_src(bufferId.lookup(copy.getSrc()));
+      c->set_dst(bufferId.lookup(copy.getDst()));
+      continue;
+    }
+    if (sched::isStep(&op))
+      return op.emitOpError("has no step-program encoding yet (collectives "
+                            "come with data parallelism)");
+  }
+  return out;
+}
+
+std::string sinter::codegen::stepProgramJson(const abi::StepProgram &program) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = true;
+  std::string json;
+  // Printing a message of the generated schema cannot fail.
+  (void)google::protobuf::util::MessageToJsonString(program, &json, options);
+  return json;
+}

@@ -1,0 +1,87 @@
+//===- Target.h - what differs between the machines sinterc compiles for -*- C++ -*-===//
+//
+// Everything in the compiler that depends on the machine the training binary
+// runs on sits behind this interface: how kernels are cut (the sizes fusion
+// and kernel emission agree on), which epilogues the matmul library applies
+// in the same call, when a small kernel should run right after its big
+// input, the passes that turn kernels into code (the lowered phase) and
+// then into the target's LLVM IR with the step programs as the ABI's symbols
+// (the binary phase), how the object file is written, and how it is linked
+// with the runtime. The passes before the lowered phase are target
+// independent and take the target's numbers as options
+// (compiler/Pipelines/Pipelines.cpp).
+//
+// `sinterc --target=<name>` selects one; `cpu` (the default, CpuTarget.cpp)
+// compiles for the host CPU with LLVM and oneDNN.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SINTER_COMPILER_CODEGEN_TARGET_H
+#define SINTER_COMPILER_CODEGEN_TARGET_H
+
+#include "passes/Analysis/KernelChunks.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
+
+#include <string>
+#include <vector>
+
+namespace sinter::codegen {
+
+class Target {
+public:
+  virtual ~Target() = default;
+
+  /// `--target=` name, e.g. "cpu".
+  virtual llvm::StringRef name() const = 0;
+  /// One line for --help.
+  virtual llvm::StringRef description() const = 0;
+
+  /// How kernels are cut over threads and into chunks of rows.
+  virtual analysis::KernelLimits kernelLimits() const = 0;
+  /// What the matmul library applies in the same call: a subset of
+  /// "scale", "bias", "activation".
+  virtual std::vector<std::string> matmulEpilogues() const = 0;
+  /// sinter-schedule-kernels: a kernel that reads an input of
+  /// bigOperandBytes or more into results of at most smallResultBytes runs
+  /// right after the input is written.
+  virtual int64_t smallResultBytes() const = 0;
+  virtual int64_t bigOperandBytes() const = 0;
+
+  /// The dialects and translations the target's passes create.
+  virtual void registerDialects(mlir::DialectRegistry &registry) const = 0;
+  /// Scheduled -> lowered: every kernel of the module's programs becomes
+  /// the target's code (for the CPU: linalg on memref views of the slabs).
+  virtual void buildLoweredPipeline(mlir::OpPassManager &pm) const = 0;
+  /// Lowered -> binary: the kernels in the LLVM dialect, and each program
+  /// as the ABI's symbols (sinter-lower-step).
+  virtual void buildBinaryPipeline(mlir::OpPassManager &pm) const = 0;
+
+  /// Writes the object file of a binary-phase module; `timing` receives
+  /// where the time went.
+  virtual mlir::LogicalResult emitObject(mlir::ModuleOp module,
+                                         llvm::StringRef path,
+                                         mlir::TimingScope &timing) const = 0;
+  /// Links `object` with the runtime into the executable `output`.
+  virtual mlir::LogicalResult linkExecutable(mlir::Location loc,
+                                             llvm::StringRef object,
+                                             llvm::StringRef output) const = 0;
+};
+
+/// The target called `name`, or null.
+const Target *lookupTarget(llvm::StringRef name);
+/// The target used when none is named: "cpu".
+const Target &defaultTarget();
+/// "cpu" (the names --target accepts), comma-separated.
+std::string targetNames();
+/// Registers every target's dialects.
+void registerTargetDialects(mlir::DialectRegistry &registry);
+
+/// The CPU target (CpuTarget.cpp).
+const Target &cpuTarget();
+
+} // namespace sinter::codegen
+
+#endif // SINTER_COMPILER_CODEGEN_TARGET_H

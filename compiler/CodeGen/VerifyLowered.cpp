@@ -1,0 +1,86 @@
+//===- VerifyLowered.cpp - the contract of the lowered phase -------------===//
+//
+// Closes the lowered phase: kernels are code (no sched.kernel, no sgraph op
+// anywhere), every launch names a function with the kernel signature of
+// runtime/Abi/KernelAbi.h (one memref<?xi8> per slab, then begin and end)
+// and carries what the step program needs, and each role of the ABI has at
+// most one program. Names the first op that breaks the contract.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/CodeGen/Passes.h"
+
+#include "dialects/Graph/GraphDialect.h"
+#include "dialects/Schedule/ScheduleOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace sinter::codegen {
+#define GEN_PASS_DEF_VERIFYLOWEREDPASS
+#include "compiler/CodeGen/Passes.h.inc"
+} // namespace sinter::codegen
+
+using namespace mlir;
+using namespace sinter;
+
+namespace {
+
+bool hasKernelSignature(func::FuncOp fn) {
+  FunctionType type = fn.getFunctionType();
+  if (type.getNumInputs() != abi::kNumSlabs + 2 || type.getNumResults())
+    return false;
+  auto slab = MemRefType::get({ShapedType::kDynamic},
+                              IntegerType::get(fn.getContext(), 8));
+  for (int s = 0; s < abi::kNumSlabs; ++s)
+    if (type.getInput(s) != slab)
+      return false;
+  return type.getInput(abi::kNumSlabs).isIndex() &&
+         type.getInput(abi::kNumSlabs + 1).isIndex();
+}
+
+class VerifyLoweredPass
+    : public sinter::codegen::impl::VerifyLoweredPassBase<VerifyLoweredPass> {
+public:
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    Operation *bad = nullptr;
+    module.walk([&](Operation *op) {
+      if (isa<sched::KernelOp>(op) || isa<sgraph::SGraphDialect>(op->getDialect())) {
+        bad = op;
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (bad) {
+      bad->emitOpError("is left after the kernels were lowered");
+      return signalPassFailure();
+    }
+    llvm::StringSet<> roles;
+    for (auto program : module.getOps<sched::ProgramOp>()) {
+      if (!roles.insert(program.getRole()).second) {
+        program.emitOpError("is a second program of role '")
+            << program.getRole() << "'";
+        return signalPassFailure();
+      }
+      for (auto launch : program.getBlock().getOps<sched::LaunchOp>()) {
+        auto fn = module.lookupSymbol<func::FuncOp>(launch.getKernel());
+        if (!fn || !hasKernelSignature(fn)) {
+          launch.emitOpError("kernel @")
+              << launch.getKernel()
+              << " is not a function with the kernel signature (one "
+                 "memref<?xi8> per slab, begin, end)";
+          return signalPassFailure();
+        }
+        if (!launch.getExtentAttr() || !launch.getSymbol() ||
+            !launch.getLabel()) {
+          launch.emitOpError("lacks its extent, symbol or label");
+          return signalPassFailure();
+        }
+      }
+    }
+  }
+};
+
+} // namespace

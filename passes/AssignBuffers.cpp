@@ -1,0 +1,413 @@
+//===- AssignBuffers.cpp - the fused step as a scheduled program ---------===//
+//
+// Replaces the entry function (fused, in its scheduled order) by a
+// `sched.program` of the same name (docs/dialects/sched.md): the memory plan
+// of passes/StepPlan.h becomes slabs and typed views at static offsets, and
+// the function's ops, in order, become the program's steps:
+//
+//   - an `sgraph.fusion` of kind loop, reduction or special becomes a
+//     `sched.kernel` (the region's ops, moved) and a `sched.launch` of it on
+//     the views of its inputs and results;
+//   - a matmul, alone or in a `matmul` region with its epilogue (a splat
+//     scale, a bias along the last axis, a ReLU or GELU), becomes one
+//     `sched.matmul` library call; a bias that is not a vector is read
+//     through a view of its bytes as `[N]`;
+//   - a reshape becomes a view that aliases its operand's; a constant read
+//     outside kernels a view of the constants slab and a `sched.fill`;
+//   - the arguments become `sched.argument`s (kind, initializer, aliases of
+//     tied parameters, the hyperparameter's default, and the bound of an
+//     integer input: the rows of the embedding tables it indexes, so the
+//     trainer can reject out-of-range token ids instead of training on
+//     clamped rows), and the results `sched.result`s, in order. A new
+//     parameter or optimizer-state value the plan could not write in place
+//     is copied back into its argument by a final `sched.copy` (the state
+//     contract of docs/StepProgram.md).
+//
+// Nothing else changes: the step order is the function's op order, every
+// offset is the plan's. With `report=<file>` the pass writes the planner's
+// report (NN-memory-plan.txt). Precondition: sinter-schedule-kernels has
+// run on a fused function. Opens the scheduled phase.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialects/Graph/GraphOps.h"
+#include "dialects/Schedule/ScheduleOps.h"
+#include "passes/Recompute.h"
+#include "passes/StepPlan.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace sinter {
+#define GEN_PASS_DEF_ASSIGNBUFFERSPASS
+#include "passes/Passes.h.inc"
+} // namespace sinter
+
+using namespace mlir;
+using namespace sinter;
+using namespace sinter::sgraph;
+
+namespace {
+
+/// The rows of the embedding tables each integer argument indexes (the
+/// smallest, if several).
+llvm::DenseMap<unsigned, int64_t> inputBounds(func::FuncOp fn) {
+  llvm::DenseMap<unsigned, int64_t> bounds;
+  fn.walk([&](EmbeddingOp e) {
+    Value indices = e.getIndices();
+    if (auto inner = dyn_cast<BlockArgument>(indices))
+      if (auto fusion = dyn_cast<FusionOp>(inner.getOwner()->getParentOp()))
+        indices = fusion.getInputs()[inner.getArgNumber()];
+    auto arg = dyn_cast<BlockArgument>(indices);
+    if (!arg || arg.getOwner()->getParentOp() != fn)
+      return;
+    int64_t rows = cast<RankedTensorType>(e.getTable().getType()).getDimSize(0);
+    auto [it, inserted] = bounds.try_emplace(arg.getArgNumber(), rows);
+    if (!inserted)
+      it->second = std::min(it->second, rows);
+  });
+  return bounds;
+}
+
+class ProgramBuilder {
+public:
+  ProgramBuilder(func::FuncOp fn, const plan::FunctionPlan &plan,
+                 StringRef role)
+      : fn(fn), plan(plan), role(role), ctx(fn.getContext()), b(ctx) {}
+
+  FailureOr<sched::ProgramOp> build();
+
+private:
+  /// The view of `v` (made on first use, at the builder's position).
+  Value viewOf(Value v);
+  Value makeView(Value v, Type type, const plan::Place &place,
+                 Value aliased = {}, StringRef name = "");
+  LogicalResult lowerKernel(FusionOp fusion);
+  LogicalResult lowerMatmulRegion(FusionOp fusion);
+  LogicalResult lowerMatmul(MatmulOp mm);
+  LogicalResult lowerResults(func::ReturnOp ret);
+
+  func::FuncOp fn;
+  const plan::FunctionPlan &plan;
+  StringRef role;
+  MLIRContext *ctx;
+  OpBuilder b;
+  sched::ProgramOp program;
+  sched::SlabOp slabs[abi::kNumSlabs];
+  DenseMap<Value, Value> views;
+};
+
+Value ProgramBuilder::makeView(Value v, Type type, const plan::Place &place,
+                               Value aliased, StringRef name) {
+  auto view = b.create<sched::ViewOp>(
+      v.getLoc(), sched::BufferType::get(cast<RankedTensorType>(type)),
+      slabs[place.slab].getSlab(), b.getI64IntegerAttr(place.offset), aliased,
+      name.empty() ? StringAttr() : b.getStringAttr(name),
+      b.getStringAttr(analysis::getCategoryName(place.category)));
+  return view.getResult();
+}
+
+Value ProgramBuilder::viewOf(Value v) {
+  if (Value view = views.lookup(v))
+    return view;
+  plan::Place place = plan.places.lookup(v);
+  Value aliased;
+  if (place.aliasOf) {
+    aliased = viewOf(place.aliasOf);
+    // An update written in place is the argument's own buffer.
+    if (aliased.getType() ==
+        sched::BufferType::get(cast<RankedTensorType>(v.getType())))
+      if (!v.getDefiningOp<ReshapeOp>())
+        return views[v] = aliased;
+  }
+  return views[v] = makeView(v, v.getType(), place, aliased);
+}
+
+LogicalResult ProgramBuilder::lowerKernel(FusionOp fusion) {
+  // The region's ops, moved into a kernel of the module.
+  ModuleOp module = fn->getParentOfType<ModuleOp>();
+  OpBuilder mb(ctx);
+  mb.setInsertionPoint(program);
+  auto type = FunctionType::get(ctx, fusion.getInputs().getTypes(),
+                                fusion.getResultTypes());
+  if (module.lookupSymbol(fusion.getSymName()))
+    return fusion.emitOpError("kernel name @")
+           << fusion.getSymName() << " is already a symbol of the module";
+  auto kernel = mb.create<sched::KernelOp>(fusion.getLoc(), fusion.getSymName(),
+                                           type, fusion.getKind());
+  for (NamedAttribute a : fusion->getDiscardableAttrs())
+    kernel->setAttr(a.getName(), a.getValue());
+  kernel.getBody().takeBody(fusion.getBody());
+  Operation *yield = kernel.getBlock().getTerminator();
+  OpBuilder yb(yield);
+  yb.create<sched::YieldOp>(yield->getLoc(), yield->getOperands());
+  yield->erase();
+
+  SmallVector<Value> inputs, outputs;
+  for (Value in : fusion.getInputs())
+    inputs.push_back(viewOf(in));
+  for (Value out : fusion.getResults())
+    outputs.push_back(viewOf(out));
+  b.create<sched::LaunchOp>(fusion.getLoc(), fusion.getSymName(), inputs,
+                            outputs, IntegerAttr(), IntegerAttr(),
+                            StringAttr(), StringAttr());
+  return success();
+}
+
+LogicalResult ProgramBuilder::lowerMatmulRegion(FusionOp fusion) {
+  Block &body = fusion.getBody().front();
+  auto outer = [&](Value inner) -> Value {
+    auto arg = dyn_cast<BlockArgument>(inner);
+    return arg ? fusion.getInputs()[arg.getArgNumber()] : Value();
+  };
+  MatmulOp mm;
+  double alpha = 1.0;
+  Value bias;
+  StringRef activation = "none";
+  for (Operation &op : body.without_terminator()) {
+    if (isa<ConstantOp>(op))
+      continue;
+    if (auto m = dyn_cast<MatmulOp>(op)) {
+      mm = m;
+      continue;
+    }
+    if (auto mul = dyn_cast<MulOp>(op)) {
+      Value c = mul.getLhs().getDefiningOp<ConstantOp>() ? mul.getLhs()
+                                                         : mul.getRhs();
+      alpha = cast<DenseElementsAttr>(c.getDefiningOp<ConstantOp>().getValue())
+                  .getSplatValue<APFloat>()
+                  .convertToDouble();
+      continue;
+    }
+    if (auto add = dyn_cast<AddOp>(op)) {
+      Value v = isa<BlockArgument>(add.getLhs()) ? add.getLhs() : add.getRhs();
+      if (!isa<BlockArgument>(v))
+        return add.emitOpError("matmul bias must be a kernel input");
+      bias = outer(v);
+      continue;
+    }
+    if (isa<ReluOp>(op)) {
+      activation = "relu";
+      continue;
+    }
+    if (auto g = dyn_cast<GeluOp>(op)) {
+      activation = g.getApproximate() == "tanh" ? "gelu_tanh" : "gelu_erf";
+      continue;
+    }
+    return op.emitOpError("is not a matmul epilogue the library applies");
+  }
+  if (!mm || !outer(mm.getLhs()) || !outer(mm.getRhs()))
+    return fusion.emitOpError("matmul region without a matmul of its inputs");
+  Value biasView;
+  if (bias) {
+    biasView = viewOf(bias);
+    auto type = cast<RankedTensorType>(bias.getType());
+    if (type.getRank() != 1) {
+      // The library wants the bias as [N]: a view of the same bytes.
+      plan::Place place = plan.places.lookup(bias);
+      auto vector = RankedTensorType::get({type.getShape().back()},
+                                          type.getElementType());
+      auto root = biasView.getDefiningOp<sched::ViewOp>();
+      place.offset = root.getOffsetAttr().getInt();
+      biasView = makeView(bias, vector, place, biasView);
+    }
+  }
+  Value lhs = viewOf(outer(mm.getLhs())), rhs = viewOf(outer(mm.getRhs()));
+  Value out = viewOf(fusion.getResult(0));
+  b.create<sched::MatmulOp>(fusion.getLoc(), lhs, rhs, out, biasView,
+                            mm.getTransposeLhs(), mm.getTransposeRhs(),
+                            APFloat(alpha), activation);
+  return success();
+}
+
+LogicalResult ProgramBuilder::lowerMatmul(MatmulOp mm) {
+  double alpha = 1.0;
+  if (auto a = mm->getAttrOfType<FloatAttr>("sinter.alpha"))
+    alpha = a.getValueAsDouble();
+  Value lhs = viewOf(mm.getLhs()), rhs = viewOf(mm.getRhs());
+  Value out = viewOf(mm.getResult());
+  b.create<sched::MatmulOp>(mm.getLoc(), lhs, rhs, out, Value(),
+                            mm.getTransposeLhs(), mm.getTransposeRhs(),
+                            APFloat(alpha), "none");
+  return success();
+}
+
+LogicalResult ProgramBuilder::lowerResults(func::ReturnOp ret) {
+  DenseMap<StringRef, BlockArgument> stateArgs;
+  for (BlockArgument arg : fn.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    if (auto p = fn.getArgAttrOfType<StringAttr>(i, attr::kParam))
+      stateArgs[p.getValue()] = arg;
+    if (auto s = fn.getArgAttrOfType<StringAttr>(i, attr::kOptState))
+      stateArgs[s.getValue()] = arg;
+  }
+  struct Named {
+    std::string name;
+    StringRef kind;
+    Value buffer;
+  };
+  SmallVector<Named> results;
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    std::string name = resultName(fn, i);
+    auto it = stateArgs.find(name);
+    if (it != stateArgs.end()) {
+      BlockArgument arg = it->second;
+      Value from = viewOf(v), to = viewOf(arg);
+      if (from != to)
+        b.create<sched::CopyOp>(ret.getLoc(), from, to);
+      results.push_back({name,
+                         fn.getArgAttr(arg.getArgNumber(), attr::kParam)
+                             ? "param"
+                             : "opt_state",
+                         to});
+      continue;
+    }
+    results.push_back(
+        {name,
+         cast<RankedTensorType>(v.getType()).getRank() == 0 ? "metric"
+                                                            : "tensor",
+         viewOf(v)});
+  }
+  for (const Named &r : results)
+    b.create<sched::ResultOp>(ret.getLoc(), r.name, r.kind, r.buffer);
+  return success();
+}
+
+FailureOr<sched::ProgramOp> ProgramBuilder::build() {
+  ModuleOp module = fn->getParentOfType<ModuleOp>();
+  b.setInsertionPoint(fn);
+  IntegerAttr seed;
+  if (auto training = module->getAttrOfType<DictionaryAttr>(attr::kTraining))
+    if (auto s = training.getAs<IntegerAttr>("seed"))
+      seed = b.getI64IntegerAttr(s.getInt());
+  if (!seed)
+    seed = b.getI64IntegerAttr(0);
+  program = b.create<sched::ProgramOp>(fn.getLoc(), fn.getName(),
+                                       b.getStringAttr(role), seed);
+  if (auto recompute = fn->getAttr(kRecomputePlanAttr))
+    program->setAttr(kRecomputePlanAttr, recompute);
+  b.setInsertionPointToStart(&program.getBody().emplaceBlock());
+  for (int s = 0; s < abi::kNumSlabs; ++s) {
+    auto kind = static_cast<abi::SlabKind>(s);
+    slabs[s] = b.create<sched::SlabOp>(
+        fn.getLoc(), sched::SlabType::get(ctx),
+        StringRef(abi::slabName(kind).data(), abi::slabName(kind).size()),
+        plan.slabBytes[s]);
+  }
+
+  // Arguments, in order.
+  llvm::DenseMap<unsigned, int64_t> bounds = inputBounds(fn);
+  for (BlockArgument arg : fn.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    std::string name = argumentName(fn, i);
+    Value view =
+        views[arg] = makeView(arg, arg.getType(), plan.places.lookup(arg),
+                              Value(), name);
+    StringRef kind = "input";
+    DictionaryAttr init;
+    ArrayAttr aliases;
+    IntegerAttr bound;
+    FloatAttr defaultValue;
+    if (fn.getArgAttr(i, attr::kParam)) {
+      kind = "param";
+      init = fn.getArgAttrOfType<DictionaryAttr>(i, attr::kInit);
+      // Other names of a tied parameter (lm_head.weight for
+      // transformer.wte.weight): a checkpoint from elsewhere may use them.
+      if (auto a = fn.getArgAttrOfType<ArrayAttr>(i, attr::kAliases))
+        if (!a.empty())
+          aliases = a;
+    } else if (fn.getArgAttr(i, attr::kOptState)) {
+      kind = "opt_state";
+    } else if (fn.getArgAttr(i, attr::kStep)) {
+      kind = "step";
+    } else if (fn.getArgAttr(i, attr::kHyper)) {
+      // A hyperparameter the runtime sets (to its default unless told
+      // otherwise), e.g. the peak learning rate.
+      kind = "hyper";
+      auto value = fn.getArgAttrOfType<FloatAttr>(i, attr::kDefault);
+      auto type = cast<RankedTensorType>(arg.getType());
+      if (!value || type.getRank() != 0 || !type.getElementType().isF64())
+        return fn.emitError("hyperparameter argument '")
+               << name << "' must be a 0-d f64 tensor with an f64 '"
+               << attr::kDefault << "'";
+      defaultValue = b.getF64FloatAttr(value.getValueAsDouble());
+    } else if (auto it = bounds.find(i); it != bounds.end()) {
+      bound = b.getI64IntegerAttr(it->second);
+    }
+    b.create<sched::ArgumentOp>(arg.getLoc(), b.getStringAttr(name),
+                                b.getStringAttr(kind), view, init, aliases,
+                                bound, defaultValue);
+  }
+
+  // Steps in order.
+  Block &body = fn.getBody().front();
+  for (Operation &op : llvm::make_early_inc_range(body)) {
+    if (auto fusion = dyn_cast<FusionOp>(op)) {
+      if (failed(fusion.getKind() == "matmul" ? lowerMatmulRegion(fusion)
+                                              : lowerKernel(fusion)))
+        return failure();
+      continue;
+    }
+    if (auto mm = dyn_cast<MatmulOp>(op)) {
+      if (failed(lowerMatmul(mm)))
+        return failure();
+      continue;
+    }
+    if (auto c = dyn_cast<ConstantOp>(op)) {
+      Value view = viewOf(c.getResult());
+      b.create<sched::FillOp>(c.getLoc(), view, c.getValue());
+      continue;
+    }
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      viewOf(reshape.getResult());
+      continue;
+    }
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      if (failed(lowerResults(ret)))
+        return failure();
+      continue;
+    }
+    return op.emitOpError("has no place in a scheduled program outside a "
+                          "kernel");
+  }
+  return program;
+}
+
+class AssignBuffersPass
+    : public sinter::impl::AssignBuffersPassBase<AssignBuffersPass> {
+public:
+  using AssignBuffersPassBase::AssignBuffersPassBase;
+
+  void runOnOperation() override {
+    auto fn = getOperation().lookupSymbol<func::FuncOp>(entry);
+    if (!fn) {
+      getOperation().emitError("no function @") << entry << " to schedule";
+      return signalPassFailure();
+    }
+    FailureOr<plan::FunctionPlan> plan = plan::planFunction(fn, noReuse);
+    if (failed(plan))
+      return signalPassFailure();
+    if (!report.empty()) {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(report, ec, llvm::sys::fs::OF_Text);
+      if (ec) {
+        fn.emitError("cannot write the memory report '")
+            << report << "': " << ec.message();
+        return signalPassFailure();
+      }
+      os << plan::formatFunctionPlan(fn, *plan, 20);
+    }
+    if (!abi::programSymbols(role)) {
+      fn.emitError("role '") << role << "' is not step or eval";
+      return signalPassFailure();
+    }
+    ProgramBuilder builder(fn, *plan, role);
+    if (failed(builder.build()))
+      return signalPassFailure();
+    fn.erase();
+  }
+};
+
+} // namespace
