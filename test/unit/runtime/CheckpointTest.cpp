@@ -81,6 +81,27 @@ TEST_F(CheckpointTest, RoundTripsThroughLatest) {
   EXPECT_TRUE(loadCheckpoint(*dir).ok());
 }
 
+// trainer.json and COMPLETE as the first writer spelled them (compact, a
+// fixed member order, the seed as a string); values whose shortest spelling
+// is unambiguous, so any correct JSON writer must reproduce these bytes.
+TEST_F(CheckpointTest, StateAndMarkerBytesArePinned) {
+  Checkpoint c = make(100, 1);
+  c.state.lr = 0.5;
+  c.state.data = "data/\"x\"\\y\tz\xC3\xA9";
+  absl::StatusOr<std::string> dir = saveCheckpoint(root, c);
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  EXPECT_EQ(slurp(fs::path(*dir) / "trainer.json"),
+            "{\"step\":100,\"seed\":\"18446744073709551615\",\"data\":"
+            "\"data/\\\"x\\\"\\\\y\\tz\xC3\xA9\",\"data_state\":\"epoch=1 "
+            "batch=2\",\"program\":\"0123456789abcdef\",\"lr\":0.5,\"loss\":"
+            "2.5}\n");
+  EXPECT_EQ(slurp(fs::path(*dir) / "COMPLETE"),
+            "{\"step\":100,\"files\":{\"model.safetensors\":{\"bytes\":184,"
+            "\"hash\":\"f4362745270bd8a8\"},\"optimizer.safetensors\":{"
+            "\"bytes\":140,\"hash\":\"fc88700c586b7c45\"},\"trainer.json\":{"
+            "\"bytes\":151,\"hash\":\"1d58b272cda3591a\"}}}\n");
+}
+
 TEST_F(CheckpointTest, LatestMovesAndOldStepsStay) {
   ASSERT_TRUE(saveCheckpoint(root, make(1, 1)).ok());
   ASSERT_TRUE(saveCheckpoint(root, make(2, 2)).ok());

@@ -61,6 +61,52 @@ TEST(SafeTensorsTest, RoundTripsEveryDType) {
   EXPECT_EQ(fromFile->find("nope"), nullptr);
 }
 
+/// A file that exercises every choice the writer makes: metadata order,
+/// escapes and UTF-8 in keys and values, every dtype, rank 0, empty
+/// tensors, odd byte counts (unaligned offsets), a large dimension, and a
+/// header whose length needs padding.
+SafeTensorsFile writerGoldenFile() {
+  std::mt19937_64 rng(2024);
+  SafeTensorsFile file;
+  file.metadata = {{"step", "1200"},
+                   {"note", "caf\xC3\xA9 \"quoted\" back\\slash \x01\x7F\n\t"},
+                   {"\xE2\x82\xAC", "/slash/"}};
+  int index = 0;
+  for (DType dtype : kAllDTypes) {
+    file.tensors.emplace_back(
+        absl::StrCat("layer.", index, ".", toAbsl(dtypeName(dtype))),
+        randomTensor(dtype, kShapes[index % kShapes.size()], rng));
+    file.tensors.emplace_back(absl::StrCat("odd", index),
+                              randomTensor(dtype, {3}, rng));
+    ++index;
+  }
+  file.tensors.emplace_back("z\xC3\xA9ro\x1F\"\\",
+                            randomTensor(DType::U8, {}, rng));
+  file.tensors.emplace_back("wide",
+                            randomTensor(DType::I8, {123456789, 0}, rng));
+  return file;
+}
+
+// The bytes of the writer are pinned: golden/writer.safetensors was
+// written by the writer this test was added with (header key order, number
+// spelling, escapes, padding), and every later writer must reproduce it.
+TEST(SafeTensorsTest, WriterOutputIsPinned) {
+  std::string golden = readFile(
+      absl::StrCat(SINTER_TEST_SOURCE_DIR, "/golden/writer.safetensors"));
+  ASSERT_FALSE(golden.empty());
+  SafeTensorsFile file = writerGoldenFile();
+  absl::StatusOr<std::string> bytes = serializeSafeTensors(file);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ(*bytes, golden);
+  TempDir dir;
+  std::string path = dir.file("w.safetensors");
+  ASSERT_TRUE(writeSafeTensors(path, file).ok());
+  EXPECT_EQ(readFile(path), golden);
+  // An empty file: only the added "format", 32 bytes, so no padding.
+  EXPECT_EQ(*serializeSafeTensors(SafeTensorsFile()),
+            littleEndian(32, 8) + "{\"__metadata__\":{\"format\":\"pt\"}}");
+}
+
 TEST(SafeTensorsTest, HeaderLayout) {
   SafeTensorsFile file;
   file.tensors.emplace_back("w", *HostTensor::zeros(DType::F32, {2, 2}));
