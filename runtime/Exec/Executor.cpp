@@ -12,6 +12,7 @@
 #include "runtime/Abi/HalfFloat.h"
 #include "runtime/Abi/Random.h"
 #include "runtime/Formats/FileIO.h"
+#include "runtime/Support/Status.h"
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -88,7 +89,8 @@ Executor::create(StepProgram program, const SinterKernelFn *kernels,
   const StepProgram &prog = ex->prog;
   for (size_t i = 0; i < prog.kernels.size(); ++i)
     if (!kernels || !kernels[i])
-      return absl::InvalidArgumentError(
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
           absl::StrFormat("kernel %d '%s' has no function in the kernel table",
                           i, prog.kernels[i].name));
   ex->kernels = kernels;
@@ -105,16 +107,19 @@ Executor::create(StepProgram program, const SinterKernelFn *kernels,
     // eagerly took most of the binary's start-up time.
     int64_t padded = (std::max<int64_t>(bytes, 1) + kPage - 1) / kPage * kPage;
     if (padded < bytes) // overflow
-      return absl::ResourceExhaustedError(
+      return sinter::ResourceExhaustedError(
+          SINTER_HERE,
           absl::StrFormat("slab '%s' of %d bytes is too large",
                           slabName(static_cast<SlabId>(s)), bytes));
     void *mapped = ::mmap(nullptr, static_cast<size_t>(padded),
                           PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                           -1, 0);
     if (mapped == MAP_FAILED)
-      return absl::ResourceExhaustedError(absl::StrFormat(
-          "cannot allocate slab '%s' of %d bytes: %s",
-          slabName(static_cast<SlabId>(s)), bytes, std::strerror(errno)));
+      return sinter::ResourceExhaustedError(
+          SINTER_HERE,
+          absl::StrFormat("cannot allocate slab '%s' of %d bytes: %s",
+                          slabName(static_cast<SlabId>(s)), bytes,
+                          std::strerror(errno)));
     // Transparent huge pages where the system allows them on request: a
     // GPT-2-sized arena is millions of 4 KiB first-touch faults otherwise,
     // which cost more than a step's compute in a VM. Advice only; failure
@@ -132,15 +137,12 @@ Executor::create(StepProgram program, const SinterKernelFn *kernels,
     if (a.kind == ArgumentKind::Step)
       ex->stepBuffer = a.buffer;
     if (a.kind == ArgumentKind::Hyper)
-      if (absl::Status s = ex->setHyper(a.name, *a.defaultValue); !s.ok())
-        return s;
+      SINTER_RETURN_IF_ERROR(ex->setHyper(a.name, *a.defaultValue));
   }
 
-  absl::StatusOr<std::unique_ptr<MatmulBackend>> backend =
-      MatmulBackend::create(options.matmul);
-  if (!backend.ok())
-    return backend.status();
-  ex->backend = std::move(*backend);
+  SINTER_ASSIGN_OR_RETURN(std::unique_ptr<MatmulBackend> backend,
+                          MatmulBackend::create(options.matmul));
+  ex->backend = std::move(backend);
   ex->matmuls.resize(prog.steps.size());
   for (size_t i = 0; i < prog.steps.size(); ++i) {
     const Step &step = prog.steps[i];
@@ -153,8 +155,8 @@ Executor::create(StepProgram program, const SinterKernelFn *kernels,
     absl::StatusOr<std::unique_ptr<BoundMatmul>> bound = ex->backend->bind(
         prog.matmulDesc(m), ptr(m.lhs), ptr(m.rhs), ptr(m.bias), ptr(m.out));
     if (!bound.ok())
-      return absl::Status(
-          bound.status().code(),
+      return sinter::withMessage(
+          SINTER_HERE, bound.status(),
           absl::StrFormat("step %d (matmul): %s", i, bound.status().message()));
     ex->matmuls[i] = std::move(*bound);
   }
@@ -208,8 +210,9 @@ absl::Status Executor::run() {
       break;
     case StepKind::Matmul:
       if (absl::Status s = matmuls[i]->run(); !s.ok())
-        return absl::Status(
-            s.code(), absl::StrFormat("step %d (matmul): %s", i, s.message()));
+        return sinter::withMessage(
+            SINTER_HERE, s,
+            absl::StrFormat("step %d (matmul): %s", i, s.message()));
       break;
     case StepKind::Copy:
       // memmove: the parser allows src and dst to overlap.
@@ -269,21 +272,26 @@ void Executor::setStep(int64_t step) {
 absl::Status Executor::setHyper(std::string_view name, double value) {
   const Argument *a = prog.findArgument(name);
   if (!a || a->kind != ArgumentKind::Hyper)
-    return absl::NotFoundError(absl::StrFormat(
-        "@%s has no hyper argument '%s'", prog.function, name));
+    return sinter::NotFoundError(
+        SINTER_HERE,
+        absl::StrFormat("@%s has no hyper argument '%s'", prog.function, name));
   const Buffer &b = prog.buffers[a->buffer];
   // The parser allows f32 and f64 scalars.
   if (b.type == ElementType::F32) {
     auto narrow = static_cast<float>(value);
     if (!std::isfinite(narrow))
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "hyper argument '%s' must be a finite f32, got %g", name, value));
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
+          absl::StrFormat("hyper argument '%s' must be a finite f32, got %g",
+                          name, value));
     std::memcpy(bufferData(a->buffer), &narrow, sizeof(narrow));
     return absl::OkStatus();
   }
   if (!std::isfinite(value))
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "hyper argument '%s' must be finite, got %g", name, value));
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
+        absl::StrFormat("hyper argument '%s' must be finite, got %g", name,
+                        value));
   std::memcpy(bufferData(a->buffer), &value, sizeof(value));
   return absl::OkStatus();
 }
@@ -351,21 +359,26 @@ absl::Status Executor::writeBuffer(int64_t id, const HostTensor &tensor,
                                    std::string_view what) {
   const Buffer &b = prog.buffers[id];
   if (tensor.dtype != toDType(b.type) || tensor.shape != b.shape)
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: given %s %s, expected %s %s", what,
-        formats::dtypeName(tensor.dtype), shapeText(tensor.shape),
-        formats::dtypeName(toDType(b.type)), shapeText(b.shape)));
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, absl::StrFormat("%s: given %s %s, expected %s %s", what,
+                                     formats::dtypeName(tensor.dtype),
+                                     shapeText(tensor.shape),
+                                     formats::dtypeName(toDType(b.type)),
+                                     shapeText(b.shape)));
   if (static_cast<int64_t>(tensor.data.size()) != b.bytes)
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: given %d bytes, expected %d", what, tensor.data.size(), b.bytes));
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, absl::StrFormat("%s: given %d bytes, expected %d", what,
+                                     tensor.data.size(), b.bytes));
   std::memcpy(bufferData(id), tensor.data.data(), tensor.data.size());
   return absl::OkStatus();
 }
 
 absl::Status Executor::initializeParameter(const Argument &argument) {
   if (!argument.init)
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "parameter '%s' has no initializer and no given value", argument.name));
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
+        absl::StrFormat("parameter '%s' has no initializer and no given value",
+                        argument.name));
   const Buffer &b = prog.buffers[argument.buffer];
   const Initializer &init = *argument.init;
   // The stream is the FNV-1a hash of the name (docs/Random.md), so values
@@ -394,8 +407,7 @@ absl::Status Executor::initializeParameter(const Argument &argument) {
 absl::Status Executor::initializeParameters() {
   for (const Argument &a : prog.arguments)
     if (a.kind == ArgumentKind::Param)
-      if (absl::Status s = initializeParameter(a); !s.ok())
-        return s;
+      SINTER_RETURN_IF_ERROR(initializeParameter(a));
   return absl::OkStatus();
 }
 
@@ -408,12 +420,10 @@ Executor::setArguments(const sinter::formats::SafeTensorsFile &file) {
       unused.push_back(name);
       continue;
     }
-    absl::Status s =
+    SINTER_RETURN_IF_ERROR(
         writeBuffer(a->buffer, tensor,
                     absl::StrFormat("%s argument %s", argumentKindName(a->kind),
-                                    formats::quoteForMessage(name)));
-    if (!s.ok())
-      return s;
+                                    formats::quoteForMessage(name))));
   }
   return unused;
 }

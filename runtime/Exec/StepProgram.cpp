@@ -13,6 +13,7 @@
 #include "runtime/Formats/AbslCompat.h"
 #include "runtime/Formats/FileIO.h"
 #include "runtime/Formats/Json.h"
+#include "runtime/Support/Status.h"
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -181,12 +182,6 @@ absl::Status programError(std::string_view where, std::string_view why) {
       absl::StrFormat("step program: %s: %s", where, why));
 }
 
-#define SINTER_RETURN_IF_ERROR(expr)                                           \
-  do {                                                                         \
-    if (absl::Status _status = (expr); !_status.ok())                          \
-      return _status;                                                          \
-  } while (false)
-
 /// Typed access to one JSON object's members; finish() rejects members
 /// nobody asked for. `where` prefixes every message ("buffer 3").
 class MemberReader {
@@ -288,15 +283,6 @@ private:
   std::set<std::string> seen;
 };
 
-/// Shorthand: assigns a StatusOr's value or returns its error.
-#define SINTER_ASSIGN(lhs, expr)                                               \
-  do {                                                                         \
-    auto _result = (expr);                                                     \
-    if (!_result.ok())                                                         \
-      return _result.status();                                                 \
-    lhs = std::move(*_result);                                                 \
-  } while (false)
-
 std::string bufferPlace(const StepProgram &program, int64_t id) {
   const Buffer &b = program.buffers[id];
   if (b.name.empty())
@@ -314,12 +300,14 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 
 absl::Status parseSlabs(MemberReader &top, StepProgram &program) {
   const JsonValue *slabs;
-  SINTER_ASSIGN(slabs, top.get("slabs", true));
+  SINTER_ASSIGN_OR_RETURN(slabs, top.get("slabs", true));
   MemberReader reader(*slabs, "slabs");
   SINTER_RETURN_IF_ERROR(reader.checkObject());
-  for (const auto &[slab, name] : kSlabNames)
-    SINTER_ASSIGN(program.slabBytes[static_cast<int>(slab)],
-                  reader.getInt(name, 0, std::numeric_limits<int64_t>::max()));
+  for (const auto &[slab, name] : kSlabNames) {
+    SINTER_ASSIGN_OR_RETURN(
+        program.slabBytes[static_cast<int>(slab)],
+        reader.getInt(name, 0, std::numeric_limits<int64_t>::max()));
+  }
   return reader.finish();
 }
 
@@ -328,23 +316,24 @@ absl::Status parseBuffer(const JsonValue &json, int64_t index,
   MemberReader reader(json, absl::StrFormat("buffer %d", index));
   SINTER_RETURN_IF_ERROR(reader.checkObject());
   Buffer b;
-  SINTER_ASSIGN(b.id,
-                reader.getInt("id", 0, std::numeric_limits<int64_t>::max()));
+  SINTER_ASSIGN_OR_RETURN(
+      b.id, reader.getInt("id", 0, std::numeric_limits<int64_t>::max()));
   if (b.id != index)
     return reader.error(
         absl::StrFormat("has id %d; ids must be 0, 1, 2, ... in order", b.id));
-  SINTER_ASSIGN(b.name, reader.getString("name", std::string()));
+  SINTER_ASSIGN_OR_RETURN(b.name, reader.getString("name", std::string()));
   std::string slab, dtype;
-  SINTER_ASSIGN(slab, reader.getString("slab", std::nullopt));
+  SINTER_ASSIGN_OR_RETURN(slab, reader.getString("slab", std::nullopt));
   std::optional<SlabId> slabId = lookup(kSlabNames, slab);
   if (!slabId)
     return reader.error(absl::StrFormat("unknown slab %s (expected %s)",
                                         formats::quoteForMessage(slab),
                                         choices(kSlabNames)));
   b.slab = *slabId;
-  SINTER_ASSIGN(b.offset, reader.getInt("offset", 0,
-                                        std::numeric_limits<int64_t>::max()));
-  SINTER_ASSIGN(dtype, reader.getString("dtype", std::nullopt));
+  SINTER_ASSIGN_OR_RETURN(
+      b.offset,
+      reader.getInt("offset", 0, std::numeric_limits<int64_t>::max()));
+  SINTER_ASSIGN_OR_RETURN(dtype, reader.getString("dtype", std::nullopt));
   std::optional<ElementType> type = lookup(kTypeNames, dtype);
   if (!type)
     return reader.error(absl::StrFormat("unknown dtype %s (expected %s)",
@@ -352,7 +341,7 @@ absl::Status parseBuffer(const JsonValue &json, int64_t index,
                                         choices(kTypeNames)));
   b.type = *type;
   const std::vector<JsonValue> *shape;
-  SINTER_ASSIGN(shape, reader.getArray("shape"));
+  SINTER_ASSIGN_OR_RETURN(shape, reader.getArray("shape"));
   if (shape->size() > formats::kMaxRank)
     return reader.error(absl::StrFormat("rank %d exceeds the maximum %d",
                                         shape->size(), formats::kMaxRank));
@@ -361,7 +350,8 @@ absl::Status parseBuffer(const JsonValue &json, int64_t index,
       return reader.error("shape entries must be non-negative integers");
     b.shape.push_back(dim.asInt());
   }
-  SINTER_ASSIGN(b.category, reader.getString("category", std::string()));
+  SINTER_ASSIGN_OR_RETURN(b.category,
+                          reader.getString("category", std::string()));
   if (!b.category.empty() &&
       std::find(std::begin(kCategories), std::end(kCategories), b.category) ==
           std::end(kCategories))
@@ -441,9 +431,9 @@ absl::Status parseArgument(const JsonValue &json, int64_t index,
   SINTER_RETURN_IF_ERROR(reader.checkObject());
   Argument a;
   std::string kind;
-  SINTER_ASSIGN(a.name, reader.getString("name", std::nullopt));
-  SINTER_ASSIGN(kind, reader.getString("kind", std::nullopt));
-  SINTER_ASSIGN(a.buffer, getBufferId(reader, "buffer", program));
+  SINTER_ASSIGN_OR_RETURN(a.name, reader.getString("name", std::nullopt));
+  SINTER_ASSIGN_OR_RETURN(kind, reader.getString("kind", std::nullopt));
+  SINTER_ASSIGN_OR_RETURN(a.buffer, getBufferId(reader, "buffer", program));
   std::optional<ArgumentKind> k = lookup(kArgumentKinds, kind);
   if (!k)
     return reader.error(absl::StrFormat("unknown kind %s (expected %s)",
@@ -463,7 +453,7 @@ absl::Status parseArgument(const JsonValue &json, int64_t index,
                         elementTypeName(b.type), shapeText(b.shape)));
 
   const JsonValue *aliases;
-  SINTER_ASSIGN(aliases, reader.get("aliases", false));
+  SINTER_ASSIGN_OR_RETURN(aliases, reader.get("aliases", false));
   if (aliases) {
     if (a.kind != ArgumentKind::Param)
       return reader.error("only params have 'aliases'");
@@ -481,7 +471,7 @@ absl::Status parseArgument(const JsonValue &json, int64_t index,
     }
   }
   const JsonValue *bound;
-  SINTER_ASSIGN(bound, reader.get("bound", false));
+  SINTER_ASSIGN_OR_RETURN(bound, reader.get("bound", false));
   if (bound) {
     bool integer = b.type == ElementType::I64 || b.type == ElementType::I32 ||
                    b.type == ElementType::I8;
@@ -493,7 +483,7 @@ absl::Status parseArgument(const JsonValue &json, int64_t index,
   }
 
   const JsonValue *defaultValue;
-  SINTER_ASSIGN(defaultValue, reader.get("default", false));
+  SINTER_ASSIGN_OR_RETURN(defaultValue, reader.get("default", false));
   if (defaultValue && a.kind != ArgumentKind::Hyper)
     return reader.error("only hyper arguments have a 'default'");
   if (a.kind == ArgumentKind::Hyper) {
@@ -514,14 +504,14 @@ absl::Status parseArgument(const JsonValue &json, int64_t index,
   }
 
   const JsonValue *init;
-  SINTER_ASSIGN(init, reader.get("init", false));
+  SINTER_ASSIGN_OR_RETURN(init, reader.get("init", false));
   if (init) {
     if (a.kind != ArgumentKind::Param)
       return reader.error("only params have an 'init'");
     MemberReader initReader(*init, reader.place() + " init");
     SINTER_RETURN_IF_ERROR(initReader.checkObject());
     std::string dist;
-    SINTER_ASSIGN(dist, initReader.getString("dist", std::nullopt));
+    SINTER_ASSIGN_OR_RETURN(dist, initReader.getString("dist", std::nullopt));
     Initializer initializer;
     std::string_view key;
     if (dist == "normal") {
@@ -538,7 +528,8 @@ absl::Status parseArgument(const JsonValue &json, int64_t index,
           "unknown dist %s (expected normal, uniform, constant)",
           formats::quoteForMessage(dist)));
     }
-    SINTER_ASSIGN(initializer.value, initReader.getNumber(key, std::nullopt));
+    SINTER_ASSIGN_OR_RETURN(initializer.value,
+                            initReader.getNumber(key, std::nullopt));
     SINTER_RETURN_IF_ERROR(initReader.finish());
     if (b.type != ElementType::F32 && b.type != ElementType::F64 &&
         b.type != ElementType::F16 && b.type != ElementType::BF16)
@@ -558,9 +549,9 @@ absl::Status parseResult(const JsonValue &json, int64_t index,
   SINTER_RETURN_IF_ERROR(reader.checkObject());
   Result r;
   std::string kind;
-  SINTER_ASSIGN(r.name, reader.getString("name", std::nullopt));
-  SINTER_ASSIGN(kind, reader.getString("kind", std::nullopt));
-  SINTER_ASSIGN(r.buffer, getBufferId(reader, "buffer", program));
+  SINTER_ASSIGN_OR_RETURN(r.name, reader.getString("name", std::nullopt));
+  SINTER_ASSIGN_OR_RETURN(kind, reader.getString("kind", std::nullopt));
+  SINTER_ASSIGN_OR_RETURN(r.buffer, getBufferId(reader, "buffer", program));
   SINTER_RETURN_IF_ERROR(reader.finish());
   std::optional<ResultKind> k = lookup(kResultKinds, kind);
   if (!k)
@@ -605,8 +596,8 @@ absl::Status parseConstant(const JsonValue &json, int64_t index,
   SINTER_RETURN_IF_ERROR(reader.checkObject());
   Constant c;
   std::string hex;
-  SINTER_ASSIGN(c.buffer, getBufferId(reader, "buffer", program));
-  SINTER_ASSIGN(hex, reader.getString("hex", std::nullopt));
+  SINTER_ASSIGN_OR_RETURN(c.buffer, getBufferId(reader, "buffer", program));
+  SINTER_ASSIGN_OR_RETURN(hex, reader.getString("hex", std::nullopt));
   SINTER_RETURN_IF_ERROR(reader.finish());
   const Buffer &b = program.buffers[c.buffer];
   if (b.slab != SlabId::Constants)
@@ -646,13 +637,14 @@ absl::Status parseKernel(const JsonValue &json, int64_t index,
   MemberReader reader(json, absl::StrFormat("kernel %d", index));
   SINTER_RETURN_IF_ERROR(reader.checkObject());
   Kernel k;
-  SINTER_ASSIGN(k.name, reader.getString("name", std::nullopt));
-  SINTER_ASSIGN(k.symbol, reader.getString("symbol", std::string()));
-  SINTER_ASSIGN(k.extent, reader.getInt("extent", 1,
-                                        std::numeric_limits<int64_t>::max()));
-  SINTER_ASSIGN(k.bytes, reader.getInt("bytes", 0,
-                                       std::numeric_limits<int64_t>::max(),
-                                       int64_t{0}));
+  SINTER_ASSIGN_OR_RETURN(k.name, reader.getString("name", std::nullopt));
+  SINTER_ASSIGN_OR_RETURN(k.symbol, reader.getString("symbol", std::string()));
+  SINTER_ASSIGN_OR_RETURN(
+      k.extent,
+      reader.getInt("extent", 1, std::numeric_limits<int64_t>::max()));
+  SINTER_ASSIGN_OR_RETURN(
+      k.bytes, reader.getInt("bytes", 0, std::numeric_limits<int64_t>::max(),
+                             int64_t{0}));
   SINTER_RETURN_IF_ERROR(reader.finish());
   program.kernels.push_back(std::move(k));
   return absl::OkStatus();
@@ -665,15 +657,17 @@ bool overlaps(const Buffer &a, const Buffer &b) {
 
 absl::Status parseMatmul(MemberReader &reader, StepProgram &program,
                          MatmulStep &m) {
-  SINTER_ASSIGN(m.lhs, getBufferId(reader, "lhs", program));
-  SINTER_ASSIGN(m.rhs, getBufferId(reader, "rhs", program));
-  SINTER_ASSIGN(m.out, getBufferId(reader, "out", program));
-  SINTER_ASSIGN(m.bias, getBufferId(reader, "bias", program, false));
-  SINTER_ASSIGN(m.transposeLhs, reader.getBool("transpose_lhs", false));
-  SINTER_ASSIGN(m.transposeRhs, reader.getBool("transpose_rhs", false));
-  SINTER_ASSIGN(m.alpha, reader.getNumber("alpha", 1.0));
+  SINTER_ASSIGN_OR_RETURN(m.lhs, getBufferId(reader, "lhs", program));
+  SINTER_ASSIGN_OR_RETURN(m.rhs, getBufferId(reader, "rhs", program));
+  SINTER_ASSIGN_OR_RETURN(m.out, getBufferId(reader, "out", program));
+  SINTER_ASSIGN_OR_RETURN(m.bias, getBufferId(reader, "bias", program, false));
+  SINTER_ASSIGN_OR_RETURN(m.transposeLhs,
+                          reader.getBool("transpose_lhs", false));
+  SINTER_ASSIGN_OR_RETURN(m.transposeRhs,
+                          reader.getBool("transpose_rhs", false));
+  SINTER_ASSIGN_OR_RETURN(m.alpha, reader.getNumber("alpha", 1.0));
   std::string activation;
-  SINTER_ASSIGN(activation, reader.getString("activation", "none"));
+  SINTER_ASSIGN_OR_RETURN(activation, reader.getString("activation", "none"));
   std::optional<Activation> act = parseActivation(activation);
   if (!act)
     return reader.error(absl::StrFormat(
@@ -708,7 +702,7 @@ absl::Status parseStep(const JsonValue &json, int64_t index,
   MemberReader reader(json, absl::StrFormat("step %d", index));
   SINTER_RETURN_IF_ERROR(reader.checkObject());
   std::string op;
-  SINTER_ASSIGN(op, reader.getString("op", std::nullopt));
+  SINTER_ASSIGN_OR_RETURN(op, reader.getString("op", std::nullopt));
   MemberReader named(json, absl::StrFormat("step %d (%s)", index, op));
   named.get("op", true).IgnoreError();
   Step s;
@@ -727,8 +721,8 @@ absl::Status parseStep(const JsonValue &json, int64_t index,
     SINTER_RETURN_IF_ERROR(parseMatmul(named, program, s.matmul));
   } else if (op == "copy") {
     s.kind = StepKind::Copy;
-    SINTER_ASSIGN(s.src, getBufferId(named, "src", program));
-    SINTER_ASSIGN(s.dst, getBufferId(named, "dst", program));
+    SINTER_ASSIGN_OR_RETURN(s.src, getBufferId(named, "src", program));
+    SINTER_ASSIGN_OR_RETURN(s.dst, getBufferId(named, "dst", program));
     const Buffer &src = program.buffers[s.src], &dst = program.buffers[s.dst];
     if (src.bytes != dst.bytes)
       return named.error(
@@ -749,7 +743,7 @@ absl::Status parseStep(const JsonValue &json, int64_t index,
 template <typename Fn>
 absl::Status parseEach(MemberReader &top, std::string_view key, Fn parse) {
   const std::vector<JsonValue> *items;
-  SINTER_ASSIGN(items, top.getArray(key));
+  SINTER_ASSIGN_OR_RETURN(items, top.getArray(key));
   for (size_t i = 0; i < items->size(); ++i)
     SINTER_RETURN_IF_ERROR(parse((*items)[i], static_cast<int64_t>(i)));
   return absl::OkStatus();
@@ -765,11 +759,13 @@ sinter::exec::parseStepProgram(std::string_view json) {
   MemberReader top(*root, "top level");
   SINTER_RETURN_IF_ERROR(top.checkObject());
   StepProgram program;
-  SINTER_ASSIGN(program.version, top.getInt("version", 1, 1));
-  SINTER_ASSIGN(program.function, top.getString("function", std::nullopt));
+  SINTER_ASSIGN_OR_RETURN(program.version, top.getInt("version", 1, 1));
+  SINTER_ASSIGN_OR_RETURN(program.function,
+                          top.getString("function", std::nullopt));
   int64_t seed;
-  SINTER_ASSIGN(seed, top.getInt("seed", std::numeric_limits<int64_t>::min(),
-                                 std::numeric_limits<int64_t>::max()));
+  SINTER_ASSIGN_OR_RETURN(
+      seed, top.getInt("seed", std::numeric_limits<int64_t>::min(),
+                       std::numeric_limits<int64_t>::max()));
   // training.seed is an int64 the interpreter converts to uint64.
   program.seed = static_cast<uint64_t>(seed);
   SINTER_RETURN_IF_ERROR(parseSlabs(top, program));

@@ -13,6 +13,7 @@
 #include "runtime/Formats/AbslCompat.h"
 #include "runtime/Formats/FileIO.h"
 #include "runtime/Formats/Json.h"
+#include "runtime/Support/Status.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -63,15 +64,11 @@ public:
       return errorAt(root, "header is not a JSON object");
     for (const JsonMember &member : root.members()) {
       if (member.first == kMetadataKey) {
-        if (absl::Status s = checkMetadata(member.second, file.metadata);
-            !s.ok())
-          return s;
+        SINTER_RETURN_IF_ERROR(checkMetadata(member.second, file.metadata));
         continue;
       }
       Entry entry;
-      if (absl::Status s = checkEntry(member.first, member.second, entry);
-          !s.ok())
-        return s;
+      SINTER_RETURN_IF_ERROR(checkEntry(member.first, member.second, entry));
       entries.push_back(std::move(entry));
     }
     return checkCoverage(entries);
@@ -79,7 +76,8 @@ public:
 
 private:
   absl::Status errorAt(const JsonValue &value, std::string_view message) {
-    return formatError(name, kHeaderBase + value.offset(), message);
+    return formatError(SINTER_HERE, name, kHeaderBase + value.offset(),
+                       message);
   }
   absl::Status tensorError(const JsonValue &value, std::string_view tensor,
                            std::string_view message) {
@@ -220,7 +218,7 @@ private:
     const Entry *previous = nullptr;
     for (const Entry *entry : sorted) {
       if (entry->begin < covered)
-        return formatError(name, entry->headerOffset,
+        return formatError(SINTER_HERE, name, entry->headerOffset,
                            absl::StrCat("tensor ", quoteForMessage(entry->name),
                                         " (data_offsets [", entry->begin, ", ",
                                         entry->end, "]) overlaps tensor ",
@@ -229,7 +227,7 @@ private:
                                         ", ", previous->end, "])"));
       if (entry->begin > covered)
         return formatError(
-            name, entry->headerOffset,
+            SINTER_HERE, name, entry->headerOffset,
             absl::StrCat("data section bytes [", covered, ", ", entry->begin,
                          ") before tensor ", quoteForMessage(entry->name),
                          " belong to no tensor (holes are not allowed)"));
@@ -237,7 +235,7 @@ private:
       previous = entry;
     }
     if (covered != dataSize)
-      return formatError(name, kHeaderBase + headerSize + covered,
+      return formatError(SINTER_HERE, name, kHeaderBase + headerSize + covered,
                          absl::StrCat(dataSize - covered,
                                       " trailing bytes after the last tensor "
                                       "(the data section has ",
@@ -259,29 +257,27 @@ parseSafeTensorsSource(const ByteSource &source) {
   std::string_view name = source.name();
   uint64_t fileSize = source.size();
   if (fileSize < 8)
-    return formatError(name, 0,
+    return formatError(SINTER_HERE, name, 0,
                        absl::StrCat("file is too short for a safetensors "
                                     "header length (",
                                     fileSize, " bytes; need 8)"));
   unsigned char lengthBytes[8];
-  if (absl::Status s = source.read(0, 8, lengthBytes); !s.ok())
-    return s;
+  SINTER_RETURN_IF_ERROR(source.read(0, 8, lengthBytes));
   uint64_t headerSize = 0;
   for (int i = 7; i >= 0; --i)
     headerSize = (headerSize << 8) | lengthBytes[i];
   if (headerSize > kSafeTensorsMaxHeaderSize)
-    return formatError(name, 0,
+    return formatError(SINTER_HERE, name, 0,
                        absl::StrCat("header length ", headerSize,
                                     " exceeds the limit of ",
                                     kSafeTensorsMaxHeaderSize, " bytes"));
   if (headerSize > fileSize - 8)
-    return formatError(name, 0,
+    return formatError(SINTER_HERE, name, 0,
                        absl::StrCat("header length ", headerSize,
                                     " runs past the end of the file (",
                                     fileSize, " bytes)"));
   std::string header(headerSize, '\0');
-  if (absl::Status s = source.read(8, headerSize, header.data()); !s.ok())
-    return s;
+  SINTER_RETURN_IF_ERROR(source.read(8, headerSize, header.data()));
 
   JsonParseOptions options;
   options.maxValues = kMaxHeaderValues;
@@ -289,7 +285,7 @@ parseSafeTensorsSource(const ByteSource &source) {
   absl::StatusOr<JsonValue> root = parseJson(header, options, &jsonError);
   if (!root.ok())
     return formatError(
-        name, 8 + jsonError.offset,
+        SINTER_HERE, name, 8 + jsonError.offset,
         absl::StrCat("header is not valid JSON: ", jsonError.message));
 
   uint64_t dataStart = 8 + headerSize;
@@ -297,8 +293,7 @@ parseSafeTensorsSource(const ByteSource &source) {
   SafeTensorsFile file;
   std::vector<Entry> entries;
   HeaderChecker checker(name, headerSize, dataSize);
-  if (absl::Status s = checker.check(*root, file, entries); !s.ok())
-    return s;
+  SINTER_RETURN_IF_ERROR(checker.check(*root, file, entries));
   // The tree can be large; free it before the tensors are allocated.
   root = JsonValue();
 
@@ -308,14 +303,12 @@ parseSafeTensorsSource(const ByteSource &source) {
     tensor.dtype = entry.dtype;
     tensor.shape = std::move(entry.shape);
     tensor.data.resize(static_cast<size_t>(entry.end - entry.begin));
-    if (absl::Status s = source.read(dataStart + entry.begin,
-                                     tensor.data.size(), tensor.data.data());
-        !s.ok())
-      return s;
+    SINTER_RETURN_IF_ERROR(source.read(dataStart + entry.begin,
+                                       tensor.data.size(), tensor.data.data()));
     if (tensor.dtype == DType::Bool)
       for (size_t i = 0; i < tensor.data.size(); ++i)
         if (tensor.data[i] > 1)
-          return formatError(name, dataStart + entry.begin + i,
+          return formatError(SINTER_HERE, name, dataStart + entry.begin + i,
                              absl::StrCat("tensor ",
                                           quoteForMessage(entry.name),
                                           ": bool element ", i, " is ",
@@ -326,10 +319,9 @@ parseSafeTensorsSource(const ByteSource &source) {
 }
 
 absl::StatusOr<SafeTensorsFile> readSafeTensors(const std::string &path) {
-  absl::StatusOr<std::unique_ptr<FileSource>> source = FileSource::open(path);
-  if (!source.ok())
-    return source.status();
-  return parseSafeTensorsSource(**source);
+  SINTER_ASSIGN_OR_RETURN(std::unique_ptr<FileSource> source,
+                          FileSource::open(path));
+  return parseSafeTensorsSource(*source);
 }
 
 absl::StatusOr<SafeTensorsFile>
@@ -350,8 +342,9 @@ buildSafeTensorsHeader(const SafeTensorsFile &file) {
                                            JsonValue::makeString("pt"));
   for (const auto &[key, value] : file.metadata) {
     if (!isValidUtf8(key) || !isValidUtf8(value))
-      return absl::InvalidArgumentError(absl::StrCat(
-          "metadata entry ", quoteForMessage(key), " is not valid UTF-8"));
+      return sinter::InvalidArgumentError(
+          SINTER_HERE, absl::StrCat("metadata entry ", quoteForMessage(key),
+                                    " is not valid UTF-8"));
     metadata.mutableMembers().emplace_back(key, JsonValue::makeString(value));
   }
   members.emplace_back(kMetadataKey, std::move(metadata));
@@ -361,20 +354,22 @@ buildSafeTensorsHeader(const SafeTensorsFile &file) {
   for (const auto &[name, tensor] : file.tensors) {
     std::string quoted = quoteForMessage(name);
     if (name == kMetadataKey)
-      return absl::InvalidArgumentError(
-          "a tensor cannot be named '__metadata__'");
+      return sinter::InvalidArgumentError(
+          SINTER_HERE, "a tensor cannot be named '__metadata__'");
     if (!names.insert(name).second)
-      return absl::InvalidArgumentError(
-          absl::StrCat("tensor name ", quoted, " appears twice"));
+      return sinter::InvalidArgumentError(
+          SINTER_HERE, absl::StrCat("tensor name ", quoted, " appears twice"));
     if (!isValidUtf8(name))
-      return absl::InvalidArgumentError(
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
           absl::StrCat("tensor name ", quoted, " is not valid UTF-8"));
     if (absl::Status s = tensor.validate(); !s.ok())
-      return absl::InvalidArgumentError(
-          absl::StrCat("tensor ", quoted, ": ", s.message()));
+      return sinter::InvalidArgumentError(
+          SINTER_HERE, absl::StrCat("tensor ", quoted, ": ", s.message()));
     uint64_t end;
     if (__builtin_add_overflow(offset, tensor.data.size(), &end))
-      return absl::InvalidArgumentError("total tensor size overflows");
+      return sinter::InvalidArgumentError(SINTER_HERE,
+                                          "total tensor size overflows");
 
     JsonValue entry = JsonValue::makeObject();
     std::vector<JsonMember> &fields = entry.mutableMembers();
@@ -397,7 +392,8 @@ buildSafeTensorsHeader(const SafeTensorsFile &file) {
   // the reference writer does; readers strip them as JSON whitespace.
   json.append((8 - json.size() % 8) % 8, ' ');
   if (json.size() > kSafeTensorsMaxHeaderSize)
-    return absl::InvalidArgumentError(
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
         absl::StrCat("header would be ", json.size(),
                      " bytes, over the limit of ", kSafeTensorsMaxHeaderSize));
   std::string out(8, '\0');
@@ -410,7 +406,8 @@ buildSafeTensorsHeader(const SafeTensorsFile &file) {
 absl::StatusOr<std::string> serializeSafeTensors(const SafeTensorsFile &file) {
   absl::StatusOr<std::string> out = buildSafeTensorsHeader(file);
   if (!out.ok())
-    return absl::InvalidArgumentError(
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
         absl::StrCat("cannot write safetensors: ", out.status().message()));
   for (const auto &entry : file.tensors)
     out->append(reinterpret_cast<const char *>(entry.second.data.data()),
@@ -422,8 +419,9 @@ absl::Status writeSafeTensors(const std::string &path,
                               const SafeTensorsFile &file) {
   absl::StatusOr<std::string> header = buildSafeTensorsHeader(file);
   if (!header.ok())
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": cannot write safetensors: ", header.status().message()));
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, absl::StrCat(path, ": cannot write safetensors: ",
+                                  header.status().message()));
   std::vector<std::string_view> pieces = {*header};
   for (const auto &entry : file.tensors)
     pieces.emplace_back(

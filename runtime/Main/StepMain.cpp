@@ -28,8 +28,9 @@
 //   `sinterc --run`.
 //
 // A bad flag is one line "error: ..." and exit code 2; any other failure is
-// one line "error: ..." and exit code 1; Ctrl-C during training saves (with
-// --save) and exits 130.
+// one line "error: ..." and exit code 1 (with SINTER_ERROR_LOCATIONS=1,
+// followed by " (at FILE:LINE <- ...)", where the error was made and
+// returned from); Ctrl-C during training saves (with --save) and exits 130.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,10 +38,12 @@
 #include "runtime/Exec/Executor.h"
 #include "runtime/Exec/StepProgram.h"
 #include "runtime/Formats/SafeTensors.h"
+#include "runtime/Support/Status.h"
 #include "runtime/Train/Checkpoint.h"
 #include "runtime/Train/Trainer.h"
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
@@ -122,8 +125,15 @@ Raw steps (numerical checks): --inputs=FILE.safetensors
   std::exit(code);
 }
 
+/// The error line of a failed status; with SINTER_ERROR_LOCATIONS=1 in the
+/// environment it ends with where the error was made and every place it was
+/// returned from: " (at runtime/Formats/FileIO.cpp:92 <- ...)".
 [[noreturn]] void failStatus(const absl::Status &status) {
   std::string text(status.message());
+  const char *locations = std::getenv("SINTER_ERROR_LOCATIONS");
+  std::string chain = statusLocation(status);
+  if (locations && std::string_view(locations) == "1" && !chain.empty())
+    absl::StrAppend(&text, " (at ", chain, ")");
   fail(status.code() == absl::StatusCode::kCancelled ? 130 : 1, text);
 }
 

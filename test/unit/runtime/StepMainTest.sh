@@ -29,6 +29,23 @@ set -e
 [ "$rc" = 1 ] || fail "no data exited $rc"
 grep -qx "error: no --data given and this binary has no bundled dataset; pass --data=FILE|DIR (docs/Data.md)" err.txt || fail "$(cat err.txt)"
 
+# SINTER_ERROR_LOCATIONS=1 appends where the error was made and returned
+# from (paths relative to the repository); any other value changes nothing.
+set +e
+SINTER_ERROR_LOCATIONS=1 ./probe > out.txt 2> err.txt; rc=$?
+set -e
+[ "$rc" = 1 ] || fail "no data with locations exited $rc"
+grep -qxE "error: no --data given and this binary has no bundled dataset; pass --data=FILE\|DIR \(docs/Data.md\) \(at runtime/Train/Trainer.cpp:[0-9]+( <- runtime/Train/Trainer.cpp:[0-9]+)+\)" err.txt || fail "$(cat err.txt)"
+set +e
+SINTER_ERROR_LOCATIONS=1 ./probe --inputs=missing.safetensors > out.txt 2> err.txt; rc=$?
+set -e
+[ "$rc" = 1 ] || fail "missing file exited $rc"
+grep -qxE "error: missing.safetensors: cannot open for reading: No such file or directory \(at runtime/Formats/FileIO.cpp:[0-9]+ <- runtime/Formats/SafeTensors.cpp:[0-9]+\)" err.txt || fail "$(cat err.txt)"
+set +e
+SINTER_ERROR_LOCATIONS=0 ./probe --inputs=missing.safetensors > out.txt 2> err.txt
+set -e
+grep -qx "error: missing.safetensors: cannot open for reading: No such file or directory" err.txt || fail "$(cat err.txt)"
+
 # Raw steps with a missing input: exit 1.
 set +e
 ./probe --outputs=o.safetensors > out.txt 2> err.txt; rc=$?
