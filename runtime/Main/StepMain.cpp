@@ -275,8 +275,8 @@ Flags parseFlags(int argc, char **argv) {
 
 /// Metric `id` as `sinterc --run` prints it: enough digits to read the
 /// exact value back (9 for f32, 17 for f64), integers as integers.
-std::string formatScalar(const Executor &ex, int64_t id) {
-  double value = ex.scalarValue(id);
+absl::StatusOr<std::string> formatScalar(const Executor &ex, int64_t id) {
+  SINTER_ASSIGN_OR_RETURN(double value, ex.scalarValue(id));
   switch (ex.program().buffers[id].type) {
   case ElementType::F64:
     return absl::StrFormat("%.17g", value);
@@ -290,24 +290,21 @@ std::string formatScalar(const Executor &ex, int64_t id) {
 }
 
 /// Raw steps: arguments from --inputs, results to --outputs.
-void runRawSteps(Executor &ex, const Flags &flags) {
+absl::Status runRawSteps(Executor &ex, const Flags &flags) {
   const StepProgram &prog = ex.program();
   std::set<std::string> given;
   if (!flags.inputs.empty()) {
-    absl::StatusOr<formats::SafeTensorsFile> file =
-        formats::readSafeTensors(flags.inputs);
-    if (!file.ok())
-      failStatus(file.status());
-    absl::StatusOr<std::vector<std::string>> unused = ex.setArguments(*file);
-    if (!unused.ok())
-      failStatus(unused.status());
-    if (!unused->empty())
+    SINTER_ASSIGN_OR_RETURN(formats::SafeTensorsFile file,
+                            formats::readSafeTensors(flags.inputs));
+    SINTER_ASSIGN_OR_RETURN(std::vector<std::string> unused,
+                            ex.setArguments(file));
+    if (!unused.empty())
       std::fprintf(stderr,
                    "warning: %zu tensor(s) in %s match no argument of @%s: "
                    "%s\n",
-                   unused->size(), flags.inputs.c_str(), prog.function.c_str(),
-                   absl::StrJoin(*unused, ", ").c_str());
-    for (const auto &[name, tensor] : file->tensors)
+                   unused.size(), flags.inputs.c_str(), prog.function.c_str(),
+                   absl::StrJoin(unused, ", ").c_str());
+    for (const auto &[name, tensor] : file.tensors)
       given.insert(name);
   }
   for (const Argument &a : prog.arguments) {
@@ -315,30 +312,30 @@ void runRawSteps(Executor &ex, const Flags &flags) {
       continue;
     switch (a.kind) {
     case ArgumentKind::Param:
-      if (absl::Status s = ex.initializeParameter(a); !s.ok())
-        failStatus(s);
+      SINTER_RETURN_IF_ERROR(ex.initializeParameter(a));
       break;
     case ArgumentKind::Input:
-      fail(1, absl::StrFormat("input '%s' is not given (pass --inputs=FILE "
-                              "with a tensor of that name)",
-                              a.name));
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
+          absl::StrFormat("input '%s' is not given (pass --inputs=FILE "
+                          "with a tensor of that name)",
+                          a.name));
     default: // optimizer state starts zero-filled, the step at 0, hyper-
       break; // parameters at their compiled defaults
     }
   }
 
-  int64_t start = ex.step();
+  SINTER_ASSIGN_OR_RETURN(int64_t start, ex.step());
   for (int64_t i = 0; i < flags.train.steps; ++i) {
-    ex.setStep(start + i);
-    if (absl::Status s = ex.run(); !s.ok())
-      failStatus(s);
+    SINTER_RETURN_IF_ERROR(ex.setStep(start + i));
+    SINTER_RETURN_IF_ERROR(ex.run());
   }
 
   for (const Result &r : prog.results)
-    if (r.kind == ResultKind::Metric)
-      std::printf(
-          "%s = %s\n", r.name.c_str(),
-          formatScalar(ex, r.buffer).c_str());
+    if (r.kind == ResultKind::Metric) {
+      SINTER_ASSIGN_OR_RETURN(std::string value, formatScalar(ex, r.buffer));
+      std::printf("%s = %s\n", r.name.c_str(), value.c_str());
+    }
   if (flags.profile)
     std::printf("%s", ex.formatProfile(std::getenv("SINTER_PROFILE_ALL")
                                            ? 1 << 30
@@ -346,11 +343,11 @@ void runRawSteps(Executor &ex, const Flags &flags) {
                           .c_str());
   std::fflush(stdout);
 
-  if (!flags.outputs.empty())
-    if (absl::Status s =
-            formats::writeSafeTensors(flags.outputs, ex.readResults());
-        !s.ok())
-      failStatus(s);
+  if (!flags.outputs.empty()) {
+    SINTER_ASSIGN_OR_RETURN(formats::SafeTensorsFile results, ex.readResults());
+    SINTER_RETURN_IF_ERROR(formats::writeSafeTensors(flags.outputs, results));
+  }
+  return absl::OkStatus();
 }
 
 std::unique_ptr<Executor> createExecutor(const char *json,
@@ -378,7 +375,8 @@ int main(int argc, char **argv) {
   std::unique_ptr<Executor> ex =
       createExecutor(sinter_program_json, sinter_kernels, flags, flags.profile);
   if (!flags.inputs.empty() || !flags.outputs.empty()) {
-    runRawSteps(*ex, flags);
+    if (absl::Status s = runRawSteps(*ex, flags); !s.ok())
+      failStatus(s);
     return 0;
   }
 

@@ -16,9 +16,8 @@
 
 #include <chrono>
 #include <cmath>
-#include <map>
 #include <csignal>
-#include <cstring>
+#include <map>
 #include <unistd.h>
 
 using namespace sinter;
@@ -48,12 +47,15 @@ double now() {
       .count();
 }
 
-/// The metric results of a program, by name, read after a run.
-std::vector<std::pair<std::string, double>> readMetrics(const Executor &ex) {
+/// The metric results of a program, by name, downloaded after a run.
+absl::StatusOr<std::vector<std::pair<std::string, double>>>
+readMetrics(const Executor &ex) {
   std::vector<std::pair<std::string, double>> out;
   for (const Result &r : ex.program().results)
-    if (r.kind == ResultKind::Metric)
-      out.push_back({r.name, ex.scalarValue(r.buffer)});
+    if (r.kind == ResultKind::Metric) {
+      SINTER_ASSIGN_OR_RETURN(double value, ex.scalarValue(r.buffer));
+      out.push_back({r.name, value});
+    }
   return out;
 }
 
@@ -75,10 +77,14 @@ std::vector<const Argument *> argumentsOf(const Executor &ex,
 }
 
 /// Params or optimizer state as a safetensors file, in argument order.
-formats::SafeTensorsFile collect(const Executor &ex, ArgumentKind kind) {
+absl::StatusOr<formats::SafeTensorsFile> collect(const Executor &ex,
+                                                 ArgumentKind kind) {
   formats::SafeTensorsFile file;
-  for (const Argument *a : argumentsOf(ex, kind))
-    file.tensors.push_back({a->name, ex.readBuffer(a->buffer)});
+  for (const Argument *a : argumentsOf(ex, kind)) {
+    SINTER_ASSIGN_OR_RETURN(formats::HostTensor tensor,
+                            ex.readBuffer(a->buffer));
+    file.tensors.push_back({a->name, std::move(tensor)});
+  }
   return file;
 }
 
@@ -152,12 +158,25 @@ private:
   absl::Status evaluate(int64_t step);
   absl::Status save(int64_t step);
   std::string dataDescription() const;
+  /// Uploads hostBatch[k] to buffer id for each (id, k) of `targets`.
+  absl::Status
+  uploadBatch(Executor &to,
+              const std::vector<std::pair<int64_t, size_t>> &targets);
 
   Executor &ex;
   Executor *eval;
   const TrainOptions &opt;
   std::unique_ptr<data::DataLoader> loader;
-  std::vector<void *> trainInputs, evalInputs;
+  /// The batch the data loader writes: one host buffer per model input, in
+  /// the training program's input order, allocated once and uploaded to
+  /// the input buffers of the executor that runs it.
+  std::vector<std::vector<unsigned char>> hostBatch;
+  std::vector<void *> hostBatchPointers;
+  /// (input buffer, hostBatch index) of the training and the eval program.
+  std::vector<std::pair<int64_t, size_t>> trainUploads, evalUploads;
+  /// Parameters on their way from the training to the eval executor, sized
+  /// by the first evaluation and reused by every later one.
+  std::vector<unsigned char> paramTransfer;
   std::unique_ptr<ProgressReporter> progress;
   std::unique_ptr<MetricsLog> metrics;
   std::string dataSpec;
@@ -181,8 +200,11 @@ absl::Status Run::prepareData() {
                                     " has no batch dimension; this binary "
                                     "cannot be fed from --data"));
     specs.push_back({a->name, exec::toDType(b.type), b.shape});
-    trainInputs.push_back(ex.bufferData(a->buffer));
+    trainUploads.push_back({a->buffer, hostBatch.size()});
+    hostBatch.emplace_back(static_cast<size_t>(b.bytes));
   }
+  for (std::vector<unsigned char> &input : hostBatch)
+    hostBatchPointers.push_back(input.data());
   if (specs.empty())
     return sinter::InvalidArgumentError(
         SINTER_HERE, "the step program has no model inputs to feed");
@@ -212,9 +234,12 @@ absl::Status Run::prepareData() {
             absl::StrCat("the eval program's input ",
                          formats::quoteForMessage(a->name),
                          " does not match the training program's"));
-      evalInputs.push_back(eval->bufferData(a->buffer));
+      // The same host batch feeds the training input of the same name.
+      for (auto [buffer, index] : trainUploads)
+        if (buffer == t->buffer)
+          evalUploads.push_back({a->buffer, index});
     }
-    if (evalInputs.size() != trainInputs.size())
+    if (evalUploads.size() != trainUploads.size())
       return sinter::InternalError(
           SINTER_HERE,
           "the eval program's inputs differ from the training program's");
@@ -288,11 +313,21 @@ absl::Status Run::prepareParameters() {
   return absl::OkStatus();
 }
 
+absl::Status
+Run::uploadBatch(Executor &to,
+                 const std::vector<std::pair<int64_t, size_t>> &targets) {
+  for (auto [buffer, index] : targets)
+    SINTER_RETURN_IF_ERROR(
+        to.upload(buffer, hostBatch[index].data(), hostBatch[index].size()));
+  return absl::OkStatus();
+}
+
 absl::Status Run::evaluate(int64_t step) {
   int64_t batches = std::min(loader->numEvalBatches(), opt.evalBatches);
   if (!eval || batches == 0)
     return absl::OkStatus();
-  // The eval program has its own slabs: copy the parameters over by name.
+  // The eval program has its own slabs: copy the parameters over by name,
+  // through one host buffer.
   for (const Argument *a : argumentsOf(*eval, ArgumentKind::Param)) {
     const Argument *t = ex.program().findArgument(a->name);
     if (!t || ex.program().buffers[t->buffer].bytes !=
@@ -301,14 +336,19 @@ absl::Status Run::evaluate(int64_t step) {
           SINTER_HERE, absl::StrCat("the eval program's parameter ",
                                     formats::quoteForMessage(a->name),
                                     " does not match the training program's"));
-    std::memcpy(eval->bufferData(a->buffer), ex.bufferData(t->buffer),
-                ex.program().buffers[t->buffer].bytes);
+    auto bytes = static_cast<size_t>(ex.program().buffers[t->buffer].bytes);
+    if (paramTransfer.size() < bytes)
+      paramTransfer.resize(bytes);
+    SINTER_RETURN_IF_ERROR(ex.download(t->buffer, paramTransfer.data(), bytes));
+    SINTER_RETURN_IF_ERROR(
+        eval->upload(a->buffer, paramTransfer.data(), bytes));
   }
   std::vector<std::pair<std::string, double>> sums;
   for (int64_t i = 0; i < batches; ++i) {
-    SINTER_RETURN_IF_ERROR(loader->evalBatch(i, evalInputs));
+    SINTER_RETURN_IF_ERROR(loader->evalBatch(i, hostBatchPointers));
+    SINTER_RETURN_IF_ERROR(uploadBatch(*eval, evalUploads));
     SINTER_RETURN_IF_ERROR(eval->run());
-    std::vector<std::pair<std::string, double>> m = readMetrics(*eval);
+    SINTER_ASSIGN_OR_RETURN(auto m, readMetrics(*eval));
     if (sums.empty())
       sums = m;
     else
@@ -336,9 +376,9 @@ absl::Status Run::save(int64_t step) {
   if (opt.save.empty() || lastCheckpoint == checkpointName(step))
     return absl::OkStatus();
   Checkpoint c;
-  c.model = collect(ex, ArgumentKind::Param);
+  SINTER_ASSIGN_OR_RETURN(c.model, collect(ex, ArgumentKind::Param));
   c.model.metadata["sinter.step"] = absl::StrCat(step);
-  c.optimizer = collect(ex, ArgumentKind::OptState);
+  SINTER_ASSIGN_OR_RETURN(c.optimizer, collect(ex, ArgumentKind::OptState));
   c.state.step = step;
   c.state.seed = seed;
   c.state.data = dataSpec;
@@ -415,12 +455,13 @@ absl::Status Run::run() {
   double smoothedRate = 0;
   int64_t step = startStep;
   for (; step < opt.steps && !interrupted; ++step) {
-    SINTER_RETURN_IF_ERROR(loader->nextTrain(trainInputs));
+    SINTER_RETURN_IF_ERROR(loader->nextTrain(hostBatchPointers));
+    SINTER_RETURN_IF_ERROR(uploadBatch(ex, trainUploads));
     double t0 = now();
-    ex.setStep(step);
+    SINTER_RETURN_IF_ERROR(ex.setStep(step));
     SINTER_RETURN_IF_ERROR(ex.run());
     double seconds = now() - t0;
-    std::vector<std::pair<std::string, double>> m = readMetrics(ex);
+    SINTER_ASSIGN_OR_RETURN(auto m, readMetrics(ex));
     std::optional<double> loss = find(m, "loss");
     if (!loss)
       return sinter::InternalError(SINTER_HERE,

@@ -88,7 +88,10 @@ int main(int argc, char **argv) {
     return fail(s);
   for (const Result &r : ex.program().results)
     if (r.kind == ResultKind::Metric) {
-      formats::HostTensor t = ex.readResult(r);
+      absl::StatusOr<formats::HostTensor> read = ex.readResult(r);
+      if (!read.ok())
+        return fail(read.status());
+      const formats::HostTensor &t = *read;
       double value = 0;
       if (t.dtype == formats::DType::F64) {
         std::memcpy(&value, t.data.data(), sizeof(value));
@@ -99,9 +102,12 @@ int main(int argc, char **argv) {
       }
       std::printf("%s = %.17g\n", r.name.c_str(), value);
     }
-  if (!outputs.empty())
-    if (absl::Status s = formats::writeSafeTensors(outputs, ex.readResults());
-        !s.ok())
+  if (!outputs.empty()) {
+    absl::StatusOr<formats::SafeTensorsFile> results = ex.readResults();
+    if (!results.ok())
+      return fail(results.status());
+    if (absl::Status s = formats::writeSafeTensors(outputs, *results); !s.ok())
       return fail(s);
+  }
   return 0;
 }

@@ -10,16 +10,19 @@
 //   loss = sum(z)                  kernel "sum" (extent 1)
 //   cover[i] += 1 for i in range   kernel "cover" (extent 7)
 //
-// Checked: the values against an independent computation, that 1 and 2
-// threads give identical bytes, how kernels are split, parameter
-// initialization against numbers computed here from Random.h, and loading
-// arguments by name.
+// Checked through the Executor interface: the values against an
+// independent computation, that 1 and 2 threads give identical bytes, how
+// kernels are split, parameter initialization against numbers computed here
+// from Random.h, loading arguments by name, and that upload and download
+// check the buffer id and the byte count. The slab layout is checked on the
+// CPU executor's host descriptors.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Exec/Executor.h"
 
 #include "runtime/Abi/Random.h"
+#include "runtime/Exec/CpuExecutor.h"
 
 #include "gtest/gtest.h"
 
@@ -152,10 +155,21 @@ formats::HostTensor f32Tensor(std::vector<int64_t> shape,
   return t;
 }
 
+/// Buffer `id` (f32) downloaded.
 std::vector<float> floats(const Executor &ex, int64_t id) {
   const Buffer &b = ex.program().buffers[id];
   std::vector<float> v(b.numElements);
-  std::memcpy(v.data(), ex.bufferData(id), b.bytes);
+  absl::Status s = ex.download(id, v.data(), b.bytes);
+  EXPECT_TRUE(s.ok()) << s;
+  return v;
+}
+
+/// Buffer `id` downloaded as `T`s.
+template <typename T> std::vector<T> elements(const Executor &ex, int64_t id) {
+  const Buffer &b = ex.program().buffers[id];
+  std::vector<T> v(b.bytes / sizeof(T));
+  absl::Status s = ex.download(id, v.data(), b.bytes);
+  EXPECT_TRUE(s.ok()) << s;
   return v;
 }
 
@@ -169,7 +183,7 @@ void runOnce(Executor &ex, int64_t step) {
   absl::StatusOr<std::vector<std::string>> unused = ex.setArguments(in);
   ASSERT_TRUE(unused.ok()) << unused.status();
   EXPECT_TRUE(unused->empty());
-  ex.setStep(step);
+  ASSERT_TRUE(ex.setStep(step).ok());
   ASSERT_TRUE(ex.run().ok());
 }
 
@@ -195,14 +209,15 @@ TEST(ExecutorTest, ComputesTheProgram) {
   for (float v : z)
     sum += v;
   EXPECT_EQ(floats(*ex, 2)[0], sum);
-  EXPECT_EQ(ex->step(), 3);
+  EXPECT_EQ(*ex->step(), 3);
 
   // Results by name; "w" reads the argument buffer (the state contract).
-  formats::SafeTensorsFile out = ex->readResults();
-  ASSERT_EQ(out.tensors.size(), 3u);
-  EXPECT_EQ(out.tensors[0].first, "loss");
-  EXPECT_EQ(out.tensors[1].second, ex->readBuffer(7));
-  EXPECT_EQ(out.tensors[2].second.shape, (std::vector<int64_t>{2, 4}));
+  absl::StatusOr<formats::SafeTensorsFile> out = ex->readResults();
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->tensors.size(), 3u);
+  EXPECT_EQ(out->tensors[0].first, "loss");
+  EXPECT_EQ(out->tensors[1].second, *ex->readBuffer(7));
+  EXPECT_EQ(out->tensors[2].second.shape, (std::vector<int64_t>{2, 4}));
 
   std::string profile = ex->formatProfile();
   EXPECT_NE(profile.find("matmul"), std::string::npos) << profile;
@@ -238,12 +253,9 @@ TEST(ExecutorTest, ThreadCountDoesNotChangeBytes) {
     runOnce(*one, step);
     runOnce(*two, step);
   }
-  for (int s = 0; s < sinter::abi::kNumSlabs; ++s) {
-    const SlabRef &a = one->slabRef(static_cast<sinter::abi::SlabId>(s));
-    const SlabRef &b = two->slabRef(static_cast<sinter::abi::SlabId>(s));
-    ASSERT_EQ(a.size, b.size);
-    EXPECT_EQ(std::memcmp(a.aligned, b.aligned, a.size), 0) << "slab " << s;
-  }
+  for (int64_t id = 0; id < static_cast<int64_t>(one->program().buffers.size());
+       ++id)
+    EXPECT_EQ(*one->readBuffer(id), *two->readBuffer(id)) << "buffer " << id;
 }
 
 TEST(ExecutorTest, KernelRangesCoverTheExtentOnce) {
@@ -252,7 +264,7 @@ TEST(ExecutorTest, KernelRangesCoverTheExtentOnce) {
     ASSERT_TRUE(ex);
     coverRanges.clear();
     runOnce(*ex, 0);
-    const auto *cover = static_cast<const int32_t *>(ex->bufferData(6));
+    std::vector<int32_t> cover = elements<int32_t>(*ex, 6);
     for (int i = 0; i < 7; ++i)
       EXPECT_EQ(cover[i], 1) << "threads " << threads << " index " << i;
     // min(threads, extent) contiguous chunks.
@@ -278,7 +290,7 @@ TEST(ExecutorTest, InitializesParametersLikeTheInterpreter) {
   EXPECT_NE(w[0], w[1]);
 
   uint64_t eKey = random::key(42, random::nameHash("e"));
-  const auto *e = static_cast<const uint16_t *>(ex->bufferData(8));
+  std::vector<uint16_t> e = elements<uint16_t>(*ex, 8);
   for (int k = 0; k < 5; ++k) {
     float f = static_cast<float>(1.0 * random::normal(eKey, k));
     uint32_t bits;
@@ -287,7 +299,7 @@ TEST(ExecutorTest, InitializesParametersLikeTheInterpreter) {
     EXPECT_EQ(e[k], static_cast<uint16_t>((bits + 0x7FFF + lsb) >> 16)) << k;
   }
 
-  const auto *d = static_cast<const double *>(ex->bufferData(9));
+  std::vector<double> d = elements<double>(*ex, 9);
   for (int k = 0; k < 3; ++k)
     EXPECT_EQ(d[k], 0.1);
   // The opt_state slab is untouched: zero.
@@ -363,16 +375,8 @@ TEST(ExecutorTest, HyperArgumentsStartAtTheirDefault) {
   auto created = Executor::create(std::move(*program), nullptr);
   ASSERT_TRUE(created.ok()) << created.status();
   Executor &ex = **created;
-  auto f64At = [&](int64_t id) {
-    double v;
-    std::memcpy(&v, ex.bufferData(id), sizeof(v));
-    return v;
-  };
-  auto f32At = [&](int64_t id) {
-    float v;
-    std::memcpy(&v, ex.bufferData(id), sizeof(v));
-    return v;
-  };
+  auto f64At = [&](int64_t id) { return elements<double>(ex, id).at(0); };
+  auto f32At = [&](int64_t id) { return elements<float>(ex, id).at(0); };
   EXPECT_EQ(f64At(0), 0.003);
   EXPECT_EQ(f32At(1), 0.1f);
 
@@ -395,10 +399,14 @@ TEST(ExecutorTest, HyperArgumentsStartAtTheirDefault) {
 }
 
 TEST(ExecutorTest, SlabsAreAlignedAndDescribed) {
-  std::unique_ptr<Executor> ex = makeExecutor(1);
-  ASSERT_TRUE(ex);
+  absl::StatusOr<StepProgram> program = parseStepProgram(kProgram);
+  ASSERT_TRUE(program.ok()) << program.status();
+  absl::StatusOr<std::unique_ptr<CpuExecutor>> created =
+      CpuExecutor::create(std::move(*program), kKernels);
+  ASSERT_TRUE(created.ok()) << created.status();
+  std::unique_ptr<CpuExecutor> &ex = *created;
   for (int s = 0; s < sinter::abi::kNumSlabs; ++s) {
-    const SlabRef &r = ex->slabRef(static_cast<sinter::abi::SlabId>(s));
+    const SlabRef &r = ex->hostSlab(static_cast<sinter::abi::SlabId>(s));
     EXPECT_EQ(reinterpret_cast<uintptr_t>(r.aligned) % 64, 0u);
     EXPECT_EQ(r.allocated, r.aligned);
     EXPECT_EQ(r.offset, 0);
@@ -408,6 +416,82 @@ TEST(ExecutorTest, SlabsAreAlignedAndDescribed) {
   // Constants are filled at creation.
   EXPECT_EQ(floats(*ex, 10),
             std::vector<float>(std::begin(kBias), std::end(kBias)));
+}
+
+// upload and download move exactly a buffer's bytes: an unknown id or any
+// other count is one clear error and copies nothing.
+TEST(ExecutorTest, TransfersCheckTheBufferAndTheByteCount) {
+  std::unique_ptr<Executor> ex = makeExecutor(1);
+  ASSERT_TRUE(ex);
+  std::vector<float> w(12, 1.5f), back(12);
+  ASSERT_TRUE(ex->upload(7, w.data(), 48).ok());
+
+  absl::Status s = ex->upload(12, w.data(), 48);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "upload to buffer 12: @train_step has no such buffer (it has 12)");
+  s = ex->download(-1, back.data(), 48);
+  EXPECT_EQ(s.message(),
+            "download from buffer -1: @train_step has no such buffer (it has "
+            "12)");
+  s = ex->upload(7, std::vector<float>(13, 9.0f).data(), 52);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "upload to buffer 7 'w': 52 bytes given, the buffer holds 48");
+  s = ex->download(7, back.data(), 44);
+  EXPECT_EQ(s.message(),
+            "download from buffer 7 'w': 44 bytes given, the buffer holds 48");
+  EXPECT_EQ(back, std::vector<float>(12, 0.0f)); // nothing copied
+  // The failed upload left w as it was.
+  ASSERT_TRUE(ex->download(7, back.data(), 48).ok());
+  EXPECT_EQ(back, w);
+
+  // The helpers built on them report the same way.
+  EXPECT_EQ(ex->readBuffer(40).status().message(),
+            "download from buffer 40: @train_step has no such buffer (it has "
+            "12)");
+  EXPECT_EQ(ex->scalarValue(12).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ex->writeBuffer(99, f32Tensor({1}, {1}), "t").message(),
+            "upload to buffer 99: @train_step has no such buffer (it has 12)");
+}
+
+// What goes in by upload comes out of run() by download: parameters and
+// inputs set directly (no initializers), the results read back.
+TEST(ExecutorTest, DownloadAfterRunReturnsWhatTheProgramComputed) {
+  std::unique_ptr<Executor> ex = makeExecutor(2);
+  ASSERT_TRUE(ex);
+  std::vector<float> w(12);
+  for (int i = 0; i < 12; ++i)
+    w[i] = 0.25f * static_cast<float>(i - 5); // exact in f32
+  ASSERT_TRUE(ex->upload(7, w.data(), w.size() * 4).ok());
+  ASSERT_TRUE(ex->upload(0, kXValues.data(), kXValues.size() * 4).ok());
+  ASSERT_TRUE(ex->setStep(-2).ok());
+  ASSERT_TRUE(ex->run().ok());
+
+  std::vector<float> x2(6);
+  for (int i = 0; i < 6; ++i)
+    x2[i] = 2 * kXValues[i] - 2;
+  EXPECT_EQ(floats(*ex, 3), x2);
+  MatmulDesc desc = ex->program().matmulDesc(ex->program().steps[1].matmul);
+  std::vector<float> want(8);
+  ASSERT_TRUE(
+      referenceMatmul(desc, x2.data(), w.data(), kBias, want.data()).ok());
+  std::vector<float> y(8);
+  ASSERT_TRUE(ex->download(4, y.data(), 32).ok());
+  float sum = 0;
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_NEAR(y[i], want[i], 1e-5 * (std::fabs(want[i]) + 1)) << i;
+    sum += y[i];
+  }
+  float loss = 0;
+  ASSERT_TRUE(ex->download(2, &loss, sizeof(loss)).ok());
+  EXPECT_EQ(loss, sum);
+  EXPECT_EQ(*ex->scalarValue(2), sum);
+  int64_t step = 0;
+  ASSERT_TRUE(ex->download(1, &step, sizeof(step)).ok());
+  EXPECT_EQ(step, -2);
+  EXPECT_EQ(*ex->step(), -2);
 }
 
 // The link line sinterc -o uses is generated with the libraries.
