@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "runtime/Formats/AbslCompat.h"
-#include "runtime/Formats/Json.h"
+#include "runtime/Formats/Utf8.h"
 #include "runtime/Support/Status.h"
 
 #include <algorithm>

@@ -1,7 +1,10 @@
-//===- Json.h - a small strict JSON reader and writer ---------------------===//
+//===- Json.h - the step program's hand-written JSON reader and writer ----===//
 //
-// Enough JSON for safetensors headers and similar small metadata files,
-// written for untrusted input:
+// Only runtime/Exec/StepProgram.cpp (and its test) still use this file;
+// everything else in the runtime reads and writes JSON with nlohmann::json
+// (JsonDocument.h). It goes when the step program moves to protobuf.
+//
+// A strict parser written for untrusted input:
 //
 //   - RFC 8259 grammar only: no comments, no trailing commas, no NaN, no
 //     single quotes, no leading zeros; one value then optional whitespace.
@@ -132,16 +135,8 @@ absl::StatusOr<JsonValue> parseJson(std::string_view text,
 /// integral values so they read back as Numbers; non-finite numbers, which
 /// JSON cannot express, print as null (like JavaScript's JSON.stringify).
 /// Strings are emitted as stored: callers must ensure they are valid UTF-8
-/// (see isValidUtf8) or the output will not parse.
+/// (see Utf8.h) or the output will not parse.
 std::string printJson(const JsonValue &value);
-
-/// Appends the UTF-8 encoding of `codePoint` (at most U+10FFFF, not a
-/// surrogate: callers check) to `out`.
-void appendUtf8(std::string &out, uint32_t codePoint);
-
-/// Whether `text` is well-formed UTF-8 (no overlong forms, no surrogate code
-/// points, nothing above U+10FFFF).
-bool isValidUtf8(std::string_view text);
 
 } // namespace sinter::formats
 

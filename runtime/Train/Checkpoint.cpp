@@ -9,7 +9,8 @@
 
 #include "runtime/Formats/AbslCompat.h"
 #include "runtime/Formats/FileIO.h"
-#include "runtime/Formats/Json.h"
+#include "runtime/Formats/JsonDocument.h"
+#include "runtime/Formats/Utf8.h"
 #include "runtime/Support/Status.h"
 
 #include "absl/strings/numbers.h"
@@ -26,10 +27,9 @@
 
 using namespace sinter;
 using namespace sinter::train;
-using formats::JsonMember;
+using formats::Json;
 using formats::toAbsl;
 using formats::toStd;
-using formats::JsonValue;
 namespace fs = std::filesystem;
 
 namespace {
@@ -70,107 +70,106 @@ absl::StatusOr<std::string> readWholeFile(const std::string &path) {
 
 std::string hashText(uint64_t hash) { return absl::StrFormat("%016x", hash); }
 
-JsonValue fileEntry(std::string_view bytes) {
-  return JsonValue::makeObject(
-      {{"bytes", JsonValue::makeInt(static_cast<int64_t>(bytes.size()))},
-       {"hash", JsonValue::makeString(hashText(hashBytes(bytes)))}});
+Json fileEntry(std::string_view bytes) {
+  Json entry = Json::object();
+  entry["bytes"] = static_cast<int64_t>(bytes.size());
+  entry["hash"] = hashText(hashBytes(bytes));
+  return entry;
 }
 
-JsonValue stateToJson(const TrainerState &s) {
-  std::vector<JsonMember> m = {
-      {"step", JsonValue::makeInt(s.step)},
-      // The seed is a uint64; as text it survives JSON's int64 range.
-      {"seed", JsonValue::makeString(absl::StrCat(s.seed))},
-      {"data", JsonValue::makeString(s.data)},
-      {"data_state", JsonValue::makeString(s.dataState)},
-      {"program", JsonValue::makeString(s.program)},
-  };
+Json stateToJson(const TrainerState &s) {
+  Json state = Json::object();
+  state["step"] = s.step;
+  // The seed is a uint64; as text it survives JSON's int64 range.
+  state["seed"] = absl::StrCat(s.seed);
+  state["data"] = s.data;
+  state["data_state"] = s.dataState;
+  state["program"] = s.program;
   if (s.lr)
-    m.push_back({"lr", JsonValue::makeNumber(*s.lr)});
+    state["lr"] = *s.lr;
   if (s.loss)
-    m.push_back({"loss", JsonValue::makeNumber(*s.loss)});
-  return JsonValue::makeObject(std::move(m));
+    state["loss"] = *s.loss;
+  return state;
 }
+
+/// The kinds of member trainer.json holds.
+enum class Kind { Integer, String, Number };
 
 absl::StatusOr<TrainerState> stateFromJson(std::string_view text,
                                            const std::string &path) {
-  absl::StatusOr<JsonValue> json = formats::parseJson(text);
-  if (!json.ok())
+  absl::StatusOr<formats::JsonDocument> document =
+      formats::JsonDocument::parse(text);
+  if (!document.ok())
     return formats::formatError(SINTER_HERE, path,
-                                toStd(json.status().message()));
-  if (!json->isObject())
+                                toStd(document.status().message()));
+  const Json &json = document->root();
+  if (!json.is_object())
     return formats::formatError(SINTER_HERE, path, "not a JSON object");
-  TrainerState s;
-  auto field = [&](const char *name, formats::JsonKind kind,
-                   bool required = true) -> absl::StatusOr<const JsonValue *> {
-    const JsonValue *v = json->find(name);
+  auto field = [&](const char *name, Kind kind,
+                   bool required = true) -> absl::StatusOr<const Json *> {
+    const Json *v = formats::findMember(json, name);
     if (!v)
       return required ? formats::formatError(
                             SINTER_HERE, path,
                             absl::StrCat("missing member '", name, "'"))
-                      : absl::StatusOr<const JsonValue *>(nullptr);
-    bool ok = kind == formats::JsonKind::Number ? v->isNumber()
-                                                : v->kind() == kind;
+                      : absl::StatusOr<const Json *>(nullptr);
+    bool ok = kind == Kind::Integer  ? v->is_number_integer()
+              : kind == Kind::String ? v->is_string()
+                                     : v->is_number();
     if (!ok)
       return formats::formatError(
-          SINTER_HERE, path, v->offset(),
+          SINTER_HERE, path, document->offsetOf(*v),
           absl::StrCat("'", name, "' has the wrong type"));
     return v;
   };
-  absl::StatusOr<const JsonValue *> step =
-      field("step", formats::JsonKind::Int);
-  absl::StatusOr<const JsonValue *> seed =
-      field("seed", formats::JsonKind::String);
-  absl::StatusOr<const JsonValue *> data =
-      field("data", formats::JsonKind::String);
-  absl::StatusOr<const JsonValue *> dataState =
-      field("data_state", formats::JsonKind::String);
-  absl::StatusOr<const JsonValue *> program =
-      field("program", formats::JsonKind::String);
-  absl::StatusOr<const JsonValue *> lr =
-      field("lr", formats::JsonKind::Number, false);
-  absl::StatusOr<const JsonValue *> loss =
-      field("loss", formats::JsonKind::Number, false);
-  for (const auto *f : {&step, &seed, &data, &dataState, &program, &lr, &loss})
-    if (!f->ok())
-      return f->status();
-  s.step = (*step)->asInt();
+  auto string = [](const Json *v) { return v->get_ref<const std::string &>(); };
+  TrainerState s;
+  SINTER_ASSIGN_OR_RETURN(const Json *step, field("step", Kind::Integer));
+  SINTER_ASSIGN_OR_RETURN(const Json *seed, field("seed", Kind::String));
+  SINTER_ASSIGN_OR_RETURN(const Json *data, field("data", Kind::String));
+  SINTER_ASSIGN_OR_RETURN(const Json *dataState,
+                          field("data_state", Kind::String));
+  SINTER_ASSIGN_OR_RETURN(const Json *program, field("program", Kind::String));
+  SINTER_ASSIGN_OR_RETURN(const Json *lr, field("lr", Kind::Number, false));
+  SINTER_ASSIGN_OR_RETURN(const Json *loss, field("loss", Kind::Number, false));
+  s.step = step->get<int64_t>();
   if (s.step < 0)
     return formats::formatError(SINTER_HERE, path, "'step' is negative");
-  if (!absl::SimpleAtoi((*seed)->asString(), &s.seed))
+  if (!absl::SimpleAtoi(string(seed), &s.seed))
     return formats::formatError(SINTER_HERE, path,
                                 "'seed' is not an unsigned integer");
-  s.data = (*data)->asString();
-  s.dataState = (*dataState)->asString();
-  s.program = (*program)->asString();
-  if (*lr)
-    s.lr = (*lr)->asNumber();
-  if (*loss)
-    s.loss = (*loss)->asNumber();
+  s.data = string(data);
+  s.dataState = string(dataState);
+  s.program = string(program);
+  if (lr)
+    s.lr = lr->get<double>();
+  if (loss)
+    s.loss = loss->get<double>();
   return s;
 }
 
 /// Checks one file against its COMPLETE entry and returns its bytes.
 absl::StatusOr<std::string> readChecked(const std::string &dir,
-                                        const JsonValue &marker,
-                                        const char *name) {
+                                        const Json &marker, const char *name) {
   std::string path = (fs::path(dir) / name).string();
   std::string markerPath = (fs::path(dir) / kMarkerFile).string();
-  const JsonValue *files = marker.find("files");
-  const JsonValue *entry = files ? files->find(name) : nullptr;
-  const JsonValue *bytes = entry ? entry->find("bytes") : nullptr;
-  const JsonValue *hash = entry ? entry->find("hash") : nullptr;
-  if (!bytes || !bytes->isInt() || !hash || !hash->isString())
+  const Json *files = formats::findMember(marker, "files");
+  const Json *entry = files ? formats::findMember(*files, name) : nullptr;
+  const Json *bytes = entry ? formats::findMember(*entry, "bytes") : nullptr;
+  const Json *hash = entry ? formats::findMember(*entry, "hash") : nullptr;
+  if (!bytes || !bytes->is_number_integer() || !hash || !hash->is_string())
     return formats::formatError(SINTER_HERE, markerPath,
                                 absl::StrCat("no valid entry for ", name));
+  int64_t size = bytes->get<int64_t>();
+  const std::string &expectedHash = hash->get_ref<const std::string &>();
   SINTER_ASSIGN_OR_RETURN(std::string text, readWholeFile(path));
-  if (static_cast<int64_t>(text.size()) != bytes->asInt())
+  if (static_cast<int64_t>(text.size()) != size)
     return formats::formatError(
         SINTER_HERE, path,
         absl::StrFormat("has %d bytes but the checkpoint was saved "
                         "with %d (truncated or replaced)",
-                        text.size(), bytes->asInt()));
-  if (hashText(hashBytes(text)) != hash->asString())
+                        text.size(), size));
+  if (hashText(hashBytes(text)) != expectedHash)
     return formats::formatError(
         SINTER_HERE, path,
         "its contents do not match the hash in COMPLETE (corrupt)");
@@ -228,6 +227,18 @@ void sinter::train::removeStaleTemporaries(const std::string &root) {
 absl::StatusOr<std::string>
 sinter::train::saveCheckpoint(const std::string &root,
                               const Checkpoint &checkpoint) {
+  // trainer.json is JSON text, which holds only UTF-8.
+  for (auto [what, text] :
+       {std::pair{"the data spec", &checkpoint.state.data},
+        std::pair{"the data state", &checkpoint.state.dataState},
+        std::pair{"the program fingerprint", &checkpoint.state.program}})
+    if (!formats::isValidUtf8(*text))
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
+          absl::StrCat(root, ": cannot save a checkpoint: ", what, " ",
+                       formats::quoteForMessage(*text),
+                       " is not valid UTF-8 (trainer.json holds it as JSON "
+                       "text)"));
   std::error_code ec;
   fs::create_directories(root, ec);
   if (ec)
@@ -252,22 +263,21 @@ sinter::train::saveCheckpoint(const std::string &root,
                           formats::serializeSafeTensors(checkpoint.model));
   SINTER_ASSIGN_OR_RETURN(std::string optimizer,
                           formats::serializeSafeTensors(checkpoint.optimizer));
-  std::string state = formats::printJson(stateToJson(checkpoint.state)) + "\n";
+  std::string state = formats::writeJson(stateToJson(checkpoint.state)) + "\n";
 
   std::vector<std::pair<const char *, const std::string *>> files = {
       {kModelFile, &model}, {kOptimizerFile, &optimizer}, {kStateFile, &state}};
-  std::vector<JsonMember> entries;
+  Json entries = Json::object();
   for (auto [file, bytes] : files) {
     SINTER_RETURN_IF_ERROR(formats::writeFileAtomic(
         (fs::path(tempDir) / file).string(), {*bytes}));
-    entries.push_back({file, fileEntry(*bytes)});
+    entries[file] = fileEntry(*bytes);
   }
   // 2. The marker last: a directory without it is not a checkpoint.
-  std::string marker =
-      formats::printJson(JsonValue::makeObject(
-          {{"step", JsonValue::makeInt(checkpoint.state.step)},
-           {"files", JsonValue::makeObject(std::move(entries))}})) +
-      "\n";
+  Json markerJson = Json::object();
+  markerJson["step"] = checkpoint.state.step;
+  markerJson["files"] = std::move(entries);
+  std::string marker = formats::writeJson(markerJson) + "\n";
   SINTER_RETURN_IF_ERROR(formats::writeFileAtomic(
       (fs::path(tempDir) / kMarkerFile).string(), {marker}));
 
@@ -324,10 +334,12 @@ sinter::train::loadCheckpoint(const std::string &path,
         SINTER_HERE,
         absl::StrCat(dir, ": incomplete checkpoint (no COMPLETE marker)"));
   SINTER_ASSIGN_OR_RETURN(std::string markerText, readWholeFile(markerPath));
-  absl::StatusOr<JsonValue> marker = formats::parseJson(markerText);
-  if (!marker.ok())
+  absl::StatusOr<formats::JsonDocument> markerDocument =
+      formats::JsonDocument::parse(markerText);
+  if (!markerDocument.ok())
     return formats::formatError(SINTER_HERE, markerPath,
-                                toStd(marker.status().message()));
+                                toStd(markerDocument.status().message()));
+  const Json *marker = &markerDocument->root();
 
   Checkpoint checkpoint;
   SINTER_ASSIGN_OR_RETURN(std::string model,

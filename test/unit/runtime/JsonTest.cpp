@@ -1,7 +1,8 @@
 //===- JsonTest.cpp - the step program's JSON reader ----------------------===//
 //
-// The grammar edge cases of runtime/Formats/Json.h: escapes, UTF-8,
-// integers, limits, duplicate keys, offsets and printing.
+// The grammar edge cases of runtime/Formats/Json.h, the step program's own
+// parser: escapes, UTF-8, integers, limits, duplicate keys, offsets and
+// printing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -210,19 +211,6 @@ TEST(JsonTest, PrintRoundTrips) {
   EXPECT_EQ(printJson(JsonValue::makeNumber(INFINITY)), "null");
   EXPECT_EQ(printJson(JsonValue::makeNumber(NAN)), "null");
   EXPECT_EQ(printJson(JsonValue::makeNumber(1e300)), "1e+300");
-}
-
-TEST(JsonTest, IsValidUtf8) {
-  EXPECT_TRUE(isValidUtf8(""));
-  EXPECT_TRUE(isValidUtf8("plain"));
-  EXPECT_TRUE(isValidUtf8("\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80"));
-  EXPECT_TRUE(isValidUtf8("\xF4\x8F\xBF\xBF")); // U+10FFFF
-  EXPECT_FALSE(isValidUtf8("\x80"));
-  EXPECT_FALSE(isValidUtf8("\xC1\xBF"));         // overlong
-  EXPECT_FALSE(isValidUtf8("\xE0\x80\xAF"));     // overlong
-  EXPECT_FALSE(isValidUtf8("\xED\xBF\xBF"));     // surrogate
-  EXPECT_FALSE(isValidUtf8("\xF8\x88\x80\x80")); // 5-byte form
-  EXPECT_FALSE(isValidUtf8("\xE2\x82"));         // truncated
 }
 
 } // namespace

@@ -199,16 +199,19 @@ TEST(SafeTensorsTest, RejectsMalformedFiles) {
        "bytes)"},
       {"all ones length", std::string(8, '\xFF'), "exceeds the limit"},
       {"not JSON", rawSafeTensors("{\"w\" " + w + "}", data16),
-       "byte offset 13: header is not valid JSON: expected ':' after an "
-       "object key"},
+       "byte offset 13: header is not valid JSON: syntax error while parsing "
+       "object separator - unexpected '{'; expected ':'"},
       {"first byte", rawSafeTensors("xyz", ""),
-       "byte offset 8: header is not valid JSON: unexpected 'x', expected a "
-       "value"},
+       "byte offset 8: header is not valid JSON: syntax error while parsing "
+       "value - invalid literal; last read: 'x'"},
       {"missing comma",
        rawSafeTensors("{\"w\":" + w + " \"v\":" + w + "}", data16),
-       "header is not valid JSON: expected ',' or '}'"},
+       "byte offset 67: header is not valid JSON: syntax error while parsing "
+       "object - unexpected string literal; expected '}'"},
       {"invalid UTF-8", rawSafeTensors("{\"\xFF\":" + w + "}", data16),
-       "byte offset 10: header is not valid JSON: invalid UTF-8"},
+       "byte offset 10: header is not valid JSON: syntax error while parsing "
+       "object key - invalid string: ill-formed UTF-8 byte; last read: "
+       "'\"\\xff'"},
       {"duplicate tensor",
        rawSafeTensors("{\"w\":" + w + ",\"w\":" + w + "}", data16),
        "header is not valid JSON: duplicate key \"w\""},
