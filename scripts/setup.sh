@@ -8,7 +8,7 @@ PACKAGES=(
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   clang-19 libclang-rt-19-dev lld-19
   libprotobuf-dev protobuf-compiler
-  libabsl-dev libgtest-dev libgmock-dev
+  libabsl-dev libgtest-dev libgmock-dev nlohmann-json3-dev
   python3-numpy
   libdnnl-dev
 )

@@ -5,6 +5,7 @@
 #include "runtime/Abi/Random.h"
 #include "runtime/Formats/AbslCompat.h"
 #include "runtime/Formats/FileIO.h"
+#include "runtime/Support/Status.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -87,14 +88,17 @@ absl::Status EpochCursor::restore(std::string_view state) {
   bool wellFormed = parseField(rest, "epoch", newEpoch) && parseSpace(rest) &&
                     parseField(rest, "batch", newBatch) && rest.empty();
   if (!wellFormed)
-    return absl::InvalidArgumentError(
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
         absl::StrCat("data state ", formats::quoteForMessage(state),
                      ": expected 'epoch=E batch=B' with decimal E and B"));
   if (newBatch >= batchesPerEpoch())
-    return absl::InvalidArgumentError(absl::StrCat(
-        "data state ", formats::quoteForMessage(state), ": batch ", newBatch,
-        " is out of range: an epoch has ", batchesPerEpoch(),
-        " batches (was the data or the batch size changed?)"));
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
+        absl::StrCat("data state ", formats::quoteForMessage(state), ": batch ",
+                     newBatch, " is out of range: an epoch has ",
+                     batchesPerEpoch(),
+                     " batches (was the data or the batch size changed?)"));
   currentEpoch = newEpoch;
   batch = newBatch;
   return absl::OkStatus();
@@ -125,7 +129,7 @@ std::string describeInput(const InputSpec &input) {
 absl::Status checkInputs(std::string_view label,
                          const std::vector<InputSpec> &inputs) {
   auto fail = [&](std::string_view why) {
-    return formats::formatError(label, why);
+    return formats::formatError(SINTER_HERE, label, why);
   };
   if (inputs.empty())
     return fail("the model has no inputs to load data for");
@@ -157,13 +161,15 @@ absl::Status checkInputs(std::string_view label,
 absl::Status checkDestinations(const std::vector<void *> &dst,
                                const std::vector<InputSpec> &inputs) {
   if (dst.size() != inputs.size())
-    return absl::InvalidArgumentError(
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
         absl::StrCat("data loader: got ", dst.size(),
                      " destination buffers for ", inputs.size(), " inputs"));
   for (size_t i = 0; i < dst.size(); ++i)
     if (!dst[i])
-      return absl::InvalidArgumentError(absl::StrCat(
-          "data loader: the buffer for input '", inputs[i].name, "' is null"));
+      return sinter::InvalidArgumentError(
+          SINTER_HERE, absl::StrCat("data loader: the buffer for input '",
+                                    inputs[i].name, "' is null"));
   return absl::OkStatus();
 }
 
@@ -173,8 +179,7 @@ ItemLoader::ItemLoader(std::vector<InputSpec> inputs, int64_t numTrainItems,
       cursor(numTrainItems, B, seed) {}
 
 absl::Status ItemLoader::nextTrain(const std::vector<void *> &dst) {
-  if (absl::Status status = checkDestinations(dst, inputs); !status.ok())
-    return status;
+  SINTER_RETURN_IF_ERROR(checkDestinations(dst, inputs));
   cursor.next(items);
   fill(Split::Train, items, dst);
   return absl::OkStatus();
@@ -183,11 +188,12 @@ absl::Status ItemLoader::nextTrain(const std::vector<void *> &dst) {
 int64_t ItemLoader::numEvalBatches() const { return numEvalItems() / B; }
 
 absl::Status ItemLoader::evalBatch(int64_t i, const std::vector<void *> &dst) {
-  if (absl::Status status = checkDestinations(dst, inputs); !status.ok())
-    return status;
+  SINTER_RETURN_IF_ERROR(checkDestinations(dst, inputs));
   if (i < 0 || i >= numEvalBatches())
-    return absl::OutOfRangeError(absl::StrCat(
-        "eval batch ", i, " is out of range: there are ", numEvalBatches()));
+    return sinter::OutOfRangeError(SINTER_HERE,
+                                   absl::StrCat("eval batch ", i,
+                                                " is out of range: there are ",
+                                                numEvalBatches()));
   items.resize(static_cast<size_t>(B));
   for (int64_t r = 0; r < B; ++r)
     items[static_cast<size_t>(r)] = i * B + r;

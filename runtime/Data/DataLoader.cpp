@@ -27,6 +27,7 @@
 #include "runtime/Data/TokenFiles.h"
 #include "runtime/Formats/AbslCompat.h"
 #include "runtime/Formats/FileIO.h"
+#include "runtime/Support/Status.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -69,7 +70,8 @@ absl::StatusOr<std::vector<std::string>> listDirectory(const std::string &dir) {
     names.push_back(it->path().filename().string());
   if (ec)
     return formats::formatError(
-        dir, absl::StrCat("cannot list the directory: ", ec.message()));
+        SINTER_HERE, dir,
+        absl::StrCat("cannot list the directory: ", ec.message()));
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -87,7 +89,8 @@ openNpyList(const std::string &spec, const std::vector<InputSpec> &inputs,
     size_t eq = item.find('=');
     if (eq == absl::string_view::npos || eq == 0 || eq + 1 == item.size())
       return formats::formatError(
-          spec, absl::StrCat("'", item, "' is not of the form name=path.npy"));
+          SINTER_HERE, spec,
+          absl::StrCat("'", item, "' is not of the form name=path.npy"));
     std::string name(item.substr(0, eq));
     auto it =
         std::find_if(inputs.begin(), inputs.end(),
@@ -97,21 +100,22 @@ openNpyList(const std::string &spec, const std::vector<InputSpec> &inputs,
       for (const InputSpec &input : inputs)
         names.push_back(input.name);
       return formats::formatError(
-          spec,
+          SINTER_HERE, spec,
           absl::StrCat("the model has no input '", name,
                        "' (its inputs: ", absl::StrJoin(names, ", "), ")"));
     }
     std::string &path = paths[static_cast<size_t>(it - inputs.begin())];
     if (!path.empty())
       return formats::formatError(
-          spec, absl::StrCat("input '", name, "' is given twice"));
+          SINTER_HERE, spec, absl::StrCat("input '", name, "' is given twice"));
     path = std::string(item.substr(eq + 1));
   }
   for (size_t i = 0; i < inputs.size(); ++i)
     if (paths[i].empty())
-      return formats::formatError(
-          spec, absl::StrCat("no file for input '", inputs[i].name, "' (give ",
-                             inputs[i].name, "=path.npy)"));
+      return formats::formatError(SINTER_HERE, spec,
+                                  absl::StrCat("no file for input '",
+                                               inputs[i].name, "' (give ",
+                                               inputs[i].name, "=path.npy)"));
   return openNpyLoader(spec, paths, {}, inputs, options);
 }
 
@@ -129,10 +133,11 @@ npyPathsIn(const std::string &dir, const std::vector<InputSpec> &inputs) {
           if (endsWith(name, ".npy"))
             found.push_back(name);
       return formats::formatError(
-          dir, absl::StrCat("no ", input.name, ".npy for input ",
-                            describeInput(input), " (.npy files here: ",
-                            found.empty() ? "none" : absl::StrJoin(found, ", "),
-                            ")"));
+          SINTER_HERE, dir,
+          absl::StrCat("no ", input.name, ".npy for input ",
+                       describeInput(input), " (.npy files here: ",
+                       found.empty() ? "none" : absl::StrJoin(found, ", "),
+                       ")"));
     }
     paths.push_back(std::move(path));
   }
@@ -142,12 +147,10 @@ npyPathsIn(const std::string &dir, const std::vector<InputSpec> &inputs) {
 absl::StatusOr<std::unique_ptr<DataLoader>>
 openDirectory(const std::string &dir, const std::vector<InputSpec> &inputs,
               const LoaderOptions &options) {
-  absl::StatusOr<std::vector<std::string>> names = listDirectory(dir);
-  if (!names.ok())
-    return names.status();
+  SINTER_ASSIGN_OR_RETURN(std::vector<std::string> names, listDirectory(dir));
   std::vector<std::string> bins;
   bool hasNpy = false;
-  for (const std::string &name : *names) {
+  for (const std::string &name : names) {
     std::string path = join(dir, name);
     if (endsWith(name, ".bin") && isRegularFile(path))
       bins.push_back(path);
@@ -158,38 +161,31 @@ openDirectory(const std::string &dir, const std::vector<InputSpec> &inputs,
 
   if (!bins.empty() && (hasNpy || hasSplitDirs))
     return formats::formatError(
-        dir, absl::StrCat("holds both token .bin files and .npy data (",
-                          hasNpy ? ".npy files" : "a train/ folder",
-                          "); point --data at one of them"));
+        SINTER_HERE, dir,
+        absl::StrCat("holds both token .bin files and .npy data (",
+                     hasNpy ? ".npy files" : "a train/ folder",
+                     "); point --data at one of them"));
   if (!bins.empty()) {
-    absl::StatusOr<TokenFileSets> sets = classifyTokenFiles(dir, bins);
-    if (!sets.ok())
-      return sets.status();
-    return openTokenLoader(dir, *sets, inputs, options);
+    SINTER_ASSIGN_OR_RETURN(TokenFileSets sets, classifyTokenFiles(dir, bins));
+    return openTokenLoader(dir, sets, inputs, options);
   }
   if (hasSplitDirs) {
-    absl::StatusOr<std::vector<std::string>> train =
-        npyPathsIn(join(dir, "train"), inputs);
-    if (!train.ok())
-      return train.status();
+    SINTER_ASSIGN_OR_RETURN(std::vector<std::string> train,
+                            npyPathsIn(join(dir, "train"), inputs));
     std::vector<std::string> val;
     if (isDirectory(join(dir, "val"))) {
-      absl::StatusOr<std::vector<std::string>> found =
-          npyPathsIn(join(dir, "val"), inputs);
-      if (!found.ok())
-        return found.status();
-      val = *std::move(found);
+      SINTER_ASSIGN_OR_RETURN(val, npyPathsIn(join(dir, "val"), inputs));
     }
-    return openNpyLoader(dir, *train, val, inputs, options);
+    return openNpyLoader(dir, train, val, inputs, options);
   }
   if (hasNpy) {
-    absl::StatusOr<std::vector<std::string>> paths = npyPathsIn(dir, inputs);
-    if (!paths.ok())
-      return paths.status();
-    return openNpyLoader(dir, *paths, {}, inputs, options);
+    SINTER_ASSIGN_OR_RETURN(std::vector<std::string> paths,
+                            npyPathsIn(dir, inputs));
+    return openNpyLoader(dir, paths, {}, inputs, options);
   }
   return formats::formatError(
-      dir, "holds no token .bin files, no .npy files and no train/ folder");
+      SINTER_HERE, dir,
+      "holds no token .bin files, no .npy files and no train/ folder");
 }
 
 absl::StatusOr<std::unique_ptr<DataLoader>>
@@ -203,20 +199,21 @@ openGlob(const std::string &pattern, const std::vector<InputSpec> &inputs,
       paths.emplace_back(matches.gl_pathv[i]);
   ::globfree(&matches);
   if (rc == GLOB_NOMATCH || (rc == 0 && paths.empty()))
-    return absl::NotFoundError(
-        absl::StrCat(pattern, ": the pattern matches no file"));
+    return sinter::NotFoundError(
+        SINTER_HERE, absl::StrCat(pattern, ": the pattern matches no file"));
   if (rc != 0)
-    return formats::formatError(pattern, "cannot expand the glob pattern");
+    return formats::formatError(SINTER_HERE, pattern,
+                                "cannot expand the glob pattern");
   for (const std::string &path : paths)
     if (!endsWith(path, ".bin") || !isRegularFile(path))
       return formats::formatError(
-          pattern, absl::StrCat("matches '", path,
-                                "', which is not a token .bin file (glob "
-                                "patterns select token files only)"));
-  absl::StatusOr<TokenFileSets> sets = classifyTokenFiles(pattern, paths);
-  if (!sets.ok())
-    return sets.status();
-  return openTokenLoader(pattern, *sets, inputs, options);
+          SINTER_HERE, pattern,
+          absl::StrCat("matches '", path,
+                       "', which is not a token .bin file (glob "
+                       "patterns select token files only)"));
+  SINTER_ASSIGN_OR_RETURN(TokenFileSets sets,
+                          classifyTokenFiles(pattern, paths));
+  return openTokenLoader(pattern, sets, inputs, options);
 }
 
 } // namespace
@@ -225,19 +222,21 @@ absl::StatusOr<std::unique_ptr<DataLoader>>
 DataLoader::open(const std::string &spec, const std::vector<InputSpec> &inputs,
                  const LoaderOptions &options) {
   if (spec.empty())
-    return absl::InvalidArgumentError(
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
         "--data is empty: give a token file, a directory, a glob pattern or "
         "name=path.npy,...");
-  if (absl::Status status = checkInputs(spec, inputs); !status.ok())
-    return status;
+  SINTER_RETURN_IF_ERROR(checkInputs(spec, inputs));
   if (!(options.evalFraction >= 0 && options.evalFraction < 1))
-    return formats::formatError(spec, absl::StrCat("the eval fraction ",
-                                                   options.evalFraction,
-                                                   " is not in [0, 1)"));
+    return formats::formatError(SINTER_HERE, spec,
+                                absl::StrCat("the eval fraction ",
+                                             options.evalFraction,
+                                             " is not in [0, 1)"));
   if (options.vocabSize < 0)
-    return formats::formatError(spec, absl::StrCat("the vocabulary size ",
-                                                   options.vocabSize,
-                                                   " is negative"));
+    return formats::formatError(SINTER_HERE, spec,
+                                absl::StrCat("the vocabulary size ",
+                                             options.vocabSize,
+                                             " is negative"));
 
   std::error_code ec;
   bool exists = fs::exists(spec, ec);
@@ -246,25 +245,28 @@ DataLoader::open(const std::string &spec, const std::vector<InputSpec> &inputs,
   if (!exists && spec.find_first_of("*?[") != std::string::npos)
     return openGlob(spec, inputs, options);
   if (!exists)
-    return absl::NotFoundError(
-        absl::StrCat(spec, ": no such file or directory"));
+    return sinter::NotFoundError(
+        SINTER_HERE, absl::StrCat(spec, ": no such file or directory"));
   if (isDirectory(spec))
     return openDirectory(spec, inputs, options);
   if (!isRegularFile(spec))
-    return formats::formatError(spec, "not a regular file or directory");
+    return formats::formatError(SINTER_HERE, spec,
+                                "not a regular file or directory");
   if (endsWith(spec, ".bin"))
     return openTokenLoader(spec, TokenFileSets{{spec}, {}}, inputs, options);
   if (endsWith(spec, ".npy")) {
     if (inputs.size() != 1)
-      return formats::formatError(
-          spec, absl::StrCat("one .npy file cannot feed ", inputs.size(),
-                             " inputs; give a directory or "
-                             "name=path.npy,... for each"));
+      return formats::formatError(SINTER_HERE, spec,
+                                  absl::StrCat("one .npy file cannot feed ",
+                                               inputs.size(),
+                                               " inputs; give a directory or "
+                                               "name=path.npy,... for each"));
     return openNpyLoader(spec, {spec}, {}, inputs, options);
   }
   return formats::formatError(
-      spec, "is neither a token .bin file nor a .npy file (see docs/Data.md "
-            "for the --data forms)");
+      SINTER_HERE, spec,
+      "is neither a token .bin file nor a .npy file (see docs/Data.md "
+      "for the --data forms)");
 }
 
 } // namespace sinter::data

@@ -19,10 +19,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Abi/HalfFloat.h"
+
 #include "runtime/Data/Batching.h"
 #include "runtime/Data/Loaders.h"
 #include "runtime/Formats/AbslCompat.h"
 #include "runtime/Formats/Npy.h"
+#include "runtime/Support/Status.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -156,10 +158,11 @@ absl::StatusOr<HostTensor> convert(HostTensor array, const std::string &path,
     return array;
   auto refuse = [&](std::string_view why) {
     return formats::formatError(
-        path, absl::StrCat("cannot convert ",
-                           formats::toAbsl(formats::dtypeName(from)),
-                           " data to input ", describeInput(input), " (",
-                           formats::toAbsl(why), ")"));
+        SINTER_HERE, path,
+        absl::StrCat("cannot convert ",
+                     formats::toAbsl(formats::dtypeName(from)),
+                     " data to input ", describeInput(input), " (",
+                     formats::toAbsl(why), ")"));
   };
   bool toFloat = to == DType::F32 || to == DType::F64;
   if (!toFloat && isFloat(to))
@@ -171,10 +174,12 @@ absl::StatusOr<HostTensor> convert(HostTensor array, const std::string &path,
 
   absl::StatusOr<int64_t> count = array.numElements();
   if (!count.ok())
-    return formats::formatError(path, formats::toStd(count.status().message()));
+    return formats::formatError(SINTER_HERE, path,
+                                formats::toStd(count.status().message()));
   absl::StatusOr<HostTensor> out = HostTensor::zeros(to, array.shape);
   if (!out.ok())
-    return formats::formatError(path, formats::toStd(out.status().message()));
+    return formats::formatError(SINTER_HERE, path,
+                                formats::toStd(out.status().message()));
   const uint8_t *src = array.data.data();
   uint8_t *dst = out->data.data();
   if (toFloat) {
@@ -191,10 +196,11 @@ absl::StatusOr<HostTensor> convert(HostTensor array, const std::string &path,
   for (int64_t i = 0; i < *count; ++i) {
     int64_t value = loadInt(src, from, i);
     if (value < lo || value > hi)
-      return formats::formatError(
-          path, absl::StrCat("element ", i, " (example ", i / perExample,
-                             ") is ", value, ", which does not fit input ",
-                             describeInput(input)));
+      return formats::formatError(SINTER_HERE, path,
+                                  absl::StrCat("element ", i, " (example ",
+                                               i / perExample, ") is ", value,
+                                               ", which does not fit input ",
+                                               describeInput(input)));
     storeInt(dst, to, i, value);
   }
   return out;
@@ -203,24 +209,23 @@ absl::StatusOr<HostTensor> convert(HostTensor array, const std::string &path,
 /// Reads `path` for `input`: shape [N, input.shape[1:]...], converted.
 absl::StatusOr<HostTensor> readArray(const std::string &path,
                                      const InputSpec &input) {
-  absl::StatusOr<HostTensor> array = formats::readNpy(path);
-  if (!array.ok())
-    return array.status();
+  SINTER_ASSIGN_OR_RETURN(HostTensor array, formats::readNpy(path));
   std::vector<int64_t> expected = input.shape;
-  bool fits = array->shape.size() == expected.size() &&
-              std::equal(expected.begin() + 1, expected.end(),
-                         array->shape.begin() + 1);
+  bool fits =
+      array.shape.size() == expected.size() &&
+      std::equal(expected.begin() + 1, expected.end(), array.shape.begin() + 1);
   if (!fits) {
     std::vector<std::string> want = {"N"};
     for (size_t d = 1; d < expected.size(); ++d)
       want.push_back(std::to_string(expected[d]));
     return formats::formatError(
-        path, absl::StrCat("shape [", absl::StrJoin(array->shape, ", "),
-                           "] does not fit input ", describeInput(input),
-                           ": expected [", absl::StrJoin(want, ", "),
-                           "] (N examples)"));
+        SINTER_HERE, path,
+        absl::StrCat("shape [", absl::StrJoin(array.shape, ", "),
+                     "] does not fit input ", describeInput(input),
+                     ": expected [", absl::StrJoin(want, ", "),
+                     "] (N examples)"));
   }
-  return convert(*std::move(array), path, input);
+  return convert(std::move(array), path, input);
 }
 
 /// Rows [begin, begin + count) of `array`.
@@ -243,15 +248,13 @@ readSplit(const std::vector<std::string> &paths,
           const std::vector<InputSpec> &inputs, int64_t &count) {
   std::vector<HostTensor> arrays;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    absl::StatusOr<HostTensor> array = readArray(paths[i], inputs[i]);
-    if (!array.ok())
-      return array.status();
-    if (i > 0 && array->shape[0] != arrays[0].shape[0])
+    SINTER_ASSIGN_OR_RETURN(HostTensor array, readArray(paths[i], inputs[i]));
+    if (i > 0 && array.shape[0] != arrays[0].shape[0])
       return formats::formatError(
-          paths[i],
-          absl::StrCat("has ", withCommas(array->shape[0]), " examples, but ",
+          SINTER_HERE, paths[i],
+          absl::StrCat("has ", withCommas(array.shape[0]), " examples, but ",
                        paths[0], " has ", withCommas(arrays[0].shape[0])));
-    arrays.push_back(*std::move(array));
+    arrays.push_back(std::move(array));
   }
   count = arrays[0].shape[0];
   return arrays;
@@ -296,25 +299,19 @@ absl::StatusOr<std::unique_ptr<DataLoader>> openNpyLoader(
     const std::vector<InputSpec> &inputs, const LoaderOptions &options) {
   int64_t B = inputs[0].shape[0];
   int64_t trainCount = 0, evalCount = 0;
-  absl::StatusOr<std::vector<HostTensor>> train =
-      readSplit(trainPaths, inputs, trainCount);
-  if (!train.ok())
-    return train.status();
+  SINTER_ASSIGN_OR_RETURN(std::vector<HostTensor> train,
+                          readSplit(trainPaths, inputs, trainCount));
 
   std::vector<HostTensor> eval;
   std::string evalText;
   if (!valPaths.empty()) {
-    absl::StatusOr<std::vector<HostTensor>> val =
-        readSplit(valPaths, inputs, evalCount);
-    if (!val.ok())
-      return val.status();
-    eval = *std::move(val);
+    SINTER_ASSIGN_OR_RETURN(eval, readSplit(valPaths, inputs, evalCount));
     evalText = absl::StrCat(withCommas(evalCount), " eval examples");
   } else if (options.evalFraction > 0) {
     evalCount = static_cast<int64_t>(
         std::floor(static_cast<double>(trainCount) * options.evalFraction));
     int64_t kept = trainCount - evalCount;
-    for (HostTensor &array : *train) {
+    for (HostTensor &array : train) {
       eval.push_back(sliceRows(array, kept, evalCount));
       array = sliceRows(array, 0, kept);
     }
@@ -327,14 +324,15 @@ absl::StatusOr<std::unique_ptr<DataLoader>> openNpyLoader(
   }
 
   if (trainCount < B)
-    return formats::formatError(
-        label, absl::StrCat(withCommas(trainCount), " train examples",
-                            valPaths.empty() && evalCount > 0
-                                ? " (after the eval hold-out)"
-                                : "",
-                            ", fewer than one batch of ", B));
+    return formats::formatError(SINTER_HERE, label,
+                                absl::StrCat(withCommas(trainCount),
+                                             " train examples",
+                                             valPaths.empty() && evalCount > 0
+                                                 ? " (after the eval hold-out)"
+                                                 : "",
+                                             ", fewer than one batch of ", B));
 
-  auto loader = std::make_unique<NpyLoader>(inputs, *std::move(train),
+  auto loader = std::make_unique<NpyLoader>(inputs, std::move(train),
                                             std::move(eval), options.seed);
   int64_t evalBatches = loader->numEvalBatches();
   loader->description = absl::StrCat(

@@ -3,6 +3,7 @@
 #include "runtime/Data/TokenFiles.h"
 
 #include "runtime/Formats/AbslCompat.h"
+#include "runtime/Support/Status.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -38,9 +39,7 @@ absl::Status readTokens(const formats::ByteSource &source, uint64_t offset,
   tokens.resize(count);
   if (count == 0)
     return absl::OkStatus();
-  if (absl::Status status = source.read(offset, count * 2, tokens.data());
-      !status.ok())
-    return status;
+  SINTER_RETURN_IF_ERROR(source.read(offset, count * 2, tokens.data()));
   // The files are little-endian; so is every host Sinter runs on, but keep
   // the byte order explicit rather than assumed.
   const uint16_t probe = 1;
@@ -63,13 +62,11 @@ absl::Status checkNotAForeignShard(const formats::ByteSource &source) {
   if (size < static_cast<uint64_t>(kLlmcHeaderBytes))
     return absl::OkStatus();
   uint8_t header[kLlmcHeaderBytes];
-  if (absl::Status status = source.read(0, kLlmcHeaderBytes, header);
-      !status.ok())
-    return status;
+  SINTER_RETURN_IF_ERROR(source.read(0, kLlmcHeaderBytes, header));
   int32_t magic = loadInt32(header);
   if (magic == kLlmcLlama3Magic)
     return formats::formatError(
-        source.name(), 0,
+        SINTER_HERE, source.name(), 0,
         absl::StrCat("magic ", magic,
                      " is llm.c's LLaMA-3 shard (uint32 tokens), which is "
                      "not supported; expected GPT-2's ",
@@ -82,7 +79,7 @@ absl::Status checkNotAForeignShard(const formats::ByteSource &source) {
     if (loadInt32(header + 4 * i) != 0)
       return absl::OkStatus();
   return formats::formatError(
-      source.name(), 0,
+      SINTER_HERE, source.name(), 0,
       absl::StrCat("bad magic ", magic,
                    ": the file has an llm.c shard "
                    "header (its token count matches the file size), but "
@@ -104,76 +101,69 @@ absl::StatusOr<TokenFile> readTokenFile(const formats::ByteSource &source) {
   uint8_t first[4];
   bool llmc = false;
   if (size >= 4) {
-    if (absl::Status status = source.read(0, 4, first); !status.ok())
-      return status;
+    SINTER_RETURN_IF_ERROR(source.read(0, 4, first));
     llmc = loadInt32(first) == kLlmcMagic;
   }
   if (!llmc) {
-    if (absl::Status status = checkNotAForeignShard(source); !status.ok())
-      return status;
+    SINTER_RETURN_IF_ERROR(checkNotAForeignShard(source));
     if (size % 2 != 0)
       return formats::formatError(
-          name, size - 1,
+          SINTER_HERE, name, size - 1,
           absl::StrCat("a raw token file holds uint16 tokens, but its size (",
                        size, " bytes) is odd"));
     file.kind = TokenFileKind::Raw;
     file.dataOffset = 0;
-    if (absl::Status status = readTokens(source, 0, size / 2, file.tokens);
-        !status.ok())
-      return status;
+    SINTER_RETURN_IF_ERROR(readTokens(source, 0, size / 2, file.tokens));
     return file;
   }
 
   if (size < static_cast<uint64_t>(kLlmcHeaderBytes))
     return formats::formatError(
-        name, size,
+        SINTER_HERE, name, size,
         absl::StrCat("llm.c shard (magic ", kLlmcMagic,
                      ") is truncated: the header needs ", kLlmcHeaderBytes,
                      " bytes, the file has ", size));
   uint8_t header[kLlmcHeaderBytes];
-  if (absl::Status status = source.read(0, kLlmcHeaderBytes, header);
-      !status.ok())
-    return status;
+  SINTER_RETURN_IF_ERROR(source.read(0, kLlmcHeaderBytes, header));
   int32_t version = loadInt32(header + 4);
   if (version != kLlmcVersion)
-    return formats::formatError(name, 4,
+    return formats::formatError(SINTER_HERE, name, 4,
                                 absl::StrCat("llm.c shard version ", version,
                                              " is not supported (expected ",
                                              kLlmcVersion, ")"));
   int32_t count = loadInt32(header + 8);
   if (count < 0)
     return formats::formatError(
-        name, 8, absl::StrCat("llm.c shard claims ", count, " tokens"));
+        SINTER_HERE, name, 8,
+        absl::StrCat("llm.c shard claims ", count, " tokens"));
   uint64_t expected = static_cast<uint64_t>(kLlmcHeaderBytes) +
                       2 * static_cast<uint64_t>(count);
   if (size != expected)
     return formats::formatError(
-        name, 8,
+        SINTER_HERE, name, 8,
         absl::StrCat("llm.c shard header says ", count,
                      " tokens, so the file should have 1024 + 2 * ", count,
                      " = ", expected, " bytes, but it has ", size));
   file.kind = TokenFileKind::Llmc;
   file.dataOffset = kLlmcHeaderBytes;
-  if (absl::Status status = readTokens(
-          source, kLlmcHeaderBytes, static_cast<uint64_t>(count), file.tokens);
-      !status.ok())
-    return status;
+  SINTER_RETURN_IF_ERROR(readTokens(source, kLlmcHeaderBytes,
+                                    static_cast<uint64_t>(count), file.tokens));
   return file;
 }
 
 absl::StatusOr<TokenFile> readTokenFile(const std::string &path) {
-  absl::StatusOr<std::unique_ptr<formats::FileSource>> source =
-      formats::FileSource::open(path);
-  if (!source.ok())
-    return source.status();
-  return readTokenFile(**source);
+  SINTER_ASSIGN_OR_RETURN(std::unique_ptr<formats::FileSource> source,
+                          formats::FileSource::open(path));
+  return readTokenFile(*source);
 }
 
 absl::StatusOr<std::string>
 serializeLlmcShard(const std::vector<uint16_t> &tokens) {
   if (tokens.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
-    return absl::InvalidArgumentError(absl::StrCat(
-        "an llm.c shard holds at most 2^31 - 1 tokens, not ", tokens.size()));
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
+        absl::StrCat("an llm.c shard holds at most 2^31 - 1 tokens, not ",
+                     tokens.size()));
   std::string out(static_cast<size_t>(kLlmcHeaderBytes) + 2 * tokens.size(),
                   '\0');
   storeInt32(out, 0, kLlmcMagic);
@@ -191,7 +181,8 @@ absl::Status writeLlmcShard(const std::string &path,
                             const std::vector<uint16_t> &tokens) {
   absl::StatusOr<std::string> bytes = serializeLlmcShard(tokens);
   if (!bytes.ok())
-    return absl::InvalidArgumentError(
+    return sinter::withMessage(
+        SINTER_HERE, bytes.status(),
         absl::StrCat(path, ": ", bytes.status().message()));
   return formats::writeFileAtomic(path, {*bytes});
 }
@@ -216,14 +207,16 @@ classifyTokenFiles(std::string_view label, std::vector<std::string> paths) {
   }
   if (!other.empty())
     return formats::formatError(
-        label, absl::StrCat("'", other.front(),
-                            "' is neither a train nor a val file (when some "
-                            ".bin names contain 'train' or 'val', all must)"));
+        SINTER_HERE, label,
+        absl::StrCat("'", other.front(),
+                     "' is neither a train nor a val file (when some "
+                     ".bin names contain 'train' or 'val', all must)"));
   if (sets.train.empty())
     return formats::formatError(
-        label, absl::StrCat("has val files (", absl::StrJoin(sets.val, ", "),
-                            ") but no train file (a name containing "
-                            "'train')"));
+        SINTER_HERE, label,
+        absl::StrCat("has val files (", absl::StrJoin(sets.val, ", "),
+                     ") but no train file (a name containing "
+                     "'train')"));
   return sets;
 }
 

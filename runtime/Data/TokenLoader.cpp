@@ -16,8 +16,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Data/Batching.h"
+
 #include "runtime/Data/Loaders.h"
 #include "runtime/Formats/AbslCompat.h"
+#include "runtime/Support/Status.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -112,17 +114,15 @@ private:
 absl::Status readStream(const std::vector<std::string> &paths,
                         int64_t vocabSize, std::vector<uint16_t> &stream) {
   for (const std::string &path : paths) {
-    absl::StatusOr<TokenFile> file = readTokenFile(path);
-    if (!file.ok())
-      return file.status();
+    SINTER_ASSIGN_OR_RETURN(TokenFile file, readTokenFile(path));
     if (vocabSize > 0)
-      for (size_t i = 0; i < file->tokens.size(); ++i)
-        if (file->tokens[i] >= vocabSize)
+      for (size_t i = 0; i < file.tokens.size(); ++i)
+        if (file.tokens[i] >= vocabSize)
           return formats::formatError(
-              path, static_cast<uint64_t>(file->dataOffset) + 2 * i,
-              absl::StrCat("token ", i, " is ", file->tokens[i],
+              SINTER_HERE, path, static_cast<uint64_t>(file.dataOffset) + 2 * i,
+              absl::StrCat("token ", i, " is ", file.tokens[i],
                            ", not below the vocabulary size ", vocabSize));
-    stream.insert(stream.end(), file->tokens.begin(), file->tokens.end());
+    stream.insert(stream.end(), file.tokens.begin(), file.tokens.end());
   }
   return absl::OkStatus();
 }
@@ -142,20 +142,17 @@ openTokenLoader(const std::string &label, const TokenFileSets &files,
     for (const InputSpec &input : inputs)
       absl::StrAppend(&have, have.empty() ? "" : ", ", describeInput(input));
     return formats::formatError(
-        label, absl::StrCat("token data needs a model with exactly two "
-                            "inputs (tokens, targets) of one shape [B, T] and "
-                            "dtype I64, I32 or U16; this model has ",
-                            inputs.size(), ": ", have));
+        SINTER_HERE, label,
+        absl::StrCat("token data needs a model with exactly two "
+                     "inputs (tokens, targets) of one shape [B, T] and "
+                     "dtype I64, I32 or U16; this model has ",
+                     inputs.size(), ": ", have));
   }
   int64_t B = inputs[0].shape[0], T = inputs[0].shape[1];
 
   std::vector<uint16_t> train, eval;
-  if (absl::Status status = readStream(files.train, options.vocabSize, train);
-      !status.ok())
-    return status;
-  if (absl::Status status = readStream(files.val, options.vocabSize, eval);
-      !status.ok())
-    return status;
+  SINTER_RETURN_IF_ERROR(readStream(files.train, options.vocabSize, train));
+  SINTER_RETURN_IF_ERROR(readStream(files.val, options.vocabSize, eval));
 
   std::string evalText;
   if (!files.val.empty()) {
@@ -176,7 +173,7 @@ openTokenLoader(const std::string &label, const TokenFileSets &files,
   int64_t trainWindows = numWindows(static_cast<int64_t>(train.size()), T);
   if (trainWindows < B)
     return formats::formatError(
-        label,
+        SINTER_HERE, label,
         absl::StrCat(
             withCommas(static_cast<int64_t>(train.size())), " train tokens",
             files.val.empty() && !eval.empty() ? " (after the eval hold-out)"

@@ -1,9 +1,10 @@
-//===- Executor.cpp - run a step program over its slabs -------------------===//
+//===- Executor.cpp - what every executor does through upload/download ----===//
 //
-// Creation does everything that may allocate or fail for reasons other
-// than a bug (slab allocation, oneDNN primitive creation); run() is a loop
-// over steps that only calls kernels, bound matmuls and memmove. Timing,
-// when asked for, wraps each step in two steady_clock reads.
+// The device-independent half of the executor: host-side views of buffers
+// (HostTensor in and out, metric values), parameter initializers and the
+// checks every device's transfers share. Nothing here touches device
+// memory except through upload() and download(), so it serves the CPU
+// executor and any other alike.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,47 +12,40 @@
 
 #include "runtime/Abi/HalfFloat.h"
 #include "runtime/Abi/Random.h"
+#include "runtime/Exec/CpuExecutor.h"
 #include "runtime/Formats/FileIO.h"
+#include "runtime/Support/Status.h"
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
-#include <omp.h>
-#include <sys/mman.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
-#include <numeric>
 
 using namespace sinter::exec;
-using sinter::abi::SlabId;
-using sinter::abi::SlabRef;
+namespace formats = sinter::formats;
 using sinter::formats::HostTensor;
 
 namespace {
 
-constexpr int64_t kPage = 4096;
-
 /// Stores `value` rounded to `type` (a float type) at element `k`.
-void storeFloat(void *data, ElementType type, int64_t k, double value) {
+void storeFloat(unsigned char *data, ElementType type, int64_t k,
+                double value) {
+  auto store = [&](auto element) {
+    std::memcpy(data + k * sizeof(element), &element, sizeof(element));
+  };
   switch (type) {
   case ElementType::F64:
-    static_cast<double *>(data)[k] = value;
+    store(value);
     return;
   case ElementType::F32:
-    static_cast<float *>(data)[k] = static_cast<float>(value);
+    store(static_cast<float>(value));
     return;
   case ElementType::BF16:
-    static_cast<uint16_t *>(data)[k] =
-        sinter::half::floatToBf16Bits(static_cast<float>(value));
+    store(sinter::half::floatToBf16Bits(static_cast<float>(value)));
     return;
   case ElementType::F16:
-    static_cast<uint16_t *>(data)[k] =
-        sinter::half::floatToF16Bits(static_cast<float>(value));
+    store(sinter::half::floatToF16Bits(static_cast<float>(value)));
     return;
   default:
     return; // the parser only lets float params have an init
@@ -62,265 +56,22 @@ std::string shapeText(const std::vector<int64_t> &shape) {
   return absl::StrFormat("[%s]", absl::StrJoin(shape, ","));
 }
 
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-
-} // namespace
-
-//===----------------------------------------------------------------------===//
-// Creation
-//===----------------------------------------------------------------------===//
-
-Executor::~Executor() {
-  matmuls.clear(); // before the slabs they point into
-  for (int s = 0; s < sinter::abi::kNumSlabs; ++s)
-    if (slabs[s])
-      ::munmap(slabs[s], slabSizes[s]);
-}
-
-absl::StatusOr<std::unique_ptr<Executor>>
-Executor::create(StepProgram program, const SinterKernelFn *kernels,
-                 const ExecutorOptions &options) {
-  std::unique_ptr<Executor> ex(new Executor());
-  ex->prog = std::move(program);
-  const StepProgram &prog = ex->prog;
-  for (size_t i = 0; i < prog.kernels.size(); ++i)
-    if (!kernels || !kernels[i])
-      return absl::InvalidArgumentError(
-          absl::StrFormat("kernel %d '%s' has no function in the kernel table",
-                          i, prog.kernels[i].name));
-  ex->kernels = kernels;
-  ex->profiling = options.profile;
-  ex->numThreads = options.threads > 0 ? options.threads : omp_get_num_procs();
-  // oneDNN sizes its primitives for omp_get_max_threads() at creation.
-  omp_set_num_threads(ex->numThreads);
-
-  for (int s = 0; s < sinter::abi::kNumSlabs; ++s) {
-    int64_t bytes = prog.slabBytes[s];
-    // Anonymous mappings: page-aligned (beyond the 64 bytes buffers need),
-    // never 0 bytes, so every slab has a distinct base, and zero-filled by
-    // the kernel as pages are first touched. Filling a GPT-sized arena
-    // eagerly took most of the binary's start-up time.
-    int64_t padded = (std::max<int64_t>(bytes, 1) + kPage - 1) / kPage * kPage;
-    if (padded < bytes) // overflow
-      return absl::ResourceExhaustedError(
-          absl::StrFormat("slab '%s' of %d bytes is too large",
-                          slabName(static_cast<SlabId>(s)), bytes));
-    void *mapped = ::mmap(nullptr, static_cast<size_t>(padded),
-                          PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                          -1, 0);
-    if (mapped == MAP_FAILED)
-      return absl::ResourceExhaustedError(absl::StrFormat(
-          "cannot allocate slab '%s' of %d bytes: %s",
-          slabName(static_cast<SlabId>(s)), bytes, std::strerror(errno)));
-    // Transparent huge pages where the system allows them on request: a
-    // GPT-2-sized arena is millions of 4 KiB first-touch faults otherwise,
-    // which cost more than a step's compute in a VM. Advice only; failure
-    // is harmless.
-    if (padded >= (int64_t(2) << 20))
-      ::madvise(mapped, static_cast<size_t>(padded), MADV_HUGEPAGE);
-    auto *base = static_cast<int8_t *>(mapped);
-    ex->slabSizes[s] = static_cast<size_t>(padded);
-    ex->slabs[s] = base;
-    ex->refs[s] = SlabRef{base, base, 0, bytes, 1};
-  }
-  for (const Constant &c : prog.constants)
-    std::memcpy(ex->bufferData(c.buffer), c.bytes.data(), c.bytes.size());
-  for (const Argument &a : prog.arguments) {
-    if (a.kind == ArgumentKind::Step)
-      ex->stepBuffer = a.buffer;
-    if (a.kind == ArgumentKind::Hyper)
-      if (absl::Status s = ex->setHyper(a.name, *a.defaultValue); !s.ok())
-        return s;
-  }
-
-  absl::StatusOr<std::unique_ptr<MatmulBackend>> backend =
-      MatmulBackend::create(options.matmul);
-  if (!backend.ok())
-    return backend.status();
-  ex->backend = std::move(*backend);
-  ex->matmuls.resize(prog.steps.size());
-  for (size_t i = 0; i < prog.steps.size(); ++i) {
-    const Step &step = prog.steps[i];
-    if (step.kind != StepKind::Matmul)
-      continue;
-    const MatmulStep &m = step.matmul;
-    auto ptr = [&](int64_t id) {
-      return id < 0 ? nullptr : static_cast<float *>(ex->bufferData(id));
-    };
-    absl::StatusOr<std::unique_ptr<BoundMatmul>> bound = ex->backend->bind(
-        prog.matmulDesc(m), ptr(m.lhs), ptr(m.rhs), ptr(m.bias), ptr(m.out));
-    if (!bound.ok())
-      return absl::Status(
-          bound.status().code(),
-          absl::StrFormat("step %d (matmul): %s", i, bound.status().message()));
-    ex->matmuls[i] = std::move(*bound);
-  }
-  for (Profile *p : {&ex->prof, &ex->firstRun, &ex->current}) {
-    p->perKernelSeconds.assign(prog.kernels.size(), 0);
-    p->perKernelCalls.assign(prog.kernels.size(), 0);
-  }
-  return ex;
-}
-
-//===----------------------------------------------------------------------===//
-// Running
-//===----------------------------------------------------------------------===//
-
-void Executor::runKernel(int64_t index) {
-  SinterKernelFn fn = kernels[index];
-  const SlabRef *r = refs.data();
-  int64_t extent = prog.kernels[index].extent;
-  int64_t chunks = std::min<int64_t>(numThreads, extent);
-  if (chunks <= 1) {
-    fn(&r[0], &r[1], &r[2], &r[3], &r[4], 0, extent);
-    return;
-  }
-  // Contiguous chunks whose sizes differ by at most one; computed without
-  // extent * c, which could overflow for a huge extent.
-  int64_t base = extent / chunks, rest = extent % chunks;
-#pragma omp parallel for num_threads(static_cast <int>(chunks))                \
-    schedule(static, 1)
-  for (int64_t c = 0; c < chunks; ++c) {
-    int64_t begin = c * base + std::min(c, rest);
-    int64_t end = begin + base + (c < rest ? 1 : 0);
-    fn(&r[0], &r[1], &r[2], &r[3], &r[4], begin, end);
-  }
-}
-
-absl::Status Executor::run() {
-  using Clock = std::chrono::steady_clock;
-  // Another caller may have changed the calling thread's OpenMP setting.
-  omp_set_num_threads(numThreads);
-  Clock::time_point runStart;
-  if (profiling)
-    runStart = Clock::now();
-  for (size_t i = 0; i < prog.steps.size(); ++i) {
-    const Step &step = prog.steps[i];
-    Clock::time_point start;
-    if (profiling)
-      start = Clock::now();
-    switch (step.kind) {
-    case StepKind::Kernel:
-      runKernel(step.kernel);
-      break;
-    case StepKind::Matmul:
-      if (absl::Status s = matmuls[i]->run(); !s.ok())
-        return absl::Status(
-            s.code(), absl::StrFormat("step %d (matmul): %s", i, s.message()));
-      break;
-    case StepKind::Copy:
-      // memmove: the parser allows src and dst to overlap.
-      std::memmove(bufferData(step.dst), bufferData(step.src),
-                   static_cast<size_t>(prog.buffers[step.src].bytes));
-      break;
-    }
-    if (!profiling)
-      continue;
-    double seconds = secondsSince(start);
-    switch (step.kind) {
-    case StepKind::Kernel:
-      current.kernelSeconds += seconds;
-      current.perKernelSeconds[step.kernel] += seconds;
-      ++current.perKernelCalls[step.kernel];
-      break;
-    case StepKind::Matmul:
-      current.matmulSeconds += seconds;
-      break;
-    case StepKind::Copy:
-      current.copySeconds += seconds;
-      break;
-    }
-  }
-  if (profiling)
-    finishProfiledRun(secondsSince(runStart));
-  return absl::OkStatus();
-}
-
-void Executor::finishProfiledRun(double seconds) {
-  current.totalSeconds = seconds;
-  current.runs = 1;
-  bool first = firstRun.runs == 0;
-  Profile &into = first ? firstRun : prof;
-  into.runs += current.runs;
-  into.totalSeconds += current.totalSeconds;
-  into.kernelSeconds += current.kernelSeconds;
-  into.matmulSeconds += current.matmulSeconds;
-  into.copySeconds += current.copySeconds;
-  for (size_t k = 0; k < current.perKernelSeconds.size(); ++k) {
-    into.perKernelSeconds[k] += current.perKernelSeconds[k];
-    into.perKernelCalls[k] += current.perKernelCalls[k];
-  }
-  if (first)
-    prof.firstRunSeconds = firstRun.firstRunSeconds = seconds;
-  size_t n = current.perKernelSeconds.size();
-  current = Profile();
-  current.perKernelSeconds.assign(n, 0);
-  current.perKernelCalls.assign(n, 0);
-}
-
-void Executor::setStep(int64_t step) {
-  if (stepBuffer >= 0)
-    std::memcpy(bufferData(stepBuffer), &step, sizeof(step));
-}
-
-absl::Status Executor::setHyper(std::string_view name, double value) {
-  const Argument *a = prog.findArgument(name);
-  if (!a || a->kind != ArgumentKind::Hyper)
-    return absl::NotFoundError(absl::StrFormat(
-        "@%s has no hyper argument '%s'", prog.function, name));
-  const Buffer &b = prog.buffers[a->buffer];
-  // The parser allows f32 and f64 scalars.
-  if (b.type == ElementType::F32) {
-    auto narrow = static_cast<float>(value);
-    if (!std::isfinite(narrow))
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "hyper argument '%s' must be a finite f32, got %g", name, value));
-    std::memcpy(bufferData(a->buffer), &narrow, sizeof(narrow));
-    return absl::OkStatus();
-  }
-  if (!std::isfinite(value))
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "hyper argument '%s' must be finite, got %g", name, value));
-  std::memcpy(bufferData(a->buffer), &value, sizeof(value));
-  return absl::OkStatus();
-}
-
-int64_t Executor::step() const {
-  int64_t value = 0;
-  if (stepBuffer >= 0)
-    std::memcpy(&value, bufferData(stepBuffer), sizeof(value));
-  return value;
-}
-
-void *Executor::bufferData(int64_t id) {
-  const Buffer &b = prog.buffers[id];
-  return slabs[static_cast<int>(b.slab)] + b.offset;
-}
-
-const void *Executor::bufferData(int64_t id) const {
-  const Buffer &b = prog.buffers[id];
-  return slabs[static_cast<int>(b.slab)] + b.offset;
-}
-
-double Executor::scalarValue(int64_t id) const {
-  const void *data = bufferData(id);
+/// Element 0 of `data` (of `type`) as a double.
+double firstElement(const void *data, ElementType type) {
   auto load = [&](auto zero) {
     decltype(zero) v;
     std::memcpy(&v, data, sizeof(v));
     return v;
   };
-  switch (prog.buffers[id].type) {
+  switch (type) {
   case ElementType::F32:
     return load(0.0f);
   case ElementType::F64:
     return load(0.0);
   case ElementType::F16:
-    return half::f16BitsToFloat(load(uint16_t(0)));
+    return sinter::half::f16BitsToFloat(load(uint16_t(0)));
   case ElementType::BF16:
-    return half::bf16BitsToFloat(load(uint16_t(0)));
+    return sinter::half::bf16BitsToFloat(load(uint16_t(0)));
   case ElementType::I64:
     return static_cast<double>(load(int64_t(0)));
   case ElementType::I32:
@@ -333,46 +84,142 @@ double Executor::scalarValue(int64_t id) const {
   return NAN;
 }
 
+} // namespace
+
+absl::StatusOr<std::unique_ptr<Executor>>
+Executor::create(StepProgram program, const SinterKernelFn *kernels,
+                 const ExecutorOptions &options) {
+  SINTER_ASSIGN_OR_RETURN(
+      std::unique_ptr<CpuExecutor> cpu,
+      CpuExecutor::create(std::move(program), kernels, options));
+  return std::unique_ptr<Executor>(std::move(cpu));
+}
+
+Executor::Executor(StepProgram program) : prog(std::move(program)) {}
+
+Executor::~Executor() = default;
+
+//===----------------------------------------------------------------------===//
+// Checks the devices share
+//===----------------------------------------------------------------------===//
+
+absl::Status Executor::checkTransfer(std::string_view direction, int64_t id,
+                                     size_t bytes) const {
+  if (id < 0 || id >= static_cast<int64_t>(prog.buffers.size()))
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
+        absl::StrFormat("%s buffer %d: @%s has no such buffer (it has %d)",
+                        direction, id, prog.function, prog.buffers.size()));
+  const Buffer &b = prog.buffers[id];
+  if (bytes != static_cast<uint64_t>(b.bytes))
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
+        absl::StrFormat("%s buffer %d%s: %d bytes given, the buffer holds %d",
+                        direction, id,
+                        b.name.empty() ? std::string()
+                                       : " " + formats::quoteForMessage(b.name),
+                        bytes, b.bytes));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Executor::HyperValue> Executor::hyperValue(std::string_view name,
+                                                          double value) const {
+  const Argument *a = prog.findArgument(name);
+  if (!a || a->kind != ArgumentKind::Hyper)
+    return sinter::NotFoundError(
+        SINTER_HERE,
+        absl::StrFormat("@%s has no hyper argument '%s'", prog.function, name));
+  HyperValue out;
+  out.buffer = a->buffer;
+  // The parser allows f32 and f64 scalars.
+  if (prog.buffers[a->buffer].type == ElementType::F32) {
+    auto narrow = static_cast<float>(value);
+    if (!std::isfinite(narrow))
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
+          absl::StrFormat("hyper argument '%s' must be a finite f32, got %g",
+                          name, value));
+    std::memcpy(out.bytes, &narrow, sizeof(narrow));
+    out.size = sizeof(narrow);
+    return out;
+  }
+  if (!std::isfinite(value))
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
+        absl::StrFormat("hyper argument '%s' must be finite, got %g", name,
+                        value));
+  std::memcpy(out.bytes, &value, sizeof(value));
+  out.size = sizeof(value);
+  return out;
+}
+
 //===----------------------------------------------------------------------===//
 // State in and out
 //===----------------------------------------------------------------------===//
 
-HostTensor Executor::readBuffer(int64_t id) const {
+absl::StatusOr<double> Executor::scalarValue(int64_t id) const {
+  if (id < 0 || id >= static_cast<int64_t>(prog.buffers.size()))
+    return addFrame(SINTER_HERE, checkTransfer("download from", id, 0));
+  const Buffer &b = prog.buffers[id];
+  // Metrics are scalars (the parser checks), so the usual case needs no
+  // allocation; a larger buffer is read whole for its first element.
+  alignas(8) unsigned char small[8];
+  if (b.bytes <= static_cast<int64_t>(sizeof(small))) {
+    SINTER_RETURN_IF_ERROR(download(id, small, static_cast<size_t>(b.bytes)));
+    return firstElement(small, b.type);
+  }
+  std::vector<unsigned char> whole(static_cast<size_t>(b.bytes));
+  SINTER_RETURN_IF_ERROR(download(id, whole.data(), whole.size()));
+  return firstElement(whole.data(), b.type);
+}
+
+absl::StatusOr<HostTensor> Executor::readBuffer(int64_t id) const {
+  if (id < 0 || id >= static_cast<int64_t>(prog.buffers.size()))
+    return addFrame(SINTER_HERE, checkTransfer("download from", id, 0));
   const Buffer &b = prog.buffers[id];
   HostTensor t;
   t.dtype = toDType(b.type);
   t.shape = b.shape;
-  const auto *data = static_cast<const uint8_t *>(bufferData(id));
-  t.data.assign(data, data + b.bytes);
+  t.data.resize(static_cast<size_t>(b.bytes));
+  SINTER_RETURN_IF_ERROR(download(id, t.data.data(), t.data.size()));
   return t;
 }
 
 absl::Status Executor::writeBuffer(int64_t id, const HostTensor &tensor,
                                    std::string_view what) {
+  if (id < 0 || id >= static_cast<int64_t>(prog.buffers.size()))
+    return addFrame(SINTER_HERE,
+                    checkTransfer("upload to", id, tensor.data.size()));
   const Buffer &b = prog.buffers[id];
   if (tensor.dtype != toDType(b.type) || tensor.shape != b.shape)
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: given %s %s, expected %s %s", what,
-        formats::dtypeName(tensor.dtype), shapeText(tensor.shape),
-        formats::dtypeName(toDType(b.type)), shapeText(b.shape)));
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, absl::StrFormat("%s: given %s %s, expected %s %s", what,
+                                     formats::dtypeName(tensor.dtype),
+                                     shapeText(tensor.shape),
+                                     formats::dtypeName(toDType(b.type)),
+                                     shapeText(b.shape)));
   if (static_cast<int64_t>(tensor.data.size()) != b.bytes)
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: given %d bytes, expected %d", what, tensor.data.size(), b.bytes));
-  std::memcpy(bufferData(id), tensor.data.data(), tensor.data.size());
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, absl::StrFormat("%s: given %d bytes, expected %d", what,
+                                     tensor.data.size(), b.bytes));
+  SINTER_RETURN_IF_ERROR(upload(id, tensor.data.data(), tensor.data.size()));
   return absl::OkStatus();
 }
 
 absl::Status Executor::initializeParameter(const Argument &argument) {
   if (!argument.init)
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "parameter '%s' has no initializer and no given value", argument.name));
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
+        absl::StrFormat("parameter '%s' has no initializer and no given value",
+                        argument.name));
   const Buffer &b = prog.buffers[argument.buffer];
   const Initializer &init = *argument.init;
   // The stream is the FNV-1a hash of the name (docs/Random.md), so values
   // do not depend on the order parameters are declared in.
   uint64_t key =
       random::key(prog.seed, random::nameHash(argument.name.c_str()));
-  void *data = bufferData(argument.buffer);
+  // Computed on the host, then uploaded: the same bits on every device.
+  std::vector<unsigned char> host(static_cast<size_t>(b.bytes));
   for (int64_t k = 0; k < b.numElements; ++k) {
     double value = 0;
     switch (init.dist) {
@@ -386,21 +233,21 @@ absl::Status Executor::initializeParameter(const Argument &argument) {
       value = init.value;
       break;
     }
-    storeFloat(data, b.type, k, value);
+    storeFloat(host.data(), b.type, k, value);
   }
+  SINTER_RETURN_IF_ERROR(upload(argument.buffer, host.data(), host.size()));
   return absl::OkStatus();
 }
 
 absl::Status Executor::initializeParameters() {
   for (const Argument &a : prog.arguments)
     if (a.kind == ArgumentKind::Param)
-      if (absl::Status s = initializeParameter(a); !s.ok())
-        return s;
+      SINTER_RETURN_IF_ERROR(initializeParameter(a));
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<std::string>>
-Executor::setArguments(const sinter::formats::SafeTensorsFile &file) {
+Executor::setArguments(const formats::SafeTensorsFile &file) {
   std::vector<std::string> unused;
   for (const auto &[name, tensor] : file.tensors) {
     const Argument *a = prog.findArgument(name);
@@ -408,77 +255,26 @@ Executor::setArguments(const sinter::formats::SafeTensorsFile &file) {
       unused.push_back(name);
       continue;
     }
-    absl::Status s =
+    SINTER_RETURN_IF_ERROR(
         writeBuffer(a->buffer, tensor,
                     absl::StrFormat("%s argument %s", argumentKindName(a->kind),
-                                    formats::quoteForMessage(name)));
-    if (!s.ok())
-      return s;
+                                    formats::quoteForMessage(name))));
   }
   return unused;
 }
 
-HostTensor Executor::readResult(const Result &result) const {
+absl::StatusOr<HostTensor> Executor::readResult(const Result &result) const {
   if (result.kind == ResultKind::Param || result.kind == ResultKind::OptState)
     if (const Argument *a = prog.findArgument(result.name))
       return readBuffer(a->buffer);
   return readBuffer(result.buffer);
 }
 
-sinter::formats::SafeTensorsFile Executor::readResults() const {
+absl::StatusOr<formats::SafeTensorsFile> Executor::readResults() const {
   formats::SafeTensorsFile file;
-  for (const Result &r : prog.results)
-    file.tensors.push_back({r.name, readResult(r)});
-  return file;
-}
-
-//===----------------------------------------------------------------------===//
-// Profile
-//===----------------------------------------------------------------------===//
-
-std::string Executor::formatProfile(int topKernels) const {
-  const Profile &p = profile();
-  if (p.runs == 0)
-    return "profile: no runs recorded\n";
-  double perRun = 1e3 / static_cast<double>(p.runs);
-  auto pct = [&](double s) {
-    return p.totalSeconds > 0 ? 100.0 * s / p.totalSeconds : 0.0;
-  };
-  std::string out =
-      absl::StrFormat("profile: %d runs, %d threads, %.3f ms/run\n", p.runs,
-                      numThreads, p.totalSeconds * perRun);
-  if (&p == &prof)
-    out += absl::StrFormat("  (after the first run, which took %.3f ms and "
-                           "is left out: it touches fresh memory)\n",
-                           p.firstRunSeconds * 1e3);
-  else
-    out += "  (the first run only: it includes touching fresh memory)\n";
-  double other =
-      p.totalSeconds - p.matmulSeconds - p.kernelSeconds - p.copySeconds;
-  for (auto [name, s] : {std::pair{"matmul", p.matmulSeconds},
-                         {"kernels", p.kernelSeconds},
-                         {"copies", p.copySeconds},
-                         {"overhead", std::max(other, 0.0)}})
-    out += absl::StrFormat("  %-9s %10.3f ms/run %6.2f%%\n", name, s * perRun,
-                           pct(s));
-  out += absl::StrFormat("  outside matmuls: %.2f%%\n",
-                         pct(p.totalSeconds - p.matmulSeconds));
-  std::vector<size_t> order(p.perKernelSeconds.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return p.perKernelSeconds[a] > p.perKernelSeconds[b];
-  });
-  if (order.size() > static_cast<size_t>(topKernels))
-    order.resize(topKernels);
-  if (!order.empty())
-    out += "  top kernels:\n";
-  for (size_t k : order) {
-    double seconds = p.perKernelSeconds[k] / static_cast<double>(p.runs);
-    double gbs = seconds > 0 ? prog.kernels[k].bytes / seconds * 1e-9 : 0.0;
-    out += absl::StrFormat(
-        "    %-40s %10.3f ms/run %6.2f%% %7.1f GB/s (extent %d)\n",
-        prog.kernels[k].name, p.perKernelSeconds[k] * perRun,
-        pct(p.perKernelSeconds[k]), gbs, prog.kernels[k].extent);
+  for (const Result &r : prog.results) {
+    SINTER_ASSIGN_OR_RETURN(HostTensor tensor, readResult(r));
+    file.tensors.push_back({r.name, std::move(tensor)});
   }
-  return out;
+  return file;
 }

@@ -1,26 +1,23 @@
-//===- Executor.h - run a step program over its slabs ---------------------===//
+//===- Executor.h - what runs a step program, whatever the device ---------===//
 //
-// The executor owns what a parsed StepProgram needs to run:
+// An Executor owns the memory a parsed StepProgram runs in (its five slabs,
+// on the device) and runs the program's steps there. This is the interface
+// the trainer and the binary's main() drive; they never see device memory:
 //
-//   - the five slabs, page-aligned and zero-filled (anonymous mappings, so
-//     untouched pages cost nothing), allocated once, and
-//     their SlabRef descriptors (allocated = aligned = base, offset 0,
-//     size = bytes, stride 1) that every kernel receives;
-//   - the constants, copied in at creation, and every hyper argument
-//     (e.g. the peak learning rate) set to its default;
-//   - one BoundMatmul per matmul step, created at creation (prepare), so
-//     that run() allocates nothing and creates no oneDNN primitive.
+//   - What differs by device is virtual: run(), upload() and download() (the
+//     only ways bytes move between the host and a buffer: exactly the
+//     buffer's byte size, checked, a Status either way), the step counter,
+//     hyper arguments, the profile and its report, and the thread count.
+//   - Everything else is built here on upload/download, once for every
+//     device: buffers as HostTensors (readBuffer, writeBuffer), a metric's
+//     value (scalarValue), parameter initialization computed on the host
+//     and uploaded, bit-identical to the reference interpreter
+//     (compiler/Interpreter/Initializers.cpp), arguments from and results to
+//     safetensors files by name.
 //
-// run() executes the steps in order. A kernel step whose extent is above 1
-// is split into min(threads, extent) contiguous chunks on OpenMP threads;
-// OpenMP because oneDNN's CPU runtime is libgomp too, and two thread pools
-// on the same cores would fight. Kernels honour [begin, end), so results
-// do not depend on the thread count.
-//
-// Also here: the state of a training run as the outside world sees it
-// (arguments and results by name, HostTensor in and out, the step counter)
-// and parameter initialization, bit-identical to the reference interpreter
-// (compiler/Interpreter/Initializers.cpp).
+// create() makes the CPU executor (CpuExecutor.h): slabs in host memory,
+// kernels split over OpenMP threads, matmuls by oneDNN. A CUDA executor is
+// another implementation of the same interface.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,9 +33,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-#include <array>
+#include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sinter::exec {
@@ -67,48 +65,72 @@ struct Profile {
 
 class Executor {
 public:
-  /// Allocates the slabs, fills the constants and prepares the matmuls.
-  /// `kernels` must hold program.kernels.size() non-null entries (it may be
-  /// null when the program has no kernels).
+  /// The CPU executor: allocates the slabs, fills the constants, sets every
+  /// hyper argument to its default and prepares the matmuls. `kernels` must
+  /// hold program.kernels.size() non-null entries (it may be null when the
+  /// program has no kernels).
   static absl::StatusOr<std::unique_ptr<Executor>>
   create(StepProgram program, const SinterKernelFn *kernels,
          const ExecutorOptions &options = {});
-  ~Executor();
+
+  virtual ~Executor();
+  Executor(const Executor &) = delete;
+  Executor &operator=(const Executor &) = delete;
 
   const StepProgram &program() const { return prog; }
-  int threads() const { return numThreads; }
 
+  //===--------------------------------------------------------------------===//
+  // What differs by device
+  //===--------------------------------------------------------------------===//
+
+  /// Threads the executor runs kernels and matmuls on.
+  virtual int threads() const = 0;
   /// Runs every step once, in order.
-  absl::Status run();
+  virtual absl::Status run() = 0;
+  /// Copies `bytes` bytes at `host` into buffer `bufferId`. `bytes` must be
+  /// the buffer's byte size: an unknown id or another size is
+  /// InvalidArgument naming the buffer, and nothing is copied.
+  virtual absl::Status upload(int64_t bufferId, const void *host,
+                              size_t bytes) = 0;
+  /// Copies buffer `bufferId` (all `bytes` of it, checked like upload) to
+  /// `host`.
+  virtual absl::Status download(int64_t bufferId, void *host,
+                                size_t bytes) const = 0;
   /// Writes `step` into the step argument's buffer (if the program has one).
-  void setStep(int64_t step);
+  virtual absl::Status setStep(int64_t step) = 0;
   /// The step argument's current value (0 without one).
-  int64_t step() const;
+  virtual absl::StatusOr<int64_t> step() const = 0;
   /// Sets the hyper argument `name` (e.g. "lr", the peak learning rate) to
   /// `value`, rounded to its dtype. Every hyper argument holds its
   /// program default from creation on. NotFound for a name that is not a
   /// hyper argument; InvalidArgument for a non-finite value.
-  absl::Status setHyper(std::string_view name, double value);
+  virtual absl::Status setHyper(std::string_view name, double value) = 0;
+  /// Every run after the first; the first run alone while it is the only
+  /// one (Profile::firstRunSeconds is set either way). Empty without
+  /// ExecutorOptions::profile.
+  virtual const Profile &profile() const = 0;
+  /// A multi-line report of profile(): total, matmul, kernels, copies, and
+  /// the `topKernels` kernels that took longest.
+  virtual std::string formatProfile(int topKernels = 10) const = 0;
 
-  /// The bytes of buffer `id` (which the caller has range-checked).
-  void *bufferData(int64_t id);
-  const void *bufferData(int64_t id) const;
+  //===--------------------------------------------------------------------===//
+  // Built on upload and download
+  //===--------------------------------------------------------------------===//
+
   /// Element 0 of buffer `id` as a double (a metric's value): exact for
   /// every float type and for integers up to 2^53.
-  double scalarValue(int64_t id) const;
-  const abi::SlabRef &slabRef(abi::SlabId slab) const {
-    return refs[static_cast<int>(slab)];
-  }
+  absl::StatusOr<double> scalarValue(int64_t id) const;
 
   /// Buffer `id` as a HostTensor (a copy).
-  formats::HostTensor readBuffer(int64_t id) const;
+  absl::StatusOr<formats::HostTensor> readBuffer(int64_t id) const;
   /// Copies `tensor` into buffer `id`; its dtype and shape must match.
   /// Errors name `what` ("argument 'wte'").
   absl::Status writeBuffer(int64_t id, const formats::HostTensor &tensor,
                            std::string_view what);
 
   /// Fills one param argument from its `init`, exactly as the reference
-  /// interpreter does; error if it has none.
+  /// interpreter does (computed on the host, then uploaded); error if it
+  /// has none.
   absl::Status initializeParameter(const Argument &argument);
   /// initializeParameter for every param argument.
   absl::Status initializeParameters();
@@ -120,35 +142,30 @@ public:
 
   /// The value of a result after run(). For param/opt_state results this
   /// is the argument buffer of the same name (the state contract).
-  formats::HostTensor readResult(const Result &result) const;
+  absl::StatusOr<formats::HostTensor> readResult(const Result &result) const;
   /// Every result by name, in result order.
-  formats::SafeTensorsFile readResults() const;
+  absl::StatusOr<formats::SafeTensorsFile> readResults() const;
 
-  /// Every run after the first; the first run alone while it is the only
-  /// one (Profile::firstRunSeconds is set either way).
-  const Profile &profile() const { return prof.runs > 0 ? prof : firstRun; }
-  /// A multi-line report of profile(): total, matmul, kernels, copies, and
-  /// the `topKernels` kernels that took longest.
-  std::string formatProfile(int topKernels = 10) const;
+protected:
+  explicit Executor(StepProgram program);
 
-private:
-  Executor() = default;
-  void runKernel(int64_t index);
-  void finishProfiledRun(double seconds);
+  /// What every device's upload and download check first: `id` names a
+  /// buffer and `bytes` is its byte size. `direction` is "upload to" or
+  /// "download from", for the message.
+  absl::Status checkTransfer(std::string_view direction, int64_t id,
+                             size_t bytes) const;
+
+  /// The buffer of hyper argument `name` and `value` in its dtype (f32 or
+  /// f64), after setHyper's checks; what a device's setHyper uploads.
+  struct HyperValue {
+    int64_t buffer = 0;
+    unsigned char bytes[8] = {};
+    size_t size = 0;
+  };
+  absl::StatusOr<HyperValue> hyperValue(std::string_view name,
+                                        double value) const;
 
   StepProgram prog;
-  const SinterKernelFn *kernels = nullptr;
-  int numThreads = 1;
-  bool profiling = false;
-  std::array<int8_t *, abi::kNumSlabs> slabs{};
-  std::array<size_t, abi::kNumSlabs> slabSizes{}; // mapped bytes
-  std::array<abi::SlabRef, abi::kNumSlabs> refs{};
-  std::unique_ptr<MatmulBackend> backend;
-  std::vector<std::unique_ptr<BoundMatmul>> matmuls; // by step index
-  int64_t stepBuffer = -1;
-  Profile prof;     // runs after the first
-  Profile firstRun; // the first run (warm-up)
-  Profile current;  // the run in progress
 };
 
 } // namespace sinter::exec

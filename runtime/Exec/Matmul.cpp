@@ -28,6 +28,8 @@
 
 #include "runtime/Exec/Matmul.h"
 
+#include "runtime/Support/Status.h"
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -74,8 +76,9 @@ sinter::exec::analyzeMatmul(const MatmulDesc &desc) {
   for (auto [what, shape] :
        {std::pair{"lhs", &lhs}, {"rhs", &rhs}, {"out", &out}})
     if (shape->size() < 2)
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s has rank %d; matmul needs rank >= 2", what, shape->size()));
+      return sinter::InvalidArgumentError(
+          SINTER_HERE, absl::StrFormat("%s has rank %d; matmul needs rank >= 2",
+                                       what, shape->size()));
   size_t lr = lhs.size(), rr = rhs.size();
   MatmulGeometry g;
   g.m = desc.transposeLhs ? lhs[lr - 1] : lhs[lr - 2];
@@ -83,7 +86,8 @@ sinter::exec::analyzeMatmul(const MatmulDesc &desc) {
   int64_t rhsK = desc.transposeRhs ? rhs[rr - 1] : rhs[rr - 2];
   g.n = desc.transposeRhs ? rhs[rr - 2] : rhs[rr - 1];
   if (rhsK != g.k)
-    return absl::InvalidArgumentError(
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
         absl::StrFormat("rhs %s gives K=%d but lhs %s gives K=%d",
                         shapeText(rhs), rhsK, shapeText(lhs), g.k));
   size_t batchRank = std::max(lr, rr) - 2;
@@ -97,24 +101,29 @@ sinter::exec::analyzeMatmul(const MatmulDesc &desc) {
   for (size_t i = 0; i < batchRank; ++i) {
     int64_t l = g.lhsBatch[i], r = g.rhsBatch[i];
     if (l != r && l != 1 && r != 1)
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "batch axis %d: lhs %s and rhs %s do not broadcast (%d vs %d)", i,
-          shapeText(lhs), shapeText(rhs), l, r));
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
+          absl::StrFormat(
+              "batch axis %d: lhs %s and rhs %s do not broadcast (%d vs %d)", i,
+              shapeText(lhs), shapeText(rhs), l, r));
     expected.push_back(l == 1 ? r : l);
   }
   g.outBatch = expected;
   if (out.size() != batchRank + 2)
-    return absl::InvalidArgumentError(
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
         absl::StrFormat("out %s has rank %d; expected rank %d", shapeText(out),
                         out.size(), batchRank + 2));
   expected.push_back(g.m);
   expected.push_back(g.n);
   if (expected != out)
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "out has shape %s; expected %s", shapeText(out), shapeText(expected)));
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, absl::StrFormat("out has shape %s; expected %s",
+                                     shapeText(out), shapeText(expected)));
   if (desc.hasBias && desc.biasShape != std::vector<int64_t>{g.n})
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "bias has shape %s; expected [%d]", shapeText(desc.biasShape), g.n));
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, absl::StrFormat("bias has shape %s; expected [%d]",
+                                     shapeText(desc.biasShape), g.n));
   for (int64_t d : g.outBatch)
     g.batchCount *= d;
   return g;
@@ -156,10 +165,7 @@ static double activate(Activation act, double x) {
 absl::Status sinter::exec::referenceMatmul(const MatmulDesc &desc,
                                            const float *lhs, const float *rhs,
                                            const float *bias, float *out) {
-  absl::StatusOr<MatmulGeometry> geometry = analyzeMatmul(desc);
-  if (!geometry.ok())
-    return geometry.status();
-  const MatmulGeometry &g = *geometry;
+  SINTER_ASSIGN_OR_RETURN(const MatmulGeometry g, analyzeMatmul(desc));
   const int64_t M = g.m, K = g.k, N = g.n;
   for (int64_t b = 0; b < g.batchCount; ++b) {
     auto [lhsOff, rhsOff] = batchOffsets(g, b);
@@ -239,9 +245,9 @@ Dims transposedStridesFor(const Dims &dims) {
 }
 
 absl::Status dnnlError(const dnnl::error &e, std::string_view what) {
-  return absl::InternalError(absl::StrFormat("oneDNN %s failed: %s (status %d)",
-                                             what, e.what(),
-                                             static_cast<int>(e.status)));
+  return sinter::InternalError(
+      SINTER_HERE, absl::StrFormat("oneDNN %s failed: %s (status %d)", what,
+                                   e.what(), static_cast<int>(e.status)));
 }
 
 /// Calls the primitive through the C API with a prebuilt argument array:
@@ -266,8 +272,7 @@ public:
       dnnl_memory_set_data_handle(srcMem.get(), const_cast<float *>(lhs + l));
       dnnl_memory_set_data_handle(weiMem.get(), const_cast<float *>(rhs + r));
       dnnl_memory_set_data_handle(dstMem.get(), out + o);
-      if (absl::Status s = execute(); !s.ok())
-        return s;
+      SINTER_RETURN_IF_ERROR(execute());
     }
     return absl::OkStatus();
   }
@@ -281,8 +286,10 @@ private:
     if (s == dnnl_success)
       s = dnnl_stream_wait(stream.get());
     if (s != dnnl_success)
-      return absl::InternalError(absl::StrFormat(
-          "oneDNN matmul execution failed (status %d)", static_cast<int>(s)));
+      return sinter::InternalError(
+          SINTER_HERE,
+          absl::StrFormat("oneDNN matmul execution failed (status %d)",
+                          static_cast<int>(s)));
     return absl::OkStatus();
   }
 };
@@ -375,10 +382,7 @@ int64_t MatmulBackend::numCachedPrimitives() const {
 absl::StatusOr<std::unique_ptr<BoundMatmul>>
 MatmulBackend::bind(const MatmulDesc &desc, const float *lhs, const float *rhs,
                     const float *bias, float *out) {
-  absl::StatusOr<MatmulGeometry> geometry = analyzeMatmul(desc);
-  if (!geometry.ok())
-    return geometry.status();
-  const MatmulGeometry &g = *geometry;
+  SINTER_ASSIGN_OR_RETURN(const MatmulGeometry g, analyzeMatmul(desc));
   if (g.m == 0 || g.n == 0 || g.k == 0 || g.batchCount == 0)
     return std::make_unique<ReferenceBound>(desc, lhs, rhs,
                                             desc.hasBias ? bias : nullptr, out);
@@ -442,7 +446,7 @@ MatmulBackend::bind(const MatmulDesc &desc, const float *lhs, const float *rhs,
   // 3. One primitive, unless the batch has rank > 1 and oneDNN (or the
   // test option) says no.
   absl::StatusOr<dnnl::matmul> primitive =
-      absl::UnimplementedError("batch loop forced");
+      sinter::UnimplementedError(SINTER_HERE, "batch loop forced");
   bool loop = false;
   if (axes.size() <= 1 || !impl->options.forceBatchLoop) {
     makeSpec(axes, m);
@@ -454,7 +458,7 @@ MatmulBackend::bind(const MatmulDesc &desc, const float *lhs, const float *rhs,
     primitive = impl->primitiveFor(spec);
   }
   if (!primitive.ok())
-    return primitive.status();
+    return sinter::addFrame(SINTER_HERE, primitive.status());
   bound->primitive = *primitive;
 
   try {

@@ -13,6 +13,7 @@
 
 #include "runtime/Formats/AbslCompat.h"
 #include "runtime/Formats/FileIO.h"
+#include "runtime/Support/Status.h"
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -116,16 +117,11 @@ const Result *StepProgram::findResult(std::string_view name) const {
 
 namespace {
 
-absl::Status programError(std::string_view where, std::string_view why) {
-  return absl::InvalidArgumentError(
-      absl::StrFormat("step program: %s: %s", where, why));
+absl::Status programError(sinter::SourceLocation here, std::string_view where,
+                          std::string_view why) {
+  return sinter::InvalidArgumentError(
+      here, absl::StrFormat("step program: %s: %s", where, why));
 }
-
-#define SINTER_RETURN_IF_ERROR(expr)                                           \
-  do {                                                                         \
-    if (absl::Status _status = (expr); !_status.ok())                          \
-      return _status;                                                          \
-  } while (false)
 
 std::string bufferPlace(const StepProgram &program, int64_t id) {
   const Buffer &b = program.buffers[id];
@@ -166,7 +162,7 @@ private:
 absl::Status Reader::bufferId(std::string_view where, std::string_view what,
                               int64_t id) const {
   if (id < 0 || id >= static_cast<int64_t>(out->buffers.size()))
-    return programError(where,
+    return programError(SINTER_HERE, where,
                         absl::StrFormat("'%s' is buffer %d, but there are %d "
                                         "buffers",
                                         what, id, out->buffers.size()));
@@ -177,14 +173,14 @@ absl::Status Reader::slabs() {
   std::vector<bool> seen(sabi::kNumSlabs);
   for (const sabi::SlabSize &s : in.slabs()) {
     if (!sabi::Slab::Kind_IsValid(s.slab()))
-      return programError("slabs", absl::StrFormat("unknown slab %d", s.slab()));
+      return programError(SINTER_HERE, "slabs", absl::StrFormat("unknown slab %d", s.slab()));
     if (seen[s.slab()])
-      return programError("slabs",
+      return programError(SINTER_HERE, "slabs",
                           absl::StrFormat("slab '%s' is sized twice",
                                           sabi::slabName(s.slab())));
     seen[s.slab()] = true;
     if (s.bytes() < 0)
-      return programError("slabs",
+      return programError(SINTER_HERE, "slabs",
                           absl::StrFormat("slab '%s' has %d bytes",
                                           sabi::slabName(s.slab()), s.bytes()));
     out->slabBytes[s.slab()] = s.bytes();
@@ -195,15 +191,15 @@ absl::Status Reader::slabs() {
 absl::Status Reader::buffer(const sabi::Buffer &in, int64_t index) {
   std::string where = absl::StrFormat("buffer %d", index);
   if (in.id() != index)
-    return programError(where, absl::StrFormat("has id %d; ids must be 0, 1, "
+    return programError(SINTER_HERE, where, absl::StrFormat("has id %d; ids must be 0, 1, "
                                                "2, ... in order",
                                                in.id()));
   if (!sabi::Slab::Kind_IsValid(in.slab()))
-    return programError(where, absl::StrFormat("unknown slab %d", in.slab()));
+    return programError(SINTER_HERE, where, absl::StrFormat("unknown slab %d", in.slab()));
   if (!sabi::ElementType::Kind_IsValid(in.dtype()))
-    return programError(where, absl::StrFormat("unknown dtype %d", in.dtype()));
+    return programError(SINTER_HERE, where, absl::StrFormat("unknown dtype %d", in.dtype()));
   if (!sabi::Category::Kind_IsValid(in.category()))
-    return programError(where,
+    return programError(SINTER_HERE, where,
                         absl::StrFormat("unknown category %d", in.category()));
   Buffer b;
   b.id = index;
@@ -213,27 +209,27 @@ absl::Status Reader::buffer(const sabi::Buffer &in, int64_t index) {
   b.type = static_cast<ElementType>(in.dtype());
   b.category = std::string(sabi::categoryName(in.category()));
   if (in.shape_size() > formats::kMaxRank)
-    return programError(where, absl::StrFormat("rank %d exceeds the maximum %d",
+    return programError(SINTER_HERE, where, absl::StrFormat("rank %d exceeds the maximum %d",
                                                in.shape_size(),
                                                formats::kMaxRank));
   for (int64_t d : in.shape()) {
     if (d < 0)
-      return programError(where, "shape entries must be non-negative");
+      return programError(SINTER_HERE, where, "shape entries must be non-negative");
     b.shape.push_back(d);
   }
   if (b.offset < 0)
-    return programError(where, absl::StrFormat("offset %d is negative",
+    return programError(SINTER_HERE, where, absl::StrFormat("offset %d is negative",
                                                b.offset));
   absl::StatusOr<int64_t> bytes = formats::numBytes(toDType(b.type), b.shape);
   if (!bytes.ok())
-    return programError(where,
+    return programError(SINTER_HERE, where,
                         absl::StrFormat("shape %s: %s", shapeText(b.shape),
                                         bytes.status().message()));
   b.bytes = *bytes;
   b.numElements = *bytes / elementByteSize(b.type);
   int64_t slabBytes = out->slabBytes[static_cast<int>(b.slab)];
   if (b.offset > slabBytes || b.bytes > slabBytes - b.offset)
-    return programError(
+    return programError(SINTER_HERE, 
         where, absl::StrFormat("offset %d + %d bytes exceeds slab '%s' of %d "
                                "bytes",
                                b.offset, b.bytes, slabName(b.slab), slabBytes));
@@ -241,17 +237,17 @@ absl::Status Reader::buffer(const sabi::Buffer &in, int64_t index) {
     // A view shares the bytes of an earlier buffer and lies within them.
     int64_t of = in.view_of();
     if (of < 0 || of >= index)
-      return programError(where, absl::StrFormat("is a view of buffer %d, not "
+      return programError(SINTER_HERE, where, absl::StrFormat("is a view of buffer %d, not "
                                                  "of an earlier buffer",
                                                  of));
     const Buffer &owner = out->buffers[of];
     if (owner.slab != b.slab || b.offset < owner.offset ||
         b.offset + b.bytes > owner.offset + owner.bytes)
-      return programError(
+      return programError(SINTER_HERE, 
           where, absl::StrFormat("is a view of %s but lies outside its bytes",
                                  bufferPlace(*out, of)));
   } else if (b.offset % sabi::kBufferAlignment != 0) {
-    return programError(
+    return programError(SINTER_HERE, 
         where, absl::StrFormat("offset %d is not a multiple of %d and the "
                                "buffer is not a view",
                                b.offset, sabi::kBufferAlignment));
@@ -263,7 +259,7 @@ absl::Status Reader::buffer(const sabi::Buffer &in, int64_t index) {
 absl::Status Reader::argument(const sabi::Argument &in, int64_t index) {
   std::string where = absl::StrFormat("argument %d", index);
   if (!sabi::Argument::Kind_IsValid(in.kind()))
-    return programError(where, absl::StrFormat("unknown kind %d", in.kind()));
+    return programError(SINTER_HERE, where, absl::StrFormat("unknown kind %d", in.kind()));
   SINTER_RETURN_IF_ERROR(bufferId(where, "buffer", in.buffer()));
   Argument a;
   a.name = in.name();
@@ -271,25 +267,25 @@ absl::Status Reader::argument(const sabi::Argument &in, int64_t index) {
   a.buffer = in.buffer();
   const Buffer &b = out->buffers[a.buffer];
   if (a.name.empty())
-    return programError(where, "empty name");
+    return programError(SINTER_HERE, where, "empty name");
   if (out->findArgument(a.name))
-    return programError(where,
+    return programError(SINTER_HERE, where,
                         absl::StrFormat("name %s repeats an earlier argument",
                                         formats::quoteForMessage(a.name)));
   if (a.kind == ArgumentKind::Step &&
       (b.type != ElementType::I64 || !b.shape.empty()))
-    return programError(
+    return programError(SINTER_HERE, 
         where, absl::StrFormat("the step argument must be an i64 scalar, not "
                                "%s %s",
                                elementTypeName(b.type), shapeText(b.shape)));
   if (in.aliases_size() && a.kind != ArgumentKind::Param)
-    return programError(where, "only params have 'aliases'");
+    return programError(SINTER_HERE, where, "only params have 'aliases'");
   for (const std::string &alias : in.aliases()) {
     if (alias.empty())
-      return programError(where, "'aliases' must be non-empty names");
+      return programError(SINTER_HERE, where, "'aliases' must be non-empty names");
     if (alias == a.name || out->findArgument(alias) ||
         std::count(a.aliases.begin(), a.aliases.end(), alias))
-      return programError(where,
+      return programError(SINTER_HERE, where,
                           absl::StrFormat("alias %s repeats an argument name",
                                           formats::quoteForMessage(alias)));
     a.aliases.push_back(alias);
@@ -298,33 +294,33 @@ absl::Status Reader::argument(const sabi::Argument &in, int64_t index) {
     bool integer = b.type == ElementType::I64 || b.type == ElementType::I32 ||
                    b.type == ElementType::I8;
     if (a.kind != ArgumentKind::Input || !integer)
-      return programError(where, "only integer inputs have a 'bound'");
+      return programError(SINTER_HERE, where, "only integer inputs have a 'bound'");
     if (in.bound() < 1)
-      return programError(where, "'bound' must be a positive integer");
+      return programError(SINTER_HERE, where, "'bound' must be a positive integer");
     a.bound = in.bound();
   }
   if (in.has_default_value() && a.kind != ArgumentKind::Hyper)
-    return programError(where, "only hyper arguments have a 'default_value'");
+    return programError(SINTER_HERE, where, "only hyper arguments have a 'default_value'");
   if (a.kind == ArgumentKind::Hyper) {
     if ((b.type != ElementType::F64 && b.type != ElementType::F32) ||
         !b.shape.empty())
-      return programError(
+      return programError(SINTER_HERE, 
           where, absl::StrFormat("a hyper argument must be an f32 or f64 "
                                  "scalar, not %s %s",
                                  elementTypeName(b.type), shapeText(b.shape)));
     if (!in.has_default_value())
-      return programError(where, "a hyper argument needs a 'default_value'");
+      return programError(SINTER_HERE, where, "a hyper argument needs a 'default_value'");
     double v = in.default_value();
     if (!std::isfinite(v) ||
         (b.type == ElementType::F32 && !std::isfinite(static_cast<float>(v))))
-      return programError(where,
+      return programError(SINTER_HERE, where,
                           absl::StrFormat("'default_value' must be a finite %s",
                                           elementTypeName(b.type)));
     a.defaultValue = v;
   }
   if (in.has_init()) {
     if (a.kind != ArgumentKind::Param)
-      return programError(where, "only params have an 'init'");
+      return programError(SINTER_HERE, where, "only params have an 'init'");
     const sabi::Initializer &init = in.init();
     Initializer initializer;
     bool given = false;
@@ -345,11 +341,11 @@ absl::Status Reader::argument(const sabi::Argument &in, int64_t index) {
       initializer.value = init.value();
       break;
     default:
-      return programError(where + " init",
+      return programError(SINTER_HERE, where + " init",
                           absl::StrFormat("unknown dist %d", init.dist()));
     }
     if (!given)
-      return programError(
+      return programError(SINTER_HERE, 
           where + " init",
           absl::StrFormat("a %s initializer needs its %s",
                           sabi::Initializer::Dist_Name(init.dist()),
@@ -358,7 +354,7 @@ absl::Status Reader::argument(const sabi::Argument &in, int64_t index) {
                                                                      : "value"));
     if (b.type != ElementType::F32 && b.type != ElementType::F64 &&
         b.type != ElementType::F16 && b.type != ElementType::BF16)
-      return programError(
+      return programError(SINTER_HERE, 
           where, absl::StrFormat("an initialized parameter must be a float "
                                  "tensor, not %s",
                                  elementTypeName(b.type)));
@@ -371,7 +367,7 @@ absl::Status Reader::argument(const sabi::Argument &in, int64_t index) {
 absl::Status Reader::result(const sabi::Result &in, int64_t index) {
   std::string where = absl::StrFormat("result %d", index);
   if (!sabi::Result::Kind_IsValid(in.kind()))
-    return programError(where, absl::StrFormat("unknown kind %d", in.kind()));
+    return programError(SINTER_HERE, where, absl::StrFormat("unknown kind %d", in.kind()));
   SINTER_RETURN_IF_ERROR(bufferId(where, "buffer", in.buffer()));
   Result r;
   r.name = in.name();
@@ -379,13 +375,13 @@ absl::Status Reader::result(const sabi::Result &in, int64_t index) {
   r.buffer = in.buffer();
   const Buffer &b = out->buffers[r.buffer];
   if (r.name.empty())
-    return programError(where, "empty name");
+    return programError(SINTER_HERE, where, "empty name");
   if (out->findResult(r.name))
-    return programError(where,
+    return programError(SINTER_HERE, where,
                         absl::StrFormat("name %s repeats an earlier result",
                                         formats::quoteForMessage(r.name)));
   if (r.kind == ResultKind::Metric && !b.shape.empty())
-    return programError(where,
+    return programError(SINTER_HERE, where,
                         absl::StrFormat("metric %s must be a scalar, not %s",
                                         formats::quoteForMessage(r.name),
                                         shapeText(b.shape)));
@@ -395,7 +391,7 @@ absl::Status Reader::result(const sabi::Result &in, int64_t index) {
                                                     : ArgumentKind::OptState;
     const Argument *a = out->findArgument(r.name);
     if (!a || a->kind != want)
-      return programError(
+      return programError(SINTER_HERE, 
           where, absl::StrFormat("%s result %s has no %s argument of the same "
                                  "name",
                                  resultKindName(r.kind),
@@ -403,7 +399,7 @@ absl::Status Reader::result(const sabi::Result &in, int64_t index) {
                                  argumentKindName(want)));
     const Buffer &ab = out->buffers[a->buffer];
     if (ab.type != b.type || ab.shape != b.shape)
-      return programError(
+      return programError(SINTER_HERE, 
           where, absl::StrFormat("result %s is %s %s but its argument is %s %s",
                                  formats::quoteForMessage(r.name),
                                  elementTypeName(b.type), shapeText(b.shape),
@@ -420,17 +416,17 @@ absl::Status Reader::constant(const sabi::Constant &in, int64_t index,
   SINTER_RETURN_IF_ERROR(bufferId(where, "buffer", in.buffer()));
   const Buffer &b = out->buffers[in.buffer()];
   if (b.slab != SlabId::Constants)
-    return programError(where,
+    return programError(SINTER_HERE, where,
                         absl::StrFormat("%s is in slab '%s', not 'constants'",
                                         bufferPlace(*out, in.buffer()),
                                         slabName(b.slab)));
   if (filled[in.buffer()])
-    return programError(where,
+    return programError(SINTER_HERE, where,
                         absl::StrFormat("%s already has a constant",
                                         bufferPlace(*out, in.buffer())));
   filled[in.buffer()] = true;
   if (static_cast<int64_t>(in.data().size()) != b.bytes)
-    return programError(
+    return programError(SINTER_HERE, 
         where, absl::StrFormat("has %d bytes; %s needs %d", in.data().size(),
                                bufferPlace(*out, in.buffer()), b.bytes));
   Constant c;
@@ -443,12 +439,12 @@ absl::Status Reader::constant(const sabi::Constant &in, int64_t index,
 absl::Status Reader::kernel(const sabi::Kernel &in, int64_t index) {
   std::string where = absl::StrFormat("kernel %d", index);
   if (in.name().empty())
-    return programError(where, "empty name");
+    return programError(SINTER_HERE, where, "empty name");
   if (in.extent() < 1)
-    return programError(where,
+    return programError(SINTER_HERE, where,
                         absl::StrFormat("extent %d is below 1", in.extent()));
   if (in.bytes() < 0)
-    return programError(where, absl::StrFormat("bytes %d is negative",
+    return programError(SINTER_HERE, where, absl::StrFormat("bytes %d is negative",
                                                in.bytes()));
   Kernel k;
   k.name = in.name();
@@ -477,15 +473,15 @@ absl::Status Reader::matmul(std::string_view where, const sabi::MatmulStep &in,
   m.bias = in.has_bias() ? in.bias() : -1;
   m.transposeLhs = in.transpose_lhs();
   m.transposeRhs = in.transpose_rhs();
-  m.alpha = in.alpha();
+  m.alpha = in.has_alpha() ? in.alpha() : 1.0;
   std::optional<Activation> act =
       parseActivation(sabi::MatmulStep::Activation_Name(in.activation()));
   if (!sabi::MatmulStep::Activation_IsValid(in.activation()) || !act)
-    return programError(where, absl::StrFormat("unknown activation %d",
+    return programError(SINTER_HERE, where, absl::StrFormat("unknown activation %d",
                                                in.activation()));
   m.activation = *act;
   if (!std::isfinite(static_cast<float>(m.alpha)))
-    return programError(where, "alpha is not a finite f32");
+    return programError(SINTER_HERE, where, "alpha is not a finite f32");
   std::pair<const char *, int64_t> operands[] = {
       {"lhs", m.lhs}, {"rhs", m.rhs}, {"out", m.out}, {"bias", m.bias}};
   for (auto [what, id] : operands) {
@@ -493,18 +489,18 @@ absl::Status Reader::matmul(std::string_view where, const sabi::MatmulStep &in,
       continue;
     const Buffer &b = out->buffers[id];
     if (b.type != ElementType::F32)
-      return programError(where,
+      return programError(SINTER_HERE, where,
                           absl::StrFormat("%s (%s) is %s; matmul needs f32",
                                           what, bufferPlace(*out, id),
                                           elementTypeName(b.type)));
     if (id != m.out && overlaps(b, out->buffers[m.out]))
-      return programError(where, absl::StrFormat("out (%s) overlaps %s (%s)",
+      return programError(SINTER_HERE, where, absl::StrFormat("out (%s) overlaps %s (%s)",
                                                  bufferPlace(*out, m.out),
                                                  what, bufferPlace(*out, id)));
   }
   absl::StatusOr<MatmulGeometry> g = analyzeMatmul(out->matmulDesc(m));
   if (!g.ok())
-    return programError(where, formats::toStd(g.status().message()));
+    return programError(SINTER_HERE, where, formats::toStd(g.status().message()));
   return absl::OkStatus();
 }
 
@@ -516,7 +512,7 @@ absl::Status Reader::step(const sabi::Step &in, int64_t index) {
     s.kind = StepKind::Kernel;
     int64_t max = static_cast<int64_t>(out->kernels.size()) - 1;
     if (in.kernel().kernel() < 0 || in.kernel().kernel() > max)
-      return programError(
+      return programError(SINTER_HERE, 
           where,
           absl::StrFormat("'kernel' must be a kernel index in [0, %d]", max));
     s.kernel = in.kernel().kernel();
@@ -536,14 +532,14 @@ absl::Status Reader::step(const sabi::Step &in, int64_t index) {
     s.dst = in.copy().dst();
     const Buffer &src = out->buffers[s.src], &dst = out->buffers[s.dst];
     if (src.bytes != dst.bytes)
-      return programError(
+      return programError(SINTER_HERE, 
           where, absl::StrFormat("src (%s) has %d bytes but dst (%s) has %d",
                                  bufferPlace(*out, s.src), src.bytes,
                                  bufferPlace(*out, s.dst), dst.bytes));
     break;
   }
   default:
-    return programError(absl::StrFormat("step %d", index),
+    return programError(SINTER_HERE, absl::StrFormat("step %d", index),
                         "has no op this runtime knows (kernel, matmul, copy)");
   }
   out->steps.push_back(s);
@@ -553,7 +549,7 @@ absl::Status Reader::step(const sabi::Step &in, int64_t index) {
 absl::Status Reader::read(StepProgram &program) {
   out = &program;
   if (in.version() != sabi::kStepProgramVersion)
-    return programError(
+    return programError(SINTER_HERE, 
         "top level",
         absl::StrFormat("version %d; this runtime reads version %d (recompile "
                         "the model with this release's sinterc)",
@@ -570,7 +566,7 @@ absl::Status Reader::read(StepProgram &program) {
   int steps = 0;
   for (const Argument &a : program.arguments)
     if (a.kind == ArgumentKind::Step && ++steps > 1)
-      return programError("arguments", "more than one 'step' argument");
+      return programError(SINTER_HERE, "arguments", "more than one 'step' argument");
   for (int i = 0; i < in.results_size(); ++i)
     SINTER_RETURN_IF_ERROR(result(in.results(i), i));
   std::vector<bool> filled(program.buffers.size());
@@ -598,7 +594,7 @@ sinter::exec::parseStepProgram(const void *data, size_t size) {
   sabi::StepProgram message;
   if (size > static_cast<size_t>(std::numeric_limits<int>::max()) ||
       !message.ParseFromArray(data, static_cast<int>(size)))
-    return programError("top level",
+    return programError(SINTER_HERE, "top level",
                         absl::StrFormat("%d bytes that are not a serialized "
                                         "StepProgram",
                                         size));
@@ -613,6 +609,6 @@ sinter::exec::parseStepProgramJson(std::string_view json) {
       google::protobuf::StringPiece(json.data(), json.size()), &message,
       options);
   if (!status.ok())
-    return programError("JSON", std::string(status.message()));
+    return programError(SINTER_HERE, "JSON", std::string(status.message()));
   return validateStepProgram(message);
 }

@@ -9,11 +9,11 @@
 
 #include "runtime/Formats/FileIO.h"
 
-#include "runtime/Formats/AbslCompat.h"
-#include "runtime/Formats/Json.h"
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "runtime/Formats/AbslCompat.h"
+#include "runtime/Formats/Utf8.h"
+#include "runtime/Support/Status.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -28,22 +28,24 @@ namespace sinter::formats {
 /// less keeps each call's count well inside ssize_t on every platform.
 static constexpr uint64_t kMaxIoChunk = uint64_t(1) << 30;
 
-static absl::Status errnoError(int error, std::string_view path,
-                               std::string_view what) {
-  return absl::Status(
-      absl::ErrnoToStatusCode(error),
+static absl::Status errnoError(SourceLocation where, int error,
+                               std::string_view path, std::string_view what) {
+  return makeError(
+      where, absl::ErrnoToStatusCode(error),
       absl::StrCat(toAbsl(path), ": ", toAbsl(what), ": ", strerror(error)));
 }
 
-absl::Status formatError(std::string_view name, uint64_t offset,
-                         std::string_view message) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      toAbsl(name), ": byte offset ", offset, ": ", toAbsl(message)));
+absl::Status formatError(SourceLocation where, std::string_view name,
+                         uint64_t offset, std::string_view message) {
+  return sinter::InvalidArgumentError(
+      where, absl::StrCat(toAbsl(name), ": byte offset ", offset, ": ",
+                          toAbsl(message)));
 }
 
-absl::Status formatError(std::string_view name, std::string_view message) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(toAbsl(name), ": ", toAbsl(message)));
+absl::Status formatError(SourceLocation where, std::string_view name,
+                         std::string_view message) {
+  return sinter::InvalidArgumentError(
+      where, absl::StrCat(toAbsl(name), ": ", toAbsl(message)));
 }
 
 std::string quoteForMessage(std::string_view text) {
@@ -70,7 +72,7 @@ std::string quoteForMessage(std::string_view text) {
 absl::Status MemorySource::read(uint64_t offset, uint64_t count,
                                 void *dst) const {
   if (offset > bytes.size() || count > bytes.size() - offset)
-    return formatError(label, offset,
+    return formatError(SINTER_HERE, label, offset,
                        absl::StrCat("read of ", count,
                                     " bytes runs past the end (", bytes.size(),
                                     " bytes)"));
@@ -86,17 +88,17 @@ FileSource::open(const std::string &path) {
     fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0)
-    return errnoError(errno, path, "cannot open for reading");
+    return errnoError(SINTER_HERE, errno, path, "cannot open for reading");
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     int error = errno;
     ::close(fd);
-    return errnoError(error, path, "cannot stat");
+    return errnoError(SINTER_HERE, error, path, "cannot stat");
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": not a regular file"));
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, absl::StrCat(path, ": not a regular file"));
   }
   return std::unique_ptr<FileSource>(
       new FileSource(path, fd, static_cast<uint64_t>(st.st_size)));
@@ -107,7 +109,7 @@ FileSource::~FileSource() { ::close(fd); }
 absl::Status FileSource::read(uint64_t offset, uint64_t count,
                               void *dst) const {
   if (offset > fileSize || count > fileSize - offset)
-    return formatError(path, offset,
+    return formatError(SINTER_HERE, path, offset,
                        absl::StrCat("read of ", count,
                                     " bytes runs past the end (", fileSize,
                                     " bytes)"));
@@ -118,10 +120,11 @@ absl::Status FileSource::read(uint64_t offset, uint64_t count,
     if (got < 0) {
       if (errno == EINTR)
         continue;
-      return errnoError(errno, path, absl::StrCat("read at byte ", offset));
+      return errnoError(SINTER_HERE, errno, path,
+                        absl::StrCat("read at byte ", offset));
     }
     if (got == 0)
-      return formatError(path, offset,
+      return formatError(SINTER_HERE, path, offset,
                          "unexpected end of file (did it shrink while being "
                          "read?)");
     out += got;
@@ -145,7 +148,8 @@ static absl::Status writeAll(int fd, std::string_view bytes,
     if (wrote < 0) {
       if (errno == EINTR)
         continue;
-      return errnoError(errno, path, absl::StrCat("write to ", tempPath));
+      return errnoError(SINTER_HERE, errno, path,
+                        absl::StrCat("write to ", tempPath));
     }
     bytes.remove_prefix(static_cast<size_t>(wrote));
   }
@@ -172,7 +176,7 @@ absl::Status writeFileAtomic(const std::string &path,
                 0666);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0)
-    return errnoError(errno, path,
+    return errnoError(SINTER_HERE, errno, path,
                       absl::StrCat("cannot create temporary file ", tempPath));
 
   // Everything up to the rename may fail; each failure closes and removes
@@ -185,32 +189,32 @@ absl::Status writeFileAtomic(const std::string &path,
   };
   for (std::string_view piece : pieces)
     if (absl::Status status = writeAll(fd, piece, path, tempPath); !status.ok())
-      return abandon(status);
+      return abandon(addFrame(SINTER_HERE, std::move(status)));
   if (::fsync(fd) != 0)
-    return abandon(
-        errnoError(errno, path, absl::StrCat("fsync of ", tempPath)));
+    return abandon(errnoError(SINTER_HERE, errno, path,
+                              absl::StrCat("fsync of ", tempPath)));
   // close() can report a deferred write error (NFS does this), so it is
   // checked like any other step.
   int closed = ::close(fd);
   fd = -1;
   if (closed != 0)
-    return abandon(
-        errnoError(errno, path, absl::StrCat("close of ", tempPath)));
+    return abandon(errnoError(SINTER_HERE, errno, path,
+                              absl::StrCat("close of ", tempPath)));
   if (::rename(tempPath.c_str(), path.c_str()) != 0)
-    return abandon(
-        errnoError(errno, path, absl::StrCat("rename from ", tempPath)));
+    return abandon(errnoError(SINTER_HERE, errno, path,
+                              absl::StrCat("rename from ", tempPath)));
 
   std::string directory = parentDirectory(path);
   int dirFd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dirFd < 0)
-    return errnoError(errno, path,
+    return errnoError(SINTER_HERE, errno, path,
                       absl::StrCat("cannot open directory ", directory,
                                    " to fsync the rename"));
   int synced = ::fsync(dirFd);
   int syncError = errno;
   ::close(dirFd);
   if (synced != 0)
-    return errnoError(syncError, path,
+    return errnoError(SINTER_HERE, syncError, path,
                       absl::StrCat("fsync of directory ", directory));
   return absl::OkStatus();
 }

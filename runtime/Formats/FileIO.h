@@ -11,12 +11,14 @@
 //     sequence, so a crash mid-save never leaves a partial file under the
 //     final name (a half-written checkpoint that loads is worse than none).
 //   - formatError: the one-line "<file>: byte offset N: why" shape of every
-//     malformed-input error.
+//     malformed-input error, made at the caller's SINTER_HERE.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef SINTER_RUNTIME_FORMATS_FILEIO_H
 #define SINTER_RUNTIME_FORMATS_FILEIO_H
+
+#include "runtime/Support/Status.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -90,11 +92,13 @@ private:
 absl::Status writeFileAtomic(const std::string &path,
                              const std::vector<std::string_view> &pieces);
 
-/// InvalidArgument "<name>: byte offset <offset>: <message>".
-absl::Status formatError(std::string_view name, uint64_t offset,
-                         std::string_view message);
+/// InvalidArgument "<name>: byte offset <offset>: <message>", made at
+/// `where` (SINTER_HERE).
+absl::Status formatError(SourceLocation where, std::string_view name,
+                         uint64_t offset, std::string_view message);
 /// InvalidArgument "<name>: <message>", for errors with no single offset.
-absl::Status formatError(std::string_view name, std::string_view message);
+absl::Status formatError(SourceLocation where, std::string_view name,
+                         std::string_view message);
 
 /// `text` in single quotes for a message, with control bytes (and, unless
 /// `text` is valid UTF-8, all non-ASCII bytes) written as \xNN so that the

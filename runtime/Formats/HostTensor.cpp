@@ -8,6 +8,7 @@
 #include "runtime/Formats/HostTensor.h"
 
 #include "runtime/Formats/AbslCompat.h"
+#include "runtime/Support/Status.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -126,10 +127,12 @@ absl::StatusOr<int64_t> numElements(const std::vector<int64_t> &shape) {
   int64_t count = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] < 0)
-      return absl::InvalidArgumentError(
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
           absl::StrCat("dimension ", i, " is negative (", shape[i], ")"));
     if (__builtin_mul_overflow(count, shape[i], &count))
-      return absl::InvalidArgumentError(
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
           absl::StrCat("element count of shape [", absl::StrJoin(shape, ","),
                        "] overflows a 64-bit integer"));
   }
@@ -138,40 +141,37 @@ absl::StatusOr<int64_t> numElements(const std::vector<int64_t> &shape) {
 
 absl::StatusOr<int64_t> numBytes(DType dtype,
                                  const std::vector<int64_t> &shape) {
-  absl::StatusOr<int64_t> count = numElements(shape);
-  if (!count.ok())
-    return count.status();
+  SINTER_ASSIGN_OR_RETURN(int64_t count, numElements(shape));
   int64_t bytes;
-  if (__builtin_mul_overflow(*count, dtypeByteSize(dtype), &bytes))
-    return absl::InvalidArgumentError(absl::StrCat(
-        "byte size of ", toAbsl(dtypeName(dtype)), " shape [",
-        absl::StrJoin(shape, ","), "] overflows a 64-bit integer"));
+  if (__builtin_mul_overflow(count, dtypeByteSize(dtype), &bytes))
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, absl::StrCat("byte size of ", toAbsl(dtypeName(dtype)),
+                                  " shape [", absl::StrJoin(shape, ","),
+                                  "] overflows a 64-bit integer"));
   return bytes;
 }
 
 absl::Status HostTensor::validate() const {
   if (shape.size() > static_cast<size_t>(kMaxRank))
-    return absl::InvalidArgumentError(absl::StrCat(
-        "rank ", shape.size(), " exceeds the maximum of ", kMaxRank));
-  absl::StatusOr<int64_t> bytes = numBytes(dtype, shape);
-  if (!bytes.ok())
-    return bytes.status();
-  if (static_cast<uint64_t>(*bytes) != data.size())
-    return absl::InvalidArgumentError(absl::StrCat(
-        toAbsl(dtypeName(dtype)), " shape [", absl::StrJoin(shape, ","),
-        "] needs ", *bytes, " bytes but the tensor holds ", data.size()));
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, absl::StrCat("rank ", shape.size(),
+                                  " exceeds the maximum of ", kMaxRank));
+  SINTER_ASSIGN_OR_RETURN(int64_t bytes, numBytes(dtype, shape));
+  if (static_cast<uint64_t>(bytes) != data.size())
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, absl::StrCat(toAbsl(dtypeName(dtype)), " shape [",
+                                  absl::StrJoin(shape, ","), "] needs ", bytes,
+                                  " bytes but the tensor holds ", data.size()));
   return absl::OkStatus();
 }
 
 absl::StatusOr<HostTensor> HostTensor::zeros(DType dtype,
                                              std::vector<int64_t> shape) {
-  absl::StatusOr<int64_t> bytes = numBytes(dtype, shape);
-  if (!bytes.ok())
-    return bytes.status();
+  SINTER_ASSIGN_OR_RETURN(int64_t bytes, numBytes(dtype, shape));
   HostTensor tensor;
   tensor.dtype = dtype;
   tensor.shape = std::move(shape);
-  tensor.data.assign(static_cast<size_t>(*bytes), 0);
+  tensor.data.assign(static_cast<size_t>(bytes), 0);
   return tensor;
 }
 

@@ -10,6 +10,7 @@
 
 #include "runtime/Formats/AbslCompat.h"
 #include "runtime/Formats/FileIO.h"
+#include "runtime/Support/Status.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -63,8 +64,7 @@ public:
         break;
       uint64_t keyOffset = base + pos;
       std::string key;
-      if (absl::Status s = parseString(key); !s.ok())
-        return s;
+      SINTER_RETURN_IF_ERROR(parseString(key));
       skipSpace();
       if (!consume(':'))
         return error("expected ':' after a header key");
@@ -97,14 +97,13 @@ public:
         header.shapeOffset = valueOffset;
         s = parseShape(*header.shape);
       } else {
-        return formatError(name, keyOffset,
+        return formatError(SINTER_HERE, name, keyOffset,
                            absl::StrCat("unexpected header key ",
                                         quoteForMessage(key),
                                         " (expected descr, fortran_order, "
                                         "shape)"));
       }
-      if (!s.ok())
-        return s;
+      SINTER_RETURN_IF_ERROR(s);
       skipSpace();
       if (consume('}'))
         break;
@@ -115,11 +114,12 @@ public:
     if (!atEnd())
       return error("unexpected text after the header dict");
     if (!header.descr)
-      return formatError(name, base, "header has no 'descr' key");
+      return formatError(SINTER_HERE, name, base, "header has no 'descr' key");
     if (!header.fortranOrder)
-      return formatError(name, base, "header has no 'fortran_order' key");
+      return formatError(SINTER_HERE, name, base,
+                         "header has no 'fortran_order' key");
     if (!header.shape)
-      return formatError(name, base, "header has no 'shape' key");
+      return formatError(SINTER_HERE, name, base, "header has no 'shape' key");
     return absl::OkStatus();
   }
 
@@ -150,11 +150,12 @@ private:
       ++pos;
   }
   absl::Status error(std::string_view message) const {
-    return formatError(name, base + pos, message);
+    return formatError(SINTER_HERE, name, base + pos, message);
   }
   absl::Status duplicate(uint64_t offset, std::string_view key) const {
     return formatError(
-        name, offset, absl::StrCat("duplicate header key '", toAbsl(key), "'"));
+        SINTER_HERE, name, offset,
+        absl::StrCat("duplicate header key '", toAbsl(key), "'"));
   }
 
   absl::Status parseString(std::string &out) {
@@ -191,8 +192,7 @@ private:
         return error(
             absl::StrCat("shape has more than ", kMaxRank, " dimensions"));
       int64_t dim;
-      if (absl::Status s = parseDimension(dim); !s.ok())
-        return s;
+      SINTER_RETURN_IF_ERROR(parseDimension(dim));
       shape.push_back(dim);
       skipSpace();
       if (consume(',')) {
@@ -219,7 +219,7 @@ private:
       return error("expected an integer in the shape tuple");
     std::string_view digits = text.substr(start, pos - start);
     if (digits.size() > 1 && digits[0] == '0')
-      return formatError(name, base + start,
+      return formatError(SINTER_HERE, name, base + start,
                          "leading zeros are not allowed in shape dimensions");
     // Python 2 wrote long integers as "3L"; numpy still reads such v1/v2
     // files by filtering the suffix out.
@@ -229,7 +229,7 @@ private:
     for (char c : digits)
       if (__builtin_mul_overflow(dim, 10, &dim) ||
           __builtin_add_overflow(dim, c - '0', &dim))
-        return formatError(name, base + start,
+        return formatError(SINTER_HERE, name, base + start,
                            absl::StrCat("shape dimension ",
                                         toAbsl(digits.substr(0, 30)),
                                         " does not fit in 64 bits"));
@@ -265,48 +265,45 @@ static absl::StatusOr<HostTensor> parseNpySource(const ByteSource &source) {
   uint64_t fileSize = source.size();
   unsigned char preamble[12];
   if (fileSize < 10)
-    return formatError(name, 0,
+    return formatError(SINTER_HERE, name, 0,
                        absl::StrCat("file is too short to be .npy (", fileSize,
                                     " bytes; the preamble alone is 10)"));
-  if (absl::Status s = source.read(0, 10, preamble); !s.ok())
-    return s;
+  SINTER_RETURN_IF_ERROR(source.read(0, 10, preamble));
   if (std::memcmp(preamble, kMagic, kMagicSize) != 0)
-    return formatError(name, 0,
+    return formatError(SINTER_HERE, name, 0,
                        "not a .npy file (bad magic; expected \\x93NUMPY)");
   int major = preamble[6], minor = preamble[7];
   if ((major != 1 && major != 2 && major != 3) || minor != 0)
-    return formatError(name, 6,
+    return formatError(SINTER_HERE, name, 6,
                        absl::StrCat("unsupported .npy version ", major, ".",
                                     minor, " (supported: 1.0, 2.0, 3.0)"));
   // 1.0 has a 2-byte header length; 2.0 and 3.0 have 4 bytes.
   int lengthBytes = major == 1 ? 2 : 4;
   uint64_t prefixSize = 8 + lengthBytes;
   if (fileSize < prefixSize)
-    return formatError(name, 8, "file ends inside the header length");
+    return formatError(SINTER_HERE, name, 8,
+                       "file ends inside the header length");
   if (lengthBytes == 4)
-    if (absl::Status s = source.read(10, 2, preamble + 10); !s.ok())
-      return s;
+    SINTER_RETURN_IF_ERROR(source.read(10, 2, preamble + 10));
   uint64_t headerSize = readLittleEndian(preamble + 8, lengthBytes);
   if (headerSize > kMaxHeaderSize)
-    return formatError(name, 8,
+    return formatError(SINTER_HERE, name, 8,
                        absl::StrCat("header length ", headerSize,
                                     " exceeds the limit of ", kMaxHeaderSize,
                                     " bytes"));
   if (headerSize > fileSize - prefixSize)
-    return formatError(name, 8,
+    return formatError(SINTER_HERE, name, 8,
                        absl::StrCat("header length ", headerSize,
                                     " runs past the end of the file (",
                                     fileSize, " bytes)"));
   std::string headerText(headerSize, '\0');
-  if (absl::Status s = source.read(prefixSize, headerSize, headerText.data());
-      !s.ok())
-    return s;
+  SINTER_RETURN_IF_ERROR(
+      source.read(prefixSize, headerSize, headerText.data()));
 
   NpyHeader header;
   HeaderParser parser(headerText, prefixSize, name,
                       /*allowLongSuffix=*/major <= 2);
-  if (absl::Status s = parser.parse(header); !s.ok())
-    return s;
+  SINTER_RETURN_IF_ERROR(parser.parse(header));
 
   const std::string &descr = *header.descr;
   std::optional<DType> dtype = parseNpyDescr(descr);
@@ -318,16 +315,16 @@ static absl::StatusOr<HostTensor> parseNpySource(const ByteSource &source) {
     else if (descr == "|O" || descr == "<O" || descr == ">O")
       why = "object arrays are not supported (they need pickle)";
     return formatError(
-        name, header.descrOffset,
+        SINTER_HERE, name, header.descrOffset,
         absl::StrCat("descr ", quoteForMessage(descr), ": ", why));
   }
   if (*header.fortranOrder)
-    return formatError(name, header.fortranOffset,
+    return formatError(SINTER_HERE, name, header.fortranOffset,
                        "Fortran-order arrays are not supported (save "
                        "np.ascontiguousarray(arr) instead)");
   absl::StatusOr<int64_t> dataSize = numBytes(*dtype, *header.shape);
   if (!dataSize.ok())
-    return formatError(name, header.shapeOffset,
+    return formatError(SINTER_HERE, name, header.shapeOffset,
                        toStd(dataSize.status().message()));
 
   uint64_t dataStart = prefixSize + headerSize;
@@ -335,12 +332,12 @@ static absl::StatusOr<HostTensor> parseNpySource(const ByteSource &source) {
   uint64_t needed = static_cast<uint64_t>(*dataSize);
   if (available < needed)
     return formatError(
-        name, dataStart,
+        SINTER_HERE, name, dataStart,
         absl::StrCat("truncated: ", toAbsl(dtypeName(*dtype)), " shape (",
                      absl::StrJoin(*header.shape, ", "), ") needs ", needed,
                      " bytes of data but the file has ", available));
   if (available > needed)
-    return formatError(name, dataStart + needed,
+    return formatError(SINTER_HERE, name, dataStart + needed,
                        absl::StrCat(available - needed,
                                     " unexpected bytes after the ", needed,
                                     " bytes of array data"));
@@ -349,22 +346,19 @@ static absl::StatusOr<HostTensor> parseNpySource(const ByteSource &source) {
   tensor.dtype = *dtype;
   tensor.shape = std::move(*header.shape);
   tensor.data.resize(static_cast<size_t>(needed));
-  if (absl::Status s = source.read(dataStart, needed, tensor.data.data());
-      !s.ok())
-    return s;
+  SINTER_RETURN_IF_ERROR(source.read(dataStart, needed, tensor.data.data()));
   if (tensor.dtype == DType::Bool)
     if (std::optional<size_t> bad = findBadBool(tensor.data))
-      return formatError(name, dataStart + *bad,
+      return formatError(SINTER_HERE, name, dataStart + *bad,
                          absl::StrCat("bool element ", *bad, " is ",
                                       int(tensor.data[*bad]), ", not 0 or 1"));
   return tensor;
 }
 
 absl::StatusOr<HostTensor> readNpy(const std::string &path) {
-  absl::StatusOr<std::unique_ptr<FileSource>> source = FileSource::open(path);
-  if (!source.ok())
-    return source.status();
-  return parseNpySource(**source);
+  SINTER_ASSIGN_OR_RETURN(std::unique_ptr<FileSource> source,
+                          FileSource::open(path));
+  return parseNpySource(*source);
 }
 
 absl::StatusOr<HostTensor> parseNpy(std::string_view bytes,
@@ -376,13 +370,15 @@ absl::StatusOr<HostTensor> parseNpy(std::string_view bytes,
 static absl::StatusOr<std::string> npyHeader(const HostTensor &tensor) {
   std::optional<std::string_view> descr = npyDescr(tensor.dtype);
   if (!descr)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot write a ", toAbsl(dtypeName(tensor.dtype)),
-        " tensor to .npy: numpy has no ", toAbsl(dtypeName(tensor.dtype)),
-        " dtype (convert to F32 first, or use safetensors)"));
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
+        absl::StrCat("cannot write a ", toAbsl(dtypeName(tensor.dtype)),
+                     " tensor to .npy: numpy has no ",
+                     toAbsl(dtypeName(tensor.dtype)),
+                     " dtype (convert to F32 first, or use safetensors)"));
   if (absl::Status s = tensor.validate(); !s.ok())
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot write .npy: ", s.message()));
+    return withMessage(SINTER_HERE, s,
+                       absl::StrCat("cannot write .npy: ", s.message()));
 
   // Python's repr of a tuple: "()", "(3,)", "(2, 3)".
   std::string shape = "(" + absl::StrJoin(tensor.shape, ", ");
@@ -412,19 +408,17 @@ static absl::StatusOr<std::string> npyHeader(const HostTensor &tensor) {
 }
 
 absl::StatusOr<std::string> serializeNpy(const HostTensor &tensor) {
-  absl::StatusOr<std::string> out = npyHeader(tensor);
-  if (!out.ok())
-    return out.status();
-  out->append(reinterpret_cast<const char *>(tensor.data.data()),
-              tensor.data.size());
+  SINTER_ASSIGN_OR_RETURN(std::string out, npyHeader(tensor));
+  out.append(reinterpret_cast<const char *>(tensor.data.data()),
+             tensor.data.size());
   return out;
 }
 
 absl::Status writeNpy(const std::string &path, const HostTensor &tensor) {
   absl::StatusOr<std::string> header = npyHeader(tensor);
   if (!header.ok())
-    return absl::Status(header.status().code(),
-                        absl::StrCat(path, ": ", header.status().message()));
+    return withMessage(SINTER_HERE, header.status(),
+                       absl::StrCat(path, ": ", header.status().message()));
   std::string_view data(reinterpret_cast<const char *>(tensor.data.data()),
                         tensor.data.size());
   return writeFileAtomic(path, {*header, data});

@@ -12,7 +12,9 @@
 
 #include "runtime/Formats/AbslCompat.h"
 #include "runtime/Formats/FileIO.h"
-#include "runtime/Formats/Json.h"
+#include "runtime/Formats/JsonDocument.h"
+#include "runtime/Formats/Utf8.h"
+#include "runtime/Support/Status.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -47,83 +49,92 @@ struct Entry {
   DType dtype;
   std::vector<int64_t> shape;
   uint64_t begin, end;
-  uint64_t headerOffset; // file offset of the entry's data_offsets, for errors
+  const Json *offsets; // the entry's data_offsets, for errors
 };
+
+const Json::object_t &members(const Json &object) {
+  return object.get_ref<const Json::object_t &>();
+}
+const Json::array_t &items(const Json &array) {
+  return array.get_ref<const Json::array_t &>();
+}
+const std::string &text(const Json &string) {
+  return string.get_ref<const std::string &>();
+}
 
 /// Checks the parsed header and builds the entry list. JSON offsets are
 /// relative to the header, which starts at file offset 8.
 class HeaderChecker {
 public:
-  HeaderChecker(std::string_view name, uint64_t headerSize, uint64_t dataSize)
-      : name(name), headerSize(headerSize), dataSize(dataSize) {}
+  HeaderChecker(std::string_view name, uint64_t headerSize, uint64_t dataSize,
+                const JsonDocument &document)
+      : name(name), headerSize(headerSize), dataSize(dataSize),
+        document(document) {}
 
-  absl::Status check(const JsonValue &root, SafeTensorsFile &file,
+  absl::Status check(const Json &root, SafeTensorsFile &file,
                      std::vector<Entry> &entries) {
-    if (!root.isObject())
+    if (!root.is_object())
       return errorAt(root, "header is not a JSON object");
-    for (const JsonMember &member : root.members()) {
+    for (const auto &member : members(root)) {
       if (member.first == kMetadataKey) {
-        if (absl::Status s = checkMetadata(member.second, file.metadata);
-            !s.ok())
-          return s;
+        SINTER_RETURN_IF_ERROR(checkMetadata(member.second, file.metadata));
         continue;
       }
       Entry entry;
-      if (absl::Status s = checkEntry(member.first, member.second, entry);
-          !s.ok())
-        return s;
+      SINTER_RETURN_IF_ERROR(checkEntry(member.first, member.second, entry));
       entries.push_back(std::move(entry));
     }
     return checkCoverage(entries);
   }
 
 private:
-  absl::Status errorAt(const JsonValue &value, std::string_view message) {
-    return formatError(name, kHeaderBase + value.offset(), message);
+  absl::Status errorAt(const Json &value, std::string_view message) {
+    return formatError(SINTER_HERE, name,
+                       kHeaderBase + document.offsetOf(value), message);
   }
-  absl::Status tensorError(const JsonValue &value, std::string_view tensor,
+  absl::Status tensorError(const Json &value, std::string_view tensor,
                            std::string_view message) {
     return errorAt(value, absl::StrCat("tensor ", quoteForMessage(tensor), ": ",
                                        toAbsl(message)));
   }
 
-  absl::Status checkMetadata(const JsonValue &value,
+  absl::Status checkMetadata(const Json &value,
                              std::map<std::string, std::string> &metadata) {
     // The reference reads the key into an Option, so it accepts null as
     // "no metadata"; so do we.
-    if (value.isNull())
+    if (value.is_null())
       return absl::OkStatus();
-    if (!value.isObject())
+    if (!value.is_object())
       return errorAt(value, "__metadata__ must be an object mapping strings "
                             "to strings");
-    for (const JsonMember &member : value.members()) {
-      if (!member.second.isString())
+    for (const auto &member : members(value)) {
+      if (!member.second.is_string())
         return errorAt(member.second,
                        absl::StrCat("__metadata__ value of ",
                                     quoteForMessage(member.first),
                                     " must be a string (safetensors metadata "
                                     "is a string-to-string map)"));
-      metadata.emplace(member.first, member.second.asString());
+      metadata.emplace(member.first, text(member.second));
     }
     return absl::OkStatus();
   }
 
   /// A non-negative JSON integer.
-  std::optional<int64_t> count(const JsonValue &value) {
-    if (!value.isInt() || value.asInt() < 0)
+  std::optional<int64_t> count(const Json &value) {
+    if (!value.is_number_integer() || value.get<int64_t>() < 0)
       return std::nullopt;
-    return value.asInt();
+    return value.get<int64_t>();
   }
 
-  absl::Status checkEntry(const std::string &tensor, const JsonValue &value,
+  absl::Status checkEntry(const std::string &tensor, const Json &value,
                           Entry &entry) {
     entry.name = tensor;
-    if (!value.isObject())
+    if (!value.is_object())
       return tensorError(value, tensor,
                          "entry must be an object with dtype, shape and "
                          "data_offsets");
-    const JsonValue *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
-    for (const JsonMember &member : value.members()) {
+    const Json *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
+    for (const auto &member : members(value)) {
       if (member.first == "dtype")
         dtype = &member.second;
       else if (member.first == "shape")
@@ -144,28 +155,28 @@ private:
                                                            ? "shape"
                                                            : "data_offsets"));
 
-    if (!dtype->isString())
+    if (!dtype->is_string())
       return tensorError(*dtype, tensor, "dtype must be a string");
-    std::optional<DType> parsed = parseSafeTensorsDType(dtype->asString());
+    std::optional<DType> parsed = parseSafeTensorsDType(text(*dtype));
     if (!parsed) {
       std::vector<std::string> known;
       for (DType d : kAllDTypes)
         known.emplace_back(dtypeName(d));
       return tensorError(
           *dtype, tensor,
-          absl::StrCat("unsupported dtype ", quoteForMessage(dtype->asString()),
+          absl::StrCat("unsupported dtype ", quoteForMessage(text(*dtype)),
                        " (supported: ", absl::StrJoin(known, ", "), ")"));
     }
     entry.dtype = *parsed;
 
-    if (!shape->isArray())
+    if (!shape->is_array())
       return tensorError(*shape, tensor,
                          "shape must be an array of non-negative integers");
-    if (shape->items().size() > static_cast<size_t>(kMaxRank))
+    if (items(*shape).size() > static_cast<size_t>(kMaxRank))
       return tensorError(*shape, tensor,
-                         absl::StrCat("rank ", shape->items().size(),
+                         absl::StrCat("rank ", items(*shape).size(),
                                       " exceeds the maximum of ", kMaxRank));
-    for (const JsonValue &dim : shape->items()) {
+    for (const Json &dim : items(*shape)) {
       std::optional<int64_t> n = count(dim);
       if (!n)
         return tensorError(dim, tensor,
@@ -176,14 +187,14 @@ private:
     if (!bytes.ok())
       return tensorError(*shape, tensor, toStd(bytes.status().message()));
 
-    if (!offsets->isArray() || offsets->items().size() != 2 ||
-        !count(offsets->items()[0]) || !count(offsets->items()[1]))
+    if (!offsets->is_array() || items(*offsets).size() != 2 ||
+        !count(items(*offsets)[0]) || !count(items(*offsets)[1]))
       return tensorError(*offsets, tensor,
                          "data_offsets must be [begin, end] with "
                          "non-negative integers");
-    entry.begin = offsets->items()[0].asInt();
-    entry.end = offsets->items()[1].asInt();
-    entry.headerOffset = kHeaderBase + offsets->offset();
+    entry.begin = items(*offsets)[0].get<int64_t>();
+    entry.end = items(*offsets)[1].get<int64_t>();
+    entry.offsets = offsets;
     std::string span =
         absl::StrCat("data_offsets [", entry.begin, ", ", entry.end, "]");
     if (entry.end < entry.begin)
@@ -220,16 +231,16 @@ private:
     const Entry *previous = nullptr;
     for (const Entry *entry : sorted) {
       if (entry->begin < covered)
-        return formatError(name, entry->headerOffset,
-                           absl::StrCat("tensor ", quoteForMessage(entry->name),
-                                        " (data_offsets [", entry->begin, ", ",
-                                        entry->end, "]) overlaps tensor ",
-                                        quoteForMessage(previous->name),
-                                        " (data_offsets [", previous->begin,
-                                        ", ", previous->end, "])"));
+        return formatError(
+            SINTER_HERE, name, kHeaderBase + document.offsetOf(*entry->offsets),
+            absl::StrCat("tensor ", quoteForMessage(entry->name),
+                         " (data_offsets [", entry->begin, ", ", entry->end,
+                         "]) overlaps tensor ", quoteForMessage(previous->name),
+                         " (data_offsets [", previous->begin, ", ",
+                         previous->end, "])"));
       if (entry->begin > covered)
         return formatError(
-            name, entry->headerOffset,
+            SINTER_HERE, name, kHeaderBase + document.offsetOf(*entry->offsets),
             absl::StrCat("data section bytes [", covered, ", ", entry->begin,
                          ") before tensor ", quoteForMessage(entry->name),
                          " belong to no tensor (holes are not allowed)"));
@@ -237,7 +248,7 @@ private:
       previous = entry;
     }
     if (covered != dataSize)
-      return formatError(name, kHeaderBase + headerSize + covered,
+      return formatError(SINTER_HERE, name, kHeaderBase + headerSize + covered,
                          absl::StrCat(dataSize - covered,
                                       " trailing bytes after the last tensor "
                                       "(the data section has ",
@@ -250,6 +261,7 @@ private:
   std::string_view name;
   uint64_t headerSize;
   uint64_t dataSize;
+  const JsonDocument &document;
 };
 
 } // namespace
@@ -259,48 +271,47 @@ parseSafeTensorsSource(const ByteSource &source) {
   std::string_view name = source.name();
   uint64_t fileSize = source.size();
   if (fileSize < 8)
-    return formatError(name, 0,
+    return formatError(SINTER_HERE, name, 0,
                        absl::StrCat("file is too short for a safetensors "
                                     "header length (",
                                     fileSize, " bytes; need 8)"));
   unsigned char lengthBytes[8];
-  if (absl::Status s = source.read(0, 8, lengthBytes); !s.ok())
-    return s;
+  SINTER_RETURN_IF_ERROR(source.read(0, 8, lengthBytes));
   uint64_t headerSize = 0;
   for (int i = 7; i >= 0; --i)
     headerSize = (headerSize << 8) | lengthBytes[i];
   if (headerSize > kSafeTensorsMaxHeaderSize)
-    return formatError(name, 0,
+    return formatError(SINTER_HERE, name, 0,
                        absl::StrCat("header length ", headerSize,
                                     " exceeds the limit of ",
                                     kSafeTensorsMaxHeaderSize, " bytes"));
   if (headerSize > fileSize - 8)
-    return formatError(name, 0,
+    return formatError(SINTER_HERE, name, 0,
                        absl::StrCat("header length ", headerSize,
                                     " runs past the end of the file (",
                                     fileSize, " bytes)"));
   std::string header(headerSize, '\0');
-  if (absl::Status s = source.read(8, headerSize, header.data()); !s.ok())
-    return s;
-
-  JsonParseOptions options;
-  options.maxValues = kMaxHeaderValues;
-  JsonError jsonError;
-  absl::StatusOr<JsonValue> root = parseJson(header, options, &jsonError);
-  if (!root.ok())
-    return formatError(
-        name, 8 + jsonError.offset,
-        absl::StrCat("header is not valid JSON: ", jsonError.message));
+  SINTER_RETURN_IF_ERROR(source.read(8, headerSize, header.data()));
 
   uint64_t dataStart = 8 + headerSize;
   uint64_t dataSize = fileSize - dataStart;
   SafeTensorsFile file;
   std::vector<Entry> entries;
-  HeaderChecker checker(name, headerSize, dataSize);
-  if (absl::Status s = checker.check(*root, file, entries); !s.ok())
-    return s;
-  // The tree can be large; free it before the tensors are allocated.
-  root = JsonValue();
+  {
+    JsonLimits limits;
+    limits.maxValues = kMaxHeaderValues;
+    JsonError jsonError;
+    absl::StatusOr<JsonDocument> document =
+        JsonDocument::parse(header, limits, &jsonError);
+    if (!document.ok())
+      return formatError(
+          SINTER_HERE, name, 8 + jsonError.offset,
+          absl::StrCat("header is not valid JSON: ", jsonError.message));
+    HeaderChecker checker(name, headerSize, dataSize, *document);
+    SINTER_RETURN_IF_ERROR(checker.check(document->root(), file, entries));
+    for (Entry &entry : entries)
+      entry.offsets = nullptr; // into the tree, which goes now
+  } // The tree can be large; it is freed before the tensors are allocated.
 
   file.tensors.reserve(entries.size());
   for (Entry &entry : entries) {
@@ -308,14 +319,12 @@ parseSafeTensorsSource(const ByteSource &source) {
     tensor.dtype = entry.dtype;
     tensor.shape = std::move(entry.shape);
     tensor.data.resize(static_cast<size_t>(entry.end - entry.begin));
-    if (absl::Status s = source.read(dataStart + entry.begin,
-                                     tensor.data.size(), tensor.data.data());
-        !s.ok())
-      return s;
+    SINTER_RETURN_IF_ERROR(source.read(dataStart + entry.begin,
+                                       tensor.data.size(), tensor.data.data()));
     if (tensor.dtype == DType::Bool)
       for (size_t i = 0; i < tensor.data.size(); ++i)
         if (tensor.data[i] > 1)
-          return formatError(name, dataStart + entry.begin + i,
+          return formatError(SINTER_HERE, name, dataStart + entry.begin + i,
                              absl::StrCat("tensor ",
                                           quoteForMessage(entry.name),
                                           ": bool element ", i, " is ",
@@ -326,10 +335,9 @@ parseSafeTensorsSource(const ByteSource &source) {
 }
 
 absl::StatusOr<SafeTensorsFile> readSafeTensors(const std::string &path) {
-  absl::StatusOr<std::unique_ptr<FileSource>> source = FileSource::open(path);
-  if (!source.ok())
-    return source.status();
-  return parseSafeTensorsSource(**source);
+  SINTER_ASSIGN_OR_RETURN(std::unique_ptr<FileSource> source,
+                          FileSource::open(path));
+  return parseSafeTensorsSource(*source);
 }
 
 absl::StatusOr<SafeTensorsFile>
@@ -341,18 +349,22 @@ parseSafeTensors(std::string_view bytes, std::string_view nameForErrors) {
 /// file name; callers add it.
 static absl::StatusOr<std::string>
 buildSafeTensorsHeader(const SafeTensorsFile &file) {
-  JsonValue root = JsonValue::makeObject();
-  std::vector<JsonMember> &members = root.mutableMembers();
+  // Members are appended to the objects' member lists directly: the keys
+  // are distinct (checked here, or map keys), and ordered_json's operator[]
+  // would search the list for each one.
+  Json root = Json::object();
+  Json::object_t &members = root.get_ref<Json::object_t &>();
 
-  JsonValue metadata = JsonValue::makeObject();
+  Json metadata = Json::object();
+  Json::object_t &metadataMembers = metadata.get_ref<Json::object_t &>();
   if (!file.metadata.count("format"))
-    metadata.mutableMembers().emplace_back("format",
-                                           JsonValue::makeString("pt"));
+    metadataMembers.emplace_back("format", "pt");
   for (const auto &[key, value] : file.metadata) {
     if (!isValidUtf8(key) || !isValidUtf8(value))
-      return absl::InvalidArgumentError(absl::StrCat(
-          "metadata entry ", quoteForMessage(key), " is not valid UTF-8"));
-    metadata.mutableMembers().emplace_back(key, JsonValue::makeString(value));
+      return sinter::InvalidArgumentError(
+          SINTER_HERE, absl::StrCat("metadata entry ", quoteForMessage(key),
+                                    " is not valid UTF-8"));
+    metadataMembers.emplace_back(key, value);
   }
   members.emplace_back(kMetadataKey, std::move(metadata));
 
@@ -361,43 +373,41 @@ buildSafeTensorsHeader(const SafeTensorsFile &file) {
   for (const auto &[name, tensor] : file.tensors) {
     std::string quoted = quoteForMessage(name);
     if (name == kMetadataKey)
-      return absl::InvalidArgumentError(
-          "a tensor cannot be named '__metadata__'");
+      return sinter::InvalidArgumentError(
+          SINTER_HERE, "a tensor cannot be named '__metadata__'");
     if (!names.insert(name).second)
-      return absl::InvalidArgumentError(
-          absl::StrCat("tensor name ", quoted, " appears twice"));
+      return sinter::InvalidArgumentError(
+          SINTER_HERE, absl::StrCat("tensor name ", quoted, " appears twice"));
     if (!isValidUtf8(name))
-      return absl::InvalidArgumentError(
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
           absl::StrCat("tensor name ", quoted, " is not valid UTF-8"));
     if (absl::Status s = tensor.validate(); !s.ok())
-      return absl::InvalidArgumentError(
-          absl::StrCat("tensor ", quoted, ": ", s.message()));
+      return withMessage(SINTER_HERE, s,
+                         absl::StrCat("tensor ", quoted, ": ", s.message()));
     uint64_t end;
     if (__builtin_add_overflow(offset, tensor.data.size(), &end))
-      return absl::InvalidArgumentError("total tensor size overflows");
+      return sinter::InvalidArgumentError(SINTER_HERE,
+                                          "total tensor size overflows");
 
-    JsonValue entry = JsonValue::makeObject();
-    std::vector<JsonMember> &fields = entry.mutableMembers();
-    fields.emplace_back(
-        "dtype", JsonValue::makeString(std::string(dtypeName(tensor.dtype))));
-    JsonValue shape = JsonValue::makeArray();
-    for (int64_t dim : tensor.shape)
-      shape.mutableItems().push_back(JsonValue::makeInt(dim));
-    fields.emplace_back("shape", std::move(shape));
-    fields.emplace_back(
-        "data_offsets",
-        JsonValue::makeArray({JsonValue::makeInt(static_cast<int64_t>(offset)),
-                              JsonValue::makeInt(static_cast<int64_t>(end))}));
+    Json entry = Json::object();
+    Json::object_t &fields = entry.get_ref<Json::object_t &>();
+    fields.emplace_back("dtype", std::string(dtypeName(tensor.dtype)));
+    fields.emplace_back("shape", Json(tensor.shape));
+    Json span =
+        Json::array({static_cast<int64_t>(offset), static_cast<int64_t>(end)});
+    fields.emplace_back("data_offsets", std::move(span));
     members.emplace_back(name, std::move(entry));
     offset = end;
   }
 
-  std::string json = printJson(root);
+  std::string json = writeJson(root);
   // Trailing spaces make the data section start on an 8-byte boundary, as
   // the reference writer does; readers strip them as JSON whitespace.
   json.append((8 - json.size() % 8) % 8, ' ');
   if (json.size() > kSafeTensorsMaxHeaderSize)
-    return absl::InvalidArgumentError(
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
         absl::StrCat("header would be ", json.size(),
                      " bytes, over the limit of ", kSafeTensorsMaxHeaderSize));
   std::string out(8, '\0');
@@ -410,7 +420,8 @@ buildSafeTensorsHeader(const SafeTensorsFile &file) {
 absl::StatusOr<std::string> serializeSafeTensors(const SafeTensorsFile &file) {
   absl::StatusOr<std::string> out = buildSafeTensorsHeader(file);
   if (!out.ok())
-    return absl::InvalidArgumentError(
+    return withMessage(
+        SINTER_HERE, out.status(),
         absl::StrCat("cannot write safetensors: ", out.status().message()));
   for (const auto &entry : file.tensors)
     out->append(reinterpret_cast<const char *>(entry.second.data.data()),
@@ -422,8 +433,9 @@ absl::Status writeSafeTensors(const std::string &path,
                               const SafeTensorsFile &file) {
   absl::StatusOr<std::string> header = buildSafeTensorsHeader(file);
   if (!header.ok())
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": cannot write safetensors: ", header.status().message()));
+    return withMessage(SINTER_HERE, header.status(),
+                       absl::StrCat(path, ": cannot write safetensors: ",
+                                    header.status().message()));
   std::vector<std::string_view> pieces = {*header};
   for (const auto &entry : file.tensors)
     pieces.emplace_back(

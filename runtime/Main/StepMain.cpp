@@ -28,8 +28,9 @@
 //   `sinterc --run`.
 //
 // A bad flag is one line "error: ..." and exit code 2; any other failure is
-// one line "error: ..." and exit code 1; Ctrl-C during training saves (with
-// --save) and exits 130.
+// one line "error: ..." and exit code 1 (with SINTER_ERROR_LOCATIONS=1,
+// followed by " (at FILE:LINE <- ...)", where the error was made and
+// returned from); Ctrl-C during training saves (with --save) and exits 130.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,10 +38,12 @@
 #include "runtime/Exec/Executor.h"
 #include "runtime/Exec/StepProgram.h"
 #include "runtime/Formats/SafeTensors.h"
+#include "runtime/Support/Status.h"
 #include "runtime/Train/Checkpoint.h"
 #include "runtime/Train/Trainer.h"
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
@@ -126,8 +129,15 @@ Raw steps (numerical checks): --inputs=FILE.safetensors
   std::exit(code);
 }
 
+/// The error line of a failed status; with SINTER_ERROR_LOCATIONS=1 in the
+/// environment it ends with where the error was made and every place it was
+/// returned from: " (at runtime/Formats/FileIO.cpp:92 <- ...)".
 [[noreturn]] void failStatus(const absl::Status &status) {
   std::string text(status.message());
+  const char *locations = std::getenv("SINTER_ERROR_LOCATIONS");
+  std::string chain = statusLocation(status);
+  if (locations && std::string_view(locations) == "1" && !chain.empty())
+    absl::StrAppend(&text, " (at ", chain, ")");
   fail(status.code() == absl::StatusCode::kCancelled ? 130 : 1, text);
 }
 
@@ -271,8 +281,8 @@ Flags parseFlags(int argc, char **argv) {
 
 /// Metric `id` as `sinterc --run` prints it: enough digits to read the
 /// exact value back (9 for f32, 17 for f64), integers as integers.
-std::string formatScalar(const Executor &ex, int64_t id) {
-  double value = ex.scalarValue(id);
+absl::StatusOr<std::string> formatScalar(const Executor &ex, int64_t id) {
+  SINTER_ASSIGN_OR_RETURN(double value, ex.scalarValue(id));
   switch (ex.program().buffers[id].type) {
   case ElementType::F64:
     return absl::StrFormat("%.17g", value);
@@ -286,24 +296,21 @@ std::string formatScalar(const Executor &ex, int64_t id) {
 }
 
 /// Raw steps: arguments from --inputs, results to --outputs.
-void runRawSteps(Executor &ex, const Flags &flags) {
+absl::Status runRawSteps(Executor &ex, const Flags &flags) {
   const StepProgram &prog = ex.program();
   std::set<std::string> given;
   if (!flags.inputs.empty()) {
-    absl::StatusOr<formats::SafeTensorsFile> file =
-        formats::readSafeTensors(flags.inputs);
-    if (!file.ok())
-      failStatus(file.status());
-    absl::StatusOr<std::vector<std::string>> unused = ex.setArguments(*file);
-    if (!unused.ok())
-      failStatus(unused.status());
-    if (!unused->empty())
+    SINTER_ASSIGN_OR_RETURN(formats::SafeTensorsFile file,
+                            formats::readSafeTensors(flags.inputs));
+    SINTER_ASSIGN_OR_RETURN(std::vector<std::string> unused,
+                            ex.setArguments(file));
+    if (!unused.empty())
       std::fprintf(stderr,
                    "warning: %zu tensor(s) in %s match no argument of @%s: "
                    "%s\n",
-                   unused->size(), flags.inputs.c_str(), prog.function.c_str(),
-                   absl::StrJoin(*unused, ", ").c_str());
-    for (const auto &[name, tensor] : file->tensors)
+                   unused.size(), flags.inputs.c_str(), prog.function.c_str(),
+                   absl::StrJoin(unused, ", ").c_str());
+    for (const auto &[name, tensor] : file.tensors)
       given.insert(name);
   }
   for (const Argument &a : prog.arguments) {
@@ -311,30 +318,30 @@ void runRawSteps(Executor &ex, const Flags &flags) {
       continue;
     switch (a.kind) {
     case ArgumentKind::Param:
-      if (absl::Status s = ex.initializeParameter(a); !s.ok())
-        failStatus(s);
+      SINTER_RETURN_IF_ERROR(ex.initializeParameter(a));
       break;
     case ArgumentKind::Input:
-      fail(1, absl::StrFormat("input '%s' is not given (pass --inputs=FILE "
-                              "with a tensor of that name)",
-                              a.name));
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
+          absl::StrFormat("input '%s' is not given (pass --inputs=FILE "
+                          "with a tensor of that name)",
+                          a.name));
     default: // optimizer state starts zero-filled, the step at 0, hyper-
       break; // parameters at their compiled defaults
     }
   }
 
-  int64_t start = ex.step();
+  SINTER_ASSIGN_OR_RETURN(int64_t start, ex.step());
   for (int64_t i = 0; i < flags.train.steps; ++i) {
-    ex.setStep(start + i);
-    if (absl::Status s = ex.run(); !s.ok())
-      failStatus(s);
+    SINTER_RETURN_IF_ERROR(ex.setStep(start + i));
+    SINTER_RETURN_IF_ERROR(ex.run());
   }
 
   for (const Result &r : prog.results)
-    if (r.kind == ResultKind::Metric)
-      std::printf(
-          "%s = %s\n", r.name.c_str(),
-          formatScalar(ex, r.buffer).c_str());
+    if (r.kind == ResultKind::Metric) {
+      SINTER_ASSIGN_OR_RETURN(std::string value, formatScalar(ex, r.buffer));
+      std::printf("%s = %s\n", r.name.c_str(), value.c_str());
+    }
   if (flags.profile)
     std::printf("%s", ex.formatProfile(std::getenv("SINTER_PROFILE_ALL")
                                            ? 1 << 30
@@ -342,11 +349,11 @@ void runRawSteps(Executor &ex, const Flags &flags) {
                           .c_str());
   std::fflush(stdout);
 
-  if (!flags.outputs.empty())
-    if (absl::Status s =
-            formats::writeSafeTensors(flags.outputs, ex.readResults());
-        !s.ok())
-      failStatus(s);
+  if (!flags.outputs.empty()) {
+    SINTER_ASSIGN_OR_RETURN(formats::SafeTensorsFile results, ex.readResults());
+    SINTER_RETURN_IF_ERROR(formats::writeSafeTensors(flags.outputs, results));
+  }
+  return absl::OkStatus();
 }
 
 std::unique_ptr<Executor> createExecutor(const unsigned char *bytes,
@@ -376,7 +383,8 @@ int main(int argc, char **argv) {
       createExecutor(SINTER_ABI_STEP_PROGRAM, SINTER_ABI_STEP_PROGRAM_SIZE,
                      SINTER_ABI_STEP_KERNELS, flags, flags.profile);
   if (!flags.inputs.empty() || !flags.outputs.empty()) {
-    runRawSteps(*ex, flags);
+    if (absl::Status s = runRawSteps(*ex, flags); !s.ok())
+      failStatus(s);
     return 0;
   }
 

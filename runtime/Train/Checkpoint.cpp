@@ -9,7 +9,9 @@
 
 #include "runtime/Formats/AbslCompat.h"
 #include "runtime/Formats/FileIO.h"
-#include "runtime/Formats/Json.h"
+#include "runtime/Formats/JsonDocument.h"
+#include "runtime/Formats/Utf8.h"
+#include "runtime/Support/Status.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -25,10 +27,9 @@
 
 using namespace sinter;
 using namespace sinter::train;
-using formats::JsonMember;
+using formats::Json;
 using formats::toAbsl;
 using formats::toStd;
-using formats::JsonValue;
 namespace fs = std::filesystem;
 
 namespace {
@@ -39,138 +40,140 @@ constexpr const char *kStateFile = "trainer.json";
 constexpr const char *kMarkerFile = "COMPLETE";
 constexpr const char *kLatestFile = "latest";
 
-absl::Status errnoStatus(std::string_view path, std::string_view what) {
+absl::Status errnoStatus(SourceLocation where, std::string_view path,
+                         std::string_view what) {
   int error = errno;
-  return absl::Status(absl::ErrnoToStatusCode(error),
-                      absl::StrCat(toAbsl(path), ": ", toAbsl(what), ": ", strerror(error)));
+  return makeError(
+      where, absl::ErrnoToStatusCode(error),
+      absl::StrCat(toAbsl(path), ": ", toAbsl(what), ": ", strerror(error)));
 }
 
 absl::Status fsyncDirectory(const std::string &path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
-    return errnoStatus(path, "cannot open the directory to sync it");
+    return errnoStatus(SINTER_HERE, path,
+                       "cannot open the directory to sync it");
   int rc = ::fsync(fd);
   ::close(fd);
   if (rc != 0)
-    return errnoStatus(path, "fsync of the directory failed");
+    return errnoStatus(SINTER_HERE, path, "fsync of the directory failed");
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> readWholeFile(const std::string &path) {
-  absl::StatusOr<std::unique_ptr<formats::FileSource>> source =
-      formats::FileSource::open(path);
-  if (!source.ok())
-    return source.status();
-  std::string bytes((*source)->size(), '\0');
-  if (absl::Status s = (*source)->read(0, bytes.size(), bytes.data());
-      !s.ok())
-    return s;
+  SINTER_ASSIGN_OR_RETURN(std::unique_ptr<formats::FileSource> source,
+                          formats::FileSource::open(path));
+  std::string bytes(source->size(), '\0');
+  SINTER_RETURN_IF_ERROR(source->read(0, bytes.size(), bytes.data()));
   return bytes;
 }
 
 std::string hashText(uint64_t hash) { return absl::StrFormat("%016x", hash); }
 
-JsonValue fileEntry(std::string_view bytes) {
-  return JsonValue::makeObject(
-      {{"bytes", JsonValue::makeInt(static_cast<int64_t>(bytes.size()))},
-       {"hash", JsonValue::makeString(hashText(hashBytes(bytes)))}});
+Json fileEntry(std::string_view bytes) {
+  Json entry = Json::object();
+  entry["bytes"] = static_cast<int64_t>(bytes.size());
+  entry["hash"] = hashText(hashBytes(bytes));
+  return entry;
 }
 
-JsonValue stateToJson(const TrainerState &s) {
-  std::vector<JsonMember> m = {
-      {"step", JsonValue::makeInt(s.step)},
-      // The seed is a uint64; as text it survives JSON's int64 range.
-      {"seed", JsonValue::makeString(absl::StrCat(s.seed))},
-      {"data", JsonValue::makeString(s.data)},
-      {"data_state", JsonValue::makeString(s.dataState)},
-      {"program", JsonValue::makeString(s.program)},
-  };
+Json stateToJson(const TrainerState &s) {
+  Json state = Json::object();
+  state["step"] = s.step;
+  // The seed is a uint64; as text it survives JSON's int64 range.
+  state["seed"] = absl::StrCat(s.seed);
+  state["data"] = s.data;
+  state["data_state"] = s.dataState;
+  state["program"] = s.program;
   if (s.lr)
-    m.push_back({"lr", JsonValue::makeNumber(*s.lr)});
+    state["lr"] = *s.lr;
   if (s.loss)
-    m.push_back({"loss", JsonValue::makeNumber(*s.loss)});
-  return JsonValue::makeObject(std::move(m));
+    state["loss"] = *s.loss;
+  return state;
 }
+
+/// The kinds of member trainer.json holds.
+enum class Kind { Integer, String, Number };
 
 absl::StatusOr<TrainerState> stateFromJson(std::string_view text,
                                            const std::string &path) {
-  absl::StatusOr<JsonValue> json = formats::parseJson(text);
-  if (!json.ok())
-    return formats::formatError(path, toStd(json.status().message()));
-  if (!json->isObject())
-    return formats::formatError(path, "not a JSON object");
-  TrainerState s;
-  auto field = [&](const char *name, formats::JsonKind kind,
-                   bool required = true) -> absl::StatusOr<const JsonValue *> {
-    const JsonValue *v = json->find(name);
+  absl::StatusOr<formats::JsonDocument> document =
+      formats::JsonDocument::parse(text);
+  if (!document.ok())
+    return formats::formatError(SINTER_HERE, path,
+                                toStd(document.status().message()));
+  const Json &json = document->root();
+  if (!json.is_object())
+    return formats::formatError(SINTER_HERE, path, "not a JSON object");
+  auto field = [&](const char *name, Kind kind,
+                   bool required = true) -> absl::StatusOr<const Json *> {
+    const Json *v = formats::findMember(json, name);
     if (!v)
       return required ? formats::formatError(
-                            path, absl::StrCat("missing member '", name, "'"))
-                      : absl::StatusOr<const JsonValue *>(nullptr);
-    bool ok = kind == formats::JsonKind::Number ? v->isNumber()
-                                                : v->kind() == kind;
+                            SINTER_HERE, path,
+                            absl::StrCat("missing member '", name, "'"))
+                      : absl::StatusOr<const Json *>(nullptr);
+    bool ok = kind == Kind::Integer  ? v->is_number_integer()
+              : kind == Kind::String ? v->is_string()
+                                     : v->is_number();
     if (!ok)
-      return formats::formatError(path, v->offset(),
-                                  absl::StrCat("'", name, "' has the wrong type"));
+      return formats::formatError(
+          SINTER_HERE, path, document->offsetOf(*v),
+          absl::StrCat("'", name, "' has the wrong type"));
     return v;
   };
-  absl::StatusOr<const JsonValue *> step =
-      field("step", formats::JsonKind::Int);
-  absl::StatusOr<const JsonValue *> seed =
-      field("seed", formats::JsonKind::String);
-  absl::StatusOr<const JsonValue *> data =
-      field("data", formats::JsonKind::String);
-  absl::StatusOr<const JsonValue *> dataState =
-      field("data_state", formats::JsonKind::String);
-  absl::StatusOr<const JsonValue *> program =
-      field("program", formats::JsonKind::String);
-  absl::StatusOr<const JsonValue *> lr =
-      field("lr", formats::JsonKind::Number, false);
-  absl::StatusOr<const JsonValue *> loss =
-      field("loss", formats::JsonKind::Number, false);
-  for (const auto *f : {&step, &seed, &data, &dataState, &program, &lr, &loss})
-    if (!f->ok())
-      return f->status();
-  s.step = (*step)->asInt();
+  auto string = [](const Json *v) { return v->get_ref<const std::string &>(); };
+  TrainerState s;
+  SINTER_ASSIGN_OR_RETURN(const Json *step, field("step", Kind::Integer));
+  SINTER_ASSIGN_OR_RETURN(const Json *seed, field("seed", Kind::String));
+  SINTER_ASSIGN_OR_RETURN(const Json *data, field("data", Kind::String));
+  SINTER_ASSIGN_OR_RETURN(const Json *dataState,
+                          field("data_state", Kind::String));
+  SINTER_ASSIGN_OR_RETURN(const Json *program, field("program", Kind::String));
+  SINTER_ASSIGN_OR_RETURN(const Json *lr, field("lr", Kind::Number, false));
+  SINTER_ASSIGN_OR_RETURN(const Json *loss, field("loss", Kind::Number, false));
+  s.step = step->get<int64_t>();
   if (s.step < 0)
-    return formats::formatError(path, "'step' is negative");
-  if (!absl::SimpleAtoi((*seed)->asString(), &s.seed))
-    return formats::formatError(path, "'seed' is not an unsigned integer");
-  s.data = (*data)->asString();
-  s.dataState = (*dataState)->asString();
-  s.program = (*program)->asString();
-  if (*lr)
-    s.lr = (*lr)->asNumber();
-  if (*loss)
-    s.loss = (*loss)->asNumber();
+    return formats::formatError(SINTER_HERE, path, "'step' is negative");
+  if (!absl::SimpleAtoi(string(seed), &s.seed))
+    return formats::formatError(SINTER_HERE, path,
+                                "'seed' is not an unsigned integer");
+  s.data = string(data);
+  s.dataState = string(dataState);
+  s.program = string(program);
+  if (lr)
+    s.lr = lr->get<double>();
+  if (loss)
+    s.loss = loss->get<double>();
   return s;
 }
 
 /// Checks one file against its COMPLETE entry and returns its bytes.
 absl::StatusOr<std::string> readChecked(const std::string &dir,
-                                        const JsonValue &marker,
-                                        const char *name) {
+                                        const Json &marker, const char *name) {
   std::string path = (fs::path(dir) / name).string();
   std::string markerPath = (fs::path(dir) / kMarkerFile).string();
-  const JsonValue *files = marker.find("files");
-  const JsonValue *entry = files ? files->find(name) : nullptr;
-  const JsonValue *bytes = entry ? entry->find("bytes") : nullptr;
-  const JsonValue *hash = entry ? entry->find("hash") : nullptr;
-  if (!bytes || !bytes->isInt() || !hash || !hash->isString())
-    return formats::formatError(markerPath,
+  const Json *files = formats::findMember(marker, "files");
+  const Json *entry = files ? formats::findMember(*files, name) : nullptr;
+  const Json *bytes = entry ? formats::findMember(*entry, "bytes") : nullptr;
+  const Json *hash = entry ? formats::findMember(*entry, "hash") : nullptr;
+  if (!bytes || !bytes->is_number_integer() || !hash || !hash->is_string())
+    return formats::formatError(SINTER_HERE, markerPath,
                                 absl::StrCat("no valid entry for ", name));
-  absl::StatusOr<std::string> text = readWholeFile(path);
-  if (!text.ok())
-    return text.status();
-  if (static_cast<int64_t>(text->size()) != bytes->asInt())
+  int64_t size = bytes->get<int64_t>();
+  const std::string &expectedHash = hash->get_ref<const std::string &>();
+  SINTER_ASSIGN_OR_RETURN(std::string text, readWholeFile(path));
+  if (static_cast<int64_t>(text.size()) != size)
     return formats::formatError(
-        path, absl::StrFormat("has %d bytes but the checkpoint was saved "
-                              "with %d (truncated or replaced)",
-                              text->size(), bytes->asInt()));
-  if (hashText(hashBytes(*text)) != hash->asString())
+        SINTER_HERE, path,
+        absl::StrFormat("has %d bytes but the checkpoint was saved "
+                        "with %d (truncated or replaced)",
+                        text.size(), size));
+  if (hashText(hashBytes(text)) != expectedHash)
     return formats::formatError(
-        path, "its contents do not match the hash in COMPLETE (corrupt)");
-  return *std::move(text);
+        SINTER_HERE, path,
+        "its contents do not match the hash in COMPLETE (corrupt)");
+  return std::move(text);
 }
 
 bool isCheckpointName(std::string_view text) {
@@ -224,11 +227,25 @@ void sinter::train::removeStaleTemporaries(const std::string &root) {
 absl::StatusOr<std::string>
 sinter::train::saveCheckpoint(const std::string &root,
                               const Checkpoint &checkpoint) {
+  // trainer.json is JSON text, which holds only UTF-8.
+  for (auto [what, text] :
+       {std::pair{"the data spec", &checkpoint.state.data},
+        std::pair{"the data state", &checkpoint.state.dataState},
+        std::pair{"the program fingerprint", &checkpoint.state.program}})
+    if (!formats::isValidUtf8(*text))
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
+          absl::StrCat(root, ": cannot save a checkpoint: ", what, " ",
+                       formats::quoteForMessage(*text),
+                       " is not valid UTF-8 (trainer.json holds it as JSON "
+                       "text)"));
   std::error_code ec;
   fs::create_directories(root, ec);
   if (ec)
-    return absl::PermissionDeniedError(absl::StrCat(
-        root, ": cannot create the checkpoint directory: ", ec.message()));
+    return sinter::PermissionDeniedError(
+        SINTER_HERE,
+        absl::StrCat(
+            root, ": cannot create the checkpoint directory: ", ec.message()));
 
   // 1. Everything goes to a hidden temp directory first: a kill from here to
   //    step 3 leaves at most a temp directory that loading never looks at.
@@ -238,39 +255,31 @@ sinter::train::saveCheckpoint(const std::string &root,
       (fs::path(root) / absl::StrCat(".", name, ".tmp-", ::getpid())).string();
   fs::remove_all(tempDir, ec);
   if (!fs::create_directory(tempDir, ec) || ec)
-    return absl::PermissionDeniedError(absl::StrCat(
-        tempDir, ": cannot create the directory: ", ec.message()));
+    return sinter::PermissionDeniedError(
+        SINTER_HERE,
+        absl::StrCat(tempDir, ": cannot create the directory: ", ec.message()));
 
-  absl::StatusOr<std::string> model =
-      formats::serializeSafeTensors(checkpoint.model);
-  if (!model.ok())
-    return model.status();
-  absl::StatusOr<std::string> optimizer =
-      formats::serializeSafeTensors(checkpoint.optimizer);
-  if (!optimizer.ok())
-    return optimizer.status();
-  std::string state = formats::printJson(stateToJson(checkpoint.state)) + "\n";
+  SINTER_ASSIGN_OR_RETURN(std::string model,
+                          formats::serializeSafeTensors(checkpoint.model));
+  SINTER_ASSIGN_OR_RETURN(std::string optimizer,
+                          formats::serializeSafeTensors(checkpoint.optimizer));
+  std::string state = formats::writeJson(stateToJson(checkpoint.state)) + "\n";
 
   std::vector<std::pair<const char *, const std::string *>> files = {
-      {kModelFile, &*model}, {kOptimizerFile, &*optimizer}, {kStateFile, &state}};
-  std::vector<JsonMember> entries;
+      {kModelFile, &model}, {kOptimizerFile, &optimizer}, {kStateFile, &state}};
+  Json entries = Json::object();
   for (auto [file, bytes] : files) {
-    if (absl::Status s = formats::writeFileAtomic(
-            (fs::path(tempDir) / file).string(), {*bytes});
-        !s.ok())
-      return s;
-    entries.push_back({file, fileEntry(*bytes)});
+    SINTER_RETURN_IF_ERROR(formats::writeFileAtomic(
+        (fs::path(tempDir) / file).string(), {*bytes}));
+    entries[file] = fileEntry(*bytes);
   }
   // 2. The marker last: a directory without it is not a checkpoint.
-  std::string marker =
-      formats::printJson(JsonValue::makeObject(
-          {{"step", JsonValue::makeInt(checkpoint.state.step)},
-           {"files", JsonValue::makeObject(std::move(entries))}})) +
-      "\n";
-  if (absl::Status s = formats::writeFileAtomic(
-          (fs::path(tempDir) / kMarkerFile).string(), {marker});
-      !s.ok())
-    return s;
+  Json markerJson = Json::object();
+  markerJson["step"] = checkpoint.state.step;
+  markerJson["files"] = std::move(entries);
+  std::string marker = formats::writeJson(markerJson) + "\n";
+  SINTER_RETURN_IF_ERROR(formats::writeFileAtomic(
+      (fs::path(tempDir) / kMarkerFile).string(), {marker}));
 
   // 3. Into place. Saving a step that already exists (a resumed run saving
   //    at the step it resumed from) exchanges the two directories
@@ -278,20 +287,19 @@ sinter::train::saveCheckpoint(const std::string &root,
   if (fs::exists(finalDir, ec)) {
     if (::renameat2(AT_FDCWD, tempDir.c_str(), AT_FDCWD, finalDir.c_str(),
                     RENAME_EXCHANGE) != 0)
-      return errnoStatus(finalDir, "cannot replace the old checkpoint");
+      return errnoStatus(SINTER_HERE, finalDir,
+                         "cannot replace the old checkpoint");
     fs::remove_all(tempDir, ec); // now the old copy
   } else if (::rename(tempDir.c_str(), finalDir.c_str()) != 0) {
-    return errnoStatus(finalDir, "cannot move the checkpoint into place");
+    return errnoStatus(SINTER_HERE, finalDir,
+                       "cannot move the checkpoint into place");
   }
-  if (absl::Status s = fsyncDirectory(root); !s.ok())
-    return s;
+  SINTER_RETURN_IF_ERROR(fsyncDirectory(root));
 
   // 4. Only now does `latest` move.
   std::string latest = name + "\n";
-  if (absl::Status s = formats::writeFileAtomic(
-          (fs::path(root) / kLatestFile).string(), {latest});
-      !s.ok())
-    return s;
+  SINTER_RETURN_IF_ERROR(formats::writeFileAtomic(
+      (fs::path(root) / kLatestFile).string(), {latest}));
   return finalDir;
 }
 
@@ -300,64 +308,58 @@ sinter::train::loadCheckpoint(const std::string &path,
                               std::string *loadedFrom) {
   std::error_code ec;
   if (!fs::exists(path, ec))
-    return absl::NotFoundError(
-        absl::StrCat(path, ": no such checkpoint directory"));
+    return sinter::NotFoundError(
+        SINTER_HERE, absl::StrCat(path, ": no such checkpoint directory"));
   std::string dir = path;
   std::string latestPath = (fs::path(path) / kLatestFile).string();
   if (fs::exists(latestPath, ec)) {
-    absl::StatusOr<std::string> latest = readWholeFile(latestPath);
-    if (!latest.ok())
-      return latest.status();
-    std::string_view name = toStd(absl::StripAsciiWhitespace(*latest));
+    SINTER_ASSIGN_OR_RETURN(std::string latest, readWholeFile(latestPath));
+    std::string_view name = toStd(absl::StripAsciiWhitespace(latest));
     if (!isCheckpointName(name))
-      return formats::formatError(
-          latestPath, absl::StrCat("does not name a checkpoint (",
-                                   formats::quoteForMessage(name), ")"));
+      return formats::formatError(SINTER_HERE, latestPath,
+                                  absl::StrCat("does not name a checkpoint (",
+                                               formats::quoteForMessage(name),
+                                               ")"));
     dir = (fs::path(path) / std::string(name)).string();
   } else if (!fs::exists(fs::path(path) / kMarkerFile, ec)) {
-    return absl::NotFoundError(absl::StrCat(
-        path, ": not a checkpoint (no COMPLETE marker) and no 'latest' in it"));
+    return sinter::NotFoundError(
+        SINTER_HERE,
+        absl::StrCat(
+            path,
+            ": not a checkpoint (no COMPLETE marker) and no 'latest' in it"));
   }
   std::string markerPath = (fs::path(dir) / kMarkerFile).string();
   if (!fs::exists(markerPath, ec))
-    return absl::NotFoundError(
+    return sinter::NotFoundError(
+        SINTER_HERE,
         absl::StrCat(dir, ": incomplete checkpoint (no COMPLETE marker)"));
-  absl::StatusOr<std::string> markerText = readWholeFile(markerPath);
-  if (!markerText.ok())
-    return markerText.status();
-  absl::StatusOr<JsonValue> marker = formats::parseJson(*markerText);
-  if (!marker.ok())
-    return formats::formatError(markerPath, toStd(marker.status().message()));
+  SINTER_ASSIGN_OR_RETURN(std::string markerText, readWholeFile(markerPath));
+  absl::StatusOr<formats::JsonDocument> markerDocument =
+      formats::JsonDocument::parse(markerText);
+  if (!markerDocument.ok())
+    return formats::formatError(SINTER_HERE, markerPath,
+                                toStd(markerDocument.status().message()));
+  const Json *marker = &markerDocument->root();
 
   Checkpoint checkpoint;
-  absl::StatusOr<std::string> model = readChecked(dir, *marker, kModelFile);
-  if (!model.ok())
-    return model.status();
-  absl::StatusOr<formats::SafeTensorsFile> modelFile = formats::parseSafeTensors(
-      *model, (fs::path(dir) / kModelFile).string());
-  if (!modelFile.ok())
-    return modelFile.status();
-  checkpoint.model = *std::move(modelFile);
+  SINTER_ASSIGN_OR_RETURN(std::string model,
+                          readChecked(dir, *marker, kModelFile));
+  SINTER_ASSIGN_OR_RETURN(
+      checkpoint.model,
+      formats::parseSafeTensors(model, (fs::path(dir) / kModelFile).string()));
 
-  absl::StatusOr<std::string> optimizer =
-      readChecked(dir, *marker, kOptimizerFile);
-  if (!optimizer.ok())
-    return optimizer.status();
-  absl::StatusOr<formats::SafeTensorsFile> optimizerFile =
-      formats::parseSafeTensors(*optimizer,
-                                (fs::path(dir) / kOptimizerFile).string());
-  if (!optimizerFile.ok())
-    return optimizerFile.status();
-  checkpoint.optimizer = *std::move(optimizerFile);
+  SINTER_ASSIGN_OR_RETURN(std::string optimizer,
+                          readChecked(dir, *marker, kOptimizerFile));
+  SINTER_ASSIGN_OR_RETURN(
+      checkpoint.optimizer,
+      formats::parseSafeTensors(optimizer,
+                                (fs::path(dir) / kOptimizerFile).string()));
 
-  absl::StatusOr<std::string> state = readChecked(dir, *marker, kStateFile);
-  if (!state.ok())
-    return state.status();
-  absl::StatusOr<TrainerState> parsed =
-      stateFromJson(*state, (fs::path(dir) / kStateFile).string());
-  if (!parsed.ok())
-    return parsed.status();
-  checkpoint.state = *std::move(parsed);
+  SINTER_ASSIGN_OR_RETURN(std::string state,
+                          readChecked(dir, *marker, kStateFile));
+  SINTER_ASSIGN_OR_RETURN(
+      checkpoint.state,
+      stateFromJson(state, (fs::path(dir) / kStateFile).string()));
   if (loadedFrom)
     *loadedFrom = dir;
   return checkpoint;

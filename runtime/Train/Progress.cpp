@@ -2,6 +2,8 @@
 
 #include "runtime/Train/Progress.h"
 
+#include "runtime/Support/Status.h"
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -129,7 +131,8 @@ absl::StatusOr<std::unique_ptr<MetricsLog>>
 MetricsLog::open(const std::string &path) {
   FILE *file = std::fopen(path.c_str(), "a");
   if (!file)
-    return absl::PermissionDeniedError(
+    return sinter::PermissionDeniedError(
+        SINTER_HERE,
         absl::StrCat(path, ": cannot open for writing: ", strerror(errno)));
   return std::unique_ptr<MetricsLog>(new MetricsLog(file, path));
 }
@@ -151,7 +154,7 @@ MetricsLog::write(const std::vector<std::pair<std::string, double>> &fields) {
   }
   line += "}\n";
   if (std::fputs(line.c_str(), file) < 0 || std::fflush(file) != 0)
-    return absl::DataLossError(
-        absl::StrCat(path, ": write failed: ", strerror(errno)));
+    return sinter::DataLossError(
+        SINTER_HERE, absl::StrCat(path, ": write failed: ", strerror(errno)));
   return absl::OkStatus();
 }

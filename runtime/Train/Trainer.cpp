@@ -6,6 +6,7 @@
 #include "runtime/Formats/AbslCompat.h"
 #include "runtime/Formats/FileIO.h"
 #include "runtime/Formats/SafeTensors.h"
+#include "runtime/Support/Status.h"
 #include "runtime/Train/Checkpoint.h"
 #include "runtime/Train/Progress.h"
 
@@ -15,9 +16,8 @@
 
 #include <chrono>
 #include <cmath>
-#include <map>
 #include <csignal>
-#include <cstring>
+#include <map>
 #include <unistd.h>
 
 using namespace sinter;
@@ -47,12 +47,15 @@ double now() {
       .count();
 }
 
-/// The metric results of a program, by name, read after a run.
-std::vector<std::pair<std::string, double>> readMetrics(const Executor &ex) {
+/// The metric results of a program, by name, downloaded after a run.
+absl::StatusOr<std::vector<std::pair<std::string, double>>>
+readMetrics(const Executor &ex) {
   std::vector<std::pair<std::string, double>> out;
   for (const Result &r : ex.program().results)
-    if (r.kind == ResultKind::Metric)
-      out.push_back({r.name, ex.scalarValue(r.buffer)});
+    if (r.kind == ResultKind::Metric) {
+      SINTER_ASSIGN_OR_RETURN(double value, ex.scalarValue(r.buffer));
+      out.push_back({r.name, value});
+    }
   return out;
 }
 
@@ -74,10 +77,14 @@ std::vector<const Argument *> argumentsOf(const Executor &ex,
 }
 
 /// Params or optimizer state as a safetensors file, in argument order.
-formats::SafeTensorsFile collect(const Executor &ex, ArgumentKind kind) {
+absl::StatusOr<formats::SafeTensorsFile> collect(const Executor &ex,
+                                                 ArgumentKind kind) {
   formats::SafeTensorsFile file;
-  for (const Argument *a : argumentsOf(ex, kind))
-    file.tensors.push_back({a->name, ex.readBuffer(a->buffer)});
+  for (const Argument *a : argumentsOf(ex, kind)) {
+    SINTER_ASSIGN_OR_RETURN(formats::HostTensor tensor,
+                            ex.readBuffer(a->buffer));
+    file.tensors.push_back({a->name, std::move(tensor)});
+  }
   return file;
 }
 
@@ -102,38 +109,38 @@ absl::StatusOr<int64_t> restore(Executor &ex, ArgumentKind kind,
     auto [it, inserted] = given.try_emplace(a, &entry);
     if (!inserted)
       return formats::formatError(
-          fileName, absl::StrCat("tensors ", formats::quoteForMessage(it->second->first),
-                                 " and ", formats::quoteForMessage(entry.first),
-                                 " are the same tied parameter; keep one"));
+          SINTER_HERE, fileName,
+          absl::StrCat("tensors ", formats::quoteForMessage(it->second->first),
+                       " and ", formats::quoteForMessage(entry.first),
+                       " are the same tied parameter; keep one"));
   }
   if (!unknown.empty())
     return formats::formatError(
-        fileName,
-        absl::StrFormat("%d tensor(s) match no %s of this model: %s",
-                        unknown.size(), exec::argumentKindName(kind),
-                        absl::StrJoin(unknown.begin(),
-                                      unknown.begin() +
-                                          std::min<size_t>(unknown.size(), 8),
-                                      ", ")));
+        SINTER_HERE, fileName,
+        absl::StrFormat(
+            "%d tensor(s) match no %s of this model: %s", unknown.size(),
+            exec::argumentKindName(kind),
+            absl::StrJoin(unknown.begin(),
+                          unknown.begin() + std::min<size_t>(unknown.size(), 8),
+                          ", ")));
   int64_t set = 0;
   for (const Argument *a : argumentsOf(ex, kind)) {
     auto it = given.find(a);
     if (it == given.end()) {
       if (requireAll)
         return formats::formatError(
-            fileName, absl::StrCat("has no tensor for ",
-                                   formats::toAbsl(exec::argumentKindName(kind)),
-                                   " ", formats::quoteForMessage(a->name)));
+            SINTER_HERE, fileName,
+            absl::StrCat("has no tensor for ",
+                         formats::toAbsl(exec::argumentKindName(kind)), " ",
+                         formats::quoteForMessage(a->name)));
       if (missing)
         missing->push_back(a->name);
       continue;
     }
-    if (absl::Status s = ex.writeBuffer(
-            a->buffer, it->second->second,
-            absl::StrCat(formats::toAbsl(fileName), ": tensor ",
-                         formats::quoteForMessage(it->second->first)));
-        !s.ok())
-      return s;
+    SINTER_RETURN_IF_ERROR(ex.writeBuffer(
+        a->buffer, it->second->second,
+        absl::StrCat(formats::toAbsl(fileName), ": tensor ",
+                     formats::quoteForMessage(it->second->first))));
     ++set;
   }
   return set;
@@ -151,12 +158,25 @@ private:
   absl::Status evaluate(int64_t step);
   absl::Status save(int64_t step);
   std::string dataDescription() const;
+  /// Uploads hostBatch[k] to buffer id for each (id, k) of `targets`.
+  absl::Status
+  uploadBatch(Executor &to,
+              const std::vector<std::pair<int64_t, size_t>> &targets);
 
   Executor &ex;
   Executor *eval;
   const TrainOptions &opt;
   std::unique_ptr<data::DataLoader> loader;
-  std::vector<void *> trainInputs, evalInputs;
+  /// The batch the data loader writes: one host buffer per model input, in
+  /// the training program's input order, allocated once and uploaded to
+  /// the input buffers of the executor that runs it.
+  std::vector<std::vector<unsigned char>> hostBatch;
+  std::vector<void *> hostBatchPointers;
+  /// (input buffer, hostBatch index) of the training and the eval program.
+  std::vector<std::pair<int64_t, size_t>> trainUploads, evalUploads;
+  /// Parameters on their way from the training to the eval executor, sized
+  /// by the first evaluation and reused by every later one.
+  std::vector<unsigned char> paramTransfer;
   std::unique_ptr<ProgressReporter> progress;
   std::unique_ptr<MetricsLog> metrics;
   std::string dataSpec;
@@ -175,21 +195,27 @@ absl::Status Run::prepareData() {
   for (const Argument *a : argumentsOf(ex, ArgumentKind::Input)) {
     const exec::Buffer &b = ex.program().buffers[a->buffer];
     if (b.shape.empty())
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input ", formats::quoteForMessage(a->name),
-          " has no batch dimension; this binary cannot be fed from --data"));
+      return sinter::InvalidArgumentError(
+          SINTER_HERE, absl::StrCat("input ", formats::quoteForMessage(a->name),
+                                    " has no batch dimension; this binary "
+                                    "cannot be fed from --data"));
     specs.push_back({a->name, exec::toDType(b.type), b.shape});
-    trainInputs.push_back(ex.bufferData(a->buffer));
+    trainUploads.push_back({a->buffer, hostBatch.size()});
+    hostBatch.emplace_back(static_cast<size_t>(b.bytes));
   }
+  for (std::vector<unsigned char> &input : hostBatch)
+    hostBatchPointers.push_back(input.data());
   if (specs.empty())
-    return absl::InvalidArgumentError(
-        "the step program has no model inputs to feed");
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, "the step program has no model inputs to feed");
   int64_t batch = specs.front().shape.front();
   if (opt.batchSize && *opt.batchSize != batch)
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--batch-size=%d: this binary was compiled for batch size %d (shapes "
-        "are static); recompile with `sinterc MODEL --batch-size=%d -o ...`",
-        *opt.batchSize, batch, *opt.batchSize));
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, absl::StrFormat("--batch-size=%d: this binary was "
+                                     "compiled for batch size %d (shapes "
+                                     "are static); recompile with `sinterc "
+                                     "MODEL --batch-size=%d -o ...`",
+                                     *opt.batchSize, batch, *opt.batchSize));
   const auto &first = specs.front();
   bool tokens = specs.size() == 2 && first.shape.size() == 2 &&
                 (first.dtype == formats::DType::I64 ||
@@ -203,13 +229,19 @@ absl::Status Run::prepareData() {
       if (!t || t->kind != ArgumentKind::Input ||
           ex.program().buffers[t->buffer].shape !=
               eval->program().buffers[a->buffer].shape)
-        return absl::InternalError(absl::StrCat(
-            "the eval program's input ", formats::quoteForMessage(a->name),
-            " does not match the training program's"));
-      evalInputs.push_back(eval->bufferData(a->buffer));
+        return sinter::InternalError(
+            SINTER_HERE,
+            absl::StrCat("the eval program's input ",
+                         formats::quoteForMessage(a->name),
+                         " does not match the training program's"));
+      // The same host batch feeds the training input of the same name.
+      for (auto [buffer, index] : trainUploads)
+        if (buffer == t->buffer)
+          evalUploads.push_back({a->buffer, index});
     }
-    if (evalInputs.size() != trainInputs.size())
-      return absl::InternalError(
+    if (evalUploads.size() != trainUploads.size())
+      return sinter::InternalError(
+          SINTER_HERE,
           "the eval program's inputs differ from the training program's");
   }
 
@@ -219,7 +251,8 @@ absl::Status Run::prepareData() {
   if (dataSpec.empty())
     dataSpec = opt.defaultData;
   if (dataSpec.empty())
-    return absl::InvalidArgumentError(
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
         "no --data given and this binary has no bundled dataset; pass "
         "--data=FILE|DIR (docs/Data.md)");
   data::LoaderOptions lo;
@@ -228,15 +261,12 @@ absl::Status Run::prepareData() {
   for (const Argument *a : argumentsOf(ex, ArgumentKind::Input))
     if (a->bound && (lo.vocabSize == 0 || *a->bound < lo.vocabSize))
       lo.vocabSize = *a->bound;
-  absl::StatusOr<std::unique_ptr<data::DataLoader>> opened =
-      data::DataLoader::open(dataSpec, specs, lo);
-  if (!opened.ok())
-    return opened.status();
-  loader = *std::move(opened);
+  SINTER_ASSIGN_OR_RETURN(loader, data::DataLoader::open(dataSpec, specs, lo));
   if (resumed) {
     if (dataSpec == resumed->state.data) {
       if (absl::Status s = loader->restore(resumed->state.dataState); !s.ok())
-        return absl::InvalidArgumentError(
+        return sinter::withMessage(
+            SINTER_HERE, s,
             absl::StrCat("cannot continue the data where the checkpoint "
                          "left it: ",
                          s.message()));
@@ -257,29 +287,24 @@ absl::Status Run::prepareParameters() {
          {std::tuple{&c.model, ArgumentKind::Param, "model.safetensors"},
           std::tuple{&c.optimizer, ArgumentKind::OptState,
                      "optimizer.safetensors"}}) {
-      absl::StatusOr<int64_t> set =
-          restore(ex, kind, *file, absl::StrCat(opt.resume, ": ", name),
-                  /*requireAll=*/true);
-      if (!set.ok())
-        return set.status();
+      SINTER_ASSIGN_OR_RETURN(int64_t set,
+                              restore(ex, kind, *file,
+                                      absl::StrCat(opt.resume, ": ", name),
+                                      /*requireAll=*/true));
     }
     return absl::OkStatus();
   }
-  if (absl::Status s = ex.initializeParameters(); !s.ok())
-    return s;
+  SINTER_RETURN_IF_ERROR(ex.initializeParameters());
   if (opt.init.empty())
     return absl::OkStatus();
-  absl::StatusOr<formats::SafeTensorsFile> file =
-      formats::readSafeTensors(opt.init);
-  if (!file.ok())
-    return file.status();
+  SINTER_ASSIGN_OR_RETURN(formats::SafeTensorsFile file,
+                          formats::readSafeTensors(opt.init));
   std::vector<std::string> missing;
-  absl::StatusOr<int64_t> set = restore(ex, ArgumentKind::Param, *file,
-                                        opt.init, /*requireAll=*/false, &missing);
-  if (!set.ok())
-    return set.status();
-  std::string note = absl::StrFormat("initialized %d parameter(s) from %s", *set,
-                                     opt.init);
+  SINTER_ASSIGN_OR_RETURN(int64_t set,
+                          restore(ex, ArgumentKind::Param, file, opt.init,
+                                  /*requireAll=*/false, &missing));
+  std::string note =
+      absl::StrFormat("initialized %d parameter(s) from %s", set, opt.init);
   if (!missing.empty())
     absl::StrAppend(&note, absl::StrFormat(
                                "; %d from their initializers (%s)",
@@ -288,28 +313,42 @@ absl::Status Run::prepareParameters() {
   return absl::OkStatus();
 }
 
+absl::Status
+Run::uploadBatch(Executor &to,
+                 const std::vector<std::pair<int64_t, size_t>> &targets) {
+  for (auto [buffer, index] : targets)
+    SINTER_RETURN_IF_ERROR(
+        to.upload(buffer, hostBatch[index].data(), hostBatch[index].size()));
+  return absl::OkStatus();
+}
+
 absl::Status Run::evaluate(int64_t step) {
   int64_t batches = std::min(loader->numEvalBatches(), opt.evalBatches);
   if (!eval || batches == 0)
     return absl::OkStatus();
-  // The eval program has its own slabs: copy the parameters over by name.
+  // The eval program has its own slabs: copy the parameters over by name,
+  // through one host buffer.
   for (const Argument *a : argumentsOf(*eval, ArgumentKind::Param)) {
     const Argument *t = ex.program().findArgument(a->name);
     if (!t || ex.program().buffers[t->buffer].bytes !=
                   eval->program().buffers[a->buffer].bytes)
-      return absl::InternalError(absl::StrCat(
-          "the eval program's parameter ", formats::quoteForMessage(a->name),
-          " does not match the training program's"));
-    std::memcpy(eval->bufferData(a->buffer), ex.bufferData(t->buffer),
-                ex.program().buffers[t->buffer].bytes);
+      return sinter::InternalError(
+          SINTER_HERE, absl::StrCat("the eval program's parameter ",
+                                    formats::quoteForMessage(a->name),
+                                    " does not match the training program's"));
+    auto bytes = static_cast<size_t>(ex.program().buffers[t->buffer].bytes);
+    if (paramTransfer.size() < bytes)
+      paramTransfer.resize(bytes);
+    SINTER_RETURN_IF_ERROR(ex.download(t->buffer, paramTransfer.data(), bytes));
+    SINTER_RETURN_IF_ERROR(
+        eval->upload(a->buffer, paramTransfer.data(), bytes));
   }
   std::vector<std::pair<std::string, double>> sums;
   for (int64_t i = 0; i < batches; ++i) {
-    if (absl::Status s = loader->evalBatch(i, evalInputs); !s.ok())
-      return s;
-    if (absl::Status s = eval->run(); !s.ok())
-      return s;
-    std::vector<std::pair<std::string, double>> m = readMetrics(*eval);
+    SINTER_RETURN_IF_ERROR(loader->evalBatch(i, hostBatchPointers));
+    SINTER_RETURN_IF_ERROR(uploadBatch(*eval, evalUploads));
+    SINTER_RETURN_IF_ERROR(eval->run());
+    SINTER_ASSIGN_OR_RETURN(auto m, readMetrics(*eval));
     if (sums.empty())
       sums = m;
     else
@@ -337,9 +376,9 @@ absl::Status Run::save(int64_t step) {
   if (opt.save.empty() || lastCheckpoint == checkpointName(step))
     return absl::OkStatus();
   Checkpoint c;
-  c.model = collect(ex, ArgumentKind::Param);
+  SINTER_ASSIGN_OR_RETURN(c.model, collect(ex, ArgumentKind::Param));
   c.model.metadata["sinter.step"] = absl::StrCat(step);
-  c.optimizer = collect(ex, ArgumentKind::OptState);
+  SINTER_ASSIGN_OR_RETURN(c.optimizer, collect(ex, ArgumentKind::OptState));
   c.state.step = step;
   c.state.seed = seed;
   c.state.data = dataSpec;
@@ -347,11 +386,9 @@ absl::Status Run::save(int64_t step) {
   c.state.lr = lr;
   c.state.program = opt.program;
   c.state.loss = lastLoss;
-  absl::StatusOr<std::string> dir = saveCheckpoint(opt.save, c);
-  if (!dir.ok())
-    return dir.status();
+  SINTER_ASSIGN_OR_RETURN(std::string dir, saveCheckpoint(opt.save, c));
   lastCheckpoint = checkpointName(step);
-  progress->note(absl::StrCat("saved ", *dir), /*important=*/false);
+  progress->note(absl::StrCat("saved ", dir), /*important=*/false);
   return absl::OkStatus();
 }
 
@@ -362,14 +399,12 @@ absl::Status Run::run() {
 
   if (!opt.resume.empty()) {
     if (!opt.init.empty())
-      return absl::InvalidArgumentError(
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
           "--init and --resume exclude each other (a checkpoint already "
           "holds the parameters)");
     std::string from;
-    absl::StatusOr<Checkpoint> c = loadCheckpoint(opt.resume, &from);
-    if (!c.ok())
-      return c.status();
-    resumed = *std::move(c);
+    SINTER_ASSIGN_OR_RETURN(resumed, loadCheckpoint(opt.resume, &from));
     startStep = resumed->state.step;
     if (!opt.seedGiven)
       seed = resumed->state.seed;
@@ -382,28 +417,23 @@ absl::Status Run::run() {
     progress->note("warning: the checkpoint was written by a different "
                    "step program (the model or its training section "
                    "changed); continuing");
-  if (absl::Status s = prepareParameters(); !s.ok())
-    return s;
-  if (absl::Status s = prepareData(); !s.ok())
-    return s;
+  SINTER_RETURN_IF_ERROR(prepareParameters());
+  SINTER_RETURN_IF_ERROR(prepareData());
   progress = std::make_unique<ProgressReporter>(stdout, interactive, opt.quiet,
                                                 opt.logEvery, startStep,
                                                 opt.steps, unit);
   if (startStep > opt.steps)
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--steps=%d: the checkpoint is already at step %d (--steps counts "
-        "from the start of training)",
-        opt.steps, startStep));
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
+        absl::StrFormat(
+            "--steps=%d: the checkpoint is already at step %d (--steps counts "
+            "from the start of training)",
+            opt.steps, startStep));
   if (lr) {
-    if (absl::Status s = ex.setHyper("lr", *lr); !s.ok())
-      return s;
+    SINTER_RETURN_IF_ERROR(ex.setHyper("lr", *lr));
   }
   if (!opt.logJsonl.empty()) {
-    absl::StatusOr<std::unique_ptr<MetricsLog>> log =
-        MetricsLog::open(opt.logJsonl);
-    if (!log.ok())
-      return log.status();
-    metrics = *std::move(log);
+    SINTER_ASSIGN_OR_RETURN(metrics, MetricsLog::open(opt.logJsonl));
   }
   if (!opt.save.empty())
     removeStaleTemporaries(opt.save);
@@ -425,23 +455,26 @@ absl::Status Run::run() {
   double smoothedRate = 0;
   int64_t step = startStep;
   for (; step < opt.steps && !interrupted; ++step) {
-    if (absl::Status s = loader->nextTrain(trainInputs); !s.ok())
-      return s;
+    SINTER_RETURN_IF_ERROR(loader->nextTrain(hostBatchPointers));
+    SINTER_RETURN_IF_ERROR(uploadBatch(ex, trainUploads));
     double t0 = now();
-    ex.setStep(step);
-    if (absl::Status s = ex.run(); !s.ok())
-      return s;
+    SINTER_RETURN_IF_ERROR(ex.setStep(step));
+    SINTER_RETURN_IF_ERROR(ex.run());
     double seconds = now() - t0;
-    std::vector<std::pair<std::string, double>> m = readMetrics(ex);
+    SINTER_ASSIGN_OR_RETURN(auto m, readMetrics(ex));
     std::optional<double> loss = find(m, "loss");
     if (!loss)
-      return absl::InternalError("the step program has no 'loss' metric");
+      return sinter::InternalError(SINTER_HERE,
+                                   "the step program has no 'loss' metric");
     if (!std::isfinite(*loss))
-      return absl::DataLossError(absl::StrFormat(
-          "the loss is %f at step %d: training diverged (lower --lr or check "
-          "the data); the last checkpoint is %s",
-          *loss, step + 1,
-          lastCheckpoint.empty() ? "none" : opt.save + "/" + lastCheckpoint));
+      return sinter::DataLossError(
+          SINTER_HERE, absl::StrFormat("the loss is %f at step %d: training "
+                                       "diverged (lower --lr or check "
+                                       "the data); the last checkpoint is %s",
+                                       *loss, step + 1,
+                                       lastCheckpoint.empty()
+                                           ? "none"
+                                           : opt.save + "/" + lastCheckpoint));
     lastLoss = loss;
     double rate = seconds > 0 ? double(itemsPerStep) / seconds : 0;
     smoothedRate = step == startStep ? rate : 0.9 * smoothedRate + 0.1 * rate;
@@ -465,26 +498,21 @@ absl::Status Run::run() {
       fields.push_back({unit == "tok" ? "tokens_per_second"
                                       : "samples_per_second",
                         rate});
-      if (absl::Status s = metrics->write(fields); !s.ok())
-        return s;
+      SINTER_RETURN_IF_ERROR(metrics->write(fields));
     }
     int64_t done = step + 1;
     if (opt.evalEvery > 0 && done % opt.evalEvery == 0)
-      if (absl::Status s = evaluate(done); !s.ok())
-        return s;
+      SINTER_RETURN_IF_ERROR(evaluate(done));
     if (opt.saveEvery > 0 && done % opt.saveEvery == 0)
-      if (absl::Status s = save(done); !s.ok())
-        return s;
+      SINTER_RETURN_IF_ERROR(save(done));
   }
   double elapsed = now() - began;
   progress->finish();
   // The closing evaluation, unless Ctrl-C asked to stop quickly.
   if (opt.evalEvery > 0 && step % opt.evalEvery != 0 && step > startStep &&
       !interrupted)
-    if (absl::Status s = evaluate(step); !s.ok())
-      return s;
-  if (absl::Status s = save(step); !s.ok())
-    return s;
+    SINTER_RETURN_IF_ERROR(evaluate(step));
+  SINTER_RETURN_IF_ERROR(save(step));
 
   int64_t ran = step - startStep;
   std::string summary = absl::StrFormat(
@@ -505,11 +533,13 @@ absl::Status Run::run() {
                           .c_str());
   std::fflush(stdout);
   if (interrupted)
-    return absl::CancelledError(absl::StrFormat(
-        "interrupted at step %d%s", step,
-        lastCheckpoint.empty()
-            ? ""
-            : absl::StrCat("; resume with --resume=", opt.save)));
+    return sinter::CancelledError(
+        SINTER_HERE,
+        absl::StrFormat(
+            "interrupted at step %d%s", step,
+            lastCheckpoint.empty()
+                ? ""
+                : absl::StrCat("; resume with --resume=", opt.save)));
   return absl::OkStatus();
 }
 

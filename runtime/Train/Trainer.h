@@ -6,10 +6,12 @@
 //      e.g. weights saved from PyTorch) or their initializers (--seed);
 //   2. data: a DataLoader over --data, or the dataset compiled in as the
 //      default, restored to the checkpoint's position on resume;
-//   3. the loop: next batch into the input buffers, one compiled step,
-//      metrics to the progress line and the JSONL log, evaluation on the
-//      held-out batches every --eval-every steps (through the eval program,
-//      without dropout), a checkpoint every --save-every steps;
+//   3. the loop: the next batch into host buffers the trainer owns, uploaded
+//      to the program's inputs, one compiled step, metrics (downloaded) to
+//      the progress line and the JSONL log, evaluation on the held-out
+//      batches every --eval-every steps (through the eval program, without
+//      dropout, its parameters copied over by download and upload), a
+//      checkpoint every --save-every steps;
 //   4. at the end (or on Ctrl-C, after the step in flight): a last
 //      checkpoint if --save is given, an evaluation, and one summary line.
 //
@@ -17,7 +19,8 @@
 // checkpoint of step K feeds the step program exactly the arguments,
 // batches and counter values an uninterrupted run would: resume is
 // bit-exact on CPU (dropout masks and the lr schedule are functions of the
-// counter).
+// counter). The trainer drives the executors only through the Executor
+// interface, so it runs the same on any device.
 //
 //===----------------------------------------------------------------------===//
 

@@ -7,6 +7,7 @@
 //   probe                       prints the bundled symbols:
 //                                 default_data: <sinter_default_data>
 //                                 eval_program: <bytes> bytes [<function>]
+//                               (0 bytes when the object has none)
 //   probe --inputs=IN.safetensors [--outputs=OUT.safetensors]
 //                               runs the evaluation program once: arguments
 //                               by name from IN (parameters not given from
@@ -27,9 +28,12 @@
 #include <set>
 #include <string>
 
-extern "C" const char sinter_eval_program_json[];
-extern "C" const SinterKernelFn sinter_eval_kernels[];
-extern "C" const char sinter_default_data[];
+// The object's symbols (runtime/Abi/Abi.h); an object without an evaluation
+// program lacks its three.
+extern "C" __attribute__((weak)) const unsigned char SINTER_ABI_EVAL_PROGRAM[];
+extern "C" __attribute__((weak)) const uint64_t SINTER_ABI_EVAL_PROGRAM_SIZE;
+extern "C" __attribute__((weak)) const SinterKernelFn SINTER_ABI_EVAL_KERNELS[];
+extern "C" const char SINTER_ABI_DEFAULT_DATA[];
 
 using namespace sinter;
 using namespace sinter::exec;
@@ -52,10 +56,10 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  std::printf("default_data: %s\n", sinter_default_data);
-  size_t bytes = std::strlen(sinter_eval_program_json);
-  absl::StatusOr<StepProgram> program = parseStepProgram(
-      bytes ? sinter_eval_program_json : std::string_view());
+  std::printf("default_data: %s\n", SINTER_ABI_DEFAULT_DATA);
+  size_t bytes = &SINTER_ABI_EVAL_PROGRAM_SIZE ? SINTER_ABI_EVAL_PROGRAM_SIZE : 0;
+  absl::StatusOr<StepProgram> program =
+      parseStepProgram(bytes ? SINTER_ABI_EVAL_PROGRAM : nullptr, bytes);
   std::printf("eval_program: %zu bytes %s\n", bytes,
               program.ok() ? program->function.c_str() : "");
   if (inputs.empty())
@@ -64,7 +68,7 @@ int main(int argc, char **argv) {
     return fail(program.status());
 
   absl::StatusOr<std::unique_ptr<Executor>> created =
-      Executor::create(std::move(*program), sinter_eval_kernels);
+      Executor::create(std::move(*program), SINTER_ABI_EVAL_KERNELS);
   if (!created.ok())
     return fail(created.status());
   Executor &ex = **created;
@@ -88,7 +92,10 @@ int main(int argc, char **argv) {
     return fail(s);
   for (const Result &r : ex.program().results)
     if (r.kind == ResultKind::Metric) {
-      formats::HostTensor t = ex.readResult(r);
+      absl::StatusOr<formats::HostTensor> read = ex.readResult(r);
+      if (!read.ok())
+        return fail(read.status());
+      const formats::HostTensor &t = *read;
       double value = 0;
       if (t.dtype == formats::DType::F64) {
         std::memcpy(&value, t.data.data(), sizeof(value));
@@ -99,9 +106,12 @@ int main(int argc, char **argv) {
       }
       std::printf("%s = %.17g\n", r.name.c_str(), value);
     }
-  if (!outputs.empty())
-    if (absl::Status s = formats::writeSafeTensors(outputs, ex.readResults());
-        !s.ok())
+  if (!outputs.empty()) {
+    absl::StatusOr<formats::SafeTensorsFile> results = ex.readResults();
+    if (!results.ok())
+      return fail(results.status());
+    if (absl::Status s = formats::writeSafeTensors(outputs, *results); !s.ok())
       return fail(s);
+  }
   return 0;
 }

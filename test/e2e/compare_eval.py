@@ -114,7 +114,8 @@ def main():
         "sinterc (compile)")
     probe = os.path.join(work, "probe")
     link = open(args.link_file).read().split()
-    run([args.cxx, "-std=c++17", "-O1", f"-I{SOURCE_ROOT}",
+    build = os.path.dirname(os.path.dirname(os.path.abspath(args.link_file)))
+    run([args.cxx, "-std=c++17", "-O1", f"-I{SOURCE_ROOT}", f"-I{build}",
          os.path.join(HERE, "EvalProbe.cpp"), obj, *link, "-o", probe],
         "linking the probe")
 

@@ -30,7 +30,8 @@
 #include "runtime/Data/TokenFiles.h"
 #include "runtime/Formats/AbslCompat.h"
 #include "runtime/Formats/FileIO.h"
-#include "runtime/Formats/Json.h"
+#include "runtime/Formats/JsonDocument.h"
+#include "runtime/Formats/Utf8.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -113,8 +114,7 @@ int32_t decodeUtf8(std::string_view text, size_t &at) {
 
 /// chars: the tokens and meta.json's members.
 std::vector<uint16_t> encodeChars(const std::string &path,
-                                  std::string_view text,
-                                  formats::JsonValue &meta) {
+                                  std::string_view text, formats::Json &meta) {
   std::vector<int32_t> codes;
   codes.reserve(text.size());
   for (size_t at = 0; at < text.size();) {
@@ -142,29 +142,21 @@ std::vector<uint16_t> encodeChars(const std::string &path,
   tokens.reserve(codes.size());
   for (int32_t code : codes)
     tokens.push_back(ids[code]);
-  meta.mutableMembers().emplace_back(
-      "vocab_size",
-      formats::JsonValue::makeInt(static_cast<int64_t>(ids.size())));
-  meta.mutableMembers().emplace_back(
-      "chars", formats::JsonValue::makeString(std::move(chars)));
+  meta["vocab_size"] = static_cast<int64_t>(ids.size());
+  meta["chars"] = std::move(chars);
   return tokens;
 }
 
 /// gpt2-bytes: the tokens and meta.json's members.
 std::vector<uint16_t> encodeGpt2Bytes(std::string_view text,
-                                      formats::JsonValue &meta) {
+                                      formats::Json &meta) {
   std::array<uint16_t, 256> table = gpt2ByteTokens();
   std::vector<uint16_t> tokens;
   tokens.reserve(text.size());
   for (char c : text)
     tokens.push_back(table[static_cast<unsigned char>(c)]);
-  std::vector<formats::JsonValue> byteTokens;
-  for (uint16_t token : table)
-    byteTokens.push_back(formats::JsonValue::makeInt(token));
-  meta.mutableMembers().emplace_back(
-      "vocab_size", formats::JsonValue::makeInt(kGpt2VocabSize));
-  meta.mutableMembers().emplace_back(
-      "byte_tokens", formats::JsonValue::makeArray(std::move(byteTokens)));
+  meta["vocab_size"] = kGpt2VocabSize;
+  meta["byte_tokens"] = std::vector<int64_t>(table.begin(), table.end());
   return tokens;
 }
 
@@ -225,8 +217,8 @@ int main(int argc, char **argv) {
   if (text.empty())
     fail(1, absl::StrCat(input, ": the text is empty"));
 
-  formats::JsonValue meta = formats::JsonValue::makeObject(
-      {{"encoding", formats::JsonValue::makeString(encoding)}});
+  formats::Json meta = formats::Json::object();
+  meta["encoding"] = encoding;
   std::vector<uint16_t> tokens = encoding == "chars"
                                      ? encodeChars(input, text, meta)
                                      : encodeGpt2Bytes(text, meta);
@@ -249,7 +241,9 @@ int main(int argc, char **argv) {
     if (absl::Status status = data::writeLlmcShard(path(name), *part);
         !status.ok())
       fail(1, std::string(status.message()));
-  std::string json = formats::printJson(meta) + "\n";
+  // Valid UTF-8 throughout: the chars are encoded code points of a text
+  // that decoded, everything else is ASCII.
+  std::string json = formats::writeJson(meta) + "\n";
   if (absl::Status status = formats::writeFileAtomic(path("meta.json"), {json});
       !status.ok())
     fail(1, std::string(status.message()));
@@ -259,6 +253,6 @@ int main(int argc, char **argv) {
       "from %s\n",
       outDir.c_str(), withCommas(static_cast<int64_t>(train.size())).c_str(),
       withCommas(static_cast<int64_t>(val.size())).c_str(), encoding.c_str(),
-      static_cast<long long>(meta.find("vocab_size")->asInt()), input.c_str());
+      static_cast<long long>(meta["vocab_size"].get<int64_t>()), input.c_str());
   return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "runtime/Train/Checkpoint.h"
 
+#include "absl/strings/str_format.h"
 #include "runtime/Formats/FileIO.h"
 #include "test/unit/runtime/TestFiles.h"
 
@@ -79,6 +80,27 @@ TEST_F(CheckpointTest, RoundTripsThroughLatest) {
   EXPECT_EQ(c->state.loss, 2.5);
   // A step directory loads directly too.
   EXPECT_TRUE(loadCheckpoint(*dir).ok());
+}
+
+// trainer.json and COMPLETE as the first writer spelled them (compact, a
+// fixed member order, the seed as a string); values whose shortest spelling
+// is unambiguous, so any correct JSON writer must reproduce these bytes.
+TEST_F(CheckpointTest, StateAndMarkerBytesArePinned) {
+  Checkpoint c = make(100, 1);
+  c.state.lr = 0.5;
+  c.state.data = "data/\"x\"\\y\tz\xC3\xA9";
+  absl::StatusOr<std::string> dir = saveCheckpoint(root, c);
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  EXPECT_EQ(slurp(fs::path(*dir) / "trainer.json"),
+            "{\"step\":100,\"seed\":\"18446744073709551615\",\"data\":"
+            "\"data/\\\"x\\\"\\\\y\\tz\xC3\xA9\",\"data_state\":\"epoch=1 "
+            "batch=2\",\"program\":\"0123456789abcdef\",\"lr\":0.5,\"loss\":"
+            "2.5}\n");
+  EXPECT_EQ(slurp(fs::path(*dir) / "COMPLETE"),
+            "{\"step\":100,\"files\":{\"model.safetensors\":{\"bytes\":184,"
+            "\"hash\":\"f4362745270bd8a8\"},\"optimizer.safetensors\":{"
+            "\"bytes\":140,\"hash\":\"fc88700c586b7c45\"},\"trainer.json\":{"
+            "\"bytes\":151,\"hash\":\"1d58b272cda3591a\"}}}\n");
 }
 
 TEST_F(CheckpointTest, LatestMovesAndOldStepsStay) {
@@ -188,6 +210,88 @@ TEST_F(CheckpointTest, MalformedTrainerStateIsAnError) {
   EXPECT_NE(c.status().message().find("trainer.json: 'step' is negative"),
             std::string::npos)
       << c.status();
+}
+
+/// Replaces trainer.json of the checkpoint in `dir` with `state` and its
+/// COMPLETE entry to match, so that only the state reader can object.
+void replaceState(const fs::path &dir, const std::string &state) {
+  std::string marker = sinter::test::readFile((dir / "COMPLETE").string());
+  size_t at = marker.find("\"trainer.json\"");
+  ASSERT_NE(at, std::string::npos);
+  size_t end = marker.find('}', at) + 1;
+  marker.replace(at, end - at,
+                 absl::StrFormat("\"trainer.json\":{\"bytes\":%d,\"hash\":"
+                                 "\"%016x\"}",
+                                 state.size(), hashBytes(state)));
+  sinter::test::writeFile((dir / "COMPLETE").string(), marker);
+  sinter::test::writeFile((dir / "trainer.json").string(), state);
+}
+
+// lr and loss come back bit for bit, however the writer spells them, and a
+// trainer.json in the first writer's spelling ("3e-04") still loads.
+TEST_F(CheckpointTest, NumbersRoundTripExactly) {
+  for (double lr : {3e-4, 0.1 + 0.2, 6e-4, 1e-300, 123456789012345680000.0,
+                    4.9406564584124654e-324}) {
+    Checkpoint c = make(5, 1);
+    c.state.lr = lr;
+    c.state.loss = lr / 3;
+    ASSERT_TRUE(saveCheckpoint(root, c).ok());
+    absl::StatusOr<Checkpoint> back = loadCheckpoint(root);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(back->state.lr, lr);
+    EXPECT_EQ(back->state.loss, lr / 3);
+  }
+  fs::path dir = fs::path(root) / "step-00000005";
+  replaceState(dir, R"({"step":5,"seed":"7","data":"d","data_state":"",)"
+                    R"("program":"p","lr":3e-04,"loss":2.5})");
+  absl::StatusOr<Checkpoint> old = loadCheckpoint(root);
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(old->state.lr, 3e-4);
+  EXPECT_EQ(old->state.seed, 7u);
+}
+
+// Each malformed trainer.json or COMPLETE is one line naming the file and,
+// where there is one, the byte offset.
+TEST_F(CheckpointTest, MalformedJsonNamesFileAndOffset) {
+  ASSERT_TRUE(saveCheckpoint(root, make(3, 1)).ok());
+  fs::path dir = fs::path(root) / "step-00000003";
+  std::string statePath = (dir / "trainer.json").string();
+  auto expectError = [&](const std::string &needle) {
+    absl::StatusOr<Checkpoint> c = loadCheckpoint(root);
+    ASSERT_FALSE(c.ok());
+    std::string message(c.status().message());
+    EXPECT_NE(message.find(needle), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  };
+  replaceState(dir, R"({"step":"3","seed":"1","data":"","data_state":"",)"
+                    R"("program":""})");
+  expectError(statePath + ": byte offset 8: 'step' has the wrong type");
+  replaceState(dir, R"({"step":3,"seed":"1","data":"","data_state":""})");
+  expectError(statePath + ": missing member 'program'");
+  replaceState(dir, R"({"step":3,"step":4})");
+  expectError(statePath + ": byte offset 10: duplicate key \"step\"");
+  replaceState(dir, R"({"step":3,)");
+  expectError(statePath + ": byte offset 10: syntax error");
+  replaceState(dir, "[]");
+  expectError(statePath + ": not a JSON object");
+  std::string markerPath = (dir / "COMPLETE").string();
+  sinter::test::writeFile(markerPath, "{\"step\":3,\"files\":{\x01}}");
+  expectError(markerPath + ": byte offset 19: syntax error while parsing "
+                           "object key - invalid literal");
+}
+
+// trainer.json is JSON text: a --data path that is not UTF-8 cannot be
+// saved in it, and the save says so before writing anything.
+TEST_F(CheckpointTest, NonUtf8DataSpecIsAnErrorOnSave) {
+  Checkpoint c = make(4, 1);
+  c.state.data = "caf\xE9.bin";
+  absl::StatusOr<std::string> dir = saveCheckpoint(root, c);
+  ASSERT_FALSE(dir.ok());
+  EXPECT_EQ(dir.status().message(),
+            root + ": cannot save a checkpoint: the data spec 'caf\\xe9.bin' "
+                   "is not valid UTF-8 (trainer.json holds it as JSON text)");
+  EXPECT_FALSE(fs::exists(fs::path(root) / "latest"));
+  EXPECT_FALSE(fs::exists(fs::path(root) / "step-00000004"));
 }
 
 TEST(HashBytes, DependsOnEveryByteAndTheLength) {

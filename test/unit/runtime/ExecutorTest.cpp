@@ -10,16 +10,19 @@
 //   loss = sum(z)                  kernel "sum" (extent 1)
 //   cover[i] += 1 for i in range   kernel "cover" (extent 7)
 //
-// Checked: the values against an independent computation, that 1 and 2
-// threads give identical bytes, how kernels are split, parameter
-// initialization against numbers computed here from Random.h, and loading
-// arguments by name.
+// Checked through the Executor interface: the values against an
+// independent computation, that 1 and 2 threads give identical bytes, how
+// kernels are split, parameter initialization against numbers computed here
+// from Random.h, loading arguments by name, and that upload and download
+// check the buffer id and the byte count. The slab layout is checked on the
+// CPU executor's host descriptors.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Exec/Executor.h"
 
 #include "runtime/Abi/Random.h"
+#include "runtime/Exec/CpuExecutor.h"
 
 #include "gtest/gtest.h"
 
@@ -40,60 +43,58 @@ constexpr int64_t kX2 = 0, kY = 64, kZ = 128, kCover = 192; // arena
 constexpr int64_t kW = 0, kE = 64, kD = 128;                // params
 
 constexpr const char *kProgram = R"({
-  "version": 1, "function": "train_step", "seed": 42,
-  "slabs": {"arena": 256, "params": 192, "opt_state": 64, "io": 192,
-            "constants": 64},
-  "buffers": [
-    {"id": 0, "name": "x", "slab": "io", "offset": 0, "dtype": "f32",
-     "shape": [2, 3]},
-    {"id": 1, "name": "step", "slab": "io", "offset": 64, "dtype": "i64",
-     "shape": []},
-    {"id": 2, "name": "loss", "slab": "io", "offset": 128, "dtype": "f32",
-     "shape": []},
-    {"id": 3, "name": "x2", "slab": "arena", "offset": 0, "dtype": "f32",
-     "shape": [2, 3]},
-    {"id": 4, "name": "y", "slab": "arena", "offset": 64, "dtype": "f32",
-     "shape": [2, 4]},
-    {"id": 5, "name": "z", "slab": "arena", "offset": 128, "dtype": "f32",
-     "shape": [2, 4]},
-    {"id": 6, "name": "cover", "slab": "arena", "offset": 192,
-     "dtype": "i32", "shape": [7]},
-    {"id": 7, "name": "w", "slab": "params", "offset": 0, "dtype": "f32",
-     "shape": [3, 4]},
-    {"id": 8, "name": "e", "slab": "params", "offset": 64, "dtype": "bf16",
-     "shape": [5]},
-    {"id": 9, "name": "d", "slab": "params", "offset": 128, "dtype": "f64",
-     "shape": [3]},
-    {"id": 10, "name": "b", "slab": "constants", "offset": 0,
-     "dtype": "f32", "shape": [4]},
-    {"id": 11, "name": "m", "slab": "opt_state", "offset": 0,
-     "dtype": "f32", "shape": [2]}],
-  "arguments": [
-    {"name": "w", "kind": "param", "buffer": 7,
-     "init": {"dist": "uniform", "bound": 0.5}},
-    {"name": "e", "kind": "param", "buffer": 8,
-     "init": {"dist": "normal", "std": 1.0}},
-    {"name": "d", "kind": "param", "buffer": 9,
-     "init": {"dist": "constant", "value": 0.1}},
-    {"name": "m", "kind": "opt_state", "buffer": 11},
-    {"name": "x", "kind": "input", "buffer": 0},
-    {"name": "step", "kind": "step", "buffer": 1}],
-  "results": [
-    {"name": "loss", "kind": "metric", "buffer": 2},
-    {"name": "w", "kind": "param", "buffer": 7},
-    {"name": "y", "kind": "tensor", "buffer": 4}],
-  "constants": [{"buffer": 10, "hex": "0000803f000000bf0000000000002040"}],
-  "kernels": [{"name": "scale", "extent": 6}, {"name": "sum", "extent": 1},
-              {"name": "cover", "extent": 7}],
-  "steps": [
-    {"op": "kernel", "kernel": 0},
-    {"op": "matmul", "lhs": 3, "rhs": 7, "out": 4, "bias": 10,
-     "activation": "gelu_tanh"},
-    {"op": "copy", "src": 4, "dst": 5},
-    {"op": "kernel", "kernel": 1},
-    {"op": "kernel", "kernel": 2}]
-})";
-constexpr float kBias[] = {1.0f, -0.5f, 0.0f, 2.5f}; // the hex above
+    "version": 2, "function": "train_step", "seed": 42,
+    "slabs": [
+      {"slab": "arena", "bytes": 256},
+      {"slab": "params", "bytes": 192},
+      {"slab": "opt_state", "bytes": 64},
+      {"slab": "io", "bytes": 192},
+      {"slab": "constants", "bytes": 64}
+    ],
+    "buffers": [
+      {"id": 0, "name": "x", "slab": "io", "offset": 0, "dtype": "f32", "shape": [2, 3]},
+      {"id": 1, "name": "step", "slab": "io", "offset": 64, "dtype": "i64", "shape": []},
+      {"id": 2, "name": "loss", "slab": "io", "offset": 128, "dtype": "f32", "shape": []},
+      {"id": 3, "name": "x2", "slab": "arena", "offset": 0, "dtype": "f32", "shape": [2, 3]},
+      {"id": 4, "name": "y", "slab": "arena", "offset": 64, "dtype": "f32", "shape": [2, 4]},
+      {"id": 5, "name": "z", "slab": "arena", "offset": 128, "dtype": "f32", "shape": [2, 4]},
+      {"id": 6, "name": "cover", "slab": "arena", "offset": 192, "dtype": "i32", "shape": [7]},
+      {"id": 7, "name": "w", "slab": "params", "offset": 0, "dtype": "f32", "shape": [3, 4]},
+      {"id": 8, "name": "e", "slab": "params", "offset": 64, "dtype": "bf16", "shape": [5]},
+      {"id": 9, "name": "d", "slab": "params", "offset": 128, "dtype": "f64", "shape": [3]},
+      {"id": 10, "name": "b", "slab": "constants", "offset": 0, "dtype": "f32", "shape": [4]},
+      {"id": 11, "name": "m", "slab": "opt_state", "offset": 0, "dtype": "f32", "shape": [2]}
+    ],
+    "arguments": [
+      {"name": "w", "kind": "param", "buffer": 7, "init": {"dist": "uniform", "bound": 0.5}},
+      {"name": "e", "kind": "param", "buffer": 8, "init": {"dist": "normal", "stddev": 1.0}},
+      {"name": "d", "kind": "param", "buffer": 9, "init": {"dist": "constant", "value": 0.1}},
+      {"name": "m", "kind": "opt_state", "buffer": 11},
+      {"name": "x", "kind": "input", "buffer": 0},
+      {"name": "step", "kind": "step", "buffer": 1}
+    ],
+    "results": [
+      {"name": "loss", "kind": "metric", "buffer": 2},
+      {"name": "w", "kind": "param", "buffer": 7},
+      {"name": "y", "kind": "tensor", "buffer": 4}
+    ],
+    "constants": [
+      {"buffer": 10, "data": "AACAPwAAAL8AAAAAAAAgQA=="}
+    ],
+    "kernels": [
+      {"name": "scale", "extent": 6},
+      {"name": "sum", "extent": 1},
+      {"name": "cover", "extent": 7}
+    ],
+    "steps": [
+      {"kernel": {"kernel": 0}},
+      {"matmul": {"lhs": 3, "rhs": 7, "out": 4, "bias": 10, "activation": "gelu_tanh"}},
+      {"copy": {"src": 4, "dst": 5}},
+      {"kernel": {"kernel": 1}},
+      {"kernel": {"kernel": 2}}
+    ]
+  })";
+constexpr float kBias[] = {1.0f, -0.5f, 0.0f, 2.5f}; // the data above
 
 template <typename T> T *at(const SlabRef *slab, int64_t offset) {
   return reinterpret_cast<T *>(slab->aligned + slab->offset + offset);
@@ -131,7 +132,7 @@ void coverKernel(const SlabRef *arena, const SlabRef *, const SlabRef *,
 const SinterKernelFn kKernels[] = {scaleKernel, sumKernel, coverKernel};
 
 std::unique_ptr<Executor> makeExecutor(int threads) {
-  absl::StatusOr<StepProgram> program = parseStepProgram(kProgram);
+  absl::StatusOr<StepProgram> program = parseStepProgramJson(kProgram);
   EXPECT_TRUE(program.ok()) << program.status();
   ExecutorOptions options;
   options.threads = threads;
@@ -152,10 +153,21 @@ formats::HostTensor f32Tensor(std::vector<int64_t> shape,
   return t;
 }
 
+/// Buffer `id` (f32) downloaded.
 std::vector<float> floats(const Executor &ex, int64_t id) {
   const Buffer &b = ex.program().buffers[id];
   std::vector<float> v(b.numElements);
-  std::memcpy(v.data(), ex.bufferData(id), b.bytes);
+  absl::Status s = ex.download(id, v.data(), b.bytes);
+  EXPECT_TRUE(s.ok()) << s;
+  return v;
+}
+
+/// Buffer `id` downloaded as `T`s.
+template <typename T> std::vector<T> elements(const Executor &ex, int64_t id) {
+  const Buffer &b = ex.program().buffers[id];
+  std::vector<T> v(b.bytes / sizeof(T));
+  absl::Status s = ex.download(id, v.data(), b.bytes);
+  EXPECT_TRUE(s.ok()) << s;
   return v;
 }
 
@@ -169,7 +181,7 @@ void runOnce(Executor &ex, int64_t step) {
   absl::StatusOr<std::vector<std::string>> unused = ex.setArguments(in);
   ASSERT_TRUE(unused.ok()) << unused.status();
   EXPECT_TRUE(unused->empty());
-  ex.setStep(step);
+  ASSERT_TRUE(ex.setStep(step).ok());
   ASSERT_TRUE(ex.run().ok());
 }
 
@@ -195,14 +207,15 @@ TEST(ExecutorTest, ComputesTheProgram) {
   for (float v : z)
     sum += v;
   EXPECT_EQ(floats(*ex, 2)[0], sum);
-  EXPECT_EQ(ex->step(), 3);
+  EXPECT_EQ(*ex->step(), 3);
 
   // Results by name; "w" reads the argument buffer (the state contract).
-  formats::SafeTensorsFile out = ex->readResults();
-  ASSERT_EQ(out.tensors.size(), 3u);
-  EXPECT_EQ(out.tensors[0].first, "loss");
-  EXPECT_EQ(out.tensors[1].second, ex->readBuffer(7));
-  EXPECT_EQ(out.tensors[2].second.shape, (std::vector<int64_t>{2, 4}));
+  absl::StatusOr<formats::SafeTensorsFile> out = ex->readResults();
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->tensors.size(), 3u);
+  EXPECT_EQ(out->tensors[0].first, "loss");
+  EXPECT_EQ(out->tensors[1].second, *ex->readBuffer(7));
+  EXPECT_EQ(out->tensors[2].second.shape, (std::vector<int64_t>{2, 4}));
 
   std::string profile = ex->formatProfile();
   EXPECT_NE(profile.find("matmul"), std::string::npos) << profile;
@@ -238,12 +251,9 @@ TEST(ExecutorTest, ThreadCountDoesNotChangeBytes) {
     runOnce(*one, step);
     runOnce(*two, step);
   }
-  for (int s = 0; s < sinter::abi::kNumSlabs; ++s) {
-    const SlabRef &a = one->slabRef(static_cast<sinter::abi::SlabId>(s));
-    const SlabRef &b = two->slabRef(static_cast<sinter::abi::SlabId>(s));
-    ASSERT_EQ(a.size, b.size);
-    EXPECT_EQ(std::memcmp(a.aligned, b.aligned, a.size), 0) << "slab " << s;
-  }
+  for (int64_t id = 0; id < static_cast<int64_t>(one->program().buffers.size());
+       ++id)
+    EXPECT_EQ(*one->readBuffer(id), *two->readBuffer(id)) << "buffer " << id;
 }
 
 TEST(ExecutorTest, KernelRangesCoverTheExtentOnce) {
@@ -252,7 +262,7 @@ TEST(ExecutorTest, KernelRangesCoverTheExtentOnce) {
     ASSERT_TRUE(ex);
     coverRanges.clear();
     runOnce(*ex, 0);
-    const auto *cover = static_cast<const int32_t *>(ex->bufferData(6));
+    std::vector<int32_t> cover = elements<int32_t>(*ex, 6);
     for (int i = 0; i < 7; ++i)
       EXPECT_EQ(cover[i], 1) << "threads " << threads << " index " << i;
     // min(threads, extent) contiguous chunks.
@@ -278,7 +288,7 @@ TEST(ExecutorTest, InitializesParametersLikeTheInterpreter) {
   EXPECT_NE(w[0], w[1]);
 
   uint64_t eKey = random::key(42, random::nameHash("e"));
-  const auto *e = static_cast<const uint16_t *>(ex->bufferData(8));
+  std::vector<uint16_t> e = elements<uint16_t>(*ex, 8);
   for (int k = 0; k < 5; ++k) {
     float f = static_cast<float>(1.0 * random::normal(eKey, k));
     uint32_t bits;
@@ -287,7 +297,7 @@ TEST(ExecutorTest, InitializesParametersLikeTheInterpreter) {
     EXPECT_EQ(e[k], static_cast<uint16_t>((bits + 0x7FFF + lsb) >> 16)) << k;
   }
 
-  const auto *d = static_cast<const double *>(ex->bufferData(9));
+  std::vector<double> d = elements<double>(*ex, 9);
   for (int k = 0; k < 3; ++k)
     EXPECT_EQ(d[k], 0.1);
   // The opt_state slab is untouched: zero.
@@ -318,7 +328,7 @@ TEST(ExecutorTest, SetArgumentsChecksDtypeAndShape) {
 }
 
 TEST(ExecutorTest, ParameterWithoutInit) {
-  absl::StatusOr<StepProgram> program = parseStepProgram(kProgram);
+  absl::StatusOr<StepProgram> program = parseStepProgramJson(kProgram);
   ASSERT_TRUE(program.ok());
   program->arguments[0].init.reset();
   auto ex = Executor::create(std::move(*program), kKernels);
@@ -328,7 +338,7 @@ TEST(ExecutorTest, ParameterWithoutInit) {
 }
 
 TEST(ExecutorTest, MissingKernelFunction) {
-  absl::StatusOr<StepProgram> program = parseStepProgram(kProgram);
+  absl::StatusOr<StepProgram> program = parseStepProgramJson(kProgram);
   ASSERT_TRUE(program.ok());
   const SinterKernelFn partial[] = {scaleKernel, nullptr, coverKernel};
   auto ex = Executor::create(std::move(*program), partial);
@@ -342,37 +352,33 @@ TEST(ExecutorTest, MissingKernelFunction) {
 // rejects names that are not hyper arguments and non-finite values.
 TEST(ExecutorTest, HyperArgumentsStartAtTheirDefault) {
   const char *text = R"({
-    "version": 1, "function": "train_step", "seed": 0,
-    "slabs": {"arena": 0, "params": 0, "opt_state": 0, "io": 192,
-              "constants": 0},
-    "buffers": [
-      {"id": 0, "name": "lr", "slab": "io", "offset": 0, "dtype": "f64",
-       "shape": []},
-      {"id": 1, "name": "wd", "slab": "io", "offset": 64, "dtype": "f32",
-       "shape": []},
-      {"id": 2, "name": "x", "slab": "io", "offset": 128, "dtype": "f32",
-       "shape": []}],
-    "arguments": [
-      {"name": "lr", "kind": "hyper", "buffer": 0, "default": 0.003},
-      {"name": "wd", "kind": "hyper", "buffer": 1, "default": 0.1},
-      {"name": "x", "kind": "input", "buffer": 2}],
-    "results": [], "constants": [], "kernels": [], "steps": []
-  })";
-  absl::StatusOr<StepProgram> program = parseStepProgram(text);
+      "version": 2, "function": "train_step", "seed": 0,
+      "slabs": [
+        {"slab": "arena", "bytes": 0},
+        {"slab": "params", "bytes": 0},
+        {"slab": "opt_state", "bytes": 0},
+        {"slab": "io", "bytes": 192},
+        {"slab": "constants", "bytes": 0}
+      ],
+      "buffers": [
+        {"id": 0, "name": "lr", "slab": "io", "offset": 0, "dtype": "f64", "shape": []},
+        {"id": 1, "name": "wd", "slab": "io", "offset": 64, "dtype": "f32", "shape": []},
+        {"id": 2, "name": "x", "slab": "io", "offset": 128, "dtype": "f32", "shape": []}
+      ],
+      "arguments": [
+        {"name": "lr", "kind": "hyper", "buffer": 0, "default_value": 0.003},
+        {"name": "wd", "kind": "hyper", "buffer": 1, "default_value": 0.1},
+        {"name": "x", "kind": "input", "buffer": 2}
+      ],
+      "results": [], "constants": [], "kernels": [], "steps": []
+    })";
+  absl::StatusOr<StepProgram> program = parseStepProgramJson(text);
   ASSERT_TRUE(program.ok()) << program.status();
   auto created = Executor::create(std::move(*program), nullptr);
   ASSERT_TRUE(created.ok()) << created.status();
   Executor &ex = **created;
-  auto f64At = [&](int64_t id) {
-    double v;
-    std::memcpy(&v, ex.bufferData(id), sizeof(v));
-    return v;
-  };
-  auto f32At = [&](int64_t id) {
-    float v;
-    std::memcpy(&v, ex.bufferData(id), sizeof(v));
-    return v;
-  };
+  auto f64At = [&](int64_t id) { return elements<double>(ex, id).at(0); };
+  auto f32At = [&](int64_t id) { return elements<float>(ex, id).at(0); };
   EXPECT_EQ(f64At(0), 0.003);
   EXPECT_EQ(f32At(1), 0.1f);
 
@@ -395,10 +401,14 @@ TEST(ExecutorTest, HyperArgumentsStartAtTheirDefault) {
 }
 
 TEST(ExecutorTest, SlabsAreAlignedAndDescribed) {
-  std::unique_ptr<Executor> ex = makeExecutor(1);
-  ASSERT_TRUE(ex);
+  absl::StatusOr<StepProgram> program = parseStepProgramJson(kProgram);
+  ASSERT_TRUE(program.ok()) << program.status();
+  absl::StatusOr<std::unique_ptr<CpuExecutor>> created =
+      CpuExecutor::create(std::move(*program), kKernels);
+  ASSERT_TRUE(created.ok()) << created.status();
+  std::unique_ptr<CpuExecutor> &ex = *created;
   for (int s = 0; s < sinter::abi::kNumSlabs; ++s) {
-    const SlabRef &r = ex->slabRef(static_cast<sinter::abi::SlabId>(s));
+    const SlabRef &r = ex->hostSlab(static_cast<sinter::abi::SlabId>(s));
     EXPECT_EQ(reinterpret_cast<uintptr_t>(r.aligned) % 64, 0u);
     EXPECT_EQ(r.allocated, r.aligned);
     EXPECT_EQ(r.offset, 0);
@@ -408,6 +418,82 @@ TEST(ExecutorTest, SlabsAreAlignedAndDescribed) {
   // Constants are filled at creation.
   EXPECT_EQ(floats(*ex, 10),
             std::vector<float>(std::begin(kBias), std::end(kBias)));
+}
+
+// upload and download move exactly a buffer's bytes: an unknown id or any
+// other count is one clear error and copies nothing.
+TEST(ExecutorTest, TransfersCheckTheBufferAndTheByteCount) {
+  std::unique_ptr<Executor> ex = makeExecutor(1);
+  ASSERT_TRUE(ex);
+  std::vector<float> w(12, 1.5f), back(12);
+  ASSERT_TRUE(ex->upload(7, w.data(), 48).ok());
+
+  absl::Status s = ex->upload(12, w.data(), 48);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "upload to buffer 12: @train_step has no such buffer (it has 12)");
+  s = ex->download(-1, back.data(), 48);
+  EXPECT_EQ(s.message(),
+            "download from buffer -1: @train_step has no such buffer (it has "
+            "12)");
+  s = ex->upload(7, std::vector<float>(13, 9.0f).data(), 52);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "upload to buffer 7 'w': 52 bytes given, the buffer holds 48");
+  s = ex->download(7, back.data(), 44);
+  EXPECT_EQ(s.message(),
+            "download from buffer 7 'w': 44 bytes given, the buffer holds 48");
+  EXPECT_EQ(back, std::vector<float>(12, 0.0f)); // nothing copied
+  // The failed upload left w as it was.
+  ASSERT_TRUE(ex->download(7, back.data(), 48).ok());
+  EXPECT_EQ(back, w);
+
+  // The helpers built on them report the same way.
+  EXPECT_EQ(ex->readBuffer(40).status().message(),
+            "download from buffer 40: @train_step has no such buffer (it has "
+            "12)");
+  EXPECT_EQ(ex->scalarValue(12).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ex->writeBuffer(99, f32Tensor({1}, {1}), "t").message(),
+            "upload to buffer 99: @train_step has no such buffer (it has 12)");
+}
+
+// What goes in by upload comes out of run() by download: parameters and
+// inputs set directly (no initializers), the results read back.
+TEST(ExecutorTest, DownloadAfterRunReturnsWhatTheProgramComputed) {
+  std::unique_ptr<Executor> ex = makeExecutor(2);
+  ASSERT_TRUE(ex);
+  std::vector<float> w(12);
+  for (int i = 0; i < 12; ++i)
+    w[i] = 0.25f * static_cast<float>(i - 5); // exact in f32
+  ASSERT_TRUE(ex->upload(7, w.data(), w.size() * 4).ok());
+  ASSERT_TRUE(ex->upload(0, kXValues.data(), kXValues.size() * 4).ok());
+  ASSERT_TRUE(ex->setStep(-2).ok());
+  ASSERT_TRUE(ex->run().ok());
+
+  std::vector<float> x2(6);
+  for (int i = 0; i < 6; ++i)
+    x2[i] = 2 * kXValues[i] - 2;
+  EXPECT_EQ(floats(*ex, 3), x2);
+  MatmulDesc desc = ex->program().matmulDesc(ex->program().steps[1].matmul);
+  std::vector<float> want(8);
+  ASSERT_TRUE(
+      referenceMatmul(desc, x2.data(), w.data(), kBias, want.data()).ok());
+  std::vector<float> y(8);
+  ASSERT_TRUE(ex->download(4, y.data(), 32).ok());
+  float sum = 0;
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_NEAR(y[i], want[i], 1e-5 * (std::fabs(want[i]) + 1)) << i;
+    sum += y[i];
+  }
+  float loss = 0;
+  ASSERT_TRUE(ex->download(2, &loss, sizeof(loss)).ok());
+  EXPECT_EQ(loss, sum);
+  EXPECT_EQ(*ex->scalarValue(2), sum);
+  int64_t step = 0;
+  ASSERT_TRUE(ex->download(1, &step, sizeof(step)).ok());
+  EXPECT_EQ(step, -2);
+  EXPECT_EQ(*ex->step(), -2);
 }
 
 // The link line sinterc -o uses is generated with the libraries.

@@ -1,14 +1,9 @@
 //===- StepMainProbe.cpp - a stand-in for the object sinterc -o writes ----===//
 //
-// Defines sinter_program_json and sinter_kernels the way a compiled object
-// does, with two hand-written kernels, so that StepMainTest.sh can link it
-// with lib/SinterRuntimeLink.txt exactly as sinterc -o will and run it.
-//
-//   w    param  f32 [4]  init constant 0.5
-//   x    input  f32 [4]
-//   step step   i64 []
-//   k0 "update" (extent 4):  w[i] += x[i]
-//   k1 "loss"   (extent 1):  loss = sum(w) + step
+// Defines the step program's symbols the way a compiled object does (the
+// program is StepMainProbe.txtpb), with two hand-written kernels, so that
+// StepMainTest.sh can link it with lib/SinterRuntimeLink.txt exactly as
+// sinterc -o will and run it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,31 +13,14 @@
 
 using sinter::abi::SlabRef;
 
-extern "C" const char sinter_program_json[] = R"({
-  "version": 1, "function": "train_step", "seed": 7,
-  "slabs": {"arena": 0, "params": 64, "opt_state": 0, "io": 192,
-            "constants": 0},
-  "buffers": [
-    {"id": 0, "name": "w", "slab": "params", "offset": 0, "dtype": "f32",
-     "shape": [4], "category": "parameters"},
-    {"id": 1, "name": "step", "slab": "io", "offset": 0, "dtype": "i64",
-     "shape": [], "category": "inputs"},
-    {"id": 2, "name": "loss", "slab": "io", "offset": 64, "dtype": "f32",
-     "shape": [], "category": "outputs"},
-    {"id": 3, "name": "x", "slab": "io", "offset": 128, "dtype": "f32",
-     "shape": [4], "category": "inputs"}],
-  "arguments": [
-    {"name": "w", "kind": "param", "buffer": 0,
-     "init": {"dist": "constant", "value": 0.5}},
-    {"name": "x", "kind": "input", "buffer": 3},
-    {"name": "step", "kind": "step", "buffer": 1}],
-  "results": [
-    {"name": "loss", "kind": "metric", "buffer": 2},
-    {"name": "w", "kind": "param", "buffer": 0}],
-  "constants": [],
-  "kernels": [{"name": "update", "extent": 4}, {"name": "loss", "extent": 1}],
-  "steps": [{"op": "kernel", "kernel": 0}, {"op": "kernel", "kernel": 1}]
-})";
+// StepMainTest.sh encodes StepMainProbe.txtpb into probe_program.inc: the
+// bytes and their count.
+extern "C" const unsigned char SINTER_ABI_STEP_PROGRAM[] = {
+#include "probe_program.inc"
+};
+extern "C" const uint64_t SINTER_ABI_STEP_PROGRAM_SIZE =
+    sizeof(SINTER_ABI_STEP_PROGRAM);
+
 
 static float *f32(const SlabRef *slab, int64_t offset) {
   return reinterpret_cast<float *>(slab->aligned + slab->offset + offset);
@@ -65,4 +43,4 @@ static void loss(const SlabRef *, const SlabRef *params, const SlabRef *,
   *f32(io, 64) = sum + static_cast<float>(step);
 }
 
-extern "C" const SinterKernelFn sinter_kernels[] = {update, loss};
+extern "C" const SinterKernelFn SINTER_ABI_STEP_KERNELS[] = {update, loss};

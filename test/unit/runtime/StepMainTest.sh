@@ -6,10 +6,17 @@
 # usage: StepMainTest.sh CXX REPO_ROOT LINK_FILE PYTHON WORK_DIR
 set -eu
 cxx=$1 root=$2 link=$3 python=$4 work=$5
+build=$(dirname "$(dirname "$link")")
 mkdir -p "$work"
 cd "$work"
-"$cxx" -std=c++17 -I"$root" -c "$root/test/unit/runtime/StepMainProbe.cpp" \
-  -o probe.o
+# The probe's step program, serialized as sinterc would.
+protoc --encode=sinter.abi.StepProgram -I"$root" \
+  "$root/runtime/Abi/StepProgram.proto" \
+  < "$root/test/unit/runtime/StepMainProbe.txtpb" > probe_program.bin
+"$python" -c "import sys; print(','.join(str(b) for b in open(sys.argv[1], 'rb').read()))" \
+  probe_program.bin > probe_program.inc
+"$cxx" -std=c++17 -I. -I"$root" -I"$build" \
+  -c "$root/test/unit/runtime/StepMainProbe.cpp" -o probe.o
 # shellcheck disable=SC2046
 "$cxx" probe.o $(cat "$link") -o probe
 
@@ -28,6 +35,23 @@ set +e
 set -e
 [ "$rc" = 1 ] || fail "no data exited $rc"
 grep -qx "error: no --data given and this binary has no bundled dataset; pass --data=FILE|DIR (docs/Data.md)" err.txt || fail "$(cat err.txt)"
+
+# SINTER_ERROR_LOCATIONS=1 appends where the error was made and returned
+# from (paths relative to the repository); any other value changes nothing.
+set +e
+SINTER_ERROR_LOCATIONS=1 ./probe > out.txt 2> err.txt; rc=$?
+set -e
+[ "$rc" = 1 ] || fail "no data with locations exited $rc"
+grep -qxE "error: no --data given and this binary has no bundled dataset; pass --data=FILE\|DIR \(docs/Data.md\) \(at runtime/Train/Trainer.cpp:[0-9]+( <- runtime/Train/Trainer.cpp:[0-9]+)+\)" err.txt || fail "$(cat err.txt)"
+set +e
+SINTER_ERROR_LOCATIONS=1 ./probe --inputs=missing.safetensors > out.txt 2> err.txt; rc=$?
+set -e
+[ "$rc" = 1 ] || fail "missing file exited $rc"
+grep -qxE "error: missing.safetensors: cannot open for reading: No such file or directory \(at runtime/Formats/FileIO.cpp:[0-9]+ <- runtime/Formats/SafeTensors.cpp:[0-9]+( <- runtime/[A-Za-z/]+\.cpp:[0-9]+)*\)" err.txt || fail "$(cat err.txt)"
+set +e
+SINTER_ERROR_LOCATIONS=0 ./probe --inputs=missing.safetensors > out.txt 2> err.txt
+set -e
+grep -qx "error: missing.safetensors: cannot open for reading: No such file or directory" err.txt || fail "$(cat err.txt)"
 
 # Raw steps with a missing input: exit 1.
 set +e

@@ -1,119 +1,93 @@
-//===- StepProgramTest.cpp - parsing and validating step programs ---------===//
+//===- StepProgramTest.cpp - reading and validating step programs ---------===//
 //
 // One valid program that uses every feature of docs/StepProgram.md, then
 // one mutation per validation rule, each expected to fail with a message
-// that names the place and the reason. Finally every prefix of the valid
-// text, which must fail cleanly (never crash).
+// that names the place and the reason. The schema itself
+// (runtime/Abi/StepProgram.proto) is protobuf's to enforce; what is checked
+// here is what a schema cannot say. Every prefix of the serialized program,
+// and any bytes at all, must be handled without crashing.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Exec/StepProgram.h"
 
 #include "runtime/Formats/AbslCompat.h"
-#include "runtime/Formats/Json.h"
 
+#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 
 #include <functional>
 
 using namespace sinter::exec;
-using sinter::formats::JsonValue;
+// (Not `abi`: <cxxabi.h> takes that name at global scope.)
+namespace sabi = ::sinter::abi;
 
 namespace {
 
-// arena: a [2,3] @0, b [3,4] @64, c [2,4] @128, c_flat [8] @128 (a view),
-// a_row1 [3] @12 (an unaligned view inside a).
-constexpr const char *kValid = R"({
-  "version": 1, "function": "train_step", "seed": 1337,
-  "slabs": {"arena": 1024, "params": 256, "opt_state": 64, "io": 256,
-            "constants": 64},
-  "buffers": [
-    {"id": 0, "name": "a", "slab": "arena", "offset": 0, "dtype": "f32",
-     "shape": [2, 3], "category": "activations"},
-    {"id": 1, "name": "b", "slab": "arena", "offset": 64, "dtype": "f32",
-     "shape": [3, 4], "category": "activations"},
-    {"id": 2, "name": "c", "slab": "arena", "offset": 128, "dtype": "f32",
-     "shape": [2, 4], "category": "activations"},
-    {"id": 3, "name": "bias", "slab": "constants", "offset": 0,
-     "dtype": "f32", "shape": [4], "category": "constants"},
-    {"id": 4, "name": "w", "slab": "params", "offset": 0, "dtype": "f32",
-     "shape": [3, 4], "category": "parameters"},
-    {"id": 5, "name": "m", "slab": "opt_state", "offset": 0, "dtype": "f32",
-     "shape": [4], "category": "optimizer_state"},
-    {"id": 6, "name": "idx", "slab": "io", "offset": 0, "dtype": "i64",
-     "shape": [2], "category": "inputs"},
-    {"id": 7, "name": "step", "slab": "io", "offset": 64, "dtype": "i64",
-     "shape": []},
-    {"id": 8, "name": "loss", "slab": "io", "offset": 128, "dtype": "f32",
-     "shape": [], "category": "outputs"},
-    {"id": 9, "name": "c_flat", "slab": "arena", "offset": 128,
-     "dtype": "f32", "shape": [8]},
-    {"id": 10, "name": "a_row1", "slab": "arena", "offset": 12,
-     "dtype": "f32", "shape": [3]},
-    {"id": 11, "slab": "params", "offset": 64, "dtype": "bf16",
-     "shape": [2, 2]},
-    {"id": 12, "name": "lr", "slab": "io", "offset": 192, "dtype": "f64",
-     "shape": [], "category": "inputs"}],
-  "arguments": [
-    {"name": "w", "kind": "param", "buffer": 4,
-     "init": {"dist": "normal", "std": 0.02}},
-    {"name": "e", "kind": "param", "buffer": 11,
-     "init": {"dist": "uniform", "bound": 1}, "aliases": ["head.weight"]},
-    {"name": "m", "kind": "opt_state", "buffer": 5},
-    {"name": "idx", "kind": "input", "buffer": 6, "bound": 65},
-    {"name": "step", "kind": "step", "buffer": 7},
-    {"name": "lr", "kind": "hyper", "buffer": 12, "default": 0.003}],
-  "results": [
-    {"name": "loss", "kind": "metric", "buffer": 8},
-    {"name": "w", "kind": "param", "buffer": 4},
-    {"name": "m", "kind": "opt_state", "buffer": 5},
-    {"name": "c", "kind": "tensor", "buffer": 2}],
-  "constants": [{"buffer": 3, "hex": "0000803f000000400000404000008040"}],
-  "kernels": [{"name": "k0_fill", "extent": 4},
-              {"name": "k1_loss", "extent": 1}],
-  "steps": [
-    {"op": "kernel", "kernel": 0},
-    {"op": "matmul", "lhs": 0, "rhs": 1, "out": 2, "transpose_lhs": false,
-     "transpose_rhs": false, "alpha": 0.5, "bias": 3,
-     "activation": "gelu_tanh"},
-    {"op": "copy", "src": 1, "dst": 4},
-    {"op": "kernel", "kernel": 1}]
-})";
+// arena: a [2,3] @0, b [3,4] @64, c [2,4] @128, c_flat [8] @128 (a view of
+// c), a_row1 [3] @12 (an unaligned view inside a).
+constexpr const char *kValid = R"pb(
+  version: 2 function: "train_step" seed: 1337
+  slabs { slab: arena bytes: 1024 }
+  slabs { slab: params bytes: 256 }
+  slabs { slab: opt_state bytes: 64 }
+  slabs { slab: io bytes: 256 }
+  slabs { slab: constants bytes: 64 }
+  buffers { id: 0 name: "a" slab: arena offset: 0 dtype: f32 shape: [2, 3]
+            category: activations }
+  buffers { id: 1 name: "b" slab: arena offset: 64 dtype: f32 shape: [3, 4]
+            category: activations }
+  buffers { id: 2 name: "c" slab: arena offset: 128 dtype: f32 shape: [2, 4]
+            category: activations }
+  buffers { id: 3 name: "bias" slab: constants offset: 0 dtype: f32
+            shape: [4] category: constants }
+  buffers { id: 4 name: "w" slab: params offset: 0 dtype: f32 shape: [3, 4]
+            category: parameters }
+  buffers { id: 5 name: "m" slab: opt_state offset: 0 dtype: f32 shape: [4]
+            category: optimizer_state }
+  buffers { id: 6 name: "idx" slab: io offset: 0 dtype: i64 shape: [2]
+            category: inputs }
+  buffers { id: 7 name: "step" slab: io offset: 64 dtype: i64 }
+  buffers { id: 8 name: "loss" slab: io offset: 128 dtype: f32
+            category: outputs }
+  buffers { id: 9 name: "c_flat" slab: arena offset: 128 dtype: f32
+            shape: [8] view_of: 2 }
+  buffers { id: 10 name: "a_row1" slab: arena offset: 12 dtype: f32
+            shape: [3] view_of: 0 }
+  buffers { id: 11 slab: params offset: 64 dtype: bf16 shape: [2, 2] }
+  buffers { id: 12 name: "lr" slab: io offset: 192 dtype: f64
+            category: inputs }
+  arguments { name: "w" kind: param buffer: 4
+              init { dist: normal stddev: 0.02 } }
+  arguments { name: "e" kind: param buffer: 11
+              init { dist: uniform bound: 1 } aliases: "head.weight" }
+  arguments { name: "m" kind: opt_state buffer: 5 }
+  arguments { name: "idx" kind: input buffer: 6 bound: 65 }
+  arguments { name: "step" kind: step buffer: 7 }
+  arguments { name: "lr" kind: hyper buffer: 12 default_value: 0.003 }
+  results { name: "loss" kind: metric buffer: 8 }
+  results { name: "w" kind: param buffer: 4 }
+  results { name: "m" kind: opt_state buffer: 5 }
+  results { name: "c" kind: tensor buffer: 2 }
+  constants { buffer: 3 data: "\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x40\x00\x00\x80\x40" }
+  kernels { name: "k0_fill" extent: 4 }
+  kernels { name: "k1_loss" extent: 1 }
+  steps { kernel { kernel: 0 } }
+  steps { matmul { lhs: 0 rhs: 1 out: 2 alpha: 0.5 bias: 3
+                   activation: gelu_tanh } }
+  steps { copy { src: 1 dst: 4 } }
+  steps { kernel { kernel: 1 } }
+)pb";
 
-JsonValue validJson() {
-  absl::StatusOr<JsonValue> v = sinter::formats::parseJson(kValid);
-  EXPECT_TRUE(v.ok()) << v.status();
-  return *v;
+sabi::StepProgram valid() {
+  sabi::StepProgram p;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(kValid, &p));
+  return p;
 }
 
-/// The member `key` of `object`, added (null) if absent.
-JsonValue &at(JsonValue &object, const std::string &key) {
-  for (auto &[name, value] : object.mutableMembers())
-    if (name == key)
-      return value;
-  object.mutableMembers().push_back({key, JsonValue()});
-  return object.mutableMembers().back().second;
-}
-JsonValue &at(JsonValue &array, size_t index) {
-  return array.mutableItems()[index];
-}
-void erase(JsonValue &object, const std::string &key) {
-  auto &members = object.mutableMembers();
-  for (size_t i = 0; i < members.size(); ++i)
-    if (members[i].first == key) {
-      members.erase(members.begin() + i);
-      return;
-    }
-}
-JsonValue shape(std::vector<int64_t> dims) {
-  std::vector<JsonValue> items;
-  for (int64_t d : dims)
-    items.push_back(JsonValue::makeInt(d));
-  return JsonValue::makeArray(items);
-}
-
-TEST(StepProgramTest, ParsesValidProgram) {
-  absl::StatusOr<StepProgram> p = parseStepProgram(kValid);
+TEST(StepProgramTest, ReadsValidProgram) {
+  std::string bytes = valid().SerializeAsString();
+  absl::StatusOr<StepProgram> p = parseStepProgram(bytes.data(), bytes.size());
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->function, "train_step");
   EXPECT_EQ(p->seed, 1337u);
@@ -121,11 +95,14 @@ TEST(StepProgramTest, ParsesValidProgram) {
   ASSERT_EQ(p->buffers.size(), 13u);
   EXPECT_EQ(p->buffers[1].bytes, 48);
   EXPECT_EQ(p->buffers[11].bytes, 8); // bf16: 2 bytes per element
+  EXPECT_EQ(p->buffers[11].type, ElementType::BF16);
   EXPECT_EQ(p->buffers[10].offset, 12);
+  EXPECT_EQ(p->buffers[4].category, "parameters");
   ASSERT_EQ(p->arguments.size(), 6u);
   ASSERT_TRUE(p->arguments[0].init.has_value());
   EXPECT_EQ(p->arguments[0].init->dist, Initializer::Dist::Normal);
   EXPECT_DOUBLE_EQ(p->arguments[0].init->value, 0.02);
+  EXPECT_EQ(p->arguments[1].init->dist, Initializer::Dist::Uniform);
   EXPECT_EQ(p->arguments[4].kind, ArgumentKind::Step);
   EXPECT_EQ(p->arguments[5].kind, ArgumentKind::Hyper);
   EXPECT_EQ(p->arguments[5].defaultValue, 0.003);
@@ -145,18 +122,34 @@ TEST(StepProgramTest, ParsesValidProgram) {
   EXPECT_EQ(m.activation, Activation::GeluTanh);
   EXPECT_DOUBLE_EQ(m.alpha, 0.5);
   EXPECT_EQ(p->steps[2].kind, StepKind::Copy);
+  EXPECT_EQ(stepKindName(p->steps[2].kind), "copy");
   EXPECT_NE(p->findResult("loss"), nullptr);
   EXPECT_EQ(p->findArgument("nope"), nullptr);
 }
 
+TEST(StepProgramTest, ReadsTheDumpsJson) {
+  // What sinterc --dump-dir writes (codegen::stepProgramJson's options):
+  // int64 values as strings, every field present.
+  std::string json = R"({"version": "2", "function": "f", "seed": "-1",
+    "slabs": [{"slab": "arena", "bytes": "64"}],
+    "buffers": [{"id": "0", "name": "x", "slab": "arena", "offset": "0",
+                 "dtype": "f32", "shape": ["4"], "category": "inputs"}],
+    "arguments": [{"name": "x", "kind": "input", "buffer": "0",
+                   "aliases": []}],
+    "results": [], "constants": [], "kernels": [], "steps": []})";
+  absl::StatusOr<StepProgram> p = parseStepProgramJson(json);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->buffers[0].numElements, 4);
+  EXPECT_EQ(p->seed, ~uint64_t{0}); // the int64's bit pattern
+}
+
 TEST(StepProgramTest, MatmulDefaults) {
-  JsonValue v = validJson();
-  JsonValue &mm = at(at(v, "steps"), 1);
-  for (const char *key :
-       {"transpose_lhs", "transpose_rhs", "alpha", "bias", "activation"})
-    erase(mm, key);
-  absl::StatusOr<StepProgram> p =
-      parseStepProgram(sinter::formats::printJson(v));
+  sabi::StepProgram v = valid();
+  sabi::MatmulStep *mm = v.mutable_steps(1)->mutable_matmul();
+  mm->clear_alpha();
+  mm->clear_bias();
+  mm->clear_activation();
+  absl::StatusOr<StepProgram> p = validateStepProgram(v);
   ASSERT_TRUE(p.ok()) << p.status();
   const MatmulStep &m = p->steps[1].matmul;
   EXPECT_EQ(m.bias, -1);
@@ -167,17 +160,17 @@ TEST(StepProgramTest, MatmulDefaults) {
 
 struct BadCase {
   const char *name;
-  std::function<void(JsonValue &)> mutate;
+  std::function<void(sabi::StepProgram &)> mutate;
   const char *message; // expected substring
 };
 
 class StepProgramErrorTest : public testing::TestWithParam<BadCase> {};
 
 TEST_P(StepProgramErrorTest, Rejects) {
-  JsonValue v = validJson();
+  sabi::StepProgram v = valid();
   GetParam().mutate(v);
-  absl::StatusOr<StepProgram> p =
-      parseStepProgram(sinter::formats::printJson(v));
+  std::string bytes = v.SerializeAsString();
+  absl::StatusOr<StepProgram> p = parseStepProgram(bytes.data(), bytes.size());
   ASSERT_FALSE(p.ok()) << "accepted";
   std::string message(p.status().message());
   EXPECT_NE(message.find(GetParam().message), std::string::npos) << message;
@@ -186,143 +179,143 @@ TEST_P(StepProgramErrorTest, Rejects) {
 }
 
 // Shorthands for the mutations.
-#define BUF(i) at(at(v, "buffers"), i)
-#define STEP(i) at(at(v, "steps"), i)
-#define ARG(i) at(at(v, "arguments"), i)
-#define RES(i) at(at(v, "results"), i)
+#define BUF(i) (*v.mutable_buffers(i))
+#define STEP(i) (*v.mutable_steps(i))
+#define ARG(i) (*v.mutable_arguments(i))
+#define RES(i) (*v.mutable_results(i))
 #define CASE(name, body, message)                                              \
   BadCase {                                                                    \
-    name, [](JsonValue &v) { body; }, message                                  \
+    name, [](sabi::StepProgram & v) { body; }, message                          \
   }
 
+void setShape(sabi::Buffer &b, std::vector<int64_t> dims) {
+  b.clear_shape();
+  for (int64_t d : dims)
+    b.add_shape(d);
+}
+
 const BadCase kBadCases[] = {
-    CASE("version", at(v, "version") = JsonValue::makeInt(2),
-         "top level: 'version' is 2; must be in [1, 1]"),
-    CASE("missing_slabs", erase(v, "slabs"),
-         "top level: missing member 'slabs'"),
-    CASE("unknown_top_member", at(v, "extra") = JsonValue::makeInt(1),
-         "top level: unknown member 'extra'"),
-    CASE("negative_slab", at(at(v, "slabs"), "io") = JsonValue::makeInt(-1),
-         "slabs: 'io' is -1"),
-    CASE("buffer_id_order", at(BUF(2), "id") = JsonValue::makeInt(5),
+    CASE("version", v.set_version(1),
+         "top level: version 1; this runtime reads version 2"),
+    CASE("slab_twice", *v.add_slabs() = v.slabs(0),
+         "slabs: slab 'arena' is sized twice"),
+    CASE("unknown_slab_kind", v.mutable_slabs(0)->set_slab(sabi::Slab::Kind(9)),
+         "slabs: unknown slab 9"),
+    CASE("negative_slab", v.mutable_slabs(3)->set_bytes(-1),
+         "slabs: slab 'io' has -1 bytes"),
+    CASE("buffer_id_order", BUF(2).set_id(5),
          "buffer 2: has id 5; ids must be 0, 1, 2, ... in order"),
-    CASE("unknown_dtype", at(BUF(0), "dtype") = JsonValue::makeString("f8"),
-         "buffer 0: unknown dtype 'f8'"),
-    CASE("unknown_slab", at(BUF(0), "slab") = JsonValue::makeString("heap"),
-         "buffer 0: unknown slab 'heap'"),
-    CASE("negative_dim", at(BUF(1), "shape") = shape({3, -4}),
-         "buffer 1: shape entries must be non-negative integers"),
+    CASE("unknown_dtype", BUF(0).set_dtype(sabi::ElementType::Kind(42)),
+         "buffer 0: unknown dtype 42"),
+    CASE("unknown_slab", BUF(0).set_slab(sabi::Slab::Kind(7)),
+         "buffer 0: unknown slab 7"),
+    CASE("negative_dim", setShape(BUF(1), {3, -4}),
+         "buffer 1: shape entries must be non-negative"),
     CASE("shape_overflow",
-         at(BUF(1), "shape") = shape({int64_t(1) << 40, int64_t(1) << 40}),
+         setShape(BUF(1), {int64_t(1) << 40, int64_t(1) << 40}),
          "buffer 1: shape"),
-    CASE("past_slab_end", at(BUF(2), "offset") = JsonValue::makeInt(1024),
+    CASE("negative_offset", BUF(2).set_offset(-64),
+         "buffer 2: offset -64 is negative"),
+    CASE("past_slab_end", BUF(2).set_offset(1024),
          "buffer 2: offset 1024 + 32 bytes exceeds slab 'arena' of 1024"),
-    CASE("unaligned", at(BUF(2), "offset") = JsonValue::makeInt(136),
-         "buffer 2 'c': offset 136 is not a multiple of 64"),
-    CASE("unaligned_view_too_long", at(BUF(10), "shape") = shape({5}),
-         "buffer 10 'a_row1': offset 12 is not a multiple of 64"),
-    CASE("bad_category", at(BUF(0), "category") = JsonValue::makeString("misc"),
-         "buffer 0: unknown category 'misc'"),
-    CASE("argument_buffer_range", at(ARG(0), "buffer") = JsonValue::makeInt(99),
+    CASE("unaligned", BUF(2).set_offset(136),
+         "buffer 2: offset 136 is not a multiple of 64 and the buffer is not "
+         "a view"),
+    CASE("view_too_long", setShape(BUF(10), {5}),
+         "buffer 10: is a view of buffer 0 'a' but lies outside its bytes"),
+    CASE("view_of_later", BUF(9).set_view_of(9),
+         "buffer 9: is a view of buffer 9, not of an earlier buffer"),
+    CASE("bad_category", BUF(0).set_category(sabi::Category::Kind(99)),
+         "buffer 0: unknown category 99"),
+    CASE("argument_buffer_range", ARG(0).set_buffer(99),
          "argument 0: 'buffer' is buffer 99, but there are 13 buffers"),
-    CASE("argument_kind", at(ARG(2), "kind") = JsonValue::makeString("state"),
-         "argument 2: unknown kind 'state'"),
-    CASE("duplicate_argument", at(ARG(2), "name") = JsonValue::makeString("w"),
+    CASE("argument_kind", ARG(2).set_kind(sabi::Argument::Kind(11)),
+         "argument 2: unknown kind 11"),
+    CASE("duplicate_argument", ARG(2).set_name("w"),
          "argument 2: name 'w' repeats an earlier argument"),
-    CASE("step_not_i64", at(ARG(4), "buffer") = JsonValue::makeInt(8),
+    CASE("empty_argument_name", ARG(2).set_name(""), "argument 2: empty name"),
+    CASE("step_not_i64", ARG(4).set_buffer(8),
          "argument 4: the step argument must be an i64 scalar, not f32 []"),
-    CASE("init_on_input", at(ARG(3), "init") = at(ARG(0), "init"),
+    CASE("second_step", (ARG(3).set_kind(sabi::Argument::step),
+                          ARG(3).clear_bound(), ARG(3).set_buffer(7)),
+         "arguments: more than one 'step' argument"),
+    CASE("init_on_input", *ARG(3).mutable_init() = ARG(0).init(),
          "argument 3: only params have an 'init'"),
-    CASE("hyper_without_default", erase(ARG(5), "default"),
-         "argument 5: a hyper argument needs a 'default'"),
-    CASE("default_on_input", at(ARG(3), "default") = JsonValue::makeNumber(1),
-         "argument 3: only hyper arguments have a 'default'"),
-    CASE("hyper_not_float_scalar", at(ARG(5), "buffer") = JsonValue::makeInt(6),
+    CASE("hyper_without_default", ARG(5).clear_default_value(),
+         "argument 5: a hyper argument needs a 'default_value'"),
+    CASE("default_on_input", ARG(3).set_default_value(1),
+         "argument 3: only hyper arguments have a 'default_value'"),
+    CASE("hyper_not_float_scalar", ARG(5).set_buffer(6),
          "argument 5: a hyper argument must be an f32 or f64 scalar, not i64 "
          "[2]"),
-    CASE("hyper_default_not_number",
-         at(ARG(5), "default") = JsonValue::makeString("1e-3"),
-         "argument 5: 'default' must be a finite f64"),
-    CASE("aliases_on_input",
-         at(ARG(3), "aliases") = JsonValue::makeArray({JsonValue::makeString("x")}),
+    CASE("hyper_default_not_finite", ARG(5).set_default_value(1.0 / 0.0),
+         "argument 5: 'default_value' must be a finite f64"),
+    CASE("aliases_on_input", ARG(3).add_aliases("x"),
          "argument 3: only params have 'aliases'"),
-    CASE("aliases_not_array", at(ARG(1), "aliases") = JsonValue::makeString("x"),
-         "argument 1: 'aliases' must be an array of names"),
-    CASE("alias_empty",
-         at(ARG(1), "aliases") = JsonValue::makeArray({JsonValue::makeString("")}),
-         "argument 1: 'aliases' must be an array of non-empty names"),
-    CASE("alias_repeats_argument",
-         at(ARG(1), "aliases") = JsonValue::makeArray({JsonValue::makeString("w")}),
+    CASE("alias_empty", ARG(1).set_aliases(0, ""),
+         "argument 1: 'aliases' must be non-empty names"),
+    CASE("alias_repeats_argument", ARG(1).set_aliases(0, "w"),
          "argument 1: alias 'w' repeats an argument name"),
-    CASE("later_argument_repeats_alias",
-         at(ARG(2), "name") = JsonValue::makeString("head.weight"),
+    CASE("later_argument_repeats_alias", ARG(2).set_name("head.weight"),
          "argument 2: name 'head.weight' repeats an earlier argument"),
-    CASE("bound_on_float_input", at(ARG(5), "bound") = JsonValue::makeInt(3),
+    CASE("bound_on_float_input", ARG(5).set_bound(3),
          "argument 5: only integer inputs have a 'bound'"),
-    CASE("bound_zero", at(ARG(3), "bound") = JsonValue::makeInt(0),
+    CASE("bound_zero", ARG(3).set_bound(0),
          "argument 3: 'bound' must be a positive integer"),
     CASE("init_dist",
-         at(at(ARG(0), "init"), "dist") = JsonValue::makeString("xavier"),
-         "argument 0 init: unknown dist 'xavier'"),
-    CASE("init_missing_std", erase(at(ARG(0), "init"), "std"),
-         "argument 0 init: missing member 'std'"),
-    CASE("metric_not_scalar", at(RES(0), "buffer") = JsonValue::makeInt(2),
+         ARG(0).mutable_init()->set_dist(sabi::Initializer::Dist(5)),
+         "argument 0 init: unknown dist 5"),
+    CASE("init_missing_stddev", ARG(0).mutable_init()->clear_stddev(),
+         "argument 0 init: a normal initializer needs its stddev"),
+    CASE("init_on_integer_param",
+         (ARG(0).set_buffer(6), RES(1).set_buffer(6)),
+         "argument 0: an initialized parameter must be a float tensor, not "
+         "i64"),
+    CASE("metric_not_scalar", RES(0).set_buffer(2),
          "result 0: metric 'loss' must be a scalar, not [2,4]"),
-    CASE("param_result_without_argument",
-         at(RES(1), "name") = JsonValue::makeString("v"),
+    CASE("param_result_without_argument", RES(1).set_name("v"),
          "result 1: param result 'v' has no param argument of the same name"),
-    CASE("param_result_shape", at(RES(1), "buffer") = JsonValue::makeInt(2),
+    CASE("param_result_shape", RES(1).set_buffer(2),
          "result 1: result 'w' is f32 [2,4] but its argument is f32 [3,4]"),
-    CASE("constant_hex_length",
-         at(at(at(v, "constants"), 0), "hex") = JsonValue::makeString("00"),
-         "constant 0: hex has 2 digits; buffer 3 'bias' needs 32"),
-    CASE("constant_uppercase",
-         at(at(at(v, "constants"), 0), "hex") =
-             JsonValue::makeString("0000803F000000400000404000008040"),
-         "constant 0: hex digit 7 is not lowercase hexadecimal"),
-    CASE("constant_wrong_slab",
-         at(at(at(v, "constants"), 0), "buffer") = JsonValue::makeInt(0),
+    CASE("duplicate_result", RES(2).set_name("loss"),
+         "result 2: name 'loss' repeats an earlier result"),
+    CASE("constant_length", v.mutable_constants(0)->set_data("\0\0", 2),
+         "constant 0: has 2 bytes; buffer 3 'bias' needs 16"),
+    CASE("constant_wrong_slab", v.mutable_constants(0)->set_buffer(0),
          "constant 0: buffer 0 'a' is in slab 'arena', not 'constants'"),
-    CASE("kernel_extent",
-         at(at(at(v, "kernels"), 0), "extent") = JsonValue::makeInt(0),
-         "kernel 0: 'extent' is 0"),
-    CASE("step_kernel_range", at(STEP(0), "kernel") = JsonValue::makeInt(2),
+    CASE("constant_twice", *v.add_constants() = v.constants(0),
+         "constant 1: buffer 3 'bias' already has a constant"),
+    CASE("kernel_extent", v.mutable_kernels(0)->set_extent(0),
+         "kernel 0: extent 0 is below 1"),
+    CASE("kernel_name", v.mutable_kernels(0)->set_name(""),
+         "kernel 0: empty name"),
+    CASE("step_kernel_range", STEP(0).mutable_kernel()->set_kernel(2),
          "step 0 (kernel): 'kernel' must be a kernel index in [0, 1]"),
-    CASE("unknown_op", at(STEP(0), "op") = JsonValue::makeString("conv"),
-         "step 0: unknown op 'conv'"),
-    CASE("step_typo", at(STEP(1), "transpose_b") = JsonValue::makeBool(true),
-         "step 1 (matmul): unknown member 'transpose_b'"),
-    CASE("matmul_k", at(STEP(1), "transpose_rhs") = JsonValue::makeBool(true),
+    CASE("empty_step", STEP(0).Clear(),
+         "step 0: has no op this runtime knows (kernel, matmul, copy)"),
+    CASE("matmul_k", STEP(1).mutable_matmul()->set_transpose_rhs(true),
          "step 1 (matmul): rhs [3,4] gives K=4 but lhs [2,3] gives K=3"),
-    CASE("matmul_bias_shape", at(STEP(1), "bias") = JsonValue::makeInt(10),
+    CASE("matmul_bias_shape", STEP(1).mutable_matmul()->set_bias(10),
          "step 1 (matmul): bias has shape [3]; expected [4]"),
-    CASE("matmul_out_shape", at(STEP(1), "out") = JsonValue::makeInt(9),
+    CASE("matmul_out_shape", STEP(1).mutable_matmul()->set_out(9),
          "step 1 (matmul): out has rank 1; matmul needs rank >= 2"),
-    CASE("matmul_dtype", at(STEP(1), "lhs") = JsonValue::makeInt(6),
+    CASE("matmul_dtype", STEP(1).mutable_matmul()->set_lhs(6),
          "step 1 (matmul): lhs (buffer 6 'idx') is i64; matmul needs f32"),
-    CASE("matmul_overlap", at(STEP(1), "lhs") = JsonValue::makeInt(9),
+    CASE("matmul_overlap",
+         (setShape(BUF(9), {2, 4}), STEP(1).mutable_matmul()->set_lhs(9),
+          STEP(1).mutable_matmul()->set_rhs(4)),
          "step 1 (matmul): out (buffer 2 'c') overlaps lhs (buffer 9"),
     CASE("matmul_activation",
-         at(STEP(1), "activation") = JsonValue::makeString("swish"),
-         "step 1 (matmul): unknown activation 'swish'"),
-    CASE("matmul_broadcast",
-         (at(BUF(0), "shape") = shape({2, 2, 3}),
-          at(BUF(1), "shape") = shape({3, 3, 4}),
-          at(at(v, "slabs"), "arena") = JsonValue::makeInt(4096),
-          at(BUF(1), "offset") = JsonValue::makeInt(1024),
-          at(STEP(2), "src") = JsonValue::makeInt(2),
-          at(STEP(2), "dst") = JsonValue::makeInt(9)),
-         "step 1 (matmul): batch axis 0: lhs [2,2,3] and rhs [3,3,4] do not "
-         "broadcast (2 vs 3)"),
-    CASE("copy_bytes", at(STEP(2), "dst") = JsonValue::makeInt(5),
+         STEP(1).mutable_matmul()->set_activation(
+             sabi::MatmulStep::Activation(17)),
+         "step 1 (matmul): unknown activation 17"),
+    CASE("matmul_alpha", STEP(1).mutable_matmul()->set_alpha(1e300),
+         "step 1 (matmul): alpha is not a finite f32"),
+    CASE("matmul_missing_buffer", STEP(1).mutable_matmul()->set_rhs(13),
+         "step 1 (matmul): 'rhs' is buffer 13, but there are 13 buffers"),
+    CASE("copy_bytes", STEP(2).mutable_copy()->set_dst(5),
          "step 2 (copy): src (buffer 1 'b') has 48 bytes but dst (buffer 5 "
          "'m') has 16"),
-    CASE("copy_missing_dst", erase(STEP(2), "dst"),
-         "step 2 (copy): missing member 'dst'"),
-    CASE("steps_not_array", at(v, "steps") = JsonValue::makeInt(3),
-         "top level: 'steps' must be an array"),
-    CASE("buffer_not_object", BUF(3) = JsonValue::makeString("x"),
-         "buffer 3: expected a JSON object"),
 };
 
 INSTANTIATE_TEST_SUITE_P(Malformed, StepProgramErrorTest,
@@ -331,20 +324,39 @@ INSTANTIATE_TEST_SUITE_P(Malformed, StepProgramErrorTest,
                            return std::string(info.param.name);
                          });
 
-TEST(StepProgramTest, RejectsNonJson) {
-  absl::StatusOr<StepProgram> p = parseStepProgram("{\"version\": 1,");
+TEST(StepProgramTest, RejectsBytesThatAreNoProgram) {
+  const char junk[] = "\xff\xff\xff\xff not a StepProgram";
+  absl::StatusOr<StepProgram> p = parseStepProgram(junk, sizeof(junk) - 1);
   ASSERT_FALSE(p.ok());
-  EXPECT_NE(std::string(p.status().message()).find("step program: JSON:"),
+  EXPECT_NE(std::string(p.status().message())
+                .find("step program: top level: 22 bytes that are not a "
+                      "serialized StepProgram"),
             std::string::npos)
       << p.status();
 }
 
-// Every prefix of a valid program is invalid and must be reported, not
-// crash (the parser runs before anything else in the training binary).
-TEST(StepProgramTest, EveryPrefixFailsCleanly) {
-  std::string text = kValid;
-  for (size_t n = 0; n + 1 < text.size(); ++n)
-    EXPECT_FALSE(parseStepProgram(std::string_view(text.data(), n)).ok()) << n;
+TEST(StepProgramTest, RejectsMalformedJson) {
+  absl::StatusOr<StepProgram> p = parseStepProgramJson("{\"version\": 2,");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(std::string(p.status().message()).rfind("step program: JSON:", 0),
+            0u)
+      << p.status();
+  p = parseStepProgramJson(R"({"version": 2, "stepz": []})");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(std::string(p.status().message()).find("stepz"), std::string::npos)
+      << p.status();
+}
+
+// The bytes are the first thing the training binary reads: every prefix of
+// a valid program is reported or read, never a crash. (A prefix that ends
+// between fields is a valid message with fewer entries; the validation
+// above still holds for it.)
+TEST(StepProgramTest, EveryPrefixIsHandled) {
+  std::string bytes = valid().SerializeAsString();
+  int rejected = 0;
+  for (size_t n = 0; n < bytes.size(); ++n)
+    rejected += !parseStepProgram(bytes.data(), n).ok();
+  EXPECT_GT(rejected, static_cast<int>(bytes.size()) / 2);
 }
 
 } // namespace

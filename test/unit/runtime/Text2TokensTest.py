@@ -7,6 +7,9 @@ usage: Text2TokensTest.py TOOL WORK_DIR
   (including non-ASCII characters); the split is floor(n * (1 - f)).
 - gpt2-bytes: every byte maps to GPT-2's bytes_to_unicode token (' ' = 220,
   '\\n' = 198), and meta.json's byte_tokens agrees.
+- meta.json bytes: compact JSON in a fixed member order, escapes as the
+  first writer spelled them (pinned here, so a new JSON writer cannot
+  change them).
 - errors: one "error: ..." line, exit 1 (missing, empty, invalid UTF-8,
   unwritable output) or 2 (bad flags and usage).
 Prints "N passed, M failed" and exits non-zero on any failure.
@@ -100,6 +103,22 @@ check(len(read_shard(os.path.join(out, "train.bin"))) ==
 check(bytes(order[t] for t in tokens) == data, "gpt2-bytes round trip")
 check(tokens[0] == byte_tokens[ord("F")] and 220 in tokens and 198 in tokens,
       "gpt2-bytes ids")
+
+# meta.json bytes, as the tool has always written them: compact, members in
+# a fixed order, control characters and quotes escaped, other UTF-8 raw.
+pin = os.path.join(WORK, "pin.txt")
+with open(pin, "wb") as f:
+    f.write(b'a"b\\c\t\x01\x7f\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80/\n')
+check(run(pin, os.path.join(WORK, "pin")).returncode == 0, "pinned chars run")
+check(open(os.path.join(WORK, "pin", "meta.json"), "rb").read() ==
+      b'{"encoding":"chars","vocab_size":13,"chars":"\\u0001\\t\\n\\"/'
+      b'\\\\abc\x7f\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"}\n',
+      "chars meta.json bytes")
+check(run("--encoding=gpt2-bytes", pin,
+          os.path.join(WORK, "pin2")).returncode == 0, "pinned gpt2 run")
+check(open(os.path.join(WORK, "pin2", "meta.json"), "rb").read() ==
+      ('{"encoding":"gpt2-bytes","vocab_size":50257,"byte_tokens":[%s]}\n' %
+       ",".join(map(str, byte_tokens))).encode(), "gpt2-bytes meta.json bytes")
 
 # Errors: one line each.
 def expect_error(args, code, fragment):

@@ -1,0 +1,326 @@
+//===- CpuExecutor.cpp - the executor whose device is the host ------------===//
+//
+// Creation does everything that may allocate or fail for reasons other
+// than a bug (slab allocation, oneDNN primitive creation); run() is a loop
+// over steps that only calls kernels, bound matmuls and memmove. Timing,
+// when asked for, wraps each step in two steady_clock reads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Exec/CpuExecutor.h"
+
+#include "runtime/Support/Status.h"
+
+#include "absl/strings/str_format.h"
+
+#include <omp.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <numeric>
+
+using namespace sinter::exec;
+using sinter::abi::SlabId;
+using sinter::abi::SlabRef;
+
+namespace {
+
+constexpr int64_t kPage = 4096;
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Creation
+//===----------------------------------------------------------------------===//
+
+CpuExecutor::~CpuExecutor() {
+  matmuls.clear(); // before the slabs they point into
+  for (int s = 0; s < sinter::abi::kNumSlabs; ++s)
+    if (slabs[s])
+      ::munmap(slabs[s], slabSizes[s]);
+}
+
+absl::StatusOr<std::unique_ptr<CpuExecutor>>
+CpuExecutor::create(StepProgram program, const SinterKernelFn *kernels,
+                    const ExecutorOptions &options) {
+  std::unique_ptr<CpuExecutor> ex(new CpuExecutor(std::move(program)));
+  const StepProgram &prog = ex->prog;
+  for (size_t i = 0; i < prog.kernels.size(); ++i)
+    if (!kernels || !kernels[i])
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
+          absl::StrFormat("kernel %d '%s' has no function in the kernel table",
+                          i, prog.kernels[i].name));
+  ex->kernels = kernels;
+  ex->profiling = options.profile;
+  ex->numThreads = options.threads > 0 ? options.threads : omp_get_num_procs();
+  // oneDNN sizes its primitives for omp_get_max_threads() at creation.
+  omp_set_num_threads(ex->numThreads);
+
+  for (int s = 0; s < sinter::abi::kNumSlabs; ++s) {
+    int64_t bytes = prog.slabBytes[s];
+    // Anonymous mappings: page-aligned (beyond the 64 bytes buffers need),
+    // never 0 bytes, so every slab has a distinct base, and zero-filled by
+    // the kernel as pages are first touched. Filling a GPT-sized arena
+    // eagerly took most of the binary's start-up time.
+    int64_t padded = (std::max<int64_t>(bytes, 1) + kPage - 1) / kPage * kPage;
+    if (padded < bytes) // overflow
+      return sinter::ResourceExhaustedError(
+          SINTER_HERE,
+          absl::StrFormat("slab '%s' of %d bytes is too large",
+                          slabName(static_cast<SlabId>(s)), bytes));
+    void *mapped =
+        ::mmap(nullptr, static_cast<size_t>(padded), PROT_READ | PROT_WRITE,
+               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapped == MAP_FAILED)
+      return sinter::ResourceExhaustedError(
+          SINTER_HERE,
+          absl::StrFormat("cannot allocate slab '%s' of %d bytes: %s",
+                          slabName(static_cast<SlabId>(s)), bytes,
+                          std::strerror(errno)));
+    // Transparent huge pages where the system allows them on request: a
+    // GPT-2-sized arena is millions of 4 KiB first-touch faults otherwise,
+    // which cost more than a step's compute in a VM. Advice only; failure
+    // is harmless.
+    if (padded >= (int64_t(2) << 20))
+      ::madvise(mapped, static_cast<size_t>(padded), MADV_HUGEPAGE);
+    auto *base = static_cast<int8_t *>(mapped);
+    ex->slabSizes[s] = static_cast<size_t>(padded);
+    ex->slabs[s] = base;
+    ex->refs[s] = SlabRef{base, base, 0, bytes, 1};
+  }
+  for (const Constant &c : prog.constants)
+    std::memcpy(ex->bufferData(c.buffer), c.bytes.data(), c.bytes.size());
+  for (const Argument &a : prog.arguments) {
+    if (a.kind == ArgumentKind::Step)
+      ex->stepBuffer = a.buffer;
+    if (a.kind == ArgumentKind::Hyper)
+      SINTER_RETURN_IF_ERROR(ex->setHyper(a.name, *a.defaultValue));
+  }
+
+  SINTER_ASSIGN_OR_RETURN(std::unique_ptr<MatmulBackend> backend,
+                          MatmulBackend::create(options.matmul));
+  ex->backend = std::move(backend);
+  ex->matmuls.resize(prog.steps.size());
+  for (size_t i = 0; i < prog.steps.size(); ++i) {
+    const Step &step = prog.steps[i];
+    if (step.kind != StepKind::Matmul)
+      continue;
+    const MatmulStep &m = step.matmul;
+    auto ptr = [&](int64_t id) {
+      return id < 0 ? nullptr : static_cast<float *>(ex->bufferData(id));
+    };
+    absl::StatusOr<std::unique_ptr<BoundMatmul>> bound = ex->backend->bind(
+        prog.matmulDesc(m), ptr(m.lhs), ptr(m.rhs), ptr(m.bias), ptr(m.out));
+    if (!bound.ok())
+      return sinter::withMessage(
+          SINTER_HERE, bound.status(),
+          absl::StrFormat("step %d (matmul): %s", i, bound.status().message()));
+    ex->matmuls[i] = std::move(*bound);
+  }
+  for (Profile *p : {&ex->prof, &ex->firstRun, &ex->current}) {
+    p->perKernelSeconds.assign(prog.kernels.size(), 0);
+    p->perKernelCalls.assign(prog.kernels.size(), 0);
+  }
+  return ex;
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+void CpuExecutor::runKernel(int64_t index) {
+  SinterKernelFn fn = kernels[index];
+  const SlabRef *r = refs.data();
+  int64_t extent = prog.kernels[index].extent;
+  int64_t chunks = std::min<int64_t>(numThreads, extent);
+  if (chunks <= 1) {
+    fn(&r[0], &r[1], &r[2], &r[3], &r[4], 0, extent);
+    return;
+  }
+  // Contiguous chunks whose sizes differ by at most one; computed without
+  // extent * c, which could overflow for a huge extent.
+  int64_t base = extent / chunks, rest = extent % chunks;
+#pragma omp parallel for num_threads(static_cast <int>(chunks))                \
+    schedule(static, 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    int64_t begin = c * base + std::min(c, rest);
+    int64_t end = begin + base + (c < rest ? 1 : 0);
+    fn(&r[0], &r[1], &r[2], &r[3], &r[4], begin, end);
+  }
+}
+
+absl::Status CpuExecutor::run() {
+  using Clock = std::chrono::steady_clock;
+  // Another caller may have changed the calling thread's OpenMP setting.
+  omp_set_num_threads(numThreads);
+  Clock::time_point runStart;
+  if (profiling)
+    runStart = Clock::now();
+  for (size_t i = 0; i < prog.steps.size(); ++i) {
+    const Step &step = prog.steps[i];
+    Clock::time_point start;
+    if (profiling)
+      start = Clock::now();
+    switch (step.kind) {
+    case StepKind::Kernel:
+      runKernel(step.kernel);
+      break;
+    case StepKind::Matmul:
+      if (absl::Status s = matmuls[i]->run(); !s.ok())
+        return sinter::withMessage(
+            SINTER_HERE, s,
+            absl::StrFormat("step %d (matmul): %s", i, s.message()));
+      break;
+    case StepKind::Copy:
+      // memmove: the parser allows src and dst to overlap.
+      std::memmove(bufferData(step.dst), bufferData(step.src),
+                   static_cast<size_t>(prog.buffers[step.src].bytes));
+      break;
+    }
+    if (!profiling)
+      continue;
+    double seconds = secondsSince(start);
+    switch (step.kind) {
+    case StepKind::Kernel:
+      current.kernelSeconds += seconds;
+      current.perKernelSeconds[step.kernel] += seconds;
+      ++current.perKernelCalls[step.kernel];
+      break;
+    case StepKind::Matmul:
+      current.matmulSeconds += seconds;
+      break;
+    case StepKind::Copy:
+      current.copySeconds += seconds;
+      break;
+    }
+  }
+  if (profiling)
+    finishProfiledRun(secondsSince(runStart));
+  return absl::OkStatus();
+}
+
+void CpuExecutor::finishProfiledRun(double seconds) {
+  current.totalSeconds = seconds;
+  current.runs = 1;
+  bool first = firstRun.runs == 0;
+  Profile &into = first ? firstRun : prof;
+  into.runs += current.runs;
+  into.totalSeconds += current.totalSeconds;
+  into.kernelSeconds += current.kernelSeconds;
+  into.matmulSeconds += current.matmulSeconds;
+  into.copySeconds += current.copySeconds;
+  for (size_t k = 0; k < current.perKernelSeconds.size(); ++k) {
+    into.perKernelSeconds[k] += current.perKernelSeconds[k];
+    into.perKernelCalls[k] += current.perKernelCalls[k];
+  }
+  if (first)
+    prof.firstRunSeconds = firstRun.firstRunSeconds = seconds;
+  size_t n = current.perKernelSeconds.size();
+  current = Profile();
+  current.perKernelSeconds.assign(n, 0);
+  current.perKernelCalls.assign(n, 0);
+}
+
+//===----------------------------------------------------------------------===//
+// Transfers, the step counter and hyper arguments
+//===----------------------------------------------------------------------===//
+
+void *CpuExecutor::bufferData(int64_t id) const {
+  const Buffer &b = prog.buffers[id];
+  return slabs[static_cast<int>(b.slab)] + b.offset;
+}
+
+absl::Status CpuExecutor::upload(int64_t bufferId, const void *host,
+                                 size_t bytes) {
+  SINTER_RETURN_IF_ERROR(checkTransfer("upload to", bufferId, bytes));
+  if (bytes)
+    std::memcpy(bufferData(bufferId), host, bytes);
+  return absl::OkStatus();
+}
+
+absl::Status CpuExecutor::download(int64_t bufferId, void *host,
+                                   size_t bytes) const {
+  SINTER_RETURN_IF_ERROR(checkTransfer("download from", bufferId, bytes));
+  if (bytes)
+    std::memcpy(host, bufferData(bufferId), bytes);
+  return absl::OkStatus();
+}
+
+absl::Status CpuExecutor::setStep(int64_t step) {
+  if (stepBuffer >= 0)
+    std::memcpy(bufferData(stepBuffer), &step, sizeof(step));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> CpuExecutor::step() const {
+  int64_t value = 0;
+  if (stepBuffer >= 0)
+    std::memcpy(&value, bufferData(stepBuffer), sizeof(value));
+  return value;
+}
+
+absl::Status CpuExecutor::setHyper(std::string_view name, double value) {
+  SINTER_ASSIGN_OR_RETURN(HyperValue hyper, hyperValue(name, value));
+  std::memcpy(bufferData(hyper.buffer), hyper.bytes, hyper.size);
+  return absl::OkStatus();
+}
+
+//===----------------------------------------------------------------------===//
+// Profile
+//===----------------------------------------------------------------------===//
+
+std::string CpuExecutor::formatProfile(int topKernels) const {
+  const Profile &p = profile();
+  if (p.runs == 0)
+    return "profile: no runs recorded\n";
+  double perRun = 1e3 / static_cast<double>(p.runs);
+  auto pct = [&](double s) {
+    return p.totalSeconds > 0 ? 100.0 * s / p.totalSeconds : 0.0;
+  };
+  std::string out =
+      absl::StrFormat("profile: %d runs, %d threads, %.3f ms/run\n", p.runs,
+                      numThreads, p.totalSeconds * perRun);
+  if (&p == &prof)
+    out += absl::StrFormat("  (after the first run, which took %.3f ms and "
+                           "is left out: it touches fresh memory)\n",
+                           p.firstRunSeconds * 1e3);
+  else
+    out += "  (the first run only: it includes touching fresh memory)\n";
+  double other =
+      p.totalSeconds - p.matmulSeconds - p.kernelSeconds - p.copySeconds;
+  for (auto [name, s] : {std::pair{"matmul", p.matmulSeconds},
+                         {"kernels", p.kernelSeconds},
+                         {"copies", p.copySeconds},
+                         {"overhead", std::max(other, 0.0)}})
+    out += absl::StrFormat("  %-9s %10.3f ms/run %6.2f%%\n", name, s * perRun,
+                           pct(s));
+  out += absl::StrFormat("  outside matmuls: %.2f%%\n",
+                         pct(p.totalSeconds - p.matmulSeconds));
+  std::vector<size_t> order(p.perKernelSeconds.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return p.perKernelSeconds[a] > p.perKernelSeconds[b];
+  });
+  if (order.size() > static_cast<size_t>(topKernels))
+    order.resize(topKernels);
+  if (!order.empty())
+    out += "  top kernels:\n";
+  for (size_t k : order) {
+    double seconds = p.perKernelSeconds[k] / static_cast<double>(p.runs);
+    double gbs = seconds > 0 ? prog.kernels[k].bytes / seconds * 1e-9 : 0.0;
+    out += absl::StrFormat(
+        "    %-40s %10.3f ms/run %6.2f%% %7.1f GB/s (extent %d)\n",
+        prog.kernels[k].name, p.perKernelSeconds[k] * perRun,
+        pct(p.perKernelSeconds[k]), gbs, prog.kernels[k].extent);
+  }
+  return out;
+}
