@@ -111,6 +111,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from chargpt_reference import read_safetensors, write_safetensors  # noqa: E402
+import step_program  # noqa: E402
 
 U = 2.0 ** -24
 RTOL = 1e-4
@@ -154,11 +155,7 @@ def find_dump(dump_dir, suffix):
 def find_step_program(dump_dir, prefix=""):
     """NN-step-program.json (the training step's), or with prefix "eval-"
     NN-eval-step-program.json (the evaluation program's)."""
-    pattern = re.compile(r"\d+-" + re.escape(prefix) + r"step-program\.json")
-    for f in sorted(os.listdir(dump_dir)):
-        if pattern.fullmatch(f):
-            return os.path.join(dump_dir, f)
-    return None
+    return step_program.find(dump_dir, prefix)
 
 
 def integer_widths(import_mlir):
@@ -221,7 +218,7 @@ def optimizer_config(training_mlir):
 def random_param(rng, init, shape, dtype):
     dist = init.get("dist") if init else None
     if dist == "normal":
-        a = rng.normal(0.0, init["std"], shape)
+        a = rng.normal(0.0, init["stddev"], shape)
     elif dist == "uniform":
         a = rng.uniform(-init["bound"], init["bound"], shape)
     else:  # constant (norm weights 1, biases 0): perturbed, to be general
@@ -275,7 +272,7 @@ def make_arguments(args, prog, widths, ignore):
             given[a["name"]] = random_state(rng, a["name"], shape, npdt)
         elif kind == "hyper" and a["name"] == "lr" and \
                 getattr(args, "lr_scale", None) is not None:
-            given["lr"] = np.asarray(a["default"] * args.lr_scale,
+            given["lr"] = np.asarray(a["default_value"] * args.lr_scale,
                                      dtype=npdt)
     return given, max(int_sizes)
 
@@ -543,7 +540,7 @@ def main():
                             f"--entry={args.entry}", f"--dump-dir={dump}",
                             "-o", binary], "sinterc (compile)")
         program = find_step_program(dump)
-    prog = json.load(open(program))
+    prog = step_program.load(program)
     if prog.get("function") != args.entry:
         die(f"the program's function is @{prog.get('function')}, not "
             f"@{args.entry}")

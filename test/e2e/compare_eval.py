@@ -41,6 +41,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from chargpt_reference import read_safetensors, write_safetensors  # noqa: E402
+import step_program  # noqa: E402
 from compare_compiled import (RTOL, die, find_dump,  # noqa: E402
                               find_step_program, integer_widths,
                               make_arguments, nrel, run)
@@ -124,7 +125,7 @@ def main():
     eval_path = find_step_program(dump, "eval-")
     if not train_path or not eval_path:
         die("the dump has no step-program.json or eval-step-program.json")
-    train, ev = json.load(open(train_path)), json.load(open(eval_path))
+    train, ev = step_program.load(train_path), step_program.load(eval_path)
     problems = check_interface(train, ev)
 
     # 3. Arguments, the probe and the two interpreter runs.

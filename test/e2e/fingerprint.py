@@ -34,7 +34,6 @@ import argparse
 import hashlib
 import json
 import os
-import re
 import subprocess
 import sys
 import types
@@ -45,6 +44,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import compare_compiled as cc  # noqa: E402
+import step_program  # noqa: E402
 from chargpt_reference import read_safetensors, write_safetensors  # noqa: E402
 
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -89,15 +89,15 @@ def sha(data):
 # ---------------------------------------------------------------------------
 
 def canonical_program(prog):
-    """What a step program says, without buffer ids or kernel symbols."""
+    """What a step program (step_program.load) says, without buffer ids,
+    kernel symbols or report-only fields."""
     bufs = {b["id"]: b for b in prog["buffers"]}
 
     def where(i):
-        if i is None or i == -1:
+        if i is None:
             return None
         b = bufs[i]
-        return [b["slab"], int(b.get("offset", 0)), b["dtype"],
-                [int(d) for d in b.get("shape", [])]]
+        return [b["slab"], b.get("offset", 0), b["dtype"], b.get("shape", [])]
 
     def init(a):
         i = a.get("init")
@@ -107,18 +107,19 @@ def canonical_program(prog):
 
     arguments = [[a["name"], a["kind"], where(a["buffer"]), init(a),
                   sorted(a.get("aliases", [])), a.get("bound"),
-                  float(a["default"]) if "default" in a else None]
+                  a.get("default_value")]
                  for a in prog["arguments"]]
     results = [[r["name"], r["kind"], where(r["buffer"])]
                for r in prog["results"]]
-    constants = [[where(c["buffer"]), c["hex"]] for c in prog["constants"]]
+    constants = [[where(c["buffer"]), c["data"].hex()]
+                 for c in prog["constants"]]
     kernels = prog["kernels"]
     steps = []
     for s in prog["steps"]:
         op = s["op"]
         if op == "kernel":
             k = kernels[s["kernel"]]
-            steps.append(["kernel", k["name"], int(k["extent"])])
+            steps.append(["kernel", k["name"], k["extent"]])
         elif op == "matmul":
             steps.append(["matmul", where(s["lhs"]), where(s["rhs"]),
                           where(s["out"]), bool(s.get("transpose_lhs")),
@@ -132,8 +133,8 @@ def canonical_program(prog):
     slabs = prog["slabs"]
     return {
         "function": prog["function"],
-        "seed": int(prog.get("seed", 0)),
-        "slabs": [int(slabs.get(k, 0)) for k in
+        "seed": prog.get("seed", 0),
+        "slabs": [slabs.get(k, 0) for k in
                   ("arena", "params", "opt_state", "io", "constants")],
         "arguments": arguments,
         "results": results,
@@ -143,68 +144,7 @@ def canonical_program(prog):
 
 
 def load_program(path):
-    """A dumped step program (docs/StepProgram.md) in the plain form
-    canonical_program reads: the JSON of StepProgram.proto (int64 values as
-    strings, steps as a oneof, constants in base64) or the JSON of the
-    format's first version."""
-    with open(path) as f:
-        prog = json.load(f)
-    if int(prog.get("version", 1)) == 1:
-        return prog
-    import base64
-
-    def num(v):
-        return int(v) if isinstance(v, str) else v
-
-    out = {"function": prog["function"], "seed": num(prog.get("seed", 0))}
-    out["slabs"] = {s["slab"]: num(s["bytes"]) for s in prog["slabs"]}
-    out["buffers"] = [{"id": num(b["id"]), "slab": b["slab"],
-                       "offset": num(b["offset"]), "dtype": b["dtype"],
-                       "shape": [num(d) for d in b["shape"]]}
-                      for b in prog["buffers"]]
-    args = []
-    for a in prog["arguments"]:
-        x = {"name": a["name"], "kind": a["kind"], "buffer": num(a["buffer"])}
-        if a["kind"] == "param" and "init" in a:
-            i = a["init"]
-            key = {"normal": ("std", "stddev"), "uniform": ("bound", "bound"),
-                   "constant": ("value", "value")}[i["dist"]]
-            x["init"] = {"dist": i["dist"], key[0]: i[key[1]]}
-        if a.get("aliases"):
-            x["aliases"] = a["aliases"]
-        if "bound" in a:
-            x["bound"] = num(a["bound"])
-        if "default_value" in a:
-            x["default"] = a["default_value"]
-        args.append(x)
-    out["arguments"] = args
-    out["results"] = [{"name": r["name"], "kind": r["kind"],
-                       "buffer": num(r["buffer"])} for r in prog["results"]]
-    out["constants"] = [{"buffer": num(c["buffer"]),
-                         "hex": base64.b64decode(c["data"]).hex()}
-                        for c in prog["constants"]]
-    out["kernels"] = [{"name": k["name"], "extent": num(k["extent"])}
-                      for k in prog["kernels"]]
-    steps = []
-    for st in prog["steps"]:
-        if "kernel" in st:
-            steps.append({"op": "kernel", "kernel": num(st["kernel"]["kernel"])})
-        elif "matmul" in st:
-            m = st["matmul"]
-            x = {"op": "matmul", "lhs": num(m["lhs"]), "rhs": num(m["rhs"]),
-                 "out": num(m["out"]), "transpose_lhs": m["transpose_lhs"],
-                 "transpose_rhs": m["transpose_rhs"], "alpha": m["alpha"],
-                 "activation": m["activation"]}
-            if "bias" in m:
-                x["bias"] = num(m["bias"])
-            steps.append(x)
-        elif "copy" in st:
-            steps.append({"op": "copy", "src": num(st["copy"]["src"]),
-                          "dst": num(st["copy"]["dst"])})
-        else:
-            steps.append({"op": next(iter(st))})
-    out["steps"] = steps
-    return out
+    return step_program.load(path)
 
 
 def program_hash(path):
@@ -230,12 +170,7 @@ def run(cmd, what):
 
 
 def find_program(dump, prefix=""):
-    pattern = re.compile(r"\d+-" + re.escape(prefix) +
-                         r"step-program\.json")
-    for f in sorted(os.listdir(dump)):
-        if pattern.fullmatch(f):
-            return os.path.join(dump, f)
-    return None
+    return step_program.find(dump, prefix)
 
 
 def fingerprint(name, model, flags, steps, first, sinterc, work):
@@ -287,7 +222,9 @@ def all_cases(work, only):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("mode", choices=["record", "check", "signature"])
+    ap.add_argument("mode", choices=["record", "check", "signature",
+                                     "programs"])
+    ap.add_argument("dump", nargs="?")
     ap.add_argument("--sinterc", default="sinterc")
     ap.add_argument("--work-dir")
     ap.add_argument("--out")
@@ -297,6 +234,10 @@ def main():
     sig = cpu_signature()
     if a.mode == "signature":
         print(sig)
+        return
+    if a.mode == "programs":
+        print(program_hash(find_program(a.dump)),
+              program_hash(find_program(a.dump, "eval-")))
         return
     if not a.work_dir:
         ap.error("--work-dir is required")

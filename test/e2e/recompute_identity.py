@@ -34,6 +34,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from chargpt_reference import read_safetensors, write_safetensors  # noqa: E402
+import step_program  # noqa: E402
 from compare_compiled import (find_dump, find_step_program,  # noqa: E402
                               integer_widths, make_arguments)
 
@@ -99,7 +100,7 @@ def main():
 
     # Inputs: random model inputs, parameters from their initializers.
     base_dump = os.path.join(work, "baseline", "dump")
-    prog = __import__("json").load(open(find_step_program(base_dump)))
+    prog = step_program.load(find_step_program(base_dump))
     widths, ignore = integer_widths(find_dump(base_dump, "-import.mlir"))
     ns = types.SimpleNamespace(seed=args.seed, vocab=None, step=0,
                                params="init", state="zero", lr_scale=None)

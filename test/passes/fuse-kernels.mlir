@@ -379,31 +379,3 @@ func.func @small_bias_gradient(%x: tensor<2x8x64xf32>) -> tensor<1x1x64xf32> {
   return %s : tensor<1x1x64xf32>
 }
 
-// -----
-
-// Tests that a kernel reading a big tensor into small results (a weight
-// gradient's sum of squares for the global norm) runs right after the
-// tensor's producer, where the tensor is still in cache, instead of at
-// the end of the step where the program computes it; a reshape it reads
-// through moves up with it. A kernel with a big result stays where it is.
-// CHECK-LABEL: func.func @norm_early(
-// CHECK: %[[G:.*]] = sgraph.matmul
-// CHECK-NEXT: %[[R:.*]] = sgraph.reshape %[[G]]
-// CHECK-NEXT: sgraph.fusion "k{{[0-9]+}}" kind = "reduction"(%[[R]]) {sinter.fusion = "scheduled right after its reshape operand: reads its big operand while it is in cache, into small results"}
-// CHECK: sgraph.reduce_sum
-// CHECK: sgraph.matmul
-// CHECK: sgraph.fusion "k{{[0-9]+}}" kind = "loop"
-// CHECK-NOT: sinter.fusion = "scheduled
-// CHECK: sgraph.tanh
-// CHECK: return
-func.func @norm_early(%a: tensor<256x512xf32>, %b: tensor<512x256xf32>,
-                      %c: tensor<256x256xf32>)
-    -> (tensor<f32>, tensor<256x256xf32>) {
-  %g = sgraph.matmul %a, %b : (tensor<256x512xf32>, tensor<512x256xf32>) -> tensor<256x256xf32>
-  %h = sgraph.matmul %c, %c : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
-  %t = sgraph.tanh %h : tensor<256x256xf32>
-  %r = sgraph.reshape %g : tensor<256x256xf32> to tensor<65536xf32>
-  %sq = sgraph.mul %r, %r : (tensor<65536xf32>, tensor<65536xf32>) -> tensor<65536xf32>
-  %s = sgraph.reduce_sum %sq axes = [0] : (tensor<65536xf32>) -> tensor<f32>
-  return %s, %t : tensor<f32>, tensor<256x256xf32>
-}

@@ -183,6 +183,14 @@ void LowerCpuKernelsPass::runOnOperation() {
     for (auto launch : program.getBlock().getOps<sched::LaunchOp>())
       if (failed(lowerLaunch(launch, symbols->kernelPrefix, launches)))
         return signalPassFailure();
+    // The CPU's matmul library (oneDNN) is called with f32 buffers only.
+    for (auto mm : program.getBlock().getOps<sched::MatmulOp>()) {
+      Type et = cast<sched::BufferType>(mm.getOut().getType()).getElementType();
+      if (!et.isF32()) {
+        mm.emitOpError("CPU matmuls are f32 only for now, got ") << et;
+        return signalPassFailure();
+      }
+    }
   }
   for (auto kernel : llvm::make_early_inc_range(module.getOps<sched::KernelOp>()))
     kernel.erase();

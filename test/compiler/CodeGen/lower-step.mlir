@@ -1,46 +1,65 @@
-// RUN: sinterc %s --entry=f --compile-to=lowered | FileCheck %s
-// RUN: sinterc %s --entry=f --compile-to=lowered | %python %S/Inputs/print_program.py | FileCheck %s --check-prefix=PROGRAM
+// RUN: sinter-opt %s --sinter-lower-step --sinter-verify-binary | FileCheck %s
+// RUN: sinter-opt %S/Inputs/one-program.mlir --sinter-lower-step --sinter-verify-binary | FileCheck %s --check-prefix=EMPTY
 
-// Tests how a planned step becomes kernels and a step program:
-//  - each kernel has the uniform entry (five slabs, begin, end) that cuts
-//    its places out of the slabs and calls a body taking one noalias buffer
-//    per place;
-//  - a fused elementwise chain is one linalg.generic, flattened to one
-//    dimension and sliced to [begin, end) for threads;
-//  - a reduction fills its output first, then combines with reassociation;
-//  - the matmul is a library step, the state update a copy when it cannot
-//    be written in place (here the matmul reads w after the update).
-
-// CHECK-LABEL: func.func private @sinter_k{{[0-9]+}}_body(
-// CHECK-SAME: memref<?xi8> {llvm.noalias}
-// CHECK: memref.view %arg{{[0-9]+}}[%{{.*}}][] : memref<?xi8> to memref<65536xf32>
-// CHECK: memref.subview %{{.*}}[%arg{{[0-9]+}}] [%{{.*}}] [1]
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel"]
-// CHECK: math.tanh
-// CHECK: arith.mulf
-// CHECK-LABEL: func.func @sinter_k{{[0-9]+}}(%arg0: memref<?xi8>, %arg1: memref<?xi8>, %arg2: memref<?xi8>, %arg3: memref<?xi8>, %arg4: memref<?xi8>, %arg5: index, %arg6: index) attributes {llvm.emit_c_interface}
-// CHECK: call @sinter_k{{[0-9]+}}_body(
-// CHECK-LABEL: func.func private @sinter_k{{[0-9]+}}_body(
-// CHECK: linalg.fill
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
-// CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<reassoc,contract> : f32
-
-// PROGRAM: function f
-// PROGRAM: kernel k{{[0-9]+}}_tanh_mul extent 65536
-// PROGRAM: matmul lhs [256, 256] rhs [256, 256] out [256, 256]
-// PROGRAM: kernel k{{[0-9]+}}_reduce_sum extent 256
-// PROGRAM: copy
-// PROGRAM: result loss metric
-// PROGRAM: result w param
-
-func.func @f(%w: tensor<256x256xf32> {sgraph.param = "w", sgraph.init = {dist = "normal", std = 0.02 : f64}},
-             %x: tensor<256x256xf32> {sgraph.input = "x"})
-    -> (tensor<f32> {sgraph.name = "loss"}, tensor<256x256xf32> {sgraph.name = "w"}) {
-  %c = sgraph.constant dense<0.5> : tensor<f32>
-  %t = sgraph.tanh %x : tensor<256x256xf32>
-  %nw = sgraph.mul %t, %c : (tensor<256x256xf32>, tensor<f32>) -> tensor<256x256xf32>
-  %m = sgraph.matmul %x, %w : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
-  %s = sgraph.reduce_sum %m axes = [1] : (tensor<256x256xf32>) -> tensor<256xf32>
-  %l = sgraph.reduce_sum %s axes = [0] : (tensor<256xf32>) -> tensor<f32>
-  return %l, %nw : tensor<f32>, tensor<256x256xf32>
+// Tests that each program becomes the three symbols of its role, as
+// constant globals: the serialized step program (its labels and symbols
+// are in the bytes), its size, and the kernel table (the address of each
+// launch's symbol, in order); the evaluation program gets the sinter_eval_
+// ones; the module's default data folder becomes a null-terminated string;
+// and no program is left.
+// CHECK-NOT: sched.program
+// CHECK: llvm.mlir.global external constant @sinter_program("\08\02{{.*}}k0_tanh{{.*}}_mlir_ciface_sinter_k0{{.*}}")
+// CHECK: llvm.mlir.global external constant @sinter_program_size({{[0-9]+}} : i64)
+// CHECK: llvm.mlir.global external constant @sinter_kernels() {{.*}} : !llvm.array<2 x ptr> {
+// CHECK: llvm.mlir.addressof @_mlir_ciface_sinter_k0 : !llvm.ptr
+// CHECK: llvm.insertvalue %{{.*}}, %{{.*}}[0]
+// CHECK: llvm.mlir.addressof @_mlir_ciface_sinter_k1 : !llvm.ptr
+// CHECK: llvm.insertvalue %{{.*}}, %{{.*}}[1]
+// CHECK: llvm.return
+// CHECK: llvm.mlir.global external constant @sinter_eval_program("{{.*}}eval_step{{.*}}")
+// CHECK: llvm.mlir.global external constant @sinter_eval_program_size(
+// CHECK: llvm.mlir.global external constant @sinter_eval_kernels() {{.*}} : !llvm.array<1 x ptr> {
+// CHECK: llvm.mlir.addressof @_mlir_ciface_sinter_eval_k0
+// CHECK: llvm.mlir.global external constant @sinter_default_data("/data/mini\00")
+// CHECK-NOT: sched.program
+module attributes {sinter.default_data = "/data/mini"} {
+  llvm.func @sinter_k0(%arg0: !llvm.ptr) {
+    llvm.return
+  }
+  llvm.func @_mlir_ciface_sinter_k0(%arg0: !llvm.ptr) {
+    llvm.return
+  }
+  llvm.func @sinter_k1(%arg0: !llvm.ptr) {
+    llvm.return
+  }
+  llvm.func @_mlir_ciface_sinter_k1(%arg0: !llvm.ptr) {
+    llvm.return
+  }
+  llvm.func @sinter_eval_k0(%arg0: !llvm.ptr) {
+    llvm.return
+  }
+  llvm.func @_mlir_ciface_sinter_eval_k0(%arg0: !llvm.ptr) {
+    llvm.return
+  }
+  sched.program @train_step attributes {role = "step", seed = 1 : i64} {
+    %arena = sched.slab "arena" size 128 : !sched.slab
+    %a = sched.view %arena[0] : !sched.buffer<4xf32>
+    %b = sched.view %arena[64] : !sched.buffer<4xf32>
+    sched.launch @sinter_k0(%a : !sched.buffer<4xf32>) -> (%b : !sched.buffer<4xf32>) {bytes = 32 : i64, extent = 1 : i64, label = "k0_tanh", symbol = "_mlir_ciface_sinter_k0"}
+    sched.launch @sinter_k1(%b : !sched.buffer<4xf32>) -> (%a : !sched.buffer<4xf32>) {bytes = 32 : i64, extent = 1 : i64, label = "k1_exp", symbol = "_mlir_ciface_sinter_k1"}
+    sched.result "y" "tensor" %a : !sched.buffer<4xf32>
+  }
+  sched.program @eval_step attributes {role = "eval", seed = 1 : i64} {
+    %arena = sched.slab "arena" size 128 : !sched.slab
+    %a = sched.view %arena[0] : !sched.buffer<4xf32>
+    %b = sched.view %arena[64] : !sched.buffer<4xf32>
+    sched.launch @sinter_eval_k0(%a : !sched.buffer<4xf32>) -> (%b : !sched.buffer<4xf32>) {bytes = 32 : i64, extent = 1 : i64, label = "k0_tanh", symbol = "_mlir_ciface_sinter_eval_k0"}
+  }
 }
+
+
+// Tests that an object without an evaluation program has none of its
+// symbols, and that the default data folder is "" without the attribute.
+// EMPTY-NOT: sinter_eval
+// EMPTY: llvm.mlir.global external constant @sinter_default_data("\00")
+// EMPTY-NOT: sinter_eval

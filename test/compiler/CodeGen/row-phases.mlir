@@ -1,5 +1,6 @@
 // RUN: sinterc %s --entry=f --compile-to=lowered | FileCheck %s
-// RUN: sinterc %s --entry=f --compile-to=lowered | %python %S/Inputs/print_program.py | FileCheck %s --check-prefix=PROGRAM
+// RUN: rm -rf %t && sinterc %s --entry=f --compile-to=lowered --dump-dir=%t -o /dev/null
+// RUN: %python %S/Inputs/print_program.py %t | FileCheck %s --check-prefix=PROGRAM
 // RUN: sinterc %s --entry=softmax --compile-to=lowered | FileCheck %s --check-prefix=SOFTMAX
 // RUN: sinterc %s --entry=dropout_grad --compile-to=lowered | FileCheck %s --check-prefix=DROPOUT
 

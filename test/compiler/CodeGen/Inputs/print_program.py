@@ -1,14 +1,13 @@
-"""Prints the step program of a lowered module (stdin) one line per item."""
-import json
-import re
+"""Prints the step program of a dump (the NN-step-program.json in the
+folder given) one line per item."""
+import os
 import sys
 
-text = sys.stdin.read()
-match = re.search(r'sinter\.program = "((?:[^"\\]|\\.)*)"', text)
-raw = match.group(1)
-# MLIR escapes non-printable bytes and quotes as \XX (hex).
-raw = re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), raw)
-program = json.loads(raw)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "e2e"))
+import step_program  # noqa: E402
+
+program = step_program.load(step_program.find(sys.argv[1]))
 buffers = program["buffers"]
 print("function", program["function"])
 for step in program["steps"]:
@@ -22,3 +21,6 @@ for step in program["steps"]:
         print(step["op"])
 for r in program["results"]:
     print("result", r["name"], r["kind"])
+for a in program["arguments"]:
+    if a["kind"] == "hyper":
+        print("hyper", a["name"], a["default_value"])

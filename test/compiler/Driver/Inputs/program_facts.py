@@ -3,11 +3,15 @@
 
     program_facts.py NN-step-program.json NN-eval-step-program.json
 """
-import json
+import os
 import sys
 
-train = json.load(open(sys.argv[1]))
-ev = json.load(open(sys.argv[2]))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "e2e"))
+import step_program  # noqa: E402
+
+train = step_program.load(sys.argv[1])
+ev = step_program.load(sys.argv[2])
 
 
 def names(prog, kind):
@@ -29,5 +33,5 @@ print("eval_step dropout kernels", kernels_with(ev, "dropout"))
 print("eval_step update kernels", kernels_with(ev, "update"))
 print("kernel symbols", sorted({k["symbol"].rsplit("_k", 1)[0]
                                 for k in ev["kernels"]}))
-print("train_step hyper", [(a["name"], a["default"])
+print("train_step hyper", [(a["name"], a["default_value"])
                            for a in train["arguments"] if a["kind"] == "hyper"])
