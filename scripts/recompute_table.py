@@ -30,6 +30,7 @@ import types
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(root, "test", "e2e"))
 from chargpt_reference import write_safetensors  # noqa: E402
+import step_program  # noqa: E402
 from compare_compiled import (find_dump, find_step_program,  # noqa: E402
                               integer_widths, make_arguments)
 
@@ -90,7 +91,7 @@ def main():
             # Random tokens of the shapes the step program takes, in the
             # range the model reads them with (compare_compiled.py's rule).
             dump = os.path.join(work, f"dump{i}")
-            prog = json.load(open(find_step_program(dump)))
+            prog = step_program.load(find_step_program(dump))
             widths, ignore = integer_widths(find_dump(dump, "-import.mlir"))
             given, _ = make_arguments(
                 types.SimpleNamespace(seed=0, vocab=None, step=0,
