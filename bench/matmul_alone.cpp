@@ -49,6 +49,7 @@
 #include <vector>
 
 using namespace sinter::exec;
+namespace sabi = sinter::abi;
 
 namespace {
 
@@ -208,7 +209,7 @@ int run(const Options &opts) {
                 "hot ms", "cold ms", "GFLOP/s");
   for (size_t i = 0; i < prog->steps.size(); ++i) {
     const Step &step = prog->steps[i];
-    if (step.kind != StepKind::Matmul)
+    if (step.kind != sabi::Step::kMatmul)
       continue;
     const MatmulStep &m = step.matmul;
     std::string plan;
@@ -233,8 +234,8 @@ int run(const Options &opts) {
     std::string what = absl::StrFormat(
         "%s%s%s%s", shapeText(out.shape), m.transposeLhs ? " tA" : "",
         m.transposeRhs ? " tB" : "",
-        m.activation != Activation::None
-            ? absl::StrFormat(" %s", activationName(m.activation))
+        m.activation != sabi::MatmulStep::none
+            ? absl::StrFormat(" %s", sabi::activationName(m.activation))
             : std::string());
     std::printf("  %-5zu %-34s %-28s %9.3f %9.3f %8.1f\n", i, what.c_str(),
                 plan.c_str(), t->hot * 1e3, t->cold * 1e3,

@@ -105,7 +105,7 @@ Value ProgramBuilder::makeView(Value v, Type type, const plan::Place &place,
       v.getLoc(), sched::BufferType::get(cast<RankedTensorType>(type)),
       slabs[place.slab].getSlab(), b.getI64IntegerAttr(place.offset), aliased,
       name.empty() ? StringAttr() : b.getStringAttr(name),
-      b.getStringAttr(analysis::getCategoryName(place.category)));
+      b.getStringAttr(abi::categoryName(place.category)));
   return view.getResult();
 }
 
@@ -151,8 +151,8 @@ LogicalResult ProgramBuilder::lowerKernel(FusionOp fusion) {
   for (Value out : fusion.getResults())
     outputs.push_back(viewOf(out));
   b.create<sched::LaunchOp>(fusion.getLoc(), fusion.getSymName(), inputs,
-                            outputs, IntegerAttr(), IntegerAttr(),
-                            StringAttr(), StringAttr());
+                            outputs, IntegerAttr(), IntegerAttr(), StringAttr(),
+                            StringAttr());
   return success();
 }
 
@@ -165,7 +165,7 @@ LogicalResult ProgramBuilder::lowerMatmulRegion(FusionOp fusion) {
   MatmulOp mm;
   double alpha = 1.0;
   Value bias;
-  StringRef activation = "none";
+  StringRef activation = abi::activationName(abi::MatmulStep::none);
   for (Operation &op : body.without_terminator()) {
     if (isa<ConstantOp>(op))
       continue;
@@ -189,11 +189,13 @@ LogicalResult ProgramBuilder::lowerMatmulRegion(FusionOp fusion) {
       continue;
     }
     if (isa<ReluOp>(op)) {
-      activation = "relu";
+      activation = abi::activationName(abi::MatmulStep::relu);
       continue;
     }
     if (auto g = dyn_cast<GeluOp>(op)) {
-      activation = g.getApproximate() == "tanh" ? "gelu_tanh" : "gelu_erf";
+      activation = abi::activationName(g.getApproximate() == "tanh"
+                                           ? abi::MatmulStep::gelu_tanh
+                                           : abi::MatmulStep::gelu_erf);
       continue;
     }
     return op.emitOpError("is not a matmul epilogue the library applies");
@@ -257,17 +259,19 @@ LogicalResult ProgramBuilder::lowerResults(func::ReturnOp ret) {
       Value from = viewOf(v), to = viewOf(arg);
       if (from != to)
         b.create<sched::CopyOp>(ret.getLoc(), from, to);
-      results.push_back({name,
-                         fn.getArgAttr(arg.getArgNumber(), attr::kParam)
-                             ? "param"
-                             : "opt_state",
-                         to});
+      results.push_back(
+          {name,
+           abi::resultKindName(fn.getArgAttr(arg.getArgNumber(), attr::kParam)
+                                   ? abi::Result::param
+                                   : abi::Result::opt_state),
+           to});
       continue;
     }
     results.push_back(
         {name,
-         cast<RankedTensorType>(v.getType()).getRank() == 0 ? "metric"
-                                                            : "tensor",
+         abi::resultKindName(cast<RankedTensorType>(v.getType()).getRank() == 0
+                                 ? abi::Result::metric
+                                 : abi::Result::tensor),
          viewOf(v)});
   }
   for (const Named &r : results)
@@ -291,10 +295,8 @@ FailureOr<sched::ProgramOp> ProgramBuilder::build() {
   b.setInsertionPointToStart(&program.getBody().emplaceBlock());
   for (int s = 0; s < abi::kNumSlabs; ++s) {
     auto kind = static_cast<abi::SlabKind>(s);
-    slabs[s] = b.create<sched::SlabOp>(
-        fn.getLoc(), sched::SlabType::get(ctx),
-        StringRef(abi::slabName(kind).data(), abi::slabName(kind).size()),
-        plan.slabBytes[s]);
+    slabs[s] = b.create<sched::SlabOp>(fn.getLoc(), sched::SlabType::get(ctx),
+                                       abi::slabName(kind), plan.slabBytes[s]);
   }
 
   // Arguments, in order.
@@ -302,16 +304,15 @@ FailureOr<sched::ProgramOp> ProgramBuilder::build() {
   for (BlockArgument arg : fn.getArguments()) {
     unsigned i = arg.getArgNumber();
     std::string name = argumentName(fn, i);
-    Value view =
-        views[arg] = makeView(arg, arg.getType(), plan.places.lookup(arg),
-                              Value(), name);
-    StringRef kind = "input";
+    Value view = views[arg] =
+        makeView(arg, arg.getType(), plan.places.lookup(arg), Value(), name);
+    StringRef kind = abi::argumentKindName(abi::Argument::input);
     DictionaryAttr init;
     ArrayAttr aliases;
     IntegerAttr bound;
     FloatAttr defaultValue;
     if (fn.getArgAttr(i, attr::kParam)) {
-      kind = "param";
+      kind = abi::argumentKindName(abi::Argument::param);
       init = fn.getArgAttrOfType<DictionaryAttr>(i, attr::kInit);
       // Other names of a tied parameter (lm_head.weight for
       // transformer.wte.weight): a checkpoint from elsewhere may use them.
@@ -319,13 +320,13 @@ FailureOr<sched::ProgramOp> ProgramBuilder::build() {
         if (!a.empty())
           aliases = a;
     } else if (fn.getArgAttr(i, attr::kOptState)) {
-      kind = "opt_state";
+      kind = abi::argumentKindName(abi::Argument::opt_state);
     } else if (fn.getArgAttr(i, attr::kStep)) {
-      kind = "step";
+      kind = abi::argumentKindName(abi::Argument::step);
     } else if (fn.getArgAttr(i, attr::kHyper)) {
       // A hyperparameter the runtime sets (to its default unless told
       // otherwise), e.g. the peak learning rate.
-      kind = "hyper";
+      kind = abi::argumentKindName(abi::Argument::hyper);
       auto value = fn.getArgAttrOfType<FloatAttr>(i, attr::kDefault);
       auto type = cast<RankedTensorType>(arg.getType());
       if (!value || type.getRank() != 0 || !type.getElementType().isF64())

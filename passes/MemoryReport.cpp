@@ -31,7 +31,7 @@ sinter::ProgramMemory sinter::measureProgram(sched::ProgramOp program) {
   for (auto slab : program.getBlock().getOps<sched::SlabOp>())
     if (auto kind = abi::parseSlab(slab.getKind().str()))
       memory.slabBytes[*kind] = slab.getSizeAttr().getInt();
-  sched::SlabOp arena = program.lookupSlab("arena");
+  sched::SlabOp arena = program.lookupSlab(abi::Slab::arena);
   sched::ProgramLiveness liveness(program);
   std::vector<analysis::Buffer> buffers;
   std::vector<int64_t> offsets;
@@ -44,17 +44,14 @@ sinter::ProgramMemory sinter::measureProgram(sched::ProgramOp program) {
     buffer.bytes = life.end - life.begin;
     buffer.firstUse = std::max<int64_t>(life.first, 0);
     buffer.lastUse = life.last;
-    buffer.category = analysis::Category::Activations;
+    buffer.category = abi::Category::activations;
     if (auto category = root.getCategory())
-      for (int c = 0; c < analysis::kNumCategories; ++c)
-        if (*category == analysis::getCategoryName(
-                             static_cast<analysis::Category>(c)))
-          buffer.category = static_cast<analysis::Category>(c);
+      if (auto kind = abi::parseCategory(category->str()))
+        buffer.category = *kind;
     buffers.push_back(buffer);
     offsets.push_back(life.begin);
   }
-  memory.arena =
-      analysis::measurePlan(buffers, offsets, abi::kBufferAlignment);
+  memory.arena = analysis::measurePlan(buffers, offsets, abi::kBufferAlignment);
   return memory;
 }
 
@@ -86,9 +83,9 @@ std::string sinter::formatMemoryReport(sched::ProgramOp program) {
                      analysis::formatBytes(memory.arena.lowerBoundBytes),
                      memory.arena.peakStep)
            .str());
-  for (int c = 0; c < analysis::kNumCategories; ++c) {
-    auto cat = static_cast<analysis::Category>(c);
-    std::string name = analysis::getCategoryName(cat);
+  for (int c = 0; c < abi::kNumCategories; ++c) {
+    auto cat = static_cast<abi::CategoryKind>(c);
+    std::string name(abi::categoryName(cat));
     int64_t own = memory.arena.maxLiveBytesByCategory[c];
     int64_t at = memory.arena.peakBytesByCategory[c];
     if (!own && !at)

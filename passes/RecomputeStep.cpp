@@ -8,8 +8,8 @@
 #include "passes/RecomputeStep.h"
 
 #include "passes/Analysis/RecomputeSelection.h"
-#include "passes/StepPlan.h"
 #include "passes/Recompute.h"
+#include "passes/StepPlan.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -328,14 +328,14 @@ std::string describePeak(const Trial &t, int largest) {
     os << " (" << t.stepText[step] << ")";
   os << ":";
   std::vector<std::pair<int64_t, int>> cats;
-  for (int c = 0; c < analysis::kNumCategories; ++c)
+  for (int c = 0; c < abi::kNumCategories; ++c)
     if (t.memory.peakBytesByCategory[c])
       cats.push_back({t.memory.peakBytesByCategory[c], c});
   llvm::sort(cats, std::greater<>());
   for (auto [i, cat] : llvm::enumerate(cats))
     os << (i ? ", " : " ")
-       << analysis::getCategoryName(static_cast<analysis::Category>(cat.second))
-       << " " << analysis::formatBytes(cat.first);
+       << abi::categoryName(static_cast<abi::CategoryKind>(cat.second)) << " "
+       << analysis::formatBytes(cat.first);
   std::vector<std::pair<int64_t, size_t>> live;
   for (size_t i = 0; i < t.buffers.size(); ++i)
     if (!t.info[i].isView && t.info[i].first <= step && step <= t.info[i].last)
@@ -373,4 +373,3 @@ bool sinter::recomputeRequested(ModuleOp module, StringRef entry,
   auto layers = module->getAttrOfType<ArrayAttr>(kRecomputeLayersAttr);
   return layers && !layers.empty();
 }
-

@@ -37,9 +37,7 @@ using namespace sinter;
 using namespace sinter::sgraph;
 namespace analysis = sinter::analysis;
 
-int64_t sinter::plan::tensorBytes(Type type) {
-  return sched::typeBytes(type);
-}
+int64_t sinter::plan::tensorBytes(Type type) { return sched::typeBytes(type); }
 
 static int64_t alignUp(int64_t n, int64_t a) { return (n + a - 1) / a * a; }
 
@@ -137,13 +135,13 @@ FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
     unsigned i = arg.getArgNumber();
     Place place;
     place.slab = abi::Slab::io;
-    place.category = analysis::Category::Inputs;
+    place.category = abi::Category::inputs;
     if (fn.getArgAttr(i, attr::kParam)) {
       place.slab = abi::Slab::params;
-      place.category = analysis::Category::Parameters;
+      place.category = abi::Category::parameters;
     } else if (fn.getArgAttr(i, attr::kOptState)) {
       place.slab = abi::Slab::opt_state;
-      place.category = analysis::Category::OptimizerState;
+      place.category = abi::Category::optimizer_state;
     }
     int64_t bytes = plan::tensorBytes(arg.getType());
     int64_t &top = slabBytes[place.slab];
@@ -152,9 +150,8 @@ FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
     places[arg] = place;
     if (place.slab == abi::Slab::params || place.slab == abi::Slab::opt_state)
       stateArgByName[fn.getArgAttrOfType<StringAttr>(
-                           i, place.slab == abi::Slab::params
-                                  ? attr::kParam
-                                  : attr::kOptState)
+                           i, place.slab == abi::Slab::params ? attr::kParam
+                                                              : attr::kOptState)
                          .getValue()] = arg;
   }
 
@@ -215,8 +212,8 @@ FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
       int64_t bytes = plan::tensorBytes(r.getType());
       if (isConstant) {
         int64_t &top = slabBytes[abi::Slab::constants];
-        places[r] = Place{abi::Slab::constants, top,
-                          analysis::Category::Constants, Value()};
+        places[r] =
+            Place{abi::Slab::constants, top, abi::Category::constants, Value()};
         top = alignUp(top + bytes, align);
         continue;
       }
@@ -253,9 +250,9 @@ FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
       }
       if (isAlias)
         buf.aliasOf = bufferIndex[op.getOperand(0)];
-      buf.category = grads.count(r)      ? analysis::Category::Gradients
-                     : returned.count(r) ? analysis::Category::Outputs
-                                         : analysis::Category::Activations;
+      buf.category = grads.count(r)      ? abi::Category::gradients
+                     : returned.count(r) ? abi::Category::outputs
+                                         : abi::Category::activations;
       bufferIndex[r] = buf.id;
       buffers.push_back(buf);
       valueOf.push_back(r);
@@ -273,8 +270,8 @@ FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
     Value aliasOf;
     if (buf.aliasOf)
       aliasOf = v.getDefiningOp()->getOperand(0);
-    places[v] = Place{abi::Slab::arena, memoryPlan.offsets[i], buf.category,
-                      aliasOf};
+    places[v] =
+        Place{abi::Slab::arena, memoryPlan.offsets[i], buf.category, aliasOf};
   }
   slabBytes[abi::Slab::arena] = alignUp(memoryPlan.arenaBytes, align);
   result.inPlaceUpdates = inPlace.size();

@@ -32,7 +32,7 @@ int64_t tensorBytes(mlir::Type tensorType);
 struct Place {
   abi::SlabKind slab = abi::Slab::arena;
   int64_t offset = 0;
-  analysis::Category category = analysis::Category::Activations;
+  abi::CategoryKind category = abi::Category::activations;
   /// The value whose bytes this one shares on purpose (a reshape of it, or
   /// the state argument an update writes in place); null for an owner.
   mlir::Value aliasOf;

@@ -66,7 +66,7 @@ private:
 };
 
 LogicalResult VerifySchedulePass::checkArena(sched::ProgramOp program) {
-  sched::SlabOp arena = program.lookupSlab("arena");
+  sched::SlabOp arena = program.lookupSlab(abi::Slab::arena);
   if (!arena)
     return program.emitOpError("has no arena slab");
   sched::ProgramLiveness liveness(program);

@@ -87,7 +87,7 @@ sinter::codegen::buildStepProgram(sched::ProgramOp program) {
   std::array<int64_t, abi::kNumSlabs> slabBytes{};
   DenseMap<Value, abi::SlabKind> slabOf;
   for (auto slab : body.getOps<sched::SlabOp>()) {
-    abi::SlabKind kind = *abi::parseSlab(slab.getKind().str());
+    abi::SlabKind kind = slab.getSlabKind();
     slabBytes[kind] = slab.getSizeAttr().getInt();
     slabOf[slab.getSlab()] = kind;
   }
@@ -121,7 +121,7 @@ sinter::codegen::buildStepProgram(sched::ProgramOp program) {
     if (auto arg = dyn_cast<sched::ArgumentOp>(op)) {
       abi::Argument *a = out.add_arguments();
       a->set_name(arg.getName().str());
-      a->set_kind(*abi::parseArgumentKind(arg.getKind().str()));
+      a->set_kind(arg.getArgumentKind());
       a->set_buffer(bufferId.lookup(arg.getBuffer()));
       if (auto init = arg.getInit())
         if (failed(setInit(arg, *init, *a->mutable_init())))
@@ -138,7 +138,7 @@ sinter::codegen::buildStepProgram(sched::ProgramOp program) {
     if (auto result = dyn_cast<sched::ResultOp>(op)) {
       abi::Result *r = out.add_results();
       r->set_name(result.getName().str());
-      r->set_kind(*abi::parseResultKind(result.getKind().str()));
+      r->set_kind(result.getResultKind());
       r->set_buffer(bufferId.lookup(result.getBuffer()));
       continue;
     }

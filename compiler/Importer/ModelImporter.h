@@ -33,6 +33,7 @@ struct Node {
 
 /// Where a parameter's initial values come from.
 struct InitSpec {
+  // one-definition: the model file's initializers (docs/ModelFormat.md).
   enum Kind { Normal, Uniform, Constant } kind = Normal;
   double value = 0.0; // std, bound or the constant
 };
@@ -127,14 +128,14 @@ public:
   mlir::Value create(mlir::Location loc, Args &&...args);
   /// Builds OpTy with an explicit result type (ops that cannot infer it).
   template <typename OpTy, typename... Args>
-  mlir::Value createTyped(mlir::Location loc, mlir::Type type,
-                          Args &&...args);
+  mlir::Value createTyped(mlir::Location loc, mlir::Type type, Args &&...args);
   mlir::Value scalarConstant(mlir::Type elementType, double value,
                              mlir::Location loc);
   mlir::Value zerosConstant(mlir::RankedTensorType type, mlir::Location loc);
   /// Runs a type inference, reporting its error as "<op>: <message>".
-  mlir::LogicalResult inferTypes(llvm::StringRef opName, mlir::Location loc,
-                                 llvm::function_ref<mlir::LogicalResult()> infer);
+  mlir::LogicalResult
+  inferTypes(llvm::StringRef opName, mlir::Location loc,
+             llvm::function_ref<mlir::LogicalResult()> infer);
 
   // --- Scopes and layers (ImportModel.cpp, ImportLayers.cpp) ---------------
   using Bindings = llvm::StringMap<mlir::Value>;
@@ -170,8 +171,8 @@ public:
   mlir::Value emitAttention(const Node &layer,
                             const model::CausalSelfAttention &spec,
                             mlir::Value x, const LayerContext &ctx);
-  mlir::Value emitMlp(const Node &layer, const model::Mlp &spec,
-                      mlir::Value x, const LayerContext &ctx);
+  mlir::Value emitMlp(const Node &layer, const model::Mlp &spec, mlir::Value x,
+                      const LayerContext &ctx);
   mlir::Value emitTransformerBlock(const Node &layer,
                                    const model::TransformerBlock &spec,
                                    mlir::Value x, const LayerContext &ctx);
@@ -184,8 +185,8 @@ public:
   /// "<name>.bias"; `weight` may be given (tied).
   mlir::Value linear(mlir::Value x, int64_t units, bool bias,
                      const LayerContext &ctx, llvm::StringRef name,
-                     InitSpec weightInit, InitSpec biasInit,
-                     mlir::Location loc, mlir::Value weight = {});
+                     InitSpec weightInit, InitSpec biasInit, mlir::Location loc,
+                     mlir::Value weight = {});
 
   // Raw ops (ImportRawOp.cpp).
   mlir::Value emitRawOp(const Node &layer, const Node &opNode,
@@ -269,10 +270,10 @@ mlir::Value ModelImporter::create(mlir::Location loc, Args &&...args) {
     return {};
   llvm::SmallVector<mlir::Type, 1> types;
   if (mlir::failed(inferTypes(OpTy::getOperationName(), loc, [&]() {
-        return OpTy::inferReturnTypes(
-            &context, loc, state.operands,
-            state.attributes.getDictionary(&context), state.getRawProperties(),
-            state.regions, types);
+        return OpTy::inferReturnTypes(&context, loc, state.operands,
+                                      state.attributes.getDictionary(&context),
+                                      state.getRawProperties(), state.regions,
+                                      types);
       })))
     return {};
   state.types.assign(types.begin(), types.end());

@@ -2,8 +2,8 @@
 
 #include "compiler/Pipelines/Pipelines.h"
 
-#include "passes/Passes.h"
 #include "compiler/CodeGen/Target.h"
+#include "passes/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -157,10 +157,10 @@ namespace {
 const sinter::codegen::Target *targetNamed(const std::string &name) {
   const sinter::codegen::Target *target = sinter::codegen::lookupTarget(name);
   if (!target)
-    llvm::report_fatal_error(llvm::Twine("target=") + name +
-                                 " is not a target; targets are: " +
-                                 sinter::codegen::targetNames(),
-                             /*gen_crash_diag=*/false);
+    llvm::report_fatal_error(
+        llvm::Twine("target=") + name +
+            " is not a target; targets are: " + sinter::codegen::targetNames(),
+        /*gen_crash_diag=*/false);
   return target;
 }
 
@@ -177,9 +177,9 @@ struct ScheduledCLOptions : public PassPipelineOptions<ScheduledCLOptions> {
   Option<std::string> entry{*this, "entry",
                             llvm::cl::desc("The entry function"),
                             llvm::cl::init("train_step")};
-  Option<std::string> role{*this, "role",
-                           llvm::cl::desc("The program's role: step or eval"),
-                           llvm::cl::init("step")};
+  Option<std::string> role{
+      *this, "role", llvm::cl::desc("The program's role: step or eval"),
+      llvm::cl::init(std::string(sinter::abi::kStepProgram.role))};
   Option<bool> noReuse{*this, "no-reuse",
                        llvm::cl::desc("Give every arena value its own bytes"),
                        llvm::cl::init(false)};

@@ -12,6 +12,7 @@
 #define SINTER_COMPILER_PIPELINES_PIPELINES_H
 
 #include "compiler/CodeGen/Target.h"
+#include "runtime/Abi/Abi.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringRef.h"
@@ -71,7 +72,7 @@ void buildOptimizedPipeline(mlir::OpPassManager &pm,
 struct ScheduledPipelineOptions {
   std::string entry = "train_step";
   /// The program's role: "step", or "eval" for the evaluation program.
-  std::string role = "step";
+  std::string role{abi::kStepProgram.role};
   /// Where the memory plan's report goes (may be empty).
   std::string report;
   bool memoryReuse = true;

@@ -4,6 +4,7 @@
 
 using namespace mlir;
 using namespace sinter::sched;
+namespace abi = sinter::abi;
 
 ProgramLiveness::ProgramLiveness(ProgramOp program) {
   Block &body = program.getBlock();
@@ -21,7 +22,7 @@ ProgramLiveness::ProgramLiveness(ProgramOp program) {
     life.begin = view.getOffset();
     life.end = view.getOffset() + view.getBytes();
     SlabOp slab = view.getSlabOp();
-    if (slab && slab.getKind() != "arena") {
+    if (slab && !slab.is(abi::Slab::arena)) {
       life.first = -1;
       life.last = end;
     } else {

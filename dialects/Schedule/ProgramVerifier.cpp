@@ -22,6 +22,7 @@
 
 using namespace mlir;
 using namespace sinter::sched;
+namespace abi = sinter::abi;
 
 namespace {
 
@@ -69,7 +70,9 @@ LogicalResult ProgramOp::verifyRegions() {
       return result.emitOpError("result name '")
              << result.getName() << "' is used twice";
     // program_c5
-    if (result.getKind() != "param" && result.getKind() != "opt_state")
+    std::optional<abi::ResultKind> kind =
+        abi::parseResultKind(result.getKind().str());
+    if (kind != abi::Result::param && kind != abi::Result::opt_state)
       continue;
     auto it = argByName.find(result.getName());
     if (it == argByName.end() || it->second.getKind() != result.getKind())
@@ -96,8 +99,8 @@ LogicalResult ProgramOp::verifyRegions() {
                        (a->begin == b->begin && a->end < b->end);
               });
     for (size_t i = 0; i < lives.size(); ++i)
-      for (size_t j = i + 1; j < lives.size() && lives[j]->begin < lives[i]->end;
-           ++j) {
+      for (size_t j = i + 1;
+           j < lives.size() && lives[j]->begin < lives[i]->end; ++j) {
         const RootLife &a = *lives[i], &b = *lives[j];
         ViewOp aRoot = a.root, bRoot = b.root;
         if (!a.overlapsInTime(b))
@@ -113,8 +116,8 @@ LogicalResult ProgramOp::verifyRegions() {
             bRoot.emitOpError("shares bytes [")
             << std::max(a.begin, b.begin) << ", " << std::min(a.end, b.end)
             << ") of slab '" << bRoot.getSlabOp().getKind()
-            << "' with another view while both are live (" << when(b)
-            << " and " << when(a) << ") and neither aliases the other";
+            << "' with another view while both are live (" << when(b) << " and "
+            << when(a) << ") and neither aliases the other";
         d.attachNote(aRoot.getLoc()) << "the other view";
         return d;
       }

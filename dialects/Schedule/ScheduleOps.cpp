@@ -62,9 +62,9 @@ SmallVector<Value> sinter::sched::stepBuffers(Operation *op) {
 // sched.program
 //===----------------------------------------------------------------------===//
 
-SlabOp ProgramOp::lookupSlab(StringRef kind) {
+SlabOp ProgramOp::lookupSlab(abi::SlabKind kind) {
   for (auto slab : getBlock().getOps<SlabOp>())
-    if (slab.getKind() == kind)
+    if (slab.is(kind))
       return slab;
   return {};
 }
@@ -141,14 +141,14 @@ LogicalResult ViewOp::verify() {
     if (offset < targetOffset ||
         offset + bytes > targetOffset + target.getBytes())
       return emitOpError("bytes [")
-             << offset << ", " << offset + bytes
-             << ") lie outside the bytes [" << targetOffset << ", "
-             << targetOffset + target.getBytes() << ") of the view it aliases";
+             << offset << ", " << offset + bytes << ") lie outside the bytes ["
+             << targetOffset << ", " << targetOffset + target.getBytes()
+             << ") of the view it aliases";
   } else if (offset % abi::kBufferAlignment != 0) {
     // view_c2
     return emitOpError("offset ")
-           << offset << " is not a multiple of "
-           << abi::kBufferAlignment << " (only a view that aliases another "
+           << offset << " is not a multiple of " << abi::kBufferAlignment
+           << " (only a view that aliases another "
            << "may be unaligned)";
   }
   // view_c4
@@ -166,7 +166,8 @@ LogicalResult ViewOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult ArgumentOp::verify() {
-  std::optional<abi::ArgumentKind> kind = abi::parseArgumentKind(getKind().str());
+  std::optional<abi::ArgumentKind> kind =
+      abi::parseArgumentKind(getKind().str());
   // argument_c1
   if (!kind)
     return emitOpError("kind '")
@@ -213,8 +214,7 @@ LogicalResult ResultOp::verify() {
            << getKind() << "' is not one of metric, param, opt_state, tensor";
   // result_c2
   if (*kind == abi::Result::metric && bufferOf(getBuffer()).getRank() != 0)
-    return emitOpError("a metric is a scalar, got ")
-           << getBuffer().getType();
+    return emitOpError("a metric is a scalar, got ") << getBuffer().getType();
   return success();
 }
 
@@ -228,7 +228,7 @@ LogicalResult FillOp::verify() {
            << valueType << " does not fill a " << type;
   // fill_c2
   auto view = getBuffer().getDefiningOp<ViewOp>();
-  if (!view || !view.getSlabOp() || view.getSlabOp().getKind() != "constants")
+  if (!view || !view.getSlabOp() || !view.getSlabOp().is(abi::Slab::constants))
     return emitOpError("fills a buffer outside the constants slab");
   return success();
 }
@@ -248,8 +248,8 @@ void KernelOp::build(OpBuilder &builder, OperationState &state, StringRef name,
 
 ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
   auto buildType = [](Builder &builder, ArrayRef<Type> args,
-                      ArrayRef<Type> results, function_interface_impl::VariadicFlag,
-                      std::string &) {
+                      ArrayRef<Type> results,
+                      function_interface_impl::VariadicFlag, std::string &) {
     return builder.getFunctionType(args, results);
   };
   return function_interface_impl::parseFunctionOp(
@@ -266,12 +266,12 @@ void KernelOp::print(OpAsmPrinter &p) {
 
 LogicalResult KernelOp::verify() {
   // kernel_c1
-  if (getKind() != "loop" && getKind() != "reduction" &&
-      getKind() != "special")
+  if (getKind() != "loop" && getKind() != "reduction" && getKind() != "special")
     return emitOpError("kind '")
            << getKind() << "' is not one of loop, reduction, special";
   // kernel_c2
-  for (Type t : llvm::concat<const Type>(getArgumentTypes(), getResultTypes())) {
+  for (Type t :
+       llvm::concat<const Type>(getArgumentTypes(), getResultTypes())) {
     auto tensor = dyn_cast<RankedTensorType>(t);
     if (!tensor || !tensor.hasStaticShape() ||
         !dtypeOf(tensor.getElementType()))
@@ -283,8 +283,8 @@ LogicalResult KernelOp::verify() {
       getBlock().getNumArguments() != getArgumentTypes().size())
     return emitOpError("body must have one block with one argument per "
                        "kernel argument");
-  for (auto [arg, type] : llvm::zip(getBlock().getArguments(),
-                                    getArgumentTypes()))
+  for (auto [arg, type] :
+       llvm::zip(getBlock().getArguments(), getArgumentTypes()))
     if (arg.getType() != type)
       return emitOpError("block argument of type ")
              << arg.getType() << " for a kernel argument of type " << type;
@@ -308,14 +308,12 @@ LogicalResult YieldOp::verify() {
 LogicalResult LaunchOp::verify() {
   // launch_c3
   if (getExtentAttr() && getExtentAttr().getInt() < 1)
-    return emitOpError("extent must be >= 1, got ")
-           << getExtentAttr().getInt();
+    return emitOpError("extent must be >= 1, got ") << getExtentAttr().getInt();
   return success();
 }
 
 LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  Operation *target =
-      symbols.lookupNearestSymbolFrom(*this, getKernelAttr());
+  Operation *target = symbols.lookupNearestSymbolFrom(*this, getKernelAttr());
   auto kernel = dyn_cast_or_null<KernelOp>(target);
   // launch_c1
   if (!kernel) {
@@ -376,9 +374,9 @@ LogicalResult MatmulOp::verify() {
   int64_t rk = getTransposeRhs() ? r[rr - 1] : r[rr - 2];
   int64_t n = getTransposeRhs() ? r[rr - 2] : r[rr - 1];
   if (k != rk)
-    return emitOpError("rhs ") << shapeText(r) << " gives K=" << rk
-                               << " but lhs " << shapeText(l) << " gives K="
-                               << k;
+    return emitOpError("rhs ")
+           << shapeText(r) << " gives K=" << rk << " but lhs " << shapeText(l)
+           << " gives K=" << k;
   size_t batchRank = std::max(lr, rr) - 2;
   SmallVector<int64_t> expected;
   for (size_t i = 0; i < batchRank; ++i) {
@@ -394,16 +392,14 @@ LogicalResult MatmulOp::verify() {
   expected.push_back(n);
   if (ArrayRef<int64_t>(expected) != out.getShape())
     return emitOpError("out has shape ")
-           << shapeText(out.getShape()) << "; expected "
-           << shapeText(expected);
+           << shapeText(out.getShape()) << "; expected " << shapeText(expected);
   // matmul_c3
   if (getBias() && bufferOf(getBias()).getShape() != ArrayRef<int64_t>{n})
     return emitOpError("bias has shape ")
-           << shapeText(bufferOf(getBias()).getShape()) << "; expected ["
-           << n << "]";
+           << shapeText(bufferOf(getBias()).getShape()) << "; expected [" << n
+           << "]";
   // matmul_c4
-  if (!llvm::is_contained({"none", "relu", "gelu_erf", "gelu_tanh"},
-                          getActivation()))
+  if (!abi::parseActivation(getActivation().str()))
     return emitOpError("activation '")
            << getActivation()
            << "' is not one of none, relu, gelu_erf, gelu_tanh";
@@ -415,8 +411,8 @@ LogicalResult MatmulOp::verify() {
     return std::pair{view.getSlab(), view.getOffsetAttr().getInt()};
   };
   auto outPlace = bytesOf(getOut());
-  for (auto [what, v] : {std::pair{"lhs", getLhs()}, {"rhs", getRhs()},
-                         {"bias", getBias()}}) {
+  for (auto [what, v] :
+       {std::pair{"lhs", getLhs()}, {"rhs", getRhs()}, {"bias", getBias()}}) {
     if (!v || !outPlace)
       continue;
     auto place = bytesOf(v);
@@ -425,9 +421,8 @@ LogicalResult MatmulOp::verify() {
     int64_t a0 = outPlace->second, a1 = a0 + out.getBytes();
     int64_t b0 = place->second, b1 = b0 + bufferOf(v).getBytes();
     if (a0 < b1 && b0 < a1)
-      return emitOpError("out [")
-             << a0 << ", " << a1 << ") overlaps " << what << " [" << b0
-             << ", " << b1 << ")";
+      return emitOpError("out [") << a0 << ", " << a1 << ") overlaps " << what
+                                  << " [" << b0 << ", " << b1 << ")";
   }
   return success();
 }
@@ -452,8 +447,7 @@ bool isReduction(StringRef kind) {
 }
 
 /// token_c1: the start's token is used exactly once.
-template <typename DoneOp>
-LogicalResult verifyToken(Operation *start) {
+template <typename DoneOp> LogicalResult verifyToken(Operation *start) {
   Value token = start->getResult(0);
   SmallVector<Operation *> users(token.getUsers());
   if (users.empty())
@@ -467,8 +461,7 @@ LogicalResult verifyToken(Operation *start) {
 }
 
 /// done_c1: the token comes from the matching start op.
-template <typename Done>
-LogicalResult verifyDone(Done done) {
+template <typename Done> LogicalResult verifyDone(Done done) {
   Operation *start = done.getStart();
   if (!start || !isa<typename Done::StartOp>(start))
     return done.emitOpError("waits for a token that is not made by ")
@@ -502,8 +495,7 @@ LogicalResult AllReduceStartOp::verify() {
 LogicalResult AllGatherStartOp::verify() {
   BufferType in = bufferOf(getInput()), out = bufferOf(getOutput());
   // all_gather_start_c1
-  if (in.getElementType() != out.getElementType() ||
-      in.getNumElements() == 0 ||
+  if (in.getElementType() != out.getElementType() || in.getNumElements() == 0 ||
       out.getNumElements() % in.getNumElements() != 0)
     return emitOpError("output ")
            << out << " is not a whole number of inputs " << in;

@@ -70,8 +70,8 @@ def Sched_ProgramOp : Sched_Op<"program", [Symbol, IsolatedFromAbove,
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
     mlir::Block &getBlock() { return getBody().front(); }
-    /// The slab of kind `kind` ("arena", ...), or null.
-    SlabOp lookupSlab(llvm::StringRef kind);
+    /// The slab of kind `kind`, or null.
+    SlabOp lookupSlab(sinter::abi::SlabKind kind);
   }];
 }
 
@@ -95,6 +95,16 @@ def Sched_SlabOp : Sched_InProgramOp<"slab",
   let results = (outs Sched_SlabType:$slab);
   let assemblyFormat = "$kind `size` $size attr-dict `:` qualified(type($slab))";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The ABI's slab (verified: always there).
+    sinter::abi::SlabKind getSlabKind() {
+      return *sinter::abi::parseSlab(getKind().str());
+    }
+    /// Whether this is slab `kind` (also before verification).
+    bool is(sinter::abi::SlabKind kind) {
+      return getKind() == llvm::StringRef(sinter::abi::slabName(kind));
+    }
+  }];
 }
 
 def Sched_ViewOp : Sched_InProgramOp<"view",
@@ -166,6 +176,12 @@ def Sched_ArgumentOp : Sched_InProgramOp<"argument"> {
                        OptionalAttr<F64Attr>:$default_value);
   let assemblyFormat = "$name $kind $buffer attr-dict `:` qualified(type($buffer))";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The ABI's argument kind (verified: always there).
+    sinter::abi::ArgumentKind getArgumentKind() {
+      return *sinter::abi::parseArgumentKind(getKind().str());
+    }
+  }];
 }
 
 def Sched_ResultOp : Sched_InProgramOp<"result"> {
@@ -185,6 +201,12 @@ def Sched_ResultOp : Sched_InProgramOp<"result"> {
   let arguments = (ins StrAttr:$name, StrAttr:$kind, Sched_Buffer:$buffer);
   let assemblyFormat = "$name $kind $buffer attr-dict `:` qualified(type($buffer))";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The ABI's result kind (verified: always there).
+    sinter::abi::ResultKind getResultKind() {
+      return *sinter::abi::parseResultKind(getKind().str());
+    }
+  }];
 }
 
 def Sched_FillOp : Sched_InProgramOp<"fill"> {

@@ -22,28 +22,6 @@
 
 namespace sinter::analysis {
 
-const char *getCategoryName(Category category) {
-  switch (category) {
-  case Category::Parameters:
-    return "parameters";
-  case Category::Gradients:
-    return "gradients";
-  case Category::OptimizerState:
-    return "optimizer_state";
-  case Category::Activations:
-    return "activations";
-  case Category::Workspace:
-    return "workspace";
-  case Category::Inputs:
-    return "inputs";
-  case Category::Outputs:
-    return "outputs";
-  case Category::Constants:
-    return "constants";
-  }
-  return "unknown";
-}
-
 double MemoryPlan::savingPercent() const {
   if (bytesWithoutReuse == 0)
     return 0.0;
@@ -197,7 +175,7 @@ std::vector<Event> makeEvents(const std::vector<Buffer> &buffers,
 /// Fills in the lower bound, the peak step and the category peaks.
 void computeLiveBytes(const std::vector<Buffer> &buffers,
                       const ResolvedBuffers &resolved, MemoryPlan &plan) {
-  std::array<int64_t, kNumCategories> live{};
+  std::array<int64_t, abi::kNumCategories> live{};
   int64_t total = 0;
   for (const Event &e : makeEvents(buffers, resolved)) {
     const Buffer &b = buffers[e.index];
@@ -406,8 +384,7 @@ MemoryPlan planMemory(const std::vector<Buffer> &buffers,
 }
 
 MemoryPlan measurePlan(const std::vector<Buffer> &buffers,
-                       const std::vector<int64_t> &offsets,
-                       int64_t alignment) {
+                       const std::vector<int64_t> &offsets, int64_t alignment) {
   MemoryPlan plan;
   plan.alignment = alignment;
   ResolvedBuffers resolved;
@@ -415,8 +392,8 @@ MemoryPlan measurePlan(const std::vector<Buffer> &buffers,
   if (!plan.error.empty())
     return plan;
   if (offsets.size() != buffers.size()) {
-    plan.error = format("%zu offsets for %zu buffers", offsets.size(),
-                        buffers.size());
+    plan.error =
+        format("%zu offsets for %zu buffers", offsets.size(), buffers.size());
     return plan;
   }
   plan.offsets = offsets;
@@ -534,13 +511,15 @@ std::string formatPlanReport(const std::vector<Buffer> &buffers,
   out += format("  peak at step %" PRId64 "; bytes by category "
                 "(live at peak / own max):\n",
                 plan.peakStep);
-  for (int c = 0; c < kNumCategories; ++c) {
+  for (int c = 0; c < abi::kNumCategories; ++c) {
     if (plan.maxLiveBytesByCategory[c] == 0)
       continue;
-    out += format("    %-16s %12s %12s\n",
-                  getCategoryName(static_cast<Category>(c)),
-                  formatBytes(plan.peakBytesByCategory[c]).c_str(),
-                  formatBytes(plan.maxLiveBytesByCategory[c]).c_str());
+    out +=
+        format("    %-16s %12s %12s\n",
+               std::string(abi::categoryName(static_cast<abi::CategoryKind>(c)))
+                   .c_str(),
+               formatBytes(plan.peakBytesByCategory[c]).c_str(),
+               formatBytes(plan.maxLiveBytesByCategory[c]).c_str());
   }
 
   std::vector<int32_t> largest(buffers.size());
@@ -563,8 +542,8 @@ std::string formatPlanReport(const std::vector<Buffer> &buffers,
     const Buffer &b = buffers[largest[k]];
     out += format("    %8" PRId64 "  %-14s %12" PRId64 " %12" PRId64
                   "  [%" PRId64 ", %" PRId64 "]",
-                  b.id, getCategoryName(b.category), b.bytes,
-                  plan.offsets[largest[k]], b.firstUse, b.lastUse);
+                  b.id, std::string(abi::categoryName(b.category)).c_str(),
+                  b.bytes, plan.offsets[largest[k]], b.firstUse, b.lastUse);
     if (b.aliasOf)
       out += format(" view of %" PRId64, *b.aliasOf);
     out += "\n";

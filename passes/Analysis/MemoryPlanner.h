@@ -41,15 +41,19 @@
 // Greedy is not optimal in general (dynamic storage allocation is NP-hard);
 // on the tiny instances the tests solve exactly it stays well within 2x.
 //
-// The compiler's memory-planning pass is a thin adapter: it builds the buffer
-// list from the scheduled IR, calls planMemory, writes the offsets back, and
-// prints formatPlanReport into its dumps; the verify pass calls verifyPlan.
-// Plain C++17 on purpose (no MLIR/LLVM), so it is unit-tested in isolation.
+// The compiler's sinter-assign-buffers pass is a thin adapter: it builds the
+// buffer list from the step's plan (passes/StepPlan.h), calls planMemory,
+// writes the offsets into the sched.program, and prints formatPlanReport
+// into its dumps; sinter-verify-schedule calls verifyPlan. Plain C++17 on
+// purpose (no MLIR/LLVM; the buffer categories are the ABI's,
+// runtime/Abi/Abi.h), so it is unit-tested in isolation.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef SINTER_PASSES_ANALYSIS_MEMORYPLANNER_H
 #define SINTER_PASSES_ANALYSIS_MEMORYPLANNER_H
+
+#include "runtime/Abi/Abi.h"
 
 #include <array>
 #include <cstdint>
@@ -59,22 +63,6 @@
 
 namespace sinter::analysis {
 
-/// What a buffer holds; used only for reporting (peak bytes by category).
-enum class Category : uint8_t {
-  Parameters,
-  Gradients,
-  OptimizerState,
-  Activations,
-  Workspace,
-  Inputs,
-  Outputs,
-  Constants,
-};
-constexpr int kNumCategories = 8;
-
-/// The category's name as printed in reports, e.g. "OptimizerState".
-const char *getCategoryName(Category category);
-
 struct Buffer {
   /// Unique among the buffers given to one planMemory call.
   int64_t id = 0;
@@ -82,7 +70,7 @@ struct Buffer {
   /// Inclusive live interval in step order; firstUse <= lastUse.
   int64_t firstUse = 0;
   int64_t lastUse = 0;
-  Category category = Category::Activations;
+  abi::CategoryKind category = abi::Category::activations;
   /// This buffer is a view of buffer `*aliasOf`: it shares the owner's bytes
   /// (same offset), must not be larger than the root owner, and keeps the
   /// owner alive over its own uses. Its bytes are not counted again in any
@@ -96,7 +84,7 @@ struct Buffer {
 
 struct PlanOptions {
   /// Every offset is a multiple of this (bytes, >= 1).
-  int64_t alignment = 64;
+  int64_t alignment = abi::kBufferAlignment;
 };
 
 struct MemoryPlan {
@@ -114,9 +102,9 @@ struct MemoryPlan {
   /// The first step at which lowerBoundBytes are live.
   int64_t peakStep = 0;
   /// Bytes live at peakStep, by category; sums to lowerBoundBytes.
-  std::array<int64_t, kNumCategories> peakBytesByCategory{};
+  std::array<int64_t, abi::kNumCategories> peakBytesByCategory{};
   /// Each category's own maximum live bytes over all steps.
-  std::array<int64_t, kNumCategories> maxLiveBytesByCategory{};
+  std::array<int64_t, abi::kNumCategories> maxLiveBytesByCategory{};
   /// Arena size without any reuse: every root buffer in its own slot, each
   /// rounded up to the alignment.
   int64_t bytesWithoutReuse = 0;
@@ -143,8 +131,7 @@ MemoryPlan planMemory(const std::vector<Buffer> &buffers,
 /// offsets need and the bytes without reuse, as planMemory computes them.
 /// `error` is set on invalid input, as for planMemory.
 MemoryPlan measurePlan(const std::vector<Buffer> &buffers,
-                       const std::vector<int64_t> &offsets,
-                       int64_t alignment);
+                       const std::vector<int64_t> &offsets, int64_t alignment);
 
 /// Checks `plan` against `buffers` independently of how it was made. Returns
 /// a message naming the first problem found, or "" if the plan is valid: one

@@ -47,6 +47,16 @@ std::string_view sinter::abi::resultKindName(ResultKind kind) {
   return nameOf(Result::Kind_descriptor(), kind);
 }
 
+std::string_view
+sinter::abi::activationName(MatmulStep::Activation activation) {
+  return nameOf(MatmulStep::Activation_descriptor(), activation);
+}
+std::string_view sinter::abi::stepKindName(StepKind kind) {
+  const google::protobuf::FieldDescriptor *field =
+      Step::descriptor()->FindFieldByNumber(static_cast<int>(kind));
+  return field ? std::string_view(field->name()) : "?";
+}
+
 std::optional<SlabKind> sinter::abi::parseSlab(std::string_view name) {
   return parseOf<SlabKind>(Slab::Kind_descriptor(), name);
 }
@@ -62,6 +72,12 @@ sinter::abi::parseArgumentKind(std::string_view name) {
 }
 std::optional<ResultKind> sinter::abi::parseResultKind(std::string_view name) {
   return parseOf<ResultKind>(Result::Kind_descriptor(), name);
+}
+
+std::optional<MatmulStep::Activation>
+sinter::abi::parseActivation(std::string_view name) {
+  return parseOf<MatmulStep::Activation>(MatmulStep::Activation_descriptor(),
+                                         name);
 }
 
 const ProgramSymbols *sinter::abi::programSymbols(std::string_view role) {

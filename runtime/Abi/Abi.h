@@ -38,6 +38,8 @@ using DType = ElementType::Kind;
 using CategoryKind = Category::Kind;
 using ArgumentKind = Argument::Kind;
 using ResultKind = Result::Kind;
+/// A step's kind is the field number of the op it holds.
+using StepKind = Step::OpCase;
 
 /// The format version of StepProgram.version this compiler writes and this
 /// runtime reads.
@@ -46,6 +48,9 @@ inline constexpr int64_t kStepProgramVersion = 2;
 /// The number of slabs; kernels receive one descriptor per slab, in
 /// Slab::Kind order.
 inline constexpr int kNumSlabs = Slab::Kind_ARRAYSIZE;
+
+/// The number of buffer categories (reports count bytes by category).
+inline constexpr int kNumCategories = Category::Kind_ARRAYSIZE;
 
 /// Every buffer's offset in its slab is a multiple of this, except a view
 /// inside another buffer; slabs are allocated at least this aligned.
@@ -82,11 +87,16 @@ std::string_view dtypeName(DType type);
 std::string_view categoryName(CategoryKind category);
 std::string_view argumentKindName(ArgumentKind kind);
 std::string_view resultKindName(ResultKind kind);
+/// "kernel", "matmul", "copy".
+std::string_view stepKindName(StepKind kind);
+/// "none", "relu", "gelu_erf", "gelu_tanh".
+std::string_view activationName(MatmulStep::Activation activation);
 std::optional<SlabKind> parseSlab(std::string_view name);
 std::optional<DType> parseDType(std::string_view name);
 std::optional<CategoryKind> parseCategory(std::string_view name);
 std::optional<ArgumentKind> parseArgumentKind(std::string_view name);
 std::optional<ResultKind> parseResultKind(std::string_view name);
+std::optional<MatmulStep::Activation> parseActivation(std::string_view name);
 
 // The object's symbols, spelled once: the runtime declares them with these
 // identifiers (runtime/Main/StepMain.cpp), the compiler defines them by the

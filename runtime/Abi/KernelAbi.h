@@ -36,16 +36,6 @@
 
 namespace sinter::abi {
 
-/// The memory regions of a step, as the runtime's code names them (the
-/// values are abi::Slab::Kind's).
-enum class SlabId : int {
-  Arena = Slab::arena,
-  Params = Slab::params,
-  OptState = Slab::opt_state,
-  Io = Slab::io,
-  Constants = Slab::constants,
-};
-
 /// MLIR's StridedMemRefType<int8_t, 1>.
 struct SlabRef {
   int8_t *allocated;

@@ -23,7 +23,7 @@
 #include <numeric>
 
 using namespace sinter::exec;
-using sinter::abi::SlabId;
+namespace sabi = sinter::abi;
 using sinter::abi::SlabRef;
 
 namespace {
@@ -76,7 +76,8 @@ CpuExecutor::create(StepProgram program, const SinterKernelFn *kernels,
       return sinter::ResourceExhaustedError(
           SINTER_HERE,
           absl::StrFormat("slab '%s' of %d bytes is too large",
-                          slabName(static_cast<SlabId>(s)), bytes));
+                          sabi::slabName(static_cast<sabi::SlabKind>(s)),
+                          bytes));
     void *mapped =
         ::mmap(nullptr, static_cast<size_t>(padded), PROT_READ | PROT_WRITE,
                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -84,7 +85,7 @@ CpuExecutor::create(StepProgram program, const SinterKernelFn *kernels,
       return sinter::ResourceExhaustedError(
           SINTER_HERE,
           absl::StrFormat("cannot allocate slab '%s' of %d bytes: %s",
-                          slabName(static_cast<SlabId>(s)), bytes,
+                          sabi::slabName(static_cast<sabi::SlabKind>(s)), bytes,
                           std::strerror(errno)));
     // Transparent huge pages where the system allows them on request: a
     // GPT-2-sized arena is millions of 4 KiB first-touch faults otherwise,
@@ -100,9 +101,9 @@ CpuExecutor::create(StepProgram program, const SinterKernelFn *kernels,
   for (const Constant &c : prog.constants)
     std::memcpy(ex->bufferData(c.buffer), c.bytes.data(), c.bytes.size());
   for (const Argument &a : prog.arguments) {
-    if (a.kind == ArgumentKind::Step)
+    if (a.kind == sabi::Argument::step)
       ex->stepBuffer = a.buffer;
-    if (a.kind == ArgumentKind::Hyper)
+    if (a.kind == sabi::Argument::hyper)
       SINTER_RETURN_IF_ERROR(ex->setHyper(a.name, *a.defaultValue));
   }
 
@@ -112,7 +113,7 @@ CpuExecutor::create(StepProgram program, const SinterKernelFn *kernels,
   ex->matmuls.resize(prog.steps.size());
   for (size_t i = 0; i < prog.steps.size(); ++i) {
     const Step &step = prog.steps[i];
-    if (step.kind != StepKind::Matmul)
+    if (step.kind != sabi::Step::kMatmul)
       continue;
     const MatmulStep &m = step.matmul;
     auto ptr = [&](int64_t id) {
@@ -171,16 +172,16 @@ absl::Status CpuExecutor::run() {
     if (profiling)
       start = Clock::now();
     switch (step.kind) {
-    case StepKind::Kernel:
+    case sabi::Step::kKernel:
       runKernel(step.kernel);
       break;
-    case StepKind::Matmul:
+    case sabi::Step::kMatmul:
       if (absl::Status s = matmuls[i]->run(); !s.ok())
         return sinter::withMessage(
             SINTER_HERE, s,
             absl::StrFormat("step %d (matmul): %s", i, s.message()));
       break;
-    case StepKind::Copy:
+    case sabi::Step::kCopy:
       // memmove: the parser allows src and dst to overlap.
       std::memmove(bufferData(step.dst), bufferData(step.src),
                    static_cast<size_t>(prog.buffers[step.src].bytes));
@@ -190,15 +191,15 @@ absl::Status CpuExecutor::run() {
       continue;
     double seconds = secondsSince(start);
     switch (step.kind) {
-    case StepKind::Kernel:
+    case sabi::Step::kKernel:
       current.kernelSeconds += seconds;
       current.perKernelSeconds[step.kernel] += seconds;
       ++current.perKernelCalls[step.kernel];
       break;
-    case StepKind::Matmul:
+    case sabi::Step::kMatmul:
       current.matmulSeconds += seconds;
       break;
-    case StepKind::Copy:
+    case sabi::Step::kCopy:
       current.copySeconds += seconds;
       break;
     }

@@ -53,7 +53,7 @@ public:
 
   /// CPU only, for tests of the slab layout: the descriptor kernels receive
   /// for `slab`, pointing into host memory.
-  const abi::SlabRef &hostSlab(abi::SlabId slab) const {
+  const abi::SlabRef &hostSlab(abi::SlabKind slab) const {
     return refs[static_cast<int>(slab)];
   }
 

@@ -23,28 +23,29 @@
 #include <cstring>
 
 using namespace sinter::exec;
+namespace sabi = sinter::abi;
 namespace formats = sinter::formats;
 using sinter::formats::HostTensor;
 
 namespace {
 
 /// Stores `value` rounded to `type` (a float type) at element `k`.
-void storeFloat(unsigned char *data, ElementType type, int64_t k,
+void storeFloat(unsigned char *data, sabi::DType type, int64_t k,
                 double value) {
   auto store = [&](auto element) {
     std::memcpy(data + k * sizeof(element), &element, sizeof(element));
   };
   switch (type) {
-  case ElementType::F64:
+  case sabi::ElementType::f64:
     store(value);
     return;
-  case ElementType::F32:
+  case sabi::ElementType::f32:
     store(static_cast<float>(value));
     return;
-  case ElementType::BF16:
+  case sabi::ElementType::bf16:
     store(sinter::half::floatToBf16Bits(static_cast<float>(value)));
     return;
-  case ElementType::F16:
+  case sabi::ElementType::f16:
     store(sinter::half::floatToF16Bits(static_cast<float>(value)));
     return;
   default:
@@ -57,28 +58,28 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 }
 
 /// Element 0 of `data` (of `type`) as a double.
-double firstElement(const void *data, ElementType type) {
+double firstElement(const void *data, sabi::DType type) {
   auto load = [&](auto zero) {
     decltype(zero) v;
     std::memcpy(&v, data, sizeof(v));
     return v;
   };
   switch (type) {
-  case ElementType::F32:
+  case sabi::ElementType::f32:
     return load(0.0f);
-  case ElementType::F64:
+  case sabi::ElementType::f64:
     return load(0.0);
-  case ElementType::F16:
+  case sabi::ElementType::f16:
     return sinter::half::f16BitsToFloat(load(uint16_t(0)));
-  case ElementType::BF16:
+  case sabi::ElementType::bf16:
     return sinter::half::bf16BitsToFloat(load(uint16_t(0)));
-  case ElementType::I64:
+  case sabi::ElementType::i64:
     return static_cast<double>(load(int64_t(0)));
-  case ElementType::I32:
+  case sabi::ElementType::i32:
     return load(int32_t(0));
-  case ElementType::I8:
+  case sabi::ElementType::i8:
     return load(int8_t(0));
-  case ElementType::I1:
+  case sabi::ElementType::i1:
     return load(uint8_t(0));
   }
   return NAN;
@@ -125,14 +126,14 @@ absl::Status Executor::checkTransfer(std::string_view direction, int64_t id,
 absl::StatusOr<Executor::HyperValue> Executor::hyperValue(std::string_view name,
                                                           double value) const {
   const Argument *a = prog.findArgument(name);
-  if (!a || a->kind != ArgumentKind::Hyper)
+  if (!a || a->kind != sabi::Argument::hyper)
     return sinter::NotFoundError(
         SINTER_HERE,
         absl::StrFormat("@%s has no hyper argument '%s'", prog.function, name));
   HyperValue out;
   out.buffer = a->buffer;
   // The parser allows f32 and f64 scalars.
-  if (prog.buffers[a->buffer].type == ElementType::F32) {
+  if (prog.buffers[a->buffer].type == sabi::ElementType::f32) {
     auto narrow = static_cast<float>(value);
     if (!std::isfinite(narrow))
       return sinter::InvalidArgumentError(
@@ -223,13 +224,13 @@ absl::Status Executor::initializeParameter(const Argument &argument) {
   for (int64_t k = 0; k < b.numElements; ++k) {
     double value = 0;
     switch (init.dist) {
-    case Initializer::Dist::Normal:
+    case sabi::Initializer::normal:
       value = init.value * random::normal(key, k);
       break;
-    case Initializer::Dist::Uniform:
+    case sabi::Initializer::uniform:
       value = init.value * (2.0 * random::uniform53(key, k) - 1.0);
       break;
-    case Initializer::Dist::Constant:
+    case sabi::Initializer::constant:
       value = init.value;
       break;
     }
@@ -241,7 +242,7 @@ absl::Status Executor::initializeParameter(const Argument &argument) {
 
 absl::Status Executor::initializeParameters() {
   for (const Argument &a : prog.arguments)
-    if (a.kind == ArgumentKind::Param)
+    if (a.kind == sabi::Argument::param)
       SINTER_RETURN_IF_ERROR(initializeParameter(a));
   return absl::OkStatus();
 }
@@ -255,16 +256,17 @@ Executor::setArguments(const formats::SafeTensorsFile &file) {
       unused.push_back(name);
       continue;
     }
-    SINTER_RETURN_IF_ERROR(
-        writeBuffer(a->buffer, tensor,
-                    absl::StrFormat("%s argument %s", argumentKindName(a->kind),
-                                    formats::quoteForMessage(name))));
+    SINTER_RETURN_IF_ERROR(writeBuffer(
+        a->buffer, tensor,
+        absl::StrFormat("%s argument %s", sabi::argumentKindName(a->kind),
+                        formats::quoteForMessage(name))));
   }
   return unused;
 }
 
 absl::StatusOr<HostTensor> Executor::readResult(const Result &result) const {
-  if (result.kind == ResultKind::Param || result.kind == ResultKind::OptState)
+  if (result.kind == sabi::Result::param ||
+      result.kind == sabi::Result::opt_state)
     if (const Argument *a = prog.findArgument(result.name))
       return readBuffer(a->buffer);
   return readBuffer(result.buffer);

@@ -43,28 +43,7 @@
 #include <unordered_map>
 
 using namespace sinter::exec;
-
-std::string_view sinter::exec::activationName(Activation activation) {
-  switch (activation) {
-  case Activation::None:
-    return "none";
-  case Activation::Relu:
-    return "relu";
-  case Activation::GeluErf:
-    return "gelu_erf";
-  case Activation::GeluTanh:
-    return "gelu_tanh";
-  }
-  return "none";
-}
-
-std::optional<Activation> sinter::exec::parseActivation(std::string_view name) {
-  for (Activation a : {Activation::None, Activation::Relu, Activation::GeluErf,
-                       Activation::GeluTanh})
-    if (activationName(a) == name)
-      return a;
-  return std::nullopt;
-}
+namespace sabi = sinter::abi;
 
 static std::string shapeText(const std::vector<int64_t> &shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ","), "]");
@@ -149,13 +128,13 @@ static std::pair<int64_t, int64_t> batchOffsets(const MatmulGeometry &g,
 
 static double activate(Activation act, double x) {
   switch (act) {
-  case Activation::None:
+  case sabi::MatmulStep::none:
     return x;
-  case Activation::Relu:
+  case sabi::MatmulStep::relu:
     return x > 0 ? x : 0;
-  case Activation::GeluErf:
+  case sabi::MatmulStep::gelu_erf:
     return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
-  case Activation::GeluTanh:
+  case sabi::MatmulStep::gelu_tanh:
     return 0.5 * x *
            (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
   }
@@ -204,7 +183,7 @@ struct PrimitiveSpec {
   Dims srcDims, srcStrides, weiDims, weiStrides, dstDims, dstStrides;
   BiasMode bias = BiasMode::None;
   float alpha = 1.0f;
-  Activation activation = Activation::None;
+  Activation activation = sabi::MatmulStep::none;
 
   Dims biasDims() const {
     Dims d(dstDims.size(), 1);
@@ -217,7 +196,7 @@ struct PrimitiveSpec {
         absl::StrJoin(srcStrides, ","), absl::StrJoin(weiDims, ","),
         absl::StrJoin(weiStrides, ","), absl::StrJoin(dstDims, ","),
         absl::StrJoin(dstStrides, ","), static_cast<int>(bias), alpha,
-        activationName(activation));
+        sabi::activationName(activation));
   }
 };
 
@@ -333,15 +312,15 @@ struct MatmulBackend::Impl {
       if (spec.bias == BiasMode::PostOp)
         ops.append_binary(dnnl::algorithm::binary_add, bias);
       switch (spec.activation) {
-      case Activation::None:
+      case sabi::MatmulStep::none:
         break;
-      case Activation::Relu:
+      case sabi::MatmulStep::relu:
         ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
         break;
-      case Activation::GeluErf:
+      case sabi::MatmulStep::gelu_erf:
         ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0, 0);
         break;
-      case Activation::GeluTanh:
+      case sabi::MatmulStep::gelu_tanh:
         ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_tanh, 0, 0);
         break;
       }

@@ -31,6 +31,8 @@
 #ifndef SINTER_RUNTIME_EXEC_MATMUL_H
 #define SINTER_RUNTIME_EXEC_MATMUL_H
 
+#include "runtime/Abi/Abi.h"
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
@@ -42,11 +44,8 @@
 
 namespace sinter::exec {
 
-enum class Activation { None, Relu, GeluErf, GeluTanh };
-
-/// "none", "relu", "gelu_erf", "gelu_tanh".
-std::string_view activationName(Activation activation);
-std::optional<Activation> parseActivation(std::string_view name);
+/// The epilogue after the product (the ABI's, abi::MatmulStep).
+using Activation = abi::MatmulStep::Activation;
 
 /// One matmul as the step program states it: shapes as stored.
 struct MatmulDesc {
@@ -56,7 +55,7 @@ struct MatmulDesc {
   float alpha = 1.0f;
   bool hasBias = false;
   std::vector<int64_t> biasShape; // meaningful only with hasBias
-  Activation activation = Activation::None;
+  Activation activation = abi::MatmulStep::none;
 };
 
 /// What analyzeMatmul derives. The batch vectors all have the out's batch

@@ -1,4 +1,5 @@
-//===- StepProgram.cpp - read and validate a step program ------------------===//
+//===- StepProgram.cpp - read and validate a step program
+//------------------===//
 //
 // The schema is runtime/Abi/StepProgram.proto, so protobuf does the reading
 // (the object's bytes, or a dump's JSON) and rejects what does not fit the
@@ -24,57 +25,30 @@
 #include <limits>
 
 using namespace sinter::exec;
-using sinter::abi::SlabId;
 namespace sabi = sinter::abi;
 namespace formats = sinter::formats;
 
-//===----------------------------------------------------------------------===//
-// Names: the ABI's (runtime/Abi/Abi.h)
-//===----------------------------------------------------------------------===//
-
-std::string_view sinter::exec::elementTypeName(ElementType type) {
-  return sabi::dtypeName(static_cast<sabi::DType>(type));
-}
-std::string_view sinter::exec::slabName(SlabId slab) {
-  return sabi::slabName(static_cast<sabi::SlabKind>(slab));
-}
-std::string_view sinter::exec::argumentKindName(ArgumentKind kind) {
-  return sabi::argumentKindName(static_cast<sabi::ArgumentKind>(kind));
-}
-std::string_view sinter::exec::resultKindName(ResultKind kind) {
-  return sabi::resultKindName(static_cast<sabi::ResultKind>(kind));
-}
-std::string_view sinter::exec::stepKindName(StepKind kind) {
-  const google::protobuf::FieldDescriptor *field =
-      sabi::Step::descriptor()->FindFieldByNumber(static_cast<int>(kind));
-  return field ? std::string_view(field->name()) : "?";
-}
-
-sinter::formats::DType sinter::exec::toDType(ElementType type) {
+sinter::formats::DType sinter::exec::toDType(sabi::DType type) {
   using formats::DType;
   switch (type) {
-  case ElementType::F32:
+  case sabi::ElementType::f32:
     return DType::F32;
-  case ElementType::F64:
+  case sabi::ElementType::f64:
     return DType::F64;
-  case ElementType::F16:
+  case sabi::ElementType::f16:
     return DType::F16;
-  case ElementType::BF16:
+  case sabi::ElementType::bf16:
     return DType::BF16;
-  case ElementType::I64:
+  case sabi::ElementType::i64:
     return DType::I64;
-  case ElementType::I32:
+  case sabi::ElementType::i32:
     return DType::I32;
-  case ElementType::I8:
+  case sabi::ElementType::i8:
     return DType::I8;
-  case ElementType::I1:
+  case sabi::ElementType::i1:
     return DType::Bool;
   }
   return DType::F32;
-}
-
-int64_t sinter::exec::elementByteSize(ElementType type) {
-  return sabi::elementBytes(static_cast<sabi::DType>(type));
 }
 
 //===----------------------------------------------------------------------===//
@@ -173,7 +147,8 @@ absl::Status Reader::slabs() {
   std::vector<bool> seen(sabi::kNumSlabs);
   for (const sabi::SlabSize &s : in.slabs()) {
     if (!sabi::Slab::Kind_IsValid(s.slab()))
-      return programError(SINTER_HERE, "slabs", absl::StrFormat("unknown slab %d", s.slab()));
+      return programError(SINTER_HERE, "slabs",
+                          absl::StrFormat("unknown slab %d", s.slab()));
     if (seen[s.slab()])
       return programError(SINTER_HERE, "slabs",
                           absl::StrFormat("slab '%s' is sized twice",
@@ -191,66 +166,74 @@ absl::Status Reader::slabs() {
 absl::Status Reader::buffer(const sabi::Buffer &in, int64_t index) {
   std::string where = absl::StrFormat("buffer %d", index);
   if (in.id() != index)
-    return programError(SINTER_HERE, where, absl::StrFormat("has id %d; ids must be 0, 1, "
-                                               "2, ... in order",
-                                               in.id()));
+    return programError(SINTER_HERE, where,
+                        absl::StrFormat("has id %d; ids must be 0, 1, "
+                                        "2, ... in order",
+                                        in.id()));
   if (!sabi::Slab::Kind_IsValid(in.slab()))
-    return programError(SINTER_HERE, where, absl::StrFormat("unknown slab %d", in.slab()));
+    return programError(SINTER_HERE, where,
+                        absl::StrFormat("unknown slab %d", in.slab()));
   if (!sabi::ElementType::Kind_IsValid(in.dtype()))
-    return programError(SINTER_HERE, where, absl::StrFormat("unknown dtype %d", in.dtype()));
+    return programError(SINTER_HERE, where,
+                        absl::StrFormat("unknown dtype %d", in.dtype()));
   if (!sabi::Category::Kind_IsValid(in.category()))
     return programError(SINTER_HERE, where,
                         absl::StrFormat("unknown category %d", in.category()));
   Buffer b;
   b.id = index;
   b.name = in.name();
-  b.slab = static_cast<SlabId>(in.slab());
+  b.slab = static_cast<sabi::SlabKind>(in.slab());
   b.offset = in.offset();
-  b.type = static_cast<ElementType>(in.dtype());
+  b.type = static_cast<sabi::DType>(in.dtype());
   b.category = std::string(sabi::categoryName(in.category()));
   if (in.shape_size() > formats::kMaxRank)
-    return programError(SINTER_HERE, where, absl::StrFormat("rank %d exceeds the maximum %d",
-                                               in.shape_size(),
-                                               formats::kMaxRank));
+    return programError(SINTER_HERE, where,
+                        absl::StrFormat("rank %d exceeds the maximum %d",
+                                        in.shape_size(), formats::kMaxRank));
   for (int64_t d : in.shape()) {
     if (d < 0)
-      return programError(SINTER_HERE, where, "shape entries must be non-negative");
+      return programError(SINTER_HERE, where,
+                          "shape entries must be non-negative");
     b.shape.push_back(d);
   }
   if (b.offset < 0)
-    return programError(SINTER_HERE, where, absl::StrFormat("offset %d is negative",
-                                               b.offset));
+    return programError(SINTER_HERE, where,
+                        absl::StrFormat("offset %d is negative", b.offset));
   absl::StatusOr<int64_t> bytes = formats::numBytes(toDType(b.type), b.shape);
   if (!bytes.ok())
     return programError(SINTER_HERE, where,
                         absl::StrFormat("shape %s: %s", shapeText(b.shape),
                                         bytes.status().message()));
   b.bytes = *bytes;
-  b.numElements = *bytes / elementByteSize(b.type);
+  b.numElements = *bytes / sabi::elementBytes(b.type);
   int64_t slabBytes = out->slabBytes[static_cast<int>(b.slab)];
   if (b.offset > slabBytes || b.bytes > slabBytes - b.offset)
-    return programError(SINTER_HERE, 
-        where, absl::StrFormat("offset %d + %d bytes exceeds slab '%s' of %d "
-                               "bytes",
-                               b.offset, b.bytes, slabName(b.slab), slabBytes));
+    return programError(
+        SINTER_HERE, where,
+        absl::StrFormat("offset %d + %d bytes exceeds slab '%s' of %d "
+                        "bytes",
+                        b.offset, b.bytes, sabi::slabName(b.slab), slabBytes));
   if (in.has_view_of()) {
     // A view shares the bytes of an earlier buffer and lies within them.
     int64_t of = in.view_of();
     if (of < 0 || of >= index)
-      return programError(SINTER_HERE, where, absl::StrFormat("is a view of buffer %d, not "
-                                                 "of an earlier buffer",
-                                                 of));
+      return programError(SINTER_HERE, where,
+                          absl::StrFormat("is a view of buffer %d, not "
+                                          "of an earlier buffer",
+                                          of));
     const Buffer &owner = out->buffers[of];
     if (owner.slab != b.slab || b.offset < owner.offset ||
         b.offset + b.bytes > owner.offset + owner.bytes)
-      return programError(SINTER_HERE, 
-          where, absl::StrFormat("is a view of %s but lies outside its bytes",
-                                 bufferPlace(*out, of)));
+      return programError(
+          SINTER_HERE, where,
+          absl::StrFormat("is a view of %s but lies outside its bytes",
+                          bufferPlace(*out, of)));
   } else if (b.offset % sabi::kBufferAlignment != 0) {
-    return programError(SINTER_HERE, 
-        where, absl::StrFormat("offset %d is not a multiple of %d and the "
-                               "buffer is not a view",
-                               b.offset, sabi::kBufferAlignment));
+    return programError(
+        SINTER_HERE, where,
+        absl::StrFormat("offset %d is not a multiple of %d and the "
+                        "buffer is not a view",
+                        b.offset, sabi::kBufferAlignment));
   }
   out->buffers.push_back(std::move(b));
   return absl::OkStatus();
@@ -259,11 +242,12 @@ absl::Status Reader::buffer(const sabi::Buffer &in, int64_t index) {
 absl::Status Reader::argument(const sabi::Argument &in, int64_t index) {
   std::string where = absl::StrFormat("argument %d", index);
   if (!sabi::Argument::Kind_IsValid(in.kind()))
-    return programError(SINTER_HERE, where, absl::StrFormat("unknown kind %d", in.kind()));
+    return programError(SINTER_HERE, where,
+                        absl::StrFormat("unknown kind %d", in.kind()));
   SINTER_RETURN_IF_ERROR(bufferId(where, "buffer", in.buffer()));
   Argument a;
   a.name = in.name();
-  a.kind = static_cast<ArgumentKind>(in.kind());
+  a.kind = static_cast<sabi::ArgumentKind>(in.kind());
   a.buffer = in.buffer();
   const Buffer &b = out->buffers[a.buffer];
   if (a.name.empty())
@@ -272,17 +256,19 @@ absl::Status Reader::argument(const sabi::Argument &in, int64_t index) {
     return programError(SINTER_HERE, where,
                         absl::StrFormat("name %s repeats an earlier argument",
                                         formats::quoteForMessage(a.name)));
-  if (a.kind == ArgumentKind::Step &&
-      (b.type != ElementType::I64 || !b.shape.empty()))
-    return programError(SINTER_HERE, 
-        where, absl::StrFormat("the step argument must be an i64 scalar, not "
-                               "%s %s",
-                               elementTypeName(b.type), shapeText(b.shape)));
-  if (in.aliases_size() && a.kind != ArgumentKind::Param)
+  if (a.kind == sabi::Argument::step &&
+      (b.type != sabi::ElementType::i64 || !b.shape.empty()))
+    return programError(
+        SINTER_HERE, where,
+        absl::StrFormat("the step argument must be an i64 scalar, not "
+                        "%s %s",
+                        sabi::dtypeName(b.type), shapeText(b.shape)));
+  if (in.aliases_size() && a.kind != sabi::Argument::param)
     return programError(SINTER_HERE, where, "only params have 'aliases'");
   for (const std::string &alias : in.aliases()) {
     if (alias.empty())
-      return programError(SINTER_HERE, where, "'aliases' must be non-empty names");
+      return programError(SINTER_HERE, where,
+                          "'aliases' must be non-empty names");
     if (alias == a.name || out->findArgument(alias) ||
         std::count(a.aliases.begin(), a.aliases.end(), alias))
       return programError(SINTER_HERE, where,
@@ -291,52 +277,59 @@ absl::Status Reader::argument(const sabi::Argument &in, int64_t index) {
     a.aliases.push_back(alias);
   }
   if (in.has_bound()) {
-    bool integer = b.type == ElementType::I64 || b.type == ElementType::I32 ||
-                   b.type == ElementType::I8;
-    if (a.kind != ArgumentKind::Input || !integer)
-      return programError(SINTER_HERE, where, "only integer inputs have a 'bound'");
+    bool integer = b.type == sabi::ElementType::i64 ||
+                   b.type == sabi::ElementType::i32 ||
+                   b.type == sabi::ElementType::i8;
+    if (a.kind != sabi::Argument::input || !integer)
+      return programError(SINTER_HERE, where,
+                          "only integer inputs have a 'bound'");
     if (in.bound() < 1)
-      return programError(SINTER_HERE, where, "'bound' must be a positive integer");
+      return programError(SINTER_HERE, where,
+                          "'bound' must be a positive integer");
     a.bound = in.bound();
   }
-  if (in.has_default_value() && a.kind != ArgumentKind::Hyper)
-    return programError(SINTER_HERE, where, "only hyper arguments have a 'default_value'");
-  if (a.kind == ArgumentKind::Hyper) {
-    if ((b.type != ElementType::F64 && b.type != ElementType::F32) ||
+  if (in.has_default_value() && a.kind != sabi::Argument::hyper)
+    return programError(SINTER_HERE, where,
+                        "only hyper arguments have a 'default_value'");
+  if (a.kind == sabi::Argument::hyper) {
+    if ((b.type != sabi::ElementType::f64 &&
+         b.type != sabi::ElementType::f32) ||
         !b.shape.empty())
-      return programError(SINTER_HERE, 
-          where, absl::StrFormat("a hyper argument must be an f32 or f64 "
-                                 "scalar, not %s %s",
-                                 elementTypeName(b.type), shapeText(b.shape)));
+      return programError(
+          SINTER_HERE, where,
+          absl::StrFormat("a hyper argument must be an f32 or f64 "
+                          "scalar, not %s %s",
+                          sabi::dtypeName(b.type), shapeText(b.shape)));
     if (!in.has_default_value())
-      return programError(SINTER_HERE, where, "a hyper argument needs a 'default_value'");
+      return programError(SINTER_HERE, where,
+                          "a hyper argument needs a 'default_value'");
     double v = in.default_value();
-    if (!std::isfinite(v) ||
-        (b.type == ElementType::F32 && !std::isfinite(static_cast<float>(v))))
+    if (!std::isfinite(v) || (b.type == sabi::ElementType::f32 &&
+                              !std::isfinite(static_cast<float>(v))))
       return programError(SINTER_HERE, where,
                           absl::StrFormat("'default_value' must be a finite %s",
-                                          elementTypeName(b.type)));
+                                          sabi::dtypeName(b.type)));
     a.defaultValue = v;
   }
   if (in.has_init()) {
-    if (a.kind != ArgumentKind::Param)
+    if (a.kind != sabi::Argument::param)
       return programError(SINTER_HERE, where, "only params have an 'init'");
     const sabi::Initializer &init = in.init();
     Initializer initializer;
     bool given = false;
     switch (init.dist()) {
     case sabi::Initializer::normal:
-      initializer.dist = Initializer::Dist::Normal;
+      initializer.dist = init.dist();
       given = init.has_stddev();
       initializer.value = init.stddev();
       break;
     case sabi::Initializer::uniform:
-      initializer.dist = Initializer::Dist::Uniform;
+      initializer.dist = init.dist();
       given = init.has_bound();
       initializer.value = init.bound();
       break;
     case sabi::Initializer::constant:
-      initializer.dist = Initializer::Dist::Constant;
+      initializer.dist = init.dist();
       given = init.has_value();
       initializer.value = init.value();
       break;
@@ -345,19 +338,21 @@ absl::Status Reader::argument(const sabi::Argument &in, int64_t index) {
                           absl::StrFormat("unknown dist %d", init.dist()));
     }
     if (!given)
-      return programError(SINTER_HERE, 
-          where + " init",
+      return programError(
+          SINTER_HERE, where + " init",
           absl::StrFormat("a %s initializer needs its %s",
                           sabi::Initializer::Dist_Name(init.dist()),
-                          init.dist() == sabi::Initializer::normal    ? "stddev"
-                          : init.dist() == sabi::Initializer::uniform ? "bound"
-                                                                     : "value"));
-    if (b.type != ElementType::F32 && b.type != ElementType::F64 &&
-        b.type != ElementType::F16 && b.type != ElementType::BF16)
-      return programError(SINTER_HERE, 
-          where, absl::StrFormat("an initialized parameter must be a float "
-                                 "tensor, not %s",
-                                 elementTypeName(b.type)));
+                          init.dist() == sabi::Initializer::normal ? "stddev"
+                          : init.dist() == sabi::Initializer::uniform
+                              ? "bound"
+                              : "value"));
+    if (b.type != sabi::ElementType::f32 && b.type != sabi::ElementType::f64 &&
+        b.type != sabi::ElementType::f16 && b.type != sabi::ElementType::bf16)
+      return programError(
+          SINTER_HERE, where,
+          absl::StrFormat("an initialized parameter must be a float "
+                          "tensor, not %s",
+                          sabi::dtypeName(b.type)));
     a.init = initializer;
   }
   out->arguments.push_back(std::move(a));
@@ -367,11 +362,12 @@ absl::Status Reader::argument(const sabi::Argument &in, int64_t index) {
 absl::Status Reader::result(const sabi::Result &in, int64_t index) {
   std::string where = absl::StrFormat("result %d", index);
   if (!sabi::Result::Kind_IsValid(in.kind()))
-    return programError(SINTER_HERE, where, absl::StrFormat("unknown kind %d", in.kind()));
+    return programError(SINTER_HERE, where,
+                        absl::StrFormat("unknown kind %d", in.kind()));
   SINTER_RETURN_IF_ERROR(bufferId(where, "buffer", in.buffer()));
   Result r;
   r.name = in.name();
-  r.kind = static_cast<ResultKind>(in.kind());
+  r.kind = static_cast<sabi::ResultKind>(in.kind());
   r.buffer = in.buffer();
   const Buffer &b = out->buffers[r.buffer];
   if (r.name.empty())
@@ -380,31 +376,33 @@ absl::Status Reader::result(const sabi::Result &in, int64_t index) {
     return programError(SINTER_HERE, where,
                         absl::StrFormat("name %s repeats an earlier result",
                                         formats::quoteForMessage(r.name)));
-  if (r.kind == ResultKind::Metric && !b.shape.empty())
+  if (r.kind == sabi::Result::metric && !b.shape.empty())
     return programError(SINTER_HERE, where,
                         absl::StrFormat("metric %s must be a scalar, not %s",
                                         formats::quoteForMessage(r.name),
                                         shapeText(b.shape)));
-  if (r.kind == ResultKind::Param || r.kind == ResultKind::OptState) {
+  if (r.kind == sabi::Result::param || r.kind == sabi::Result::opt_state) {
     // The state contract: the argument of the same name holds the new value.
-    ArgumentKind want = r.kind == ResultKind::Param ? ArgumentKind::Param
-                                                    : ArgumentKind::OptState;
+    sabi::ArgumentKind want = r.kind == sabi::Result::param
+                                  ? sabi::Argument::param
+                                  : sabi::Argument::opt_state;
     const Argument *a = out->findArgument(r.name);
     if (!a || a->kind != want)
-      return programError(SINTER_HERE, 
-          where, absl::StrFormat("%s result %s has no %s argument of the same "
-                                 "name",
-                                 resultKindName(r.kind),
-                                 formats::quoteForMessage(r.name),
-                                 argumentKindName(want)));
+      return programError(
+          SINTER_HERE, where,
+          absl::StrFormat("%s result %s has no %s argument of the same "
+                          "name",
+                          sabi::resultKindName(r.kind),
+                          formats::quoteForMessage(r.name),
+                          sabi::argumentKindName(want)));
     const Buffer &ab = out->buffers[a->buffer];
     if (ab.type != b.type || ab.shape != b.shape)
-      return programError(SINTER_HERE, 
-          where, absl::StrFormat("result %s is %s %s but its argument is %s %s",
-                                 formats::quoteForMessage(r.name),
-                                 elementTypeName(b.type), shapeText(b.shape),
-                                 elementTypeName(ab.type),
-                                 shapeText(ab.shape)));
+      return programError(
+          SINTER_HERE, where,
+          absl::StrFormat("result %s is %s %s but its argument is %s %s",
+                          formats::quoteForMessage(r.name),
+                          sabi::dtypeName(b.type), shapeText(b.shape),
+                          sabi::dtypeName(ab.type), shapeText(ab.shape)));
   }
   out->results.push_back(std::move(r));
   return absl::OkStatus();
@@ -415,20 +413,21 @@ absl::Status Reader::constant(const sabi::Constant &in, int64_t index,
   std::string where = absl::StrFormat("constant %d", index);
   SINTER_RETURN_IF_ERROR(bufferId(where, "buffer", in.buffer()));
   const Buffer &b = out->buffers[in.buffer()];
-  if (b.slab != SlabId::Constants)
+  if (b.slab != sabi::Slab::constants)
     return programError(SINTER_HERE, where,
                         absl::StrFormat("%s is in slab '%s', not 'constants'",
                                         bufferPlace(*out, in.buffer()),
-                                        slabName(b.slab)));
+                                        sabi::slabName(b.slab)));
   if (filled[in.buffer()])
     return programError(SINTER_HERE, where,
                         absl::StrFormat("%s already has a constant",
                                         bufferPlace(*out, in.buffer())));
   filled[in.buffer()] = true;
   if (static_cast<int64_t>(in.data().size()) != b.bytes)
-    return programError(SINTER_HERE, 
-        where, absl::StrFormat("has %d bytes; %s needs %d", in.data().size(),
-                               bufferPlace(*out, in.buffer()), b.bytes));
+    return programError(
+        SINTER_HERE, where,
+        absl::StrFormat("has %d bytes; %s needs %d", in.data().size(),
+                        bufferPlace(*out, in.buffer()), b.bytes));
   Constant c;
   c.buffer = in.buffer();
   c.bytes.assign(in.data().begin(), in.data().end());
@@ -444,8 +443,8 @@ absl::Status Reader::kernel(const sabi::Kernel &in, int64_t index) {
     return programError(SINTER_HERE, where,
                         absl::StrFormat("extent %d is below 1", in.extent()));
   if (in.bytes() < 0)
-    return programError(SINTER_HERE, where, absl::StrFormat("bytes %d is negative",
-                                               in.bytes()));
+    return programError(SINTER_HERE, where,
+                        absl::StrFormat("bytes %d is negative", in.bytes()));
   Kernel k;
   k.name = in.name();
   k.symbol = in.symbol();
@@ -474,12 +473,11 @@ absl::Status Reader::matmul(std::string_view where, const sabi::MatmulStep &in,
   m.transposeLhs = in.transpose_lhs();
   m.transposeRhs = in.transpose_rhs();
   m.alpha = in.has_alpha() ? in.alpha() : 1.0;
-  std::optional<Activation> act =
-      parseActivation(sabi::MatmulStep::Activation_Name(in.activation()));
-  if (!sabi::MatmulStep::Activation_IsValid(in.activation()) || !act)
-    return programError(SINTER_HERE, where, absl::StrFormat("unknown activation %d",
-                                               in.activation()));
-  m.activation = *act;
+  if (!sabi::MatmulStep::Activation_IsValid(in.activation()))
+    return programError(
+        SINTER_HERE, where,
+        absl::StrFormat("unknown activation %d", in.activation()));
+  m.activation = in.activation();
   if (!std::isfinite(static_cast<float>(m.alpha)))
     return programError(SINTER_HERE, where, "alpha is not a finite f32");
   std::pair<const char *, int64_t> operands[] = {
@@ -488,19 +486,21 @@ absl::Status Reader::matmul(std::string_view where, const sabi::MatmulStep &in,
     if (id < 0)
       continue;
     const Buffer &b = out->buffers[id];
-    if (b.type != ElementType::F32)
+    if (b.type != sabi::ElementType::f32)
       return programError(SINTER_HERE, where,
                           absl::StrFormat("%s (%s) is %s; matmul needs f32",
                                           what, bufferPlace(*out, id),
-                                          elementTypeName(b.type)));
+                                          sabi::dtypeName(b.type)));
     if (id != m.out && overlaps(b, out->buffers[m.out]))
-      return programError(SINTER_HERE, where, absl::StrFormat("out (%s) overlaps %s (%s)",
-                                                 bufferPlace(*out, m.out),
-                                                 what, bufferPlace(*out, id)));
+      return programError(SINTER_HERE, where,
+                          absl::StrFormat("out (%s) overlaps %s (%s)",
+                                          bufferPlace(*out, m.out), what,
+                                          bufferPlace(*out, id)));
   }
   absl::StatusOr<MatmulGeometry> g = analyzeMatmul(out->matmulDesc(m));
   if (!g.ok())
-    return programError(SINTER_HERE, where, formats::toStd(g.status().message()));
+    return programError(SINTER_HERE, where,
+                        formats::toStd(g.status().message()));
   return absl::OkStatus();
 }
 
@@ -509,33 +509,34 @@ absl::Status Reader::step(const sabi::Step &in, int64_t index) {
   switch (in.op_case()) {
   case sabi::Step::kKernel: {
     std::string where = absl::StrFormat("step %d (kernel)", index);
-    s.kind = StepKind::Kernel;
+    s.kind = sabi::Step::kKernel;
     int64_t max = static_cast<int64_t>(out->kernels.size()) - 1;
     if (in.kernel().kernel() < 0 || in.kernel().kernel() > max)
-      return programError(SINTER_HERE, 
-          where,
+      return programError(
+          SINTER_HERE, where,
           absl::StrFormat("'kernel' must be a kernel index in [0, %d]", max));
     s.kernel = in.kernel().kernel();
     break;
   }
   case sabi::Step::kMatmul:
-    s.kind = StepKind::Matmul;
+    s.kind = sabi::Step::kMatmul;
     SINTER_RETURN_IF_ERROR(matmul(absl::StrFormat("step %d (matmul)", index),
                                   in.matmul(), s.matmul));
     break;
   case sabi::Step::kCopy: {
     std::string where = absl::StrFormat("step %d (copy)", index);
-    s.kind = StepKind::Copy;
+    s.kind = sabi::Step::kCopy;
     SINTER_RETURN_IF_ERROR(bufferId(where, "src", in.copy().src()));
     SINTER_RETURN_IF_ERROR(bufferId(where, "dst", in.copy().dst()));
     s.src = in.copy().src();
     s.dst = in.copy().dst();
     const Buffer &src = out->buffers[s.src], &dst = out->buffers[s.dst];
     if (src.bytes != dst.bytes)
-      return programError(SINTER_HERE, 
-          where, absl::StrFormat("src (%s) has %d bytes but dst (%s) has %d",
-                                 bufferPlace(*out, s.src), src.bytes,
-                                 bufferPlace(*out, s.dst), dst.bytes));
+      return programError(
+          SINTER_HERE, where,
+          absl::StrFormat("src (%s) has %d bytes but dst (%s) has %d",
+                          bufferPlace(*out, s.src), src.bytes,
+                          bufferPlace(*out, s.dst), dst.bytes));
     break;
   }
   default:
@@ -549,8 +550,8 @@ absl::Status Reader::step(const sabi::Step &in, int64_t index) {
 absl::Status Reader::read(StepProgram &program) {
   out = &program;
   if (in.version() != sabi::kStepProgramVersion)
-    return programError(SINTER_HERE, 
-        "top level",
+    return programError(
+        SINTER_HERE, "top level",
         absl::StrFormat("version %d; this runtime reads version %d (recompile "
                         "the model with this release's sinterc)",
                         in.version(), sabi::kStepProgramVersion));
@@ -565,8 +566,9 @@ absl::Status Reader::read(StepProgram &program) {
     SINTER_RETURN_IF_ERROR(argument(in.arguments(i), i));
   int steps = 0;
   for (const Argument &a : program.arguments)
-    if (a.kind == ArgumentKind::Step && ++steps > 1)
-      return programError(SINTER_HERE, "arguments", "more than one 'step' argument");
+    if (a.kind == sabi::Argument::step && ++steps > 1)
+      return programError(SINTER_HERE, "arguments",
+                          "more than one 'step' argument");
   for (int i = 0; i < in.results_size(); ++i)
     SINTER_RETURN_IF_ERROR(result(in.results(i), i));
   std::vector<bool> filled(program.buffers.size());
@@ -589,8 +591,8 @@ sinter::exec::validateStepProgram(const sabi::StepProgram &message) {
   return program;
 }
 
-absl::StatusOr<StepProgram>
-sinter::exec::parseStepProgram(const void *data, size_t size) {
+absl::StatusOr<StepProgram> sinter::exec::parseStepProgram(const void *data,
+                                                           size_t size) {
   sabi::StepProgram message;
   if (size > static_cast<size_t>(std::numeric_limits<int>::max()) ||
       !message.ParseFromArray(data, static_cast<int>(size)))
@@ -605,9 +607,10 @@ absl::StatusOr<StepProgram>
 sinter::exec::parseStepProgramJson(std::string_view json) {
   sabi::StepProgram message;
   google::protobuf::util::JsonParseOptions options;
-  google::protobuf::util::Status status = google::protobuf::util::JsonStringToMessage(
-      google::protobuf::StringPiece(json.data(), json.size()), &message,
-      options);
+  google::protobuf::util::Status status =
+      google::protobuf::util::JsonStringToMessage(
+          google::protobuf::StringPiece(json.data(), json.size()), &message,
+          options);
   if (!status.ok())
     return programError(SINTER_HERE, "JSON", std::string(status.message()));
   return validateStepProgram(message);

@@ -42,67 +42,31 @@
 
 namespace sinter::exec {
 
-/// The dtypes a buffer may have (the ABI's, abi::ElementType). I1 is one
-/// byte per element.
-enum class ElementType {
-  F32 = abi::ElementType::f32,
-  F64 = abi::ElementType::f64,
-  F16 = abi::ElementType::f16,
-  BF16 = abi::ElementType::bf16,
-  I64 = abi::ElementType::i64,
-  I32 = abi::ElementType::i32,
-  I8 = abi::ElementType::i8,
-  I1 = abi::ElementType::i1,
-};
-
-std::string_view elementTypeName(ElementType type); // "f32", ...
-int64_t elementByteSize(ElementType type);
 /// The safetensors dtype used when a buffer is read or written by name.
-formats::DType toDType(ElementType type);
-
-/// "arena", "params", "opt_state", "io", "constants".
-std::string_view slabName(abi::SlabId slab);
+formats::DType toDType(abi::DType type);
 
 struct Buffer {
   int64_t id = 0;
   std::string name; // may be empty
-  abi::SlabId slab = abi::SlabId::Arena;
+  abi::SlabKind slab = abi::Slab::arena;
   int64_t offset = 0; // bytes into the slab
-  ElementType type = ElementType::F32;
+  abi::DType type = abi::ElementType::f32;
   std::vector<int64_t> shape;
   std::string category; // for reports; may be empty
   int64_t bytes = 0;    // product(shape) x element size
   int64_t numElements = 0;
 };
 
-/// The ABI's argument and result kinds (abi::Argument::Kind,
-/// abi::Result::Kind).
-enum class ArgumentKind {
-  Param = abi::Argument::param,
-  OptState = abi::Argument::opt_state,
-  Input = abi::Argument::input,
-  Step = abi::Argument::step,
-  Hyper = abi::Argument::hyper,
-};
-enum class ResultKind {
-  Metric = abi::Result::metric,
-  Param = abi::Result::param,
-  OptState = abi::Result::opt_state,
-  Tensor = abi::Result::tensor,
-};
-std::string_view argumentKindName(ArgumentKind kind);
-std::string_view resultKindName(ResultKind kind);
-
 /// A parameter initializer (the sgraph.init attribute).
 struct Initializer {
-  enum class Dist { Normal, Uniform, Constant };
-  Dist dist = Dist::Constant;
+  using Dist = abi::Initializer::Dist;
+  Dist dist = abi::Initializer::constant;
   double value = 0; // std, bound or value
 };
 
 struct Argument {
   std::string name;
-  ArgumentKind kind = ArgumentKind::Input;
+  abi::ArgumentKind kind = abi::Argument::input;
   int64_t buffer = 0;
   std::optional<Initializer> init; // params only
   /// Params only: other names of a tied parameter ("lm_head.weight");
@@ -118,7 +82,7 @@ struct Argument {
 
 struct Result {
   std::string name;
-  ResultKind kind = ResultKind::Tensor;
+  abi::ResultKind kind = abi::Result::tensor;
   int64_t buffer = 0;
 };
 
@@ -134,24 +98,16 @@ struct Kernel {
   int64_t bytes = 0;  // bytes moved per call, for GB/s in profiles (optional)
 };
 
-/// The ABI's step kinds: the field numbers of abi::Step's `op`.
-enum class StepKind {
-  Kernel = abi::Step::kKernel,
-  Matmul = abi::Step::kMatmul,
-  Copy = abi::Step::kCopy,
-};
-std::string_view stepKindName(StepKind kind);
-
 struct MatmulStep {
   int64_t lhs = 0, rhs = 0, out = 0;
   int64_t bias = -1; // -1: none
   bool transposeLhs = false, transposeRhs = false;
   double alpha = 1.0;
-  Activation activation = Activation::None;
+  Activation activation = abi::MatmulStep::none;
 };
 
 struct Step {
-  StepKind kind = StepKind::Kernel;
+  abi::StepKind kind = abi::Step::kKernel;
   int64_t kernel = 0;       // Kernel
   MatmulStep matmul;        // Matmul
   int64_t src = 0, dst = 0; // Copy

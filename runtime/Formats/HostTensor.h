@@ -29,6 +29,8 @@ namespace sinter::formats {
 
 /// The element types Sinter reads and writes. Bool is one byte holding 0 or
 /// 1, as in numpy and safetensors.
+/// one-definition: the file formats' dtypes (safetensors, .npy), not the
+/// step program's.
 enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, U16, Bool };
 
 /// Every DType, in declaration order (for tests and table-driven code).

@@ -31,6 +31,7 @@ static constexpr uint64_t kMaxHeaderSize = 10000;
 /// np.save reserves room for the first dimension to grow to this many
 /// digits (GROWTH_AXIS_MAX_DIGITS), so files can be appended to in place.
 static constexpr size_t kGrowthAxisMaxDigits = 21;
+// one-definition: .npy pads its header to this (the format's own number).
 static constexpr size_t kArrayAlign = 64;
 
 namespace {

@@ -70,6 +70,7 @@ extern "C" __attribute__((weak)) const char SINTER_ABI_DEFAULT_DATA[];
 
 using namespace sinter;
 using namespace sinter::exec;
+namespace sabi = sinter::abi;
 
 namespace {
 
@@ -147,7 +148,7 @@ std::string compiledBatch() {
       parseStepProgram(SINTER_ABI_STEP_PROGRAM, SINTER_ABI_STEP_PROGRAM_SIZE);
   if (program.ok())
     for (const Argument &a : program->arguments)
-      if (a.kind == ArgumentKind::Input &&
+      if (a.kind == sabi::Argument::input &&
           !program->buffers[a.buffer].shape.empty())
         return absl::StrCat(program->buffers[a.buffer].shape.front());
   return "?";
@@ -207,16 +208,17 @@ Flags parseFlags(int argc, char **argv) {
     } else if (name == "--lr") {
       training();
       double lr;
-      if (!absl::SimpleAtod(needValue(), &lr) || !(lr >= 0) || !std::isfinite(lr))
-        fail(2, absl::StrFormat("--lr: '%s' is not a non-negative number",
-                                value));
+      if (!absl::SimpleAtod(needValue(), &lr) || !(lr >= 0) ||
+          !std::isfinite(lr))
+        fail(2,
+             absl::StrFormat("--lr: '%s' is not a non-negative number", value));
       flags.train.lr = lr;
     } else if (name == "--seed") {
       training();
       uint64_t seed;
       if (!absl::SimpleAtoi(needValue(), &seed))
-        fail(2, absl::StrFormat("--seed: '%s' is not an unsigned integer",
-                                value));
+        fail(2,
+             absl::StrFormat("--seed: '%s' is not an unsigned integer", value));
       flags.seed = seed;
     } else if (name == "--init") {
       training();
@@ -284,11 +286,11 @@ Flags parseFlags(int argc, char **argv) {
 absl::StatusOr<std::string> formatScalar(const Executor &ex, int64_t id) {
   SINTER_ASSIGN_OR_RETURN(double value, ex.scalarValue(id));
   switch (ex.program().buffers[id].type) {
-  case ElementType::F64:
+  case sabi::ElementType::f64:
     return absl::StrFormat("%.17g", value);
-  case ElementType::F32:
-  case ElementType::F16:
-  case ElementType::BF16:
+  case sabi::ElementType::f32:
+  case sabi::ElementType::f16:
+  case sabi::ElementType::bf16:
     return absl::StrFormat("%.9g", value);
   default:
     return absl::StrFormat("%d", static_cast<int64_t>(value));
@@ -317,10 +319,10 @@ absl::Status runRawSteps(Executor &ex, const Flags &flags) {
     if (given.count(a.name))
       continue;
     switch (a.kind) {
-    case ArgumentKind::Param:
+    case sabi::Argument::param:
       SINTER_RETURN_IF_ERROR(ex.initializeParameter(a));
       break;
-    case ArgumentKind::Input:
+    case sabi::Argument::input:
       return sinter::InvalidArgumentError(
           SINTER_HERE,
           absl::StrFormat("input '%s' is not given (pass --inputs=FILE "
@@ -338,15 +340,14 @@ absl::Status runRawSteps(Executor &ex, const Flags &flags) {
   }
 
   for (const Result &r : prog.results)
-    if (r.kind == ResultKind::Metric) {
+    if (r.kind == sabi::Result::metric) {
       SINTER_ASSIGN_OR_RETURN(std::string value, formatScalar(ex, r.buffer));
       std::printf("%s = %s\n", r.name.c_str(), value.c_str());
     }
   if (flags.profile)
-    std::printf("%s", ex.formatProfile(std::getenv("SINTER_PROFILE_ALL")
-                                           ? 1 << 30
-                                           : 10)
-                          .c_str());
+    std::printf(
+        "%s", ex.formatProfile(std::getenv("SINTER_PROFILE_ALL") ? 1 << 30 : 10)
+                  .c_str());
   std::fflush(stdout);
 
   if (!flags.outputs.empty()) {
@@ -394,8 +395,7 @@ int main(int argc, char **argv) {
     eval = createExecutor(SINTER_ABI_EVAL_PROGRAM, SINTER_ABI_EVAL_PROGRAM_SIZE,
                           SINTER_ABI_EVAL_KERNELS, flags, /*profile=*/false);
   train::TrainOptions &options = flags.train;
-  options.defaultData =
-      &SINTER_ABI_DEFAULT_DATA ? SINTER_ABI_DEFAULT_DATA : "";
+  options.defaultData = &SINTER_ABI_DEFAULT_DATA ? SINTER_ABI_DEFAULT_DATA : "";
   options.seed = ex->program().seed;
   options.seedGiven = flags.seed.has_value();
   options.profile = flags.profile;

@@ -22,12 +22,13 @@
 
 using namespace sinter;
 using namespace sinter::train;
+namespace sabi = sinter::abi;
 using exec::Argument;
-using exec::ArgumentKind;
-using exec::ElementType;
 using exec::Executor;
 using exec::Result;
-using exec::ResultKind;
+using sabi::ArgumentKind;
+using sabi::DType;
+using sabi::ResultKind;
 
 namespace {
 
@@ -52,7 +53,7 @@ absl::StatusOr<std::vector<std::pair<std::string, double>>>
 readMetrics(const Executor &ex) {
   std::vector<std::pair<std::string, double>> out;
   for (const Result &r : ex.program().results)
-    if (r.kind == ResultKind::Metric) {
+    if (r.kind == sabi::Result::metric) {
       SINTER_ASSIGN_OR_RETURN(double value, ex.scalarValue(r.buffer));
       out.push_back({r.name, value});
     }
@@ -68,7 +69,7 @@ std::optional<double> find(const std::vector<std::pair<std::string, double>> &m,
 }
 
 std::vector<const Argument *> argumentsOf(const Executor &ex,
-                                          ArgumentKind kind) {
+                                          sabi::ArgumentKind kind) {
   std::vector<const Argument *> out;
   for (const Argument &a : ex.program().arguments)
     if (a.kind == kind)
@@ -78,7 +79,7 @@ std::vector<const Argument *> argumentsOf(const Executor &ex,
 
 /// Params or optimizer state as a safetensors file, in argument order.
 absl::StatusOr<formats::SafeTensorsFile> collect(const Executor &ex,
-                                                 ArgumentKind kind) {
+                                                 sabi::ArgumentKind kind) {
   formats::SafeTensorsFile file;
   for (const Argument *a : argumentsOf(ex, kind)) {
     SINTER_ASSIGN_OR_RETURN(formats::HostTensor tensor,
@@ -93,12 +94,13 @@ absl::StatusOr<formats::SafeTensorsFile> collect(const Executor &ex,
 /// argument missing from the file is an error; a tensor that names no such
 /// argument always is (the file belongs to another model), and so are two
 /// tensors for one argument. Returns how many were set.
-absl::StatusOr<int64_t> restore(Executor &ex, ArgumentKind kind,
+absl::StatusOr<int64_t> restore(Executor &ex, sabi::ArgumentKind kind,
                                 const formats::SafeTensorsFile &file,
                                 std::string_view fileName, bool requireAll,
                                 std::vector<std::string> *missing = nullptr) {
   std::vector<std::string> unknown;
-  std::map<const Argument *, const std::pair<std::string, formats::HostTensor> *>
+  std::map<const Argument *,
+           const std::pair<std::string, formats::HostTensor> *>
       given;
   for (const auto &entry : file.tensors) {
     const Argument *a = ex.program().findArgument(entry.first);
@@ -119,7 +121,7 @@ absl::StatusOr<int64_t> restore(Executor &ex, ArgumentKind kind,
         SINTER_HERE, fileName,
         absl::StrFormat(
             "%d tensor(s) match no %s of this model: %s", unknown.size(),
-            exec::argumentKindName(kind),
+            sabi::argumentKindName(kind),
             absl::StrJoin(unknown.begin(),
                           unknown.begin() + std::min<size_t>(unknown.size(), 8),
                           ", ")));
@@ -131,7 +133,7 @@ absl::StatusOr<int64_t> restore(Executor &ex, ArgumentKind kind,
         return formats::formatError(
             SINTER_HERE, fileName,
             absl::StrCat("has no tensor for ",
-                         formats::toAbsl(exec::argumentKindName(kind)), " ",
+                         formats::toAbsl(sabi::argumentKindName(kind)), " ",
                          formats::quoteForMessage(a->name)));
       if (missing)
         missing->push_back(a->name);
@@ -192,7 +194,7 @@ private:
 
 absl::Status Run::prepareData() {
   std::vector<data::InputSpec> specs;
-  for (const Argument *a : argumentsOf(ex, ArgumentKind::Input)) {
+  for (const Argument *a : argumentsOf(ex, sabi::Argument::input)) {
     const exec::Buffer &b = ex.program().buffers[a->buffer];
     if (b.shape.empty())
       return sinter::InvalidArgumentError(
@@ -224,9 +226,9 @@ absl::Status Run::prepareData() {
   unit = tokens ? "tok" : "samples";
 
   if (eval) {
-    for (const Argument *a : argumentsOf(*eval, ArgumentKind::Input)) {
+    for (const Argument *a : argumentsOf(*eval, sabi::Argument::input)) {
       const Argument *t = ex.program().findArgument(a->name);
-      if (!t || t->kind != ArgumentKind::Input ||
+      if (!t || t->kind != sabi::Argument::input ||
           ex.program().buffers[t->buffer].shape !=
               eval->program().buffers[a->buffer].shape)
         return sinter::InternalError(
@@ -258,7 +260,7 @@ absl::Status Run::prepareData() {
   data::LoaderOptions lo;
   lo.seed = seed;
   // Token ids index embedding tables; the compiler records their rows.
-  for (const Argument *a : argumentsOf(ex, ArgumentKind::Input))
+  for (const Argument *a : argumentsOf(ex, sabi::Argument::input))
     if (a->bound && (lo.vocabSize == 0 || *a->bound < lo.vocabSize))
       lo.vocabSize = *a->bound;
   SINTER_ASSIGN_OR_RETURN(loader, data::DataLoader::open(dataSpec, specs, lo));
@@ -284,8 +286,8 @@ absl::Status Run::prepareParameters() {
   if (resumed) {
     const Checkpoint &c = *resumed;
     for (auto [file, kind, name] :
-         {std::tuple{&c.model, ArgumentKind::Param, "model.safetensors"},
-          std::tuple{&c.optimizer, ArgumentKind::OptState,
+         {std::tuple{&c.model, sabi::Argument::param, "model.safetensors"},
+          std::tuple{&c.optimizer, sabi::Argument::opt_state,
                      "optimizer.safetensors"}}) {
       SINTER_ASSIGN_OR_RETURN(int64_t set,
                               restore(ex, kind, *file,
@@ -301,14 +303,14 @@ absl::Status Run::prepareParameters() {
                           formats::readSafeTensors(opt.init));
   std::vector<std::string> missing;
   SINTER_ASSIGN_OR_RETURN(int64_t set,
-                          restore(ex, ArgumentKind::Param, file, opt.init,
+                          restore(ex, sabi::Argument::param, file, opt.init,
                                   /*requireAll=*/false, &missing));
   std::string note =
       absl::StrFormat("initialized %d parameter(s) from %s", set, opt.init);
   if (!missing.empty())
-    absl::StrAppend(&note, absl::StrFormat(
-                               "; %d from their initializers (%s)",
-                               missing.size(), absl::StrJoin(missing, ", ")));
+    absl::StrAppend(&note, absl::StrFormat("; %d from their initializers (%s)",
+                                           missing.size(),
+                                           absl::StrJoin(missing, ", ")));
   progress->note(note, /*important=*/false);
   return absl::OkStatus();
 }
@@ -328,7 +330,7 @@ absl::Status Run::evaluate(int64_t step) {
     return absl::OkStatus();
   // The eval program has its own slabs: copy the parameters over by name,
   // through one host buffer.
-  for (const Argument *a : argumentsOf(*eval, ArgumentKind::Param)) {
+  for (const Argument *a : argumentsOf(*eval, sabi::Argument::param)) {
     const Argument *t = ex.program().findArgument(a->name);
     if (!t || ex.program().buffers[t->buffer].bytes !=
                   eval->program().buffers[a->buffer].bytes)
@@ -376,9 +378,9 @@ absl::Status Run::save(int64_t step) {
   if (opt.save.empty() || lastCheckpoint == checkpointName(step))
     return absl::OkStatus();
   Checkpoint c;
-  SINTER_ASSIGN_OR_RETURN(c.model, collect(ex, ArgumentKind::Param));
+  SINTER_ASSIGN_OR_RETURN(c.model, collect(ex, sabi::Argument::param));
   c.model.metadata["sinter.step"] = absl::StrCat(step);
-  SINTER_ASSIGN_OR_RETURN(c.optimizer, collect(ex, ArgumentKind::OptState));
+  SINTER_ASSIGN_OR_RETURN(c.optimizer, collect(ex, sabi::Argument::opt_state));
   c.state.step = step;
   c.state.seed = seed;
   c.state.data = dataSpec;
@@ -419,9 +421,8 @@ absl::Status Run::run() {
                    "changed); continuing");
   SINTER_RETURN_IF_ERROR(prepareParameters());
   SINTER_RETURN_IF_ERROR(prepareData());
-  progress = std::make_unique<ProgressReporter>(stdout, interactive, opt.quiet,
-                                                opt.logEvery, startStep,
-                                                opt.steps, unit);
+  progress = std::make_unique<ProgressReporter>(
+      stdout, interactive, opt.quiet, opt.logEvery, startStep, opt.steps, unit);
   if (startStep > opt.steps)
     return sinter::InvalidArgumentError(
         SINTER_HERE,
@@ -439,14 +440,14 @@ absl::Status Run::run() {
     removeStaleTemporaries(opt.save);
 
   progress->note(
-      absl::StrFormat("%s %s; %d threads; %s", resumed ? "resuming from" : "data:",
-                      resumed ? absl::StrFormat("step %d (%s)", startStep,
-                                                opt.resume)
-                              : loader->describe(),
-                      ex.threads(),
-                      resumed ? loader->describe()
-                              : absl::StrFormat("training steps %d to %d",
-                                                startStep + 1, opt.steps)),
+      absl::StrFormat(
+          "%s %s; %d threads; %s", resumed ? "resuming from" : "data:",
+          resumed ? absl::StrFormat("step %d (%s)", startStep, opt.resume)
+                  : loader->describe(),
+          ex.threads(),
+          resumed ? loader->describe()
+                  : absl::StrFormat("training steps %d to %d", startStep + 1,
+                                    opt.steps)),
       /*important=*/false);
 
   std::signal(SIGINT, onInterrupt);
@@ -495,9 +496,8 @@ absl::Status Run::run() {
           {"step", double(step + 1)}};
       fields.insert(fields.end(), m.begin(), m.end());
       fields.push_back({"step_seconds", seconds});
-      fields.push_back({unit == "tok" ? "tokens_per_second"
-                                      : "samples_per_second",
-                        rate});
+      fields.push_back(
+          {unit == "tok" ? "tokens_per_second" : "samples_per_second", rate});
       SINTER_RETURN_IF_ERROR(metrics->write(fields));
     }
     int64_t done = step + 1;
@@ -516,21 +516,21 @@ absl::Status Run::run() {
 
   int64_t ran = step - startStep;
   std::string summary = absl::StrFormat(
-      "%s %d step(s) in %s (%s %s/s)", interrupted ? "interrupted after" : "done:",
-      ran, formatDuration(elapsed),
+      "%s %d step(s) in %s (%s %s/s)",
+      interrupted ? "interrupted after" : "done:", ran, formatDuration(elapsed),
       formatRate(elapsed > 0 ? double(ran * itemsPerStep) / elapsed : 0), unit);
   if (lastLoss)
     absl::StrAppend(&summary, absl::StrFormat("; loss %.4f", *lastLoss));
   if (lastEvalLoss)
-    absl::StrAppend(&summary, absl::StrFormat("; eval loss %.4f", *lastEvalLoss));
+    absl::StrAppend(&summary,
+                    absl::StrFormat("; eval loss %.4f", *lastEvalLoss));
   if (!lastCheckpoint.empty())
     absl::StrAppend(&summary, "; checkpoint ", opt.save, "/", lastCheckpoint);
   progress->note(summary);
   if (opt.profile)
-    std::printf("%s", ex.formatProfile(std::getenv("SINTER_PROFILE_ALL")
-                                           ? 1 << 30
-                                           : 10)
-                          .c_str());
+    std::printf(
+        "%s", ex.formatProfile(std::getenv("SINTER_PROFILE_ALL") ? 1 << 30 : 10)
+                  .c_str());
   std::fflush(stdout);
   if (interrupted)
     return sinter::CancelledError(

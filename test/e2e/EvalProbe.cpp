@@ -37,6 +37,7 @@ extern "C" const char SINTER_ABI_DEFAULT_DATA[];
 
 using namespace sinter;
 using namespace sinter::exec;
+namespace sabi = sinter::abi;
 
 static int fail(const absl::Status &status) {
   std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
@@ -57,7 +58,8 @@ int main(int argc, char **argv) {
     }
   }
   std::printf("default_data: %s\n", SINTER_ABI_DEFAULT_DATA);
-  size_t bytes = &SINTER_ABI_EVAL_PROGRAM_SIZE ? SINTER_ABI_EVAL_PROGRAM_SIZE : 0;
+  size_t bytes =
+      &SINTER_ABI_EVAL_PROGRAM_SIZE ? SINTER_ABI_EVAL_PROGRAM_SIZE : 0;
   absl::StatusOr<StepProgram> program =
       parseStepProgram(bytes ? SINTER_ABI_EVAL_PROGRAM : nullptr, bytes);
   std::printf("eval_program: %zu bytes %s\n", bytes,
@@ -82,16 +84,16 @@ int main(int argc, char **argv) {
   for (const Argument &a : ex.program().arguments) {
     if (file->find(a.name))
       continue;
-    if (a.kind != ArgumentKind::Param)
-      return fail(absl::InvalidArgumentError("argument '" + a.name +
-                                             "' is not given"));
+    if (a.kind != sabi::Argument::param)
+      return fail(
+          absl::InvalidArgumentError("argument '" + a.name + "' is not given"));
     if (absl::Status s = ex.initializeParameter(a); !s.ok())
       return fail(s);
   }
   if (absl::Status s = ex.run(); !s.ok())
     return fail(s);
   for (const Result &r : ex.program().results)
-    if (r.kind == ResultKind::Metric) {
+    if (r.kind == sabi::Result::metric) {
       absl::StatusOr<formats::HostTensor> read = ex.readResult(r);
       if (!read.ok())
         return fail(read.status());

@@ -90,7 +90,19 @@ public:
     if (failed(runPipeline(pm, module)))
       return signalPassFailure();
     Builder b(&getContext());
+    llvm::StringSet<> wrapped;
     module.walk([&](LLVM::LLVMFuncOp fn) {
+      if (fn.getName().starts_with("_mlir_ciface_"))
+        wrapped.insert(fn.getName().drop_front(strlen("_mlir_ciface_")));
+    });
+    module.walk([&](LLVM::LLVMFuncOp fn) {
+      // An entry is called only by its C-interface wrapper, which the
+      // runtime calls: internal, it is inlined there and not compiled on
+      // its own.
+      if (wrapped.contains(fn.getName()) && !fn.isExternal()) {
+        fn.setLinkage(LLVM::Linkage::Internal);
+        return;
+      }
       if (!fn.getName().ends_with("_body") || fn.isExternal())
         return;
       fn.setLinkage(LLVM::Linkage::Internal);

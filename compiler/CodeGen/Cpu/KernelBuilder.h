@@ -1,10 +1,10 @@
 //===- KernelBuilder.h - the state of one kernel's emission ----*- C++ -*-===//
 //
 // Internal to compiler/CodeGen: the class that turns one fused region (a
-// KernelSource) into a kernel function (KernelEmitter.cpp: analysis, the single-phase
-// body, the entry; KernelPhases.cpp: row-phased bodies; SpecialKernels.cpp:
-// pads, concats, embedding gradients, argmax). Only emitKernel
-// (KernelEmitter.h) is public.
+// KernelSource) into a kernel function (KernelEmitter.cpp: analysis, the
+// single-phase body, the entry; KernelPhases.cpp: row-phased bodies;
+// SpecialKernels.cpp: pads, concats, embedding gradients, argmax). Only
+// emitKernel (KernelEmitter.h) is public.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,7 +53,9 @@ inline Type elementOf(Value v) {
 inline ArrayRef<int64_t> shapeOf(const KernelOperand &o) {
   return o.type.getShape();
 }
-inline Type elementOf(const KernelOperand &o) { return o.type.getElementType(); }
+inline Type elementOf(const KernelOperand &o) {
+  return o.type.getElementType();
+}
 /// Memory element type: i1 is stored as i8.
 inline Type storageType(Type t) {
   return t.isInteger(1) ? IntegerType::get(t.getContext(), 8) : t;
@@ -166,6 +168,10 @@ private:
     Value arg;
   };
   SmallVector<PlaceInfo> places;
+  /// The dropout ops among the members and the body arguments holding
+  /// their keys (the entry passes the constants).
+  SmallVector<Operation *> dropouts;
+  DenseMap<Operation *, Value> dropoutKeys;
   Value begin, end, count;
 };
 

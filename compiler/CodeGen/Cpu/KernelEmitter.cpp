@@ -37,8 +37,8 @@
 #include "compiler/CodeGen/Cpu/KernelBuilder.h"
 
 #include "compiler/CodeGen/Cpu/ScalarOps.h"
-#include "passes/Analysis/KernelChunks.h"
 #include "dialects/Schedule/ScheduleOps.h"
+#include "passes/Analysis/KernelChunks.h"
 #include "passes/StepPlan.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -259,12 +259,17 @@ void KernelBuilder::beginFunction() {
   }
   auto bufferType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
   SmallVector<Type> bodyArgs(places.size(), bufferType);
+  // Then one key per dropout op, so that kernels that differ only in their
+  // keys (the same layer's kernel in every layer) have one body.
+  for (Operation *op : members)
+    if (isa<DropoutOp>(op))
+      dropouts.push_back(op);
+  bodyArgs.append(dropouts.size(), b.getI64Type());
   bodyArgs.push_back(b.getIndexType());
   bodyArgs.push_back(b.getIndexType());
   b.setInsertionPointToEnd(kernels.getBody());
-  bodyFn = b.create<func::FuncOp>(
-      loc, symbol + "_body",
-      b.getFunctionType(bodyArgs, {}));
+  bodyFn = b.create<func::FuncOp>(loc, symbol + "_body",
+                                  b.getFunctionType(bodyArgs, {}));
   bodyFn.setPrivate();
   for (unsigned i = 0; i < places.size(); ++i)
     bodyFn.setArgAttr(i, "llvm.noalias", b.getUnitAttr());
@@ -272,8 +277,10 @@ void KernelBuilder::beginFunction() {
   b.setInsertionPointToStart(entry);
   for (unsigned i = 0; i < places.size(); ++i)
     places[i].arg = entry->getArgument(i);
-  begin = entry->getArgument(places.size());
-  end = entry->getArgument(places.size() + 1);
+  for (auto [i, op] : llvm::enumerate(dropouts))
+    dropoutKeys[op] = entry->getArgument(places.size() + i);
+  begin = entry->getArgument(places.size() + dropouts.size());
+  end = entry->getArgument(places.size() + dropouts.size() + 1);
   count = b.create<arith::SubIOp>(loc, end, begin);
 }
 
@@ -300,6 +307,9 @@ void KernelBuilder::finishFunction() {
         loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
         entry->getArgument(p.slab), shift, ValueRange{size}));
   }
+  for (Operation *op : dropouts)
+    callArgs.push_back(b.create<arith::ConstantIntOp>(
+        loc, static_cast<int64_t>(dropoutKeyOf(op)), 64));
   callArgs.push_back(entry->getArgument(abi::kNumSlabs));
   callArgs.push_back(entry->getArgument(abi::kNumSlabs + 1));
   b.create<func::CallOp>(loc, bodyFn, callArgs);
@@ -473,6 +483,9 @@ KernelBuilder::computeMember(OpBuilder &bb, Location l, Operation *op,
   };
   ctx.linearIndex = [&](OpBuilder &ib, Location il) {
     return linearIndex(ib, il);
+  };
+  ctx.dropoutKey = [&](Operation *dropout) {
+    return dropoutKeys.lookup(dropout);
   };
   return emitScalar(bb, l, op, in, ctx);
 }
@@ -706,8 +719,8 @@ FailureOr<EmittedKernel> KernelBuilder::emit() {
   k.symbol = ("_mlir_ciface_" + fn.getName()).str();
   k.bytes = bytesMoved();
   if (src.kind == "special") {
-    for (const KernelOperand &o : llvm::concat<const KernelOperand>(
-             src.inputs, src.results))
+    for (const KernelOperand &o :
+         llvm::concat<const KernelOperand>(src.inputs, src.results))
       k.elements = std::max(k.elements, o.type.getNumElements());
   } else {
     for (int64_t d : space)

@@ -15,10 +15,11 @@
 // Those are emitted once: bodies are compared by their printed form (types,
 // ops, attributes; not locations), the first of each kind is kept and
 // marked `sinter.shared_body` when several entries call it, and the copies
-// are erased. Only kernels of at least kMinSharedElements elements take
-// part (see lowerLaunch). char-GPT's 466 kernels have ~100 distinct bodies;
-// LLVM then compiles each once (sinter-convert-cpu-to-llvm keeps shared
-// bodies out of line), which is most of the compile time saved.
+// are erased. Kernels with a reassociable sum take part only from
+// kMinSharedElements elements on (see lowerLaunch). char-GPT's 466 kernels
+// have ~100 distinct bodies; LLVM then compiles each once
+// (sinter-convert-cpu-to-llvm keeps shared bodies out of line), which is most
+// of the compile time saved.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,10 +48,23 @@ using namespace sinter::codegen;
 
 namespace {
 
-/// Kernels iterating over fewer elements keep a body of their own (see
-/// lowerLaunch). LLVM fully unrolls loops of a few hundred iterations, and
-/// vectorized by 16 a few thousand elements.
+/// Kernels with a reassociable sum over fewer elements keep a body of their
+/// own (see lowerLaunch). LLVM fully unrolls loops of a few hundred
+/// iterations, and vectorized by 16 a few thousand elements.
 constexpr int64_t kMinSharedElements = 1 << 14;
+
+/// Whether `fn` has a floating-point operation LLVM may reassociate.
+bool reassociates(func::FuncOp fn) {
+  return fn
+      .walk([](arith::ArithFastMathInterface op) {
+        arith::FastMathFlagsAttr flags = op.getFastMathFlagsAttr();
+        return flags && bitEnumContainsAll(flags.getValue(),
+                                           arith::FastMathFlags::reassoc)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
 
 /// The body of `fn` as text without locations or its own name: equal text,
 /// equal code.
@@ -91,7 +105,7 @@ KernelOperand operandOf(Value buffer, Type tensorType) {
   auto view = buffer.getDefiningOp<sched::ViewOp>();
   KernelOperand o;
   o.type = cast<RankedTensorType>(tensorType);
-  o.place.slab = *abi::parseSlab(view.getSlabOp().getKind().str());
+  o.place.slab = view.getSlabOp().getSlabKind();
   o.place.offset = view.getOffsetAttr().getInt();
   return o;
 }
@@ -129,13 +143,14 @@ LogicalResult LowerCpuKernelsPass::lowerLaunch(sched::LaunchOp launch,
   launch.setBytesAttr(b.getI64IntegerAttr(k->bytes));
   launch.setLabelAttr(b.getStringAttr(k->name));
   launch.setSymbolAttr(b.getStringAttr(k->symbol));
-  // Small kernels stay one body per entry: they cost little to compile,
-  // and LLVM unrolls their loops completely and then optimizes the
-  // straight-line code differently inlined and out of line (a reassociable
-  // sum of a few elements may come out in another order), so sharing them
-  // would change results in the last bit.
-  if (k->elements >= kMinSharedElements)
-    bodies.push_back(module.lookupSymbol<func::FuncOp>(symbol + "_body"));
+  // A small kernel with a reassociable sum keeps a body of its own: LLVM
+  // unrolls its loops completely and then orders the additions of the
+  // straight-line code differently inlined and out of line, so sharing it
+  // would change results in the last bit. Elementwise code computes the same
+  // bits however it is compiled.
+  auto body = module.lookupSymbol<func::FuncOp>(symbol + "_body");
+  if (k->elements >= kMinSharedElements || !reassociates(body))
+    bodies.push_back(body);
   return success();
 }
 
@@ -192,7 +207,8 @@ void LowerCpuKernelsPass::runOnOperation() {
       }
     }
   }
-  for (auto kernel : llvm::make_early_inc_range(module.getOps<sched::KernelOp>()))
+  for (auto kernel :
+       llvm::make_early_inc_range(module.getOps<sched::KernelOp>()))
     kernel.erase();
   shareBodies();
 }

@@ -5,71 +5,74 @@
 // (loop vectorization happens here: llc alone would not vectorize) and
 // writes machine code.
 //
+// Kernels are independent, so the optimization and the machine code, most
+// of sinterc's time, run on every core. The module is cut into one part per
+// thread: functions that call one another (an entry and its body, the
+// entries sharing a body) stay in one part, so the inliner sees what it saw
+// in one module, and the parts are balanced by instruction count; the
+// globals (the step programs, the kernel tables, the data folder) go with
+// the first part, which declares the functions it takes the addresses of.
+// Each part is handed over as bitcode, optimized and compiled in an
+// LLVMContext and TargetMachine of its own, and the objects are merged
+// into one by the system linker (`ld -r`). The machine code is what one
+// module gives: O2 does no work across kernels.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/CodeGen/Cpu/ObjectEmitter.h"
 
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+
+#include <algorithm>
+#include <mutex>
 
 using namespace mlir;
 
-LogicalResult sinter::codegen::emitHostObject(ModuleOp module, StringRef path,
-                                              TimingScope &timing) {
-  Location loc = module.getLoc();
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  std::string triple = llvm::sys::getDefaultTargetTriple();
-  std::string error;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return emitError(loc, "no LLVM target for ") << triple << ": " << error;
-  llvm::SubtargetFeatures features;
-  llvm::StringMap<bool> hostFeatures = llvm::sys::getHostCPUFeatures();
-  for (auto &f : hostFeatures)
-    features.AddFeature(f.first(), f.second);
-  llvm::TargetOptions targetOptions;
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), features.getString(), targetOptions,
-      llvm::Reloc::PIC_, llvm::CodeModel::Small,
-      llvm::CodeGenOptLevel::Aggressive));
+namespace {
 
-  llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule;
-  {
-    TimingScope t = timing.nest("translate to LLVM IR");
-    llvmModule = translateModuleToLLVMIR(module, llvmContext, "sinter_kernels");
+/// The host's target machine; one per thread (they are not shared).
+struct HostTarget {
+  const llvm::Target *target = nullptr;
+  std::string triple, cpu, features;
+  bool avx512 = false;
+
+  std::unique_ptr<llvm::TargetMachine> machine() const {
+    llvm::TargetOptions options;
+    return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+        triple, cpu, features, options, llvm::Reloc::PIC_,
+        llvm::CodeModel::Small, llvm::CodeGenOptLevel::Aggressive));
   }
-  if (!llvmModule)
-    return emitError(loc, "cannot translate the kernels to LLVM IR");
-  llvmModule->setTargetTriple(triple);
-  llvmModule->setDataLayout(tm->createDataLayout());
+};
 
-  // Full-width vectors: LLVM tunes recent Xeons to prefer 256-bit vectors
-  // (older parts lowered their clock for 512-bit code). The kernels that are
-  // not memory-bound (erf, exp, dropout's hashing) run ~2x faster at 512.
-  if (hostFeatures.lookup("avx512f"))
-    for (llvm::Function &f : *llvmModule)
-      if (!f.isDeclaration())
-        f.addFnAttr("prefer-vector-width", "512");
-
+/// O2, then machine code, of `module` into `object`.
+bool compile(llvm::Module &module, llvm::TargetMachine &tm,
+             llvm::SmallVectorImpl<char> &object) {
   {
-    TimingScope t = timing.nest("LLVM O2");
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
     llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder pb(tm.get());
+    llvm::PassBuilder pb(&tm);
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);
     pb.registerFunctionAnalyses(fam);
@@ -77,22 +80,210 @@ LogicalResult sinter::codegen::emitHostObject(ModuleOp module, StringRef path,
     pb.crossRegisterProxies(lam, fam, cgam, mam);
     llvm::ModulePassManager mpm =
         pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
-    mpm.run(*llvmModule, mam);
+    mpm.run(module, mam);
   }
+  llvm::raw_svector_ostream os(object);
+  llvm::legacy::PassManager codegen;
+  if (tm.addPassesToEmitFile(codegen, os, nullptr,
+                             llvm::CodeGenFileType::ObjectFile))
+    return false;
+  codegen.run(module);
+  return true;
+}
 
-
-  std::error_code ec;
-  llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return emitError(loc, "cannot write ") << path << ": " << ec.message();
-  {
-    TimingScope t = timing.nest("LLVM machine code");
-    llvm::legacy::PassManager codegen;
-    if (tm->addPassesToEmitFile(codegen, out.os(), nullptr,
-                                llvm::CodeGenFileType::ObjectFile))
-      return emitError(loc, "the target cannot emit object files");
-    codegen.run(*llvmModule);
+/// The module's functions in `parts` groups: connected by calls within a
+/// group, groups balanced by instruction count. Declarations belong to none.
+std::vector<std::vector<const llvm::Function *>>
+splitModule(const llvm::Module &module, unsigned parts) {
+  llvm::EquivalenceClasses<const llvm::Function *> linked;
+  for (const llvm::Function &f : module) {
+    if (f.isDeclaration())
+      continue;
+    linked.insert(&f);
+    for (const llvm::BasicBlock &block : f)
+      for (const llvm::Instruction &inst : block)
+        if (auto *call = llvm::dyn_cast<llvm::CallBase>(&inst))
+          if (const llvm::Function *callee = call->getCalledFunction())
+            if (!callee->isDeclaration())
+              linked.unionSets(&f, callee);
   }
-  out.keep();
+  struct Cluster {
+    std::vector<const llvm::Function *> functions;
+    size_t cost = 0;
+  };
+  std::vector<Cluster> clusters;
+  for (auto it = linked.begin(); it != linked.end(); ++it) {
+    if (!it->isLeader())
+      continue;
+    Cluster c;
+    for (auto m = linked.member_begin(it); m != linked.member_end(); ++m) {
+      c.functions.push_back(*m);
+      c.cost += (*m)->getInstructionCount();
+    }
+    clusters.push_back(std::move(c));
+  }
+  // Largest first into the lightest part (ties to the first, so that the
+  // parts do not depend on anything but the module).
+  std::stable_sort(
+      clusters.begin(), clusters.end(),
+      [](const Cluster &a, const Cluster &b) { return a.cost > b.cost; });
+  std::vector<std::vector<const llvm::Function *>> out(parts);
+  std::vector<size_t> load(parts, 0);
+  for (Cluster &c : clusters) {
+    size_t p = std::min_element(load.begin(), load.end()) - load.begin();
+    load[p] += c.cost;
+    out[p].insert(out[p].end(), c.functions.begin(), c.functions.end());
+  }
+  out.erase(std::remove_if(out.begin(), out.end(),
+                           [](const auto &p) { return p.empty(); }),
+            out.end());
+  return out;
+}
+
+/// Merges `objects` into the relocatable object `path` with the system
+/// linker.
+LogicalResult mergeObjects(Location loc, ArrayRef<std::string> objects,
+                           StringRef path) {
+  auto ld = llvm::sys::findProgramByName("ld");
+  if (!ld)
+    return emitError(loc, "no system linker (ld) to merge the kernel objects");
+  SmallVector<StringRef> args = {*ld, "-r", "-o", path};
+  for (const std::string &o : objects)
+    args.push_back(o);
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(*ld, args, std::nullopt, {}, 0, 0, &error);
+  if (rc != 0)
+    return emitError(loc, "merging the kernel objects into ")
+           << path << " failed (ld exit " << rc
+           << (error.empty() ? "" : ": " + error) << ")";
   return success();
+}
+
+} // namespace
+
+LogicalResult sinter::codegen::emitHostObject(ModuleOp module, StringRef path,
+                                              TimingScope &timing) {
+  Location loc = module.getLoc();
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  HostTarget host;
+  host.triple = llvm::sys::getDefaultTargetTriple();
+  std::string error;
+  host.target = llvm::TargetRegistry::lookupTarget(host.triple, error);
+  if (!host.target)
+    return emitError(loc, "no LLVM target for ")
+           << host.triple << ": " << error;
+  llvm::SubtargetFeatures features;
+  llvm::StringMap<bool> hostFeatures = llvm::sys::getHostCPUFeatures();
+  for (auto &f : hostFeatures)
+    features.AddFeature(f.first(), f.second);
+  host.cpu = llvm::sys::getHostCPUName().str();
+  host.features = features.getString();
+  host.avx512 = hostFeatures.lookup("avx512f");
+  std::unique_ptr<llvm::TargetMachine> tm = host.machine();
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule;
+  {
+    TimingScope t = timing.nest("translate to LLVM IR");
+    llvmModule = translateModuleToLLVMIR(module, llvmContext, "kernels");
+  }
+  if (!llvmModule)
+    return emitError(loc, "cannot translate the kernels to LLVM IR");
+  llvmModule->setTargetTriple(host.triple);
+  llvmModule->setDataLayout(tm->createDataLayout());
+
+  // Full-width vectors: LLVM tunes recent Xeons to prefer 256-bit vectors
+  // (older parts lowered their clock for 512-bit code). The kernels that are
+  // not memory-bound (erf, exp, dropout's hashing) run ~2x faster at 512.
+  if (host.avx512)
+    for (llvm::Function &f : *llvmModule)
+      if (!f.isDeclaration())
+        f.addFnAttr("prefer-vector-width", "512");
+
+  unsigned threads = llvm::hardware_concurrency().compute_thread_count();
+  std::vector<std::vector<const llvm::Function *>> parts =
+      splitModule(*llvmModule, std::max(1u, threads));
+  if (parts.size() <= 1) {
+    TimingScope t = timing.nest("LLVM O2 and machine code");
+    llvm::SmallVector<char, 0> object;
+    if (!compile(*llvmModule, *tm, object))
+      return emitError(loc, "the target cannot emit object files");
+    std::error_code ec;
+    llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return emitError(loc, "cannot write ") << path << ": " << ec.message();
+    out.os().write(object.data(), object.size());
+    out.keep();
+    return success();
+  }
+
+  // One module per part, as bitcode: each thread reads its own into a
+  // context of its own.
+  std::vector<std::string> bitcode(parts.size());
+  {
+    TimingScope t = timing.nest("split into parts");
+    for (auto [p, functions] : llvm::enumerate(parts)) {
+      llvm::DenseSet<const llvm::GlobalValue *> member(functions.begin(),
+                                                       functions.end());
+      llvm::ValueToValueMapTy map;
+      std::unique_ptr<llvm::Module> part =
+          llvm::CloneModule(*llvmModule, map, [&](const llvm::GlobalValue *gv) {
+            if (llvm::isa<llvm::Function>(gv))
+              return member.contains(gv);
+            return p == 0; // the programs, tables and data folder
+          });
+      llvm::raw_string_ostream os(bitcode[p]);
+      llvm::WriteBitcodeToFile(*part, os);
+    }
+    llvmModule.reset();
+  }
+
+  std::vector<llvm::SmallVector<char, 0>> objects(parts.size());
+  std::vector<std::string> failures;
+  std::mutex failureMutex;
+  {
+    TimingScope t = timing.nest("LLVM O2 and machine code");
+    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(parts.size()));
+    for (size_t p = 0; p < parts.size(); ++p)
+      pool.async([&, p] {
+        llvm::LLVMContext context;
+        auto part = llvm::parseBitcodeFile(
+            llvm::MemoryBufferRef(bitcode[p], "part"), context);
+        std::string why;
+        if (!part)
+          why = llvm::toString(part.takeError());
+        else if (!compile(**part, *host.machine(), objects[p]))
+          why = "the target cannot emit object files";
+        if (!why.empty()) {
+          std::lock_guard<std::mutex> lock(failureMutex);
+          failures.push_back(why);
+        }
+      });
+    pool.wait();
+  }
+  if (!failures.empty())
+    return emitError(loc, "compiling the kernels failed: ") << failures.front();
+
+  TimingScope t = timing.nest("merge objects");
+  std::vector<std::string> files;
+  auto removeFiles = llvm::make_scope_exit([&] {
+    for (const std::string &f : files)
+      llvm::sys::fs::remove(f);
+  });
+  for (const auto &object : objects) {
+    llvm::SmallString<128> file;
+    int fd;
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("sinter-kernels", "o", fd, file))
+      return emitError(loc, "cannot create a temporary file: ") << ec.message();
+    files.push_back(file.str().str());
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os.write(object.data(), object.size());
+    os.close();
+    if (os.has_error())
+      return emitError(loc, "cannot write ")
+             << file << ": " << os.error().message();
+  }
+  return mergeObjects(loc, files, path);
 }

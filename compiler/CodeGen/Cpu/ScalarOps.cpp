@@ -52,6 +52,11 @@ static Value mix(OpBuilder &bb, Location loc, Value z) {
   return xorShift(z, 31);
 }
 
+uint64_t sinter::codegen::dropoutKeyOf(Operation *op) {
+  auto d = cast<DropoutOp>(op);
+  return random::mix(static_cast<uint64_t>(d.getSeed()) ^ random::kGolden);
+}
+
 FailureOr<SmallVector<Value>>
 sinter::codegen::emitScalar(OpBuilder &bb, Location loc, Operation *op,
                             ArrayRef<Value> in, const ScalarContext &ctx) {
@@ -216,10 +221,9 @@ sinter::codegen::emitScalar(OpBuilder &bb, Location loc, Operation *op,
         Value step = in[1];
         if (!step.getType().isInteger(64))
           step = bb.create<arith::ExtSIOp>(loc, bb.getI64Type(), step);
-        uint64_t seedKey =
-            random::mix(static_cast<uint64_t>(d.getSeed()) ^ random::kGolden);
-        Value key =
-            mix(bb, loc, bb.create<arith::XOrIOp>(loc, c64(seedKey), step));
+        Value seedKey =
+            ctx.dropoutKey ? ctx.dropoutKey(d) : c64(dropoutKeyOf(d));
+        Value key = mix(bb, loc, bb.create<arith::XOrIOp>(loc, seedKey, step));
         Value k = bb.create<arith::IndexCastOp>(loc, bb.getI64Type(),
                                                 ctx.linearIndex(bb, loc));
         Value bits =

@@ -28,7 +28,15 @@ struct ScalarContext {
   std::function<mlir::Value(mlir::OpBuilder &, mlir::Location, int)> index;
   /// The element's row-major index in the iteration space.
   std::function<mlir::Value(mlir::OpBuilder &, mlir::Location)> linearIndex;
+  /// The i64 key of a dropout op (its mixed seed). A kernel passes keys to
+  /// its body as arguments, so that the same kernel in every layer, which
+  /// differs in nothing but its keys, has one body; unset, the key is a
+  /// constant.
+  std::function<mlir::Value(mlir::Operation *)> dropoutKey;
 };
+
+/// The key of a dropout op's mask: its seed, mixed (docs/Random.md).
+uint64_t dropoutKeyOf(mlir::Operation *dropout);
 
 /// The results of `op` for one element, from its operands' scalars `in`.
 /// Fails (with a diagnostic at the op) for ops with no scalar form.

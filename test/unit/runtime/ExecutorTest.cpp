@@ -33,6 +33,7 @@
 
 using namespace sinter;
 using namespace sinter::exec;
+namespace sabi = sinter::abi;
 using sinter::abi::SlabRef;
 
 namespace {
@@ -408,7 +409,7 @@ TEST(ExecutorTest, SlabsAreAlignedAndDescribed) {
   ASSERT_TRUE(created.ok()) << created.status();
   std::unique_ptr<CpuExecutor> &ex = *created;
   for (int s = 0; s < sinter::abi::kNumSlabs; ++s) {
-    const SlabRef &r = ex->hostSlab(static_cast<sinter::abi::SlabId>(s));
+    const SlabRef &r = ex->hostSlab(static_cast<sabi::SlabKind>(s));
     EXPECT_EQ(reinterpret_cast<uintptr_t>(r.aligned) % 64, 0u);
     EXPECT_EQ(r.allocated, r.aligned);
     EXPECT_EQ(r.offset, 0);

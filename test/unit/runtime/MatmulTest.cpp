@@ -31,6 +31,7 @@
 #include <random>
 
 using namespace sinter::exec;
+namespace sabi = sinter::abi;
 
 namespace {
 
@@ -61,8 +62,9 @@ void checkAgainstReference(MatmulBackend &backend, const MatmulDesc &desc,
                            std::mt19937 &rng) {
   SCOPED_TRACE(testing::Message()
                << "tl=" << desc.transposeLhs << " tr=" << desc.transposeRhs
-               << " bias=" << desc.hasBias << " act="
-               << activationName(desc.activation) << " alpha=" << desc.alpha);
+               << " bias=" << desc.hasBias
+               << " act=" << sabi::activationName(desc.activation)
+               << " alpha=" << desc.alpha);
   absl::StatusOr<MatmulGeometry> g = analyzeMatmul(desc);
   ASSERT_TRUE(g.ok()) << g.status();
   std::vector<float> lhs = randomVector(product(desc.lhsShape), rng);
@@ -82,7 +84,7 @@ void checkAgainstReference(MatmulBackend &backend, const MatmulDesc &desc,
 
   MatmulDesc absDesc = desc;
   absDesc.alpha = std::fabs(desc.alpha);
-  absDesc.activation = Activation::None;
+  absDesc.activation = sabi::MatmulStep::none;
   for (auto *v : {&lhs, &rhs, &bias})
     for (float &x : *v)
       x = std::fabs(x);
@@ -162,8 +164,9 @@ TEST_P(MatmulGridTest, MatchesReference) {
     for (bool tl : {false, true})
       for (bool tr : {false, true})
         for (bool bias : {false, true})
-          for (Activation act : {Activation::None, Activation::Relu,
-                                 Activation::GeluErf, Activation::GeluTanh})
+          for (Activation act :
+               {sabi::MatmulStep::none, sabi::MatmulStep::relu,
+                sabi::MatmulStep::gelu_erf, sabi::MatmulStep::gelu_tanh})
             for (float alpha : {1.0f, 0.125f, -1.5f})
               checkAgainstReference(
                   **backend, makeDesc(GetParam(), tl, tr, bias, act, alpha),
@@ -185,25 +188,27 @@ TEST(MatmulTest, TransformerSized) {
   // layer (bias + gelu_tanh) as the forward pass runs them, and a weight
   // gradient (transposed lhs, alpha) as the backward pass does.
   checkAgainstReference(
-      **backend, makeDesc(p, false, true, true, Activation::None, 1.0f), rng);
-  checkAgainstReference(
-      **backend, makeDesc(p, false, false, true, Activation::GeluTanh, 1.0f),
+      **backend, makeDesc(p, false, true, true, sabi::MatmulStep::none, 1.0f),
       rng);
   checkAgainstReference(
-      **backend, makeDesc(p, true, false, false, Activation::None, 0.5f), rng);
+      **backend,
+      makeDesc(p, false, false, true, sabi::MatmulStep::gelu_tanh, 1.0f), rng);
+  checkAgainstReference(
+      **backend, makeDesc(p, true, false, false, sabi::MatmulStep::none, 0.5f),
+      rng);
 }
 
 TEST(MatmulTest, CachesPrimitives) {
   auto backend = MatmulBackend::create();
   ASSERT_TRUE(backend.ok());
   MatmulDesc d =
-      makeDesc(kPatterns[0], false, false, true, Activation::Relu, 1.0f);
+      makeDesc(kPatterns[0], false, false, true, sabi::MatmulStep::relu, 1.0f);
   std::vector<float> a(7 * 13, 1), b(13 * 5, 1), bias(5, 0), c(7 * 5);
   for (int i = 0; i < 3; ++i)
     ASSERT_TRUE(
         (*backend)->bind(d, a.data(), b.data(), bias.data(), c.data()).ok());
   EXPECT_EQ((*backend)->numCachedPrimitives(), 1);
-  d.activation = Activation::GeluErf;
+  d.activation = sabi::MatmulStep::gelu_erf;
   ASSERT_TRUE(
       (*backend)->bind(d, a.data(), b.data(), bias.data(), c.data()).ok());
   EXPECT_EQ((*backend)->numCachedPrimitives(), 2);
@@ -216,7 +221,7 @@ TEST(MatmulTest, Plans) {
     options.forceBatchLoop = forceLoop;
     auto backend = MatmulBackend::create(options);
     EXPECT_TRUE(backend.ok());
-    MatmulDesc d = makeDesc(p, tl, false, false, Activation::None, 1.0f);
+    MatmulDesc d = makeDesc(p, tl, false, false, sabi::MatmulStep::none, 1.0f);
     std::vector<float> a(product(d.lhsShape)), b(product(d.rhsShape)),
         c(product(d.outShape));
     auto bound = (*backend)->bind(d, a.data(), b.data(), nullptr, c.data());
@@ -245,7 +250,7 @@ TEST(MatmulTest, ReferenceByHand) {
   d.alpha = 2;
   d.hasBias = true;
   d.biasShape = {2};
-  d.activation = Activation::Relu;
+  d.activation = sabi::MatmulStep::relu;
   float a[] = {1, 2, 3, 4}, b[] = {5, 6, 7, 8}, bias[] = {1, -100}, c[4];
   ASSERT_TRUE(referenceMatmul(d, a, b, bias, c).ok());
   EXPECT_EQ(std::vector<float>(c, c + 4), (std::vector<float>{39, 0, 87, 0}));
@@ -273,10 +278,10 @@ TEST(MatmulTest, EmptyAxes) {
 }
 
 TEST(MatmulTest, ActivationNames) {
-  for (Activation a : {Activation::None, Activation::Relu, Activation::GeluErf,
-                       Activation::GeluTanh})
-    EXPECT_EQ(parseActivation(activationName(a)), a);
-  EXPECT_FALSE(parseActivation("gelu").has_value());
+  for (Activation a : {sabi::MatmulStep::none, sabi::MatmulStep::relu,
+                       sabi::MatmulStep::gelu_erf, sabi::MatmulStep::gelu_tanh})
+    EXPECT_EQ(sabi::parseActivation(sabi::activationName(a)), a);
+  EXPECT_FALSE(sabi::parseActivation("gelu").has_value());
 }
 
 } // namespace

@@ -91,20 +91,20 @@ TEST(StepProgramTest, ReadsValidProgram) {
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->function, "train_step");
   EXPECT_EQ(p->seed, 1337u);
-  EXPECT_EQ(p->slabBytes[static_cast<int>(sinter::abi::SlabId::Io)], 256);
+  EXPECT_EQ(p->slabBytes[static_cast<int>(sabi::Slab::io)], 256);
   ASSERT_EQ(p->buffers.size(), 13u);
   EXPECT_EQ(p->buffers[1].bytes, 48);
   EXPECT_EQ(p->buffers[11].bytes, 8); // bf16: 2 bytes per element
-  EXPECT_EQ(p->buffers[11].type, ElementType::BF16);
+  EXPECT_EQ(p->buffers[11].type, sabi::ElementType::bf16);
   EXPECT_EQ(p->buffers[10].offset, 12);
   EXPECT_EQ(p->buffers[4].category, "parameters");
   ASSERT_EQ(p->arguments.size(), 6u);
   ASSERT_TRUE(p->arguments[0].init.has_value());
-  EXPECT_EQ(p->arguments[0].init->dist, Initializer::Dist::Normal);
+  EXPECT_EQ(p->arguments[0].init->dist, sabi::Initializer::normal);
   EXPECT_DOUBLE_EQ(p->arguments[0].init->value, 0.02);
-  EXPECT_EQ(p->arguments[1].init->dist, Initializer::Dist::Uniform);
-  EXPECT_EQ(p->arguments[4].kind, ArgumentKind::Step);
-  EXPECT_EQ(p->arguments[5].kind, ArgumentKind::Hyper);
+  EXPECT_EQ(p->arguments[1].init->dist, sabi::Initializer::uniform);
+  EXPECT_EQ(p->arguments[4].kind, sabi::Argument::step);
+  EXPECT_EQ(p->arguments[5].kind, sabi::Argument::hyper);
   EXPECT_EQ(p->arguments[5].defaultValue, 0.003);
   EXPECT_FALSE(p->arguments[0].defaultValue.has_value());
   EXPECT_EQ(p->arguments[3].bound, 65);
@@ -112,17 +112,17 @@ TEST(StepProgramTest, ReadsValidProgram) {
   // A tied parameter is found by its alias too.
   EXPECT_EQ(p->findArgument("head.weight"), &p->arguments[1]);
   EXPECT_EQ(p->findArgument("e"), &p->arguments[1]);
-  EXPECT_EQ(p->results[3].kind, ResultKind::Tensor);
+  EXPECT_EQ(p->results[3].kind, sabi::Result::tensor);
   ASSERT_EQ(p->constants.size(), 1u);
   EXPECT_EQ(p->constants[0].bytes[3], 0x3f);
   ASSERT_EQ(p->steps.size(), 4u);
   const MatmulStep &m = p->steps[1].matmul;
-  EXPECT_EQ(p->steps[1].kind, StepKind::Matmul);
+  EXPECT_EQ(p->steps[1].kind, sabi::Step::kMatmul);
   EXPECT_EQ(m.bias, 3);
-  EXPECT_EQ(m.activation, Activation::GeluTanh);
+  EXPECT_EQ(m.activation, sabi::MatmulStep::gelu_tanh);
   EXPECT_DOUBLE_EQ(m.alpha, 0.5);
-  EXPECT_EQ(p->steps[2].kind, StepKind::Copy);
-  EXPECT_EQ(stepKindName(p->steps[2].kind), "copy");
+  EXPECT_EQ(p->steps[2].kind, sabi::Step::kCopy);
+  EXPECT_EQ(sabi::stepKindName(p->steps[2].kind), "copy");
   EXPECT_NE(p->findResult("loss"), nullptr);
   EXPECT_EQ(p->findArgument("nope"), nullptr);
 }
@@ -155,7 +155,7 @@ TEST(StepProgramTest, MatmulDefaults) {
   EXPECT_EQ(m.bias, -1);
   EXPECT_FALSE(m.transposeLhs);
   EXPECT_DOUBLE_EQ(m.alpha, 1.0);
-  EXPECT_EQ(m.activation, Activation::None);
+  EXPECT_EQ(m.activation, sabi::MatmulStep::none);
 }
 
 struct BadCase {
@@ -185,7 +185,7 @@ TEST_P(StepProgramErrorTest, Rejects) {
 #define RES(i) (*v.mutable_results(i))
 #define CASE(name, body, message)                                              \
   BadCase {                                                                    \
-    name, [](sabi::StepProgram & v) { body; }, message                          \
+    name, [](sabi::StepProgram &v) { body; }, message                          \
   }
 
 void setShape(sabi::Buffer &b, std::vector<int64_t> dims) {
@@ -236,8 +236,9 @@ const BadCase kBadCases[] = {
     CASE("empty_argument_name", ARG(2).set_name(""), "argument 2: empty name"),
     CASE("step_not_i64", ARG(4).set_buffer(8),
          "argument 4: the step argument must be an i64 scalar, not f32 []"),
-    CASE("second_step", (ARG(3).set_kind(sabi::Argument::step),
-                          ARG(3).clear_bound(), ARG(3).set_buffer(7)),
+    CASE("second_step",
+         (ARG(3).set_kind(sabi::Argument::step), ARG(3).clear_bound(),
+          ARG(3).set_buffer(7)),
          "arguments: more than one 'step' argument"),
     CASE("init_on_input", *ARG(3).mutable_init() = ARG(0).init(),
          "argument 3: only params have an 'init'"),
@@ -267,8 +268,7 @@ const BadCase kBadCases[] = {
          "argument 0 init: unknown dist 5"),
     CASE("init_missing_stddev", ARG(0).mutable_init()->clear_stddev(),
          "argument 0 init: a normal initializer needs its stddev"),
-    CASE("init_on_integer_param",
-         (ARG(0).set_buffer(6), RES(1).set_buffer(6)),
+    CASE("init_on_integer_param", (ARG(0).set_buffer(6), RES(1).set_buffer(6)),
          "argument 0: an initialized parameter must be a float tensor, not "
          "i64"),
     CASE("metric_not_scalar", RES(0).set_buffer(2),

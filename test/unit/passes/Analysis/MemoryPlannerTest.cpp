@@ -21,8 +21,9 @@ using namespace sinter::analysis;
 
 namespace {
 
-Buffer makeBuffer(int64_t id, int64_t bytes, int64_t firstUse, int64_t lastUse,
-                  Category category = Category::Activations) {
+Buffer makeBuffer(
+    int64_t id, int64_t bytes, int64_t firstUse, int64_t lastUse,
+    sinter::abi::CategoryKind category = sinter::abi::Category::activations) {
   Buffer b;
   b.id = id;
   b.bytes = bytes;
@@ -171,11 +172,11 @@ TEST(MemoryPlannerTest, BestFitPicksTheTightestGap) {
 TEST(MemoryPlannerTest, TrainingStepShape) {
   // A forward/backward-like pattern with the default alignment.
   std::vector<Buffer> buffers = {
-      makeBuffer(1, 1000, 0, 5, Category::Activations),
-      makeBuffer(2, 1000, 1, 4, Category::Activations),
-      makeBuffer(3, 100, 1, 1, Category::Workspace),
-      makeBuffer(4, 1000, 4, 5, Category::Gradients),
-      makeBuffer(5, 100, 5, 5, Category::Workspace)};
+      makeBuffer(1, 1000, 0, 5, sinter::abi::Category::activations),
+      makeBuffer(2, 1000, 1, 4, sinter::abi::Category::activations),
+      makeBuffer(3, 100, 1, 1, sinter::abi::Category::workspace),
+      makeBuffer(4, 1000, 4, 5, sinter::abi::Category::gradients),
+      makeBuffer(5, 100, 5, 5, sinter::abi::Category::workspace)};
   MemoryPlan plan = planAndVerify(buffers);
   // 1 -> 0, 2 -> 1024, 4 -> 2048 (on 1 and 2), 3 -> 2048 (on 1 and 2; 4 is
   // not live at step 1), 5 -> 1024 (2 is dead at step 5).
@@ -184,16 +185,16 @@ TEST(MemoryPlannerTest, TrainingStepShape) {
   EXPECT_EQ(plan.lowerBoundBytes, 3000);
   EXPECT_EQ(plan.peakStep, 4);
   EXPECT_EQ(plan.bytesWithoutReuse, 3 * 1024 + 2 * 128);
-  auto at = [&](Category c) {
+  auto at = [&](sinter::abi::CategoryKind c) {
     return plan.peakBytesByCategory[static_cast<int>(c)];
   };
-  auto max = [&](Category c) {
+  auto max = [&](sinter::abi::CategoryKind c) {
     return plan.maxLiveBytesByCategory[static_cast<int>(c)];
   };
-  EXPECT_EQ(at(Category::Activations), 2000);
-  EXPECT_EQ(at(Category::Gradients), 1000);
-  EXPECT_EQ(at(Category::Workspace), 0);
-  EXPECT_EQ(max(Category::Workspace), 100);
+  EXPECT_EQ(at(sinter::abi::Category::activations), 2000);
+  EXPECT_EQ(at(sinter::abi::Category::gradients), 1000);
+  EXPECT_EQ(at(sinter::abi::Category::workspace), 0);
+  EXPECT_EQ(max(sinter::abi::Category::workspace), 100);
 
   std::string report = formatPlanReport(buffers, plan, 2);
   EXPECT_NE(report.find("arena"), std::string::npos) << report;
@@ -206,7 +207,7 @@ TEST(MemoryPlannerTest, TrainingStepShape) {
 }
 
 TEST(MemoryPlannerTest, PinnedBuffers) {
-  Buffer pinned = makeBuffer(1, 100, 0, 9, Category::Inputs);
+  Buffer pinned = makeBuffer(1, 100, 0, 9, sinter::abi::Category::inputs);
   pinned.fixedOffset = 128;
   std::vector<Buffer> buffers = {pinned, makeBuffer(2, 192, 0, 9),
                                  makeBuffer(3, 64, 0, 9)};
@@ -291,7 +292,8 @@ std::vector<Buffer> randomBuffers(std::mt19937_64 &rng, int n, int64_t steps,
     int64_t bytes =
         percent(rng) < 5 ? 0 : (int64_t{1} << logSize(rng)) + percent(rng) * 7;
     Buffer buffer = makeBuffer(1000 + i, bytes, std::min(a, b), std::max(a, b),
-                               static_cast<Category>(i % kNumCategories));
+                               static_cast<sinter::abi::CategoryKind>(
+                                   i % sinter::abi::kNumCategories));
     if (i > 0 && percent(rng) < viewPercent) {
       const Buffer &owner =
           buffers[std::uniform_int_distribution<int>(0, i - 1)(rng)];
@@ -486,8 +488,9 @@ TEST(MemoryPlannerTest, TwentyThousandBuffers) {
   for (int i = 0; i < n; ++i) {
     int64_t first = i / 2;
     int64_t life = percent(rng) < 10 ? longLife(rng) : shortLife(rng);
-    Buffer b = makeBuffer(i, int64_t{1} << logSize(rng), first, first + life,
-                          static_cast<Category>(percent(rng) % 5));
+    Buffer b =
+        makeBuffer(i, int64_t{1} << logSize(rng), first, first + life,
+                   static_cast<sinter::abi::CategoryKind>(percent(rng) % 5));
     if (i > 0 && percent(rng) < 10) {
       const Buffer &owner =
           buffers[std::max(0, i - 1 - static_cast<int>(rng() % 8))];

@@ -171,10 +171,14 @@ TEST(RecomputeSelectionTest, InvalidProblems) {
 
 TEST(RecomputeSelectionTest, LiveBytesByStepWidensRootsOverViews) {
   std::vector<Buffer> buffers(3);
-  buffers[0] = {0,           100, 0, 1, Category::Activations, std::nullopt,
-                std::nullopt};
-  buffers[1] = {1, 100, 1, 4, Category::Activations, int64_t(0), std::nullopt};
-  buffers[2] = {2, 7, 2, 2, Category::Gradients, std::nullopt, std::nullopt};
+  buffers[0] = {
+      0,           100, 0, 1, sinter::abi::Category::activations, std::nullopt,
+      std::nullopt};
+  buffers[1] = {
+      1,          100,         1, 4, sinter::abi::Category::activations,
+      int64_t(0), std::nullopt};
+  buffers[2] = {
+      2, 7, 2, 2, sinter::abi::Category::gradients, std::nullopt, std::nullopt};
   EXPECT_EQ(liveBytesByStep(buffers, 6),
             (std::vector<int64_t>{100, 100, 107, 100, 100, 0}));
 }
