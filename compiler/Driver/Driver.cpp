@@ -161,14 +161,15 @@ OwningOpRef<ModuleOp> cloneWithOnly(ModuleOp module, StringRef name) {
   return copy;
 }
 
-
 class Compilation {
 public:
   Compilation(const DriverOptions &options, MLIRContext &context,
               const codegen::Target &target)
       : options(options), context(context), target(target),
         fileLoc(FileLineColLoc::get(&context, options.input, 0, 0)),
-        dumper(context, options.dumpDir) {}
+        dumper(context, options.dumpDir),
+        entry(options.runFunction.empty() ? options.entry
+                                          : options.runFunction) {}
 
   int run();
 
@@ -197,6 +198,8 @@ private:
   OwningOpRef<ModuleOp> module, evalModule;
   Phase reached = Phase::Import;
   std::string defaultData;
+  /// The function compiled: --run's, else --entry's.
+  std::string entry;
 };
 
 Phase Compilation::goal() const {
@@ -217,9 +220,9 @@ Phase Compilation::goal() const {
   return Phase::Binary;
 }
 
-LogicalResult Compilation::runPipeline(
-    ModuleOp on, TimingScope &timing,
-    llvm::function_ref<void(OpPassManager &)> build) {
+LogicalResult
+Compilation::runPipeline(ModuleOp on, TimingScope &timing,
+                         llvm::function_ref<void(OpPassManager &)> build) {
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
@@ -242,6 +245,10 @@ LogicalResult Compilation::load() {
       defaultData = defaultDataFolder(options.input, *module->getSymName());
     return success();
   }
+  // Any phase's IR parses, the target's too.
+  DialectRegistry registry;
+  target.registerDialects(registry);
+  context.appendDialectRegistry(registry);
   llvm::SourceMgr sourceMgr;
   std::string error;
   auto file = openInputFile(options.input, &error);
@@ -251,18 +258,28 @@ LogicalResult Compilation::load() {
   module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return failure();
-  // A module that already has the function to compile (or a training
-  // step) is past autodiff.
-  if (module->lookupSymbol(options.entry) ||
-      module->lookupSymbol("train_step") ||
-      module->lookupSymbol("forward_grad"))
+  // A module with a sched.program is scheduled (lowered once its launches
+  // name the functions the object calls); one that already has the
+  // function to compile (or a training step) is past autodiff.
+  auto programs = module->getOps<sched::ProgramOp>();
+  if (!programs.empty()) {
+    bool lowered = llvm::all_of(programs, [](sched::ProgramOp p) {
+      return llvm::all_of(p.getBlock().getOps<sched::LaunchOp>(),
+                          [](sched::LaunchOp l) { return l.getSymbol(); });
+    });
+    reached = lowered && module->getOps<sched::KernelOp>().empty()
+                  ? Phase::Lowered
+                  : Phase::Scheduled;
+  } else if (module->lookupSymbol(entry) ||
+             module->lookupSymbol("train_step") ||
+             module->lookupSymbol("forward_grad"))
     reached = Phase::Training;
   else if (!module->lookupSymbol("forward") && goal() > Phase::Training) {
     std::string names;
     for (auto fn : module->getOps<func::FuncOp>())
       names += (names.empty() ? "" : ", ") + fn.getName().str();
     return emitError(fileLoc)
-           << "no function @" << options.entry << " to compile (the module "
+           << "no function @" << entry << " to compile (the module "
            << "has: " << (names.empty() ? "none" : names)
            << "); name it with --entry";
   }
@@ -272,7 +289,7 @@ LogicalResult Compilation::load() {
 LogicalResult Compilation::training(TimingScope &timing) {
   return runPipeline(*module, timing, [&](OpPassManager &pm) {
     TrainingPipelineOptions training;
-    training.gradientsOnly = options.entry == "forward_grad" ||
+    training.gradientsOnly = entry == "forward_grad" ||
                              options.runFunction == "forward_grad";
     training.evalStep = true;
     // The binary's trainer sets the peak learning rate at run time.
@@ -285,7 +302,7 @@ LogicalResult Compilation::optimized(TimingScope &timing) {
   // @eval_step is compiled on its own (from a copy with nothing else), so
   // that the training step's pipeline and dumps are what they would be
   // without it; it becomes the binary's evaluation program.
-  if (options.entry != "eval_step" && options.runFunction != "eval_step")
+  if (entry != "eval_step" && options.runFunction != "eval_step")
     if (auto eval = module->lookupSymbol<func::FuncOp>("eval_step")) {
       if (goal() >= Phase::Lowered)
         evalModule = cloneWithOnly(*module, "eval_step");
@@ -293,16 +310,16 @@ LogicalResult Compilation::optimized(TimingScope &timing) {
     }
   // From here on the module is the entry alone: nothing else is compiled.
   for (auto fn : llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
-    if (fn.getName() != options.entry)
+    if (fn.getName() != entry)
       fn.erase();
   OptimizedPipelineOptions optimized;
-  optimized.entry = options.entry;
+  optimized.entry = entry;
   optimized.target = &target;
   optimized.memoryBudget =
       options.memoryBudget.empty() && options.recompute == "none"
           ? "none"
           : options.memoryBudget;
-  if (recomputeRequested(*module, options.entry, optimized.memoryBudget))
+  if (recomputeRequested(*module, entry, optimized.memoryBudget))
     optimized.recomputeReport = dumper.sideFile(
         "recompute.txt", "the recompute decisions: every recomputed value "
                          "with its reason and cost, memory before and after");
@@ -313,7 +330,7 @@ LogicalResult Compilation::optimized(TimingScope &timing) {
 
 LogicalResult Compilation::scheduled(TimingScope &timing) {
   ScheduledPipelineOptions scheduled;
-  scheduled.entry = options.entry;
+  scheduled.entry = entry;
   scheduled.memoryReuse = options.memoryReuse;
   scheduled.report = dumper.sideFile(
       "memory-plan.txt", "the memory plan: slabs, arena peak by category, "
@@ -332,7 +349,7 @@ LogicalResult Compilation::addEvalProgram(TimingScope &timing) {
         buildOptimizedPipeline(pm, optimized);
         ScheduledPipelineOptions scheduled;
         scheduled.entry = "eval_step";
-        scheduled.role = "eval";
+        scheduled.role = abi::kEvalProgram.role;
         scheduled.memoryReuse = options.memoryReuse;
         buildScheduledPipeline(pm, scheduled);
         buildLoweredPipeline(pm, target);
@@ -377,7 +394,7 @@ LogicalResult Compilation::dumpStepPrograms() {
     FailureOr<abi::StepProgram> built = codegen::buildStepProgram(program);
     if (failed(built))
       return failure();
-    bool eval = program.getRole() == "eval";
+    bool eval = program.getRole() == StringRef(abi::kEvalProgram.role);
     if (failed(dumper.writeSideFile(
             eval ? "eval-step-program.json" : "step-program.json",
             eval ? "the evaluation step program (@eval_step: the forward "
@@ -453,9 +470,9 @@ int Compilation::finish(TimingScope &timing) {
     return failed(printSummary(*module, llvm::outs())) ? 1 : 0;
 
   if (options.memoryReport) {
-    auto program = module->lookupSymbol<sched::ProgramOp>(options.entry);
+    auto program = module->lookupSymbol<sched::ProgramOp>(entry);
     if (!program) {
-      emitError(fileLoc) << "--memory-report needs @" << options.entry
+      emitError(fileLoc) << "--memory-report needs @" << entry
                          << " in the scheduled phase";
       return 1;
     }
@@ -488,8 +505,8 @@ int Compilation::finish(TimingScope &timing) {
     if (out.ends_with(".o"))
       return failed(target.emitObject(*module, out, objectTiming)) ? 1 : 0;
     llvm::SmallString<128> object;
-    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-            "sinter-kernels", "o", object)) {
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("sinter-kernels", "o", object)) {
       emitError(fileLoc) << "cannot create a temporary file: " << ec.message();
       return 1;
     }
@@ -520,8 +537,8 @@ int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
   const codegen::Target *target = codegen::lookupTarget(options.target);
   if (!target) {
     emitError(FileLineColLoc::get(&context, options.input, 0, 0))
-        << "--target=" << options.target << " is not a target; targets are: "
-        << codegen::targetNames();
+        << "--target=" << options.target
+        << " is not a target; targets are: " << codegen::targetNames();
     return 1;
   }
   return Compilation(options, context, *target).run();

@@ -1,15 +1,16 @@
 //===- Interpreter.cpp - running a function of sgraph ops ----------------===//
 //
-// A straight walk over the function's single block: operands are looked up,
-// the op is evaluated (OpKernels.cpp), and each value is dropped after its
-// last use so that a training step needs about as much memory as its live
-// activations.
+// A straight walk over the function's (or kernel's) single block: operands are
+// looked up, the op is evaluated (OpKernels.cpp), and each value is dropped
+// after its last use so that a training step needs about as much memory as its
+// live activations.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Interpreter/Interpreter.h"
 
 #include "dialects/Graph/GraphOps.h"
+#include "dialects/Schedule/ScheduleOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseMap.h"
@@ -59,7 +60,8 @@ FailureOr<Tensor> sinter::interp::tensorFromAttr(ElementsAttr attr,
   if (t.isFloat()) {
     auto values = dense.getValues<APFloat>();
     for (int64_t k = 0; k < n; ++k)
-      t.f[k] = roundTo(t.kind, values[dense.isSplat() ? 0 : k].convertToDouble());
+      t.f[k] =
+          roundTo(t.kind, values[dense.isSplat() ? 0 : k].convertToDouble());
   } else {
     auto values = dense.getValues<APInt>();
     for (int64_t k = 0; k < n; ++k) {
@@ -70,12 +72,8 @@ FailureOr<Tensor> sinter::interp::tensorFromAttr(ElementsAttr attr,
   return t;
 }
 
-namespace {
-
-/// Runs one block (a function body, or a kernel region's) up to its
-/// func.return or sgraph.yield.
-FailureOr<std::vector<Tensor>> runBlock(Block &body, Location loc,
-                                        std::vector<Tensor> args) {
+FailureOr<std::vector<Tensor>>
+sinter::interp::runBlock(Block &body, Location loc, std::vector<Tensor> args) {
   // Last use of every value, so that it can be freed.
   llvm::DenseMap<Operation *, unsigned> position;
   for (auto [k, op] : llvm::enumerate(body))
@@ -97,7 +95,8 @@ FailureOr<std::vector<Tensor>> runBlock(Block &body, Location loc,
     SmallVector<const Tensor *> operands;
     for (Value operand : op.getOperands())
       operands.push_back(env.lookup(operand).get());
-    if (isa<func::ReturnOp, sinter::sgraph::YieldOp>(op)) {
+    if (isa<func::ReturnOp, sinter::sgraph::YieldOp, sinter::sched::YieldOp>(
+            op)) {
       std::vector<Tensor> results;
       for (const Tensor *t : operands)
         results.push_back(*t);
@@ -127,8 +126,6 @@ FailureOr<std::vector<Tensor>> runBlock(Block &body, Location loc,
   }
   return emitError(loc, "the block has no terminator");
 }
-
-} // namespace
 
 FailureOr<std::vector<Tensor>>
 sinter::interp::runFunction(func::FuncOp fn, std::vector<Tensor> args) {

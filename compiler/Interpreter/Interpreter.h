@@ -24,6 +24,21 @@ namespace sinter::interp {
 mlir::FailureOr<std::vector<Tensor>> runFunction(mlir::func::FuncOp fn,
                                                  std::vector<Tensor> args);
 
+/// Runs one block (a function body, or a kernel's) on `args` up to its
+/// terminator (func.return, sgraph.yield, sched.yield); its operands are
+/// the results.
+mlir::FailureOr<std::vector<Tensor>>
+runBlock(mlir::Block &body, mlir::Location loc, std::vector<Tensor> args);
+
+/// op(a) @ op(b) into `out`, as sgraph.matmul computes it: `op` transposes
+/// the two trailing axes when asked, batch axes broadcast, each element is
+/// summed in double and rounded once to out's kind.
+void matmulInto(const Tensor &a, const Tensor &b, bool transposeA,
+                bool transposeB, Tensor &out);
+
+/// GELU as sgraph.gelu computes it: exact (erf) or the tanh form.
+double geluOf(double x, bool tanhForm);
+
 /// Evaluates one op on its operands. Exposed for unit tests.
 mlir::LogicalResult evaluateOp(mlir::Operation *op,
                                llvm::ArrayRef<const Tensor *> operands,

@@ -92,12 +92,14 @@ int64_t wrappingMul(int64_t a, int64_t b) {
 
 /// maximum/minimum propagate NaN, as torch.maximum.
 double nanMax(double a, double b) {
-  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN()
-                                        : std::max(a, b);
+  return std::isnan(a) || std::isnan(b)
+             ? std::numeric_limits<double>::quiet_NaN()
+             : std::max(a, b);
 }
 double nanMin(double a, double b) {
-  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN()
-                                        : std::min(a, b);
+  return std::isnan(a) || std::isnan(b)
+             ? std::numeric_limits<double>::quiet_NaN()
+             : std::min(a, b);
 }
 
 //===----------------------------------------------------------------------===//
@@ -116,22 +118,42 @@ LogicalResult binary(Operation *op, Binary kind, const Tensor &a,
                    if (out.isFloat()) {
                      double x = a.f[o[0]], y = b.f[o[1]], r = 0;
                      switch (kind) {
-                     case Binary::Add: r = x + y; break;
-                     case Binary::Sub: r = x - y; break;
-                     case Binary::Mul: r = x * y; break;
-                     case Binary::Div: r = x / y; break;
-                     case Binary::Pow: r = std::pow(x, y); break;
-                     case Binary::Max: r = nanMax(x, y); break;
-                     case Binary::Min: r = nanMin(x, y); break;
+                     case Binary::Add:
+                       r = x + y;
+                       break;
+                     case Binary::Sub:
+                       r = x - y;
+                       break;
+                     case Binary::Mul:
+                       r = x * y;
+                       break;
+                     case Binary::Div:
+                       r = x / y;
+                       break;
+                     case Binary::Pow:
+                       r = std::pow(x, y);
+                       break;
+                     case Binary::Max:
+                       r = nanMax(x, y);
+                       break;
+                     case Binary::Min:
+                       r = nanMin(x, y);
+                       break;
                      }
                      setFloat(out, k, r);
                      return;
                    }
                    int64_t x = a.i[o[0]], y = b.i[o[1]], r = 0;
                    switch (kind) {
-                   case Binary::Add: r = wrappingAdd(x, y); break;
-                   case Binary::Sub: r = wrappingSub(x, y); break;
-                   case Binary::Mul: r = wrappingMul(x, y); break;
+                   case Binary::Add:
+                     r = wrappingAdd(x, y);
+                     break;
+                   case Binary::Sub:
+                     r = wrappingSub(x, y);
+                     break;
+                   case Binary::Mul:
+                     r = wrappingMul(x, y);
+                     break;
                    case Binary::Div:
                      if (y == 0) {
                        divByZero = true;
@@ -140,9 +162,14 @@ LogicalResult binary(Operation *op, Binary kind, const Tensor &a,
                      // INT_MIN / -1 wraps instead of trapping.
                      r = y == -1 ? wrappingSub(0, x) : x / y;
                      break;
-                   case Binary::Pow: break; // float only (verifier)
-                   case Binary::Max: r = std::max(x, y); break;
-                   case Binary::Min: r = std::min(x, y); break;
+                   case Binary::Pow:
+                     break; // float only (verifier)
+                   case Binary::Max:
+                     r = std::max(x, y);
+                     break;
+                   case Binary::Min:
+                     r = std::min(x, y);
+                     break;
                    }
                    setInt(out, k, r);
                  });
@@ -151,8 +178,7 @@ LogicalResult binary(Operation *op, Binary kind, const Tensor &a,
   return success();
 }
 
-template <typename Fn>
-void unaryFloat(const Tensor &x, Tensor &out, Fn fn) {
+template <typename Fn> void unaryFloat(const Tensor &x, Tensor &out, Fn fn) {
   for (int64_t k = 0, n = x.numElements(); k < n; ++k)
     setFloat(out, k, fn(x.f[k]));
 }
@@ -182,15 +208,15 @@ template <typename T> bool compareValues(StringRef direction, T x, T y) {
 
 LogicalResult compare(StringRef direction, const Tensor &a, const Tensor &b,
                       Tensor &out) {
-  forEachElement(
-      out.shape,
-      {broadcastStrides(a.shape, out.shape),
-       broadcastStrides(b.shape, out.shape)},
-      [&](int64_t k, const int64_t *o) {
-        out.i[k] = a.isFloat()
-                       ? compareValues(direction, a.f[o[0]], b.f[o[1]])
-                       : compareValues(direction, a.i[o[0]], b.i[o[1]]);
-      });
+  forEachElement(out.shape,
+                 {broadcastStrides(a.shape, out.shape),
+                  broadcastStrides(b.shape, out.shape)},
+                 [&](int64_t k, const int64_t *o) {
+                   out.i[k] =
+                       a.isFloat()
+                           ? compareValues(direction, a.f[o[0]], b.f[o[1]])
+                           : compareValues(direction, a.i[o[0]], b.i[o[1]]);
+                 });
   return success();
 }
 
@@ -254,8 +280,7 @@ void castInto(const Tensor &x, Tensor &out) {
 
 enum class Reduce { Sum, Mean, Max };
 
-void reduce(Reduce kind, const Tensor &x, ArrayRef<int64_t> axes,
-            Tensor &out) {
+void reduce(Reduce kind, const Tensor &x, ArrayRef<int64_t> axes, Tensor &out) {
   // Output strides over the input's index space, 0 on reduced axes.
   std::vector<int64_t> keptShape = x.shape;
   for (int64_t a : axes)
@@ -285,9 +310,8 @@ void reduce(Reduce kind, const Tensor &x, ArrayRef<int64_t> axes,
     }
     return;
   }
-  std::vector<int64_t> acc(n, kind == Reduce::Max
-                                  ? std::numeric_limits<int64_t>::min()
-                                  : 0);
+  std::vector<int64_t> acc(
+      n, kind == Reduce::Max ? std::numeric_limits<int64_t>::min() : 0);
   forEachElement(x.shape, {strides}, [&](int64_t k, const int64_t *o) {
     acc[o[0]] = kind == Reduce::Max ? std::max(acc[o[0]], x.i[k])
                                     : wrappingAdd(acc[o[0]], x.i[k]);
@@ -392,46 +416,47 @@ void matmul(const Tensor &a, const Tensor &b, bool ta, bool tb, Tensor &out) {
   // faster: a GPT-2 step spends most of its time here).
   std::vector<double> bRows;
   int64_t bRowsOf = -1;
-  forEachElement(batch, {aStrides, bStrides}, [&](int64_t bi, const int64_t *o) {
-    int64_t aBase = o[0] * aMatrix, bBase = o[1] * bMatrix;
-    const double *bData = nullptr;
-    if (isFloat && bCol != 1) {
-      if (bRowsOf != bBase) {
-        bRows.resize(kDim * n);
-        for (int64_t k = 0; k < kDim; ++k)
-          for (int64_t j = 0; j < n; ++j)
-            bRows[k * n + j] = b.f[bBase + k * bRow + j * bCol];
-        bRowsOf = bBase;
-      }
-      bData = bRows.data();
-    } else if (isFloat) {
-      bData = b.f.data() + bBase;
-    }
-    for (int64_t i = 0; i < m; ++i) {
-      std::fill(acc.begin(), acc.end(), 0.0);
-      for (int64_t k = 0; k < kDim; ++k) {
-        double av = a.get(aBase + i * aRow + k * aCol);
-        if (av == 0.0 && isFloat)
-          continue;
-        int64_t bk = bBase + k * bRow;
-        if (isFloat) {
-          const double *row = bData + k * (bCol != 1 ? n : bRow);
-          for (int64_t j = 0; j < n; ++j)
-            acc[j] += av * row[j];
-        } else {
-          for (int64_t j = 0; j < n; ++j)
-            acc[j] += av * static_cast<double>(b.i[bk + j * bCol]);
+  forEachElement(
+      batch, {aStrides, bStrides}, [&](int64_t bi, const int64_t *o) {
+        int64_t aBase = o[0] * aMatrix, bBase = o[1] * bMatrix;
+        const double *bData = nullptr;
+        if (isFloat && bCol != 1) {
+          if (bRowsOf != bBase) {
+            bRows.resize(kDim * n);
+            for (int64_t k = 0; k < kDim; ++k)
+              for (int64_t j = 0; j < n; ++j)
+                bRows[k * n + j] = b.f[bBase + k * bRow + j * bCol];
+            bRowsOf = bBase;
+          }
+          bData = bRows.data();
+        } else if (isFloat) {
+          bData = b.f.data() + bBase;
         }
-      }
-      for (int64_t j = 0; j < n; ++j) {
-        int64_t k = bi * outMatrix + i * n + j;
-        if (isFloat)
-          setFloat(out, k, acc[j]);
-        else
-          setInt(out, k, static_cast<int64_t>(acc[j]));
-      }
-    }
-  });
+        for (int64_t i = 0; i < m; ++i) {
+          std::fill(acc.begin(), acc.end(), 0.0);
+          for (int64_t k = 0; k < kDim; ++k) {
+            double av = a.get(aBase + i * aRow + k * aCol);
+            if (av == 0.0 && isFloat)
+              continue;
+            int64_t bk = bBase + k * bRow;
+            if (isFloat) {
+              const double *row = bData + k * (bCol != 1 ? n : bRow);
+              for (int64_t j = 0; j < n; ++j)
+                acc[j] += av * row[j];
+            } else {
+              for (int64_t j = 0; j < n; ++j)
+                acc[j] += av * static_cast<double>(b.i[bk + j * bCol]);
+            }
+          }
+          for (int64_t j = 0; j < n; ++j) {
+            int64_t k = bi * outMatrix + i * n + j;
+            if (isFloat)
+              setFloat(out, k, acc[j]);
+            else
+              setInt(out, k, static_cast<int64_t>(acc[j]));
+          }
+        }
+      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -468,8 +493,7 @@ void slice(const Tensor &x, ArrayRef<int64_t> start,
 }
 
 void pad(const Tensor &x, ArrayRef<int64_t> low,
-         std::optional<ArrayRef<int64_t>> interior, double value,
-         Tensor &out) {
+         std::optional<ArrayRef<int64_t>> interior, double value, Tensor &out) {
   for (int64_t k = 0, n = out.numElements(); k < n; ++k) {
     if (out.isFloat())
       out.f[k] = roundTo(out.kind, value);
@@ -621,8 +645,7 @@ void momentumUpdate(sgraph::MomentumUpdateOp op, const Tensor &p,
 
 void adamUpdate(sgraph::AdamUpdateOp op, const Tensor &p, const Tensor &g,
                 const Tensor &m, const Tensor &v, const Tensor &lrT,
-                const Tensor &stepT, Tensor &newP, Tensor &newM,
-                Tensor &newV) {
+                const Tensor &stepT, Tensor &newP, Tensor &newM, Tensor &newV) {
   double lr = scalarOf(lrT);
   double b1 = op.getBeta1().convertToDouble();
   double b2 = op.getBeta2().convertToDouble();
@@ -651,8 +674,7 @@ void adamUpdate(sgraph::AdamUpdateOp op, const Tensor &p, const Tensor &g,
 /// rather than min_lr * peak / lr: with peak == lr the factor is exactly 1,
 /// so the result is bit-identical to the op without peak_lr. A min_lr of 0
 /// stays 0 (lr may be 0 then).
-double lrAt(sgraph::LrScheduleOp op, int64_t step,
-            std::optional<double> peak) {
+double lrAt(sgraph::LrScheduleOp op, int64_t step, std::optional<double> peak) {
   double lr = op.getLr().convertToDouble();
   double minLr = op.getMinLr().convertToDouble();
   if (peak) {
@@ -726,13 +748,27 @@ LogicalResult sinter::interp::evaluateOp(Operation *op,
             out->i[i * t + j] = j <= i;
         return success();
       })
-      .Case([&](sgraph::AddOp) { return binary(op, Binary::Add, *in[0], *in[1], *out); })
-      .Case([&](sgraph::SubOp) { return binary(op, Binary::Sub, *in[0], *in[1], *out); })
-      .Case([&](sgraph::MulOp) { return binary(op, Binary::Mul, *in[0], *in[1], *out); })
-      .Case([&](sgraph::DivOp) { return binary(op, Binary::Div, *in[0], *in[1], *out); })
-      .Case([&](sgraph::PowOp) { return binary(op, Binary::Pow, *in[0], *in[1], *out); })
-      .Case([&](sgraph::MaximumOp) { return binary(op, Binary::Max, *in[0], *in[1], *out); })
-      .Case([&](sgraph::MinimumOp) { return binary(op, Binary::Min, *in[0], *in[1], *out); })
+      .Case([&](sgraph::AddOp) {
+        return binary(op, Binary::Add, *in[0], *in[1], *out);
+      })
+      .Case([&](sgraph::SubOp) {
+        return binary(op, Binary::Sub, *in[0], *in[1], *out);
+      })
+      .Case([&](sgraph::MulOp) {
+        return binary(op, Binary::Mul, *in[0], *in[1], *out);
+      })
+      .Case([&](sgraph::DivOp) {
+        return binary(op, Binary::Div, *in[0], *in[1], *out);
+      })
+      .Case([&](sgraph::PowOp) {
+        return binary(op, Binary::Pow, *in[0], *in[1], *out);
+      })
+      .Case([&](sgraph::MaximumOp) {
+        return binary(op, Binary::Max, *in[0], *in[1], *out);
+      })
+      .Case([&](sgraph::MinimumOp) {
+        return binary(op, Binary::Min, *in[0], *in[1], *out);
+      })
       .Case([&](sgraph::CompareOp c) {
         return compare(c.getDirection(), *in[0], *in[1], *out);
       })
@@ -754,8 +790,8 @@ LogicalResult sinter::interp::evaluateOp(Operation *op,
           if (out->isFloat())
             out->f[k] = std::fabs(in[0]->f[k]);
           else
-            setInt(*out, k, in[0]->i[k] < 0 ? wrappingSub(0, in[0]->i[k])
-                                            : in[0]->i[k]);
+            setInt(*out, k,
+                   in[0]->i[k] < 0 ? wrappingSub(0, in[0]->i[k]) : in[0]->i[k]);
         }
         return success();
       })
@@ -796,8 +832,7 @@ LogicalResult sinter::interp::evaluateOp(Operation *op,
       })
       .Case([&](sgraph::GeluOp g) {
         bool tanhForm = g.getApproximate() == "tanh";
-        unaryFloat(*in[0], *out,
-                   [&](double x) { return gelu(x, tanhForm); });
+        unaryFloat(*in[0], *out, [&](double x) { return gelu(x, tanhForm); });
         return success();
       })
       .Case([&](sgraph::ReduceSumOp r) {
@@ -830,8 +865,7 @@ LogicalResult sinter::interp::evaluateOp(Operation *op,
         return success();
       })
       .Case([&](sgraph::MatmulOp m) {
-        matmul(*in[0], *in[1], m.getTransposeLhs(), m.getTransposeRhs(),
-               *out);
+        matmul(*in[0], *in[1], m.getTransposeLhs(), m.getTransposeRhs(), *out);
         return success();
       })
       .Case([&](sgraph::EmbeddingOp) {
@@ -872,8 +906,8 @@ LogicalResult sinter::interp::evaluateOp(Operation *op,
         return success();
       })
       .Case([&](sgraph::PadOp p) {
-        pad(*in[0], p.getLow(), p.getInterior(),
-            p.getValue().convertToDouble(), *out);
+        pad(*in[0], p.getLow(), p.getInterior(), p.getValue().convertToDouble(),
+            *out);
         return success();
       })
       .Case([&](sgraph::ConcatOp c) {
@@ -945,4 +979,13 @@ LogicalResult sinter::interp::evaluateOp(Operation *op,
       .Default([&](Operation *other) {
         return other->emitOpError("cannot be run by the reference interpreter");
       });
+}
+
+void sinter::interp::matmulInto(const Tensor &a, const Tensor &b,
+                                bool transposeA, bool transposeB, Tensor &out) {
+  matmul(a, b, transposeA, transposeB, out);
+}
+
+double sinter::interp::geluOf(double x, bool tanhForm) {
+  return gelu(x, tanhForm);
 }

@@ -2,10 +2,12 @@
 
 #include "compiler/Interpreter/RunFunction.h"
 
-#include "compiler/Support/Diagnostics.h"
 #include "compiler/Interpreter/Initializers.h"
 #include "compiler/Interpreter/Interpreter.h"
+#include "compiler/Interpreter/ProgramInterpreter.h"
+#include "compiler/Support/Diagnostics.h"
 #include "dialects/Graph/GraphOps.h"
+#include "dialects/Schedule/ScheduleOps.h"
 #include "runtime/Formats/AbslCompat.h"
 #include "runtime/Formats/Npy.h"
 #include "runtime/Formats/SafeTensors.h"
@@ -17,10 +19,12 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
+#include <functional>
 
 using namespace mlir;
 using namespace sinter;
 using namespace sinter::interp;
+namespace sabi = sinter::abi;
 using formats::DType;
 using formats::HostTensor;
 
@@ -41,16 +45,6 @@ LogicalResult fail(MLIRContext *context, const std::string &path,
   if (message.substr(0, path.size() + 2) == path + ": ")
     message.remove_prefix(path.size() + 2);
   return emitError(FileLineColLoc::get(context, path, 0, 0)) << message;
-}
-
-template <typename T> T load(const uint8_t *bytes) {
-  T value;
-  std::memcpy(&value, bytes, sizeof(T));
-  return value;
-}
-
-template <typename T> void store(uint8_t *bytes, T value) {
-  std::memcpy(bytes, &value, sizeof(T));
 }
 
 std::optional<ElementKind> kindOfDType(DType dtype) {
@@ -113,69 +107,15 @@ FailureOr<Tensor> fromHost(const HostTensor &host, RankedTensorType type,
       diag << " (" << where << ")";
     return failure();
   }
-  Tensor t = zerosOf(type);
-  const uint8_t *bytes = host.data.data();
-  for (int64_t k = 0, n = t.numElements(); k < n; ++k) {
-    switch (t.kind) {
-    case ElementKind::F64:
-      t.f[k] = load<double>(bytes + 8 * k);
-      break;
-    case ElementKind::F32:
-      t.f[k] = load<float>(bytes + 4 * k);
-      break;
-    case ElementKind::BF16:
-      t.f[k] = bf16BitsToFloat(load<uint16_t>(bytes + 2 * k));
-      break;
-    case ElementKind::F16:
-      t.f[k] = f16BitsToFloat(load<uint16_t>(bytes + 2 * k));
-      break;
-    case ElementKind::I64:
-      t.i[k] = load<int64_t>(bytes + 8 * k);
-      break;
-    case ElementKind::I32:
-      t.i[k] = load<int32_t>(bytes + 4 * k);
-      break;
-    case ElementKind::I1:
-      t.i[k] = bytes[k] != 0;
-      break;
-    }
-  }
-  return t;
+  return tensorFromBytes(*kind, host.shape, host.data.data());
 }
 
 HostTensor toHost(const Tensor &t) {
   HostTensor host;
   host.dtype = dtypeOfKind(t.kind);
   host.shape = t.shape;
-  int64_t n = t.numElements();
-  host.data.resize(n * formats::dtypeByteSize(host.dtype));
-  uint8_t *bytes = host.data.data();
-  for (int64_t k = 0; k < n; ++k) {
-    switch (t.kind) {
-    case ElementKind::F64:
-      store<double>(bytes + 8 * k, t.f[k]);
-      break;
-    case ElementKind::F32:
-      store<float>(bytes + 4 * k, static_cast<float>(t.f[k]));
-      break;
-    case ElementKind::BF16:
-      store<uint16_t>(bytes + 2 * k,
-                      floatToBf16Bits(static_cast<float>(t.f[k])));
-      break;
-    case ElementKind::F16:
-      store<uint16_t>(bytes + 2 * k, floatToF16Bits(static_cast<float>(t.f[k])));
-      break;
-    case ElementKind::I64:
-      store<int64_t>(bytes + 8 * k, t.i[k]);
-      break;
-    case ElementKind::I32:
-      store<int32_t>(bytes + 4 * k, static_cast<int32_t>(t.i[k]));
-      break;
-    case ElementKind::I1:
-      bytes[k] = t.i[k] != 0;
-      break;
-    }
-  }
+  host.data.resize(t.numElements() * formats::dtypeByteSize(host.dtype));
+  tensorToBytes(t, host.data.data());
   return host;
 }
 
@@ -188,8 +128,7 @@ LogicalResult readInputs(ArrayRef<std::string> inputs, Location loc,
         provided.try_emplace(name, Provided{std::move(tensor), file});
     if (!inserted)
       return emitError(FileLineColLoc::get(loc.getContext(), file, 0, 0))
-             << "tensor '" << name << "' is also given by "
-             << it->second.file;
+             << "tensor '" << name << "' is also given by " << it->second.file;
     return success();
   };
   for (const std::string &spec : inputs) {
@@ -222,15 +161,104 @@ LogicalResult readInputs(ArrayRef<std::string> inputs, Location loc,
   return success();
 }
 
+/// What --run needs to know of one argument, from a function's argument
+/// attributes or a program's sched.argument.
+struct ArgumentSpec {
+  std::string name;
+  SmallVector<std::string> aliases;
+  RankedTensorType type;
+  Location loc;
+  std::optional<sabi::ArgumentKind> kind; // none: an unmarked input
+  DictionaryAttr init;                   // params
+  FloatAttr defaultValue;                // hyperparameters
+};
+
+/// What --run runs: a function (any phase up to optimized) or a
+/// sched.program (the scheduled phase).
+struct Runnable {
+  std::vector<ArgumentSpec> arguments;
+  std::vector<std::string> resultNames;
+  std::function<FailureOr<std::vector<Tensor>>(std::vector<Tensor>)> run;
+};
+
+Runnable fromFunction(func::FuncOp fn) {
+  Runnable r;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+    ArgumentSpec a{sgraph::argumentName(fn, i),
+                   {},
+                   cast<RankedTensorType>(fn.getArgumentTypes()[i]),
+                   fn.getArgument(i).getLoc()};
+    if (auto aliases =
+            fn.getArgAttrOfType<ArrayAttr>(i, sgraph::attr::kAliases))
+      for (auto alias : aliases.getAsRange<StringAttr>())
+        a.aliases.push_back(alias.str());
+    if (fn.getArgAttr(i, sgraph::attr::kParam))
+      a.kind = sabi::Argument::param;
+    else if (fn.getArgAttr(i, sgraph::attr::kOptState))
+      a.kind = sabi::Argument::opt_state;
+    else if (fn.getArgAttr(i, sgraph::attr::kStep))
+      a.kind = sabi::Argument::step;
+    else if (fn.getArgAttr(i, sgraph::attr::kHyper))
+      a.kind = sabi::Argument::hyper;
+    a.init = fn.getArgAttrOfType<DictionaryAttr>(i, sgraph::attr::kInit);
+    a.defaultValue = fn.getArgAttrOfType<FloatAttr>(i, sgraph::attr::kDefault);
+    r.arguments.push_back(std::move(a));
+  }
+  for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+    std::string name = sgraph::resultName(fn, i);
+    r.resultNames.push_back(name.empty() ? "result." + std::to_string(i)
+                                         : name);
+  }
+  r.run = [fn](std::vector<Tensor> args) {
+    return interp::runFunction(fn, std::move(args));
+  };
+  return r;
+}
+
+Runnable fromProgram(sched::ProgramOp program) {
+  Runnable r;
+  for (auto arg : program.getBlock().getOps<sched::ArgumentOp>()) {
+    ArgumentSpec a{
+        arg.getName().str(),
+        {},
+        cast<sched::BufferType>(arg.getBuffer().getType()).getTensorType(),
+        arg.getLoc()};
+    if (auto aliases = arg.getAliases())
+      for (auto alias : aliases->getAsRange<StringAttr>())
+        a.aliases.push_back(alias.str());
+    a.kind = arg.getArgumentKind();
+    if (a.kind == sabi::Argument::input)
+      a.kind.reset();
+    a.init = arg.getInitAttr();
+    a.defaultValue = arg.getDefaultValueAttr();
+    r.arguments.push_back(std::move(a));
+  }
+  for (auto result : program.getBlock().getOps<sched::ResultOp>())
+    r.resultNames.push_back(result.getName().str());
+  r.run = [program](std::vector<Tensor> args) {
+    return interp::runProgram(program, std::move(args));
+  };
+  return r;
+}
+
 } // namespace
 
 LogicalResult sinter::runFunction(ModuleOp module, const RunOptions &options) {
   Location loc = module.getLoc();
-  auto fn = module.lookupSymbol<func::FuncOp>(options.function);
-  if (!fn || fn.isExternal()) {
+  std::optional<Runnable> runnable;
+  if (auto program = module.lookupSymbol<sched::ProgramOp>(options.function))
+    runnable = fromProgram(program);
+  else if (auto fn = module.lookupSymbol<func::FuncOp>(options.function);
+           fn && !fn.isExternal())
+    runnable = fromFunction(fn);
+  if (!runnable) {
     std::string names;
-    for (auto f : module.getOps<func::FuncOp>())
-      names += (names.empty() ? "" : ", ") + f.getSymName().str();
+    for (Operation &op : module.getBody()->getOperations())
+      if (isa<func::FuncOp, sched::ProgramOp>(op))
+        if (auto name =
+                op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName()))
+          if (!isa<func::FuncOp>(op) || !cast<func::FuncOp>(op).isExternal())
+            names += (names.empty() ? "" : ", ") + name.str();
     return emitError(loc) << "there is no function @" << options.function
                           << " to run (the module has: " << names << ")";
   }
@@ -246,14 +274,12 @@ LogicalResult sinter::runFunction(ModuleOp module, const RunOptions &options) {
 
   std::vector<Tensor> args;
   int initialized = 0;
-  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
-    auto type = cast<RankedTensorType>(fn.getArgumentTypes()[i]);
-    Location argLoc = fn.getArgument(i).getLoc();
-    std::string name = sgraph::argumentName(fn, i);
+  for (auto [i, spec] : llvm::enumerate(runnable->arguments)) {
+    RankedTensorType type = spec.type;
+    Location argLoc = spec.loc;
+    const std::string &name = spec.name;
     SmallVector<std::string> names{name};
-    if (auto aliases = fn.getArgAttrOfType<ArrayAttr>(i, sgraph::attr::kAliases))
-      for (auto alias : aliases.getAsRange<StringAttr>())
-        names.push_back(alias.str());
+    names.append(spec.aliases.begin(), spec.aliases.end());
     Provided *found = nullptr;
     std::string foundName;
     for (const std::string &candidate : names) {
@@ -261,9 +287,9 @@ LogicalResult sinter::runFunction(ModuleOp module, const RunOptions &options) {
       if (it == provided.end())
         continue;
       if (found)
-        return emitError(argLoc) << "both '" << foundName << "' and '"
-                                 << candidate
-                                 << "' are given for the same tied parameter";
+        return emitError(argLoc)
+               << "both '" << foundName << "' and '" << candidate
+               << "' are given for the same tied parameter";
       found = &it->second;
       foundName = candidate;
     }
@@ -275,36 +301,32 @@ LogicalResult sinter::runFunction(ModuleOp module, const RunOptions &options) {
       args.push_back(std::move(*t));
       continue;
     }
-    if (fn.getArgAttr(i, sgraph::attr::kParam)) {
-      auto t = initializeParameter(
-          name, fn.getArgAttrOfType<DictionaryAttr>(i, sgraph::attr::kInit),
-          type, seed, argLoc);
+    if (spec.kind == sabi::Argument::param) {
+      auto t = initializeParameter(name, spec.init, type, seed, argLoc);
       if (failed(t))
         return failure();
       args.push_back(std::move(*t));
       ++initialized;
       continue;
     }
-    if (fn.getArgAttr(i, sgraph::attr::kOptState) ||
-        fn.getArgAttr(i, sgraph::attr::kStep)) {
+    if (spec.kind == sabi::Argument::opt_state ||
+        spec.kind == sabi::Argument::step) {
       args.push_back(zerosOf(type));
       continue;
     }
     // A hyperparameter not given takes its default, as in the runtime.
-    if (auto value =
-            fn.getArgAttrOfType<FloatAttr>(i, sgraph::attr::kDefault);
-        value && fn.getArgAttr(i, sgraph::attr::kHyper) &&
+    if (spec.defaultValue && spec.kind == sabi::Argument::hyper &&
         type.getRank() == 0 && isa<FloatType>(type.getElementType())) {
       Tensor t = zerosOf(type);
-      t.f[0] = value.getValueAsDouble();
+      t.f[0] = spec.defaultValue.getValueAsDouble();
       args.push_back(std::move(t));
       continue;
     }
-    return emitError(argLoc) << "no tensor named '"
-                             << (name.empty() ? "#" + std::to_string(i) : name)
-                             << "' for argument #" << i << " of @"
-                             << options.function << " (" << type
-                             << "); give it with --input";
+    return emitError(argLoc)
+           << "no tensor named '"
+           << (name.empty() ? "#" + std::to_string(i) : name)
+           << "' for argument #" << i << " of @" << options.function << " ("
+           << type << "); give it with --input";
   }
   if (initialized)
     llvm::errs() << "note: " << initialized
@@ -326,20 +348,18 @@ LogicalResult sinter::runFunction(ModuleOp module, const RunOptions &options) {
       diag << ", ...";
   }
 
-  auto results = interp::runFunction(fn, std::move(args));
+  auto results = runnable->run(std::move(args));
   if (failed(results))
     return failure();
 
   formats::SafeTensorsFile out;
   for (auto [i, t] : llvm::enumerate(*results)) {
-    std::string name = sgraph::resultName(fn, i);
-    if (name.empty())
-      name = "result." + std::to_string(i);
+    const std::string &name = runnable->resultNames[i];
     // Enough digits to read the exact value back (9 for f32, 17 for f64).
     if (t.rank() == 0 && t.isFloat())
       llvm::outs() << name << " = "
-                   << llvm::format(t.kind == ElementKind::F64 ? "%.17g" : "%.9g",
-                                   t.f[0])
+                   << llvm::format(
+                          t.kind == ElementKind::F64 ? "%.17g" : "%.9g", t.f[0])
                    << "\n";
     else if (t.rank() == 0)
       llvm::outs() << name << " = " << t.i[0] << "\n";

@@ -100,10 +100,100 @@ std::string Tensor::describe() const {
   return text + "]";
 }
 
-std::vector<int64_t> sinter::interp::stridesOf(
-    const std::vector<int64_t> &shape) {
+std::vector<int64_t>
+sinter::interp::stridesOf(const std::vector<int64_t> &shape) {
   std::vector<int64_t> strides(shape.size(), 1);
   for (int64_t k = static_cast<int64_t>(shape.size()) - 2; k >= 0; --k)
     strides[k] = strides[k + 1] * shape[k + 1];
   return strides;
+}
+
+namespace {
+template <typename T> T load(const uint8_t *bytes) {
+  T value;
+  std::memcpy(&value, bytes, sizeof(T));
+  return value;
+}
+template <typename T> void store(uint8_t *bytes, T value) {
+  std::memcpy(bytes, &value, sizeof(T));
+}
+} // namespace
+
+int64_t sinter::interp::byteWidth(ElementKind kind) {
+  switch (kind) {
+  case ElementKind::F64:
+  case ElementKind::I64:
+    return 8;
+  case ElementKind::F32:
+  case ElementKind::I32:
+    return 4;
+  case ElementKind::F16:
+  case ElementKind::BF16:
+    return 2;
+  case ElementKind::I1:
+    return 1;
+  }
+  return 0;
+}
+
+Tensor sinter::interp::tensorFromBytes(ElementKind kind,
+                                       std::vector<int64_t> shape,
+                                       const uint8_t *bytes) {
+  Tensor t(kind, std::move(shape));
+  for (int64_t k = 0, n = t.numElements(); k < n; ++k) {
+    switch (t.kind) {
+    case ElementKind::F64:
+      t.f[k] = load<double>(bytes + 8 * k);
+      break;
+    case ElementKind::F32:
+      t.f[k] = load<float>(bytes + 4 * k);
+      break;
+    case ElementKind::BF16:
+      t.f[k] = bf16BitsToFloat(load<uint16_t>(bytes + 2 * k));
+      break;
+    case ElementKind::F16:
+      t.f[k] = f16BitsToFloat(load<uint16_t>(bytes + 2 * k));
+      break;
+    case ElementKind::I64:
+      t.i[k] = load<int64_t>(bytes + 8 * k);
+      break;
+    case ElementKind::I32:
+      t.i[k] = load<int32_t>(bytes + 4 * k);
+      break;
+    case ElementKind::I1:
+      t.i[k] = bytes[k] != 0;
+      break;
+    }
+  }
+  return t;
+}
+
+void sinter::interp::tensorToBytes(const Tensor &t, uint8_t *bytes) {
+  for (int64_t k = 0, n = t.numElements(); k < n; ++k) {
+    switch (t.kind) {
+    case ElementKind::F64:
+      store<double>(bytes + 8 * k, t.f[k]);
+      break;
+    case ElementKind::F32:
+      store<float>(bytes + 4 * k, static_cast<float>(t.f[k]));
+      break;
+    case ElementKind::BF16:
+      store<uint16_t>(bytes + 2 * k,
+                      floatToBf16Bits(static_cast<float>(t.f[k])));
+      break;
+    case ElementKind::F16:
+      store<uint16_t>(bytes + 2 * k,
+                      floatToF16Bits(static_cast<float>(t.f[k])));
+      break;
+    case ElementKind::I64:
+      store<int64_t>(bytes + 8 * k, t.i[k]);
+      break;
+    case ElementKind::I32:
+      store<int32_t>(bytes + 4 * k, static_cast<int32_t>(t.i[k]));
+      break;
+    case ElementKind::I1:
+      bytes[k] = t.i[k] != 0;
+      break;
+    }
+  }
 }

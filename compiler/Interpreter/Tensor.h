@@ -20,6 +20,8 @@
 
 namespace sinter::interp {
 
+/// one-definition: the interpreter's own storage of MLIR element types;
+/// its tensors never cross into a step program.
 enum class ElementKind { F16, BF16, F32, F64, I1, I32, I64 };
 
 bool isFloat(ElementKind kind);
@@ -62,6 +64,15 @@ struct Tensor {
   /// "f32[2, 3]"
   std::string describe() const;
 };
+
+/// Bytes of one element in memory (an i1 takes a byte).
+int64_t byteWidth(ElementKind kind);
+/// The tensor whose elements are the bytes at `data`: row-major,
+/// little-endian, as files and the runtime's slabs hold them.
+Tensor tensorFromBytes(ElementKind kind, std::vector<int64_t> shape,
+                       const uint8_t *data);
+/// Writes `t`'s elements to `data` (numElements x byteWidth bytes).
+void tensorToBytes(const Tensor &t, uint8_t *data);
 
 /// Row-major strides of a shape.
 std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape);
