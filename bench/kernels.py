@@ -28,7 +28,6 @@ Usage (from anywhere; numpy needed, /usr/bin/python3 has it):
 """
 
 import argparse
-import glob
 import json
 import os
 import re
@@ -41,6 +40,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "test", "e2e"))
 from chargpt_reference import write_safetensors  # noqa: E402
+import step_program  # noqa: E402
 
 # Op names (tokens of a kernel's name, "k150_mul_erf_add_reduce_sum") that
 # make a kernel compute-heavy by design: transcendental math or dropout's
@@ -183,17 +183,18 @@ def measure_model(name, args, build, rng):
     run(cmd)
     # The training step's program, not the eval program's
     # (NN-eval-step-program.json) that the binary also carries.
-    program_json = sorted(
-        p for p in glob.glob(os.path.join(dump, "*-step-program.json"))
-        if not p.endswith("-eval-step-program.json"))[-1]
-    with open(program_json) as f:
-        program = json.load(f)
+    program_json = step_program.find(dump)
+    program = step_program.load(program_json)
+    # What the tables need (the constants' bytes do not go to results.json);
+    # a kernel's bytes and extent are absent from the JSON when 0 and 1.
+    kernels = [dict(k, bytes=k.get("bytes", 0), extent=k.get("extent", 1))
+               for k in program["kernels"]]
     inputs = os.path.join(out_dir, "inputs.safetensors")
     write_inputs(program, inputs, high, rng)
     steps = args.steps if name == "chargpt" else 20 * args.steps
     # Tiny matmuls (the MLP's) need many repetitions to find a quiet one.
     reps = args.matmul_reps if name == "chargpt" else 10 * args.matmul_reps
-    result = {"program": program, "threads": {}}
+    result = {"program": {"kernels": kernels}, "threads": {}}
     for threads in (2, 1):
         # Profile and matmul_alone alternate, so that both see the same
         # spread of machine load; each keeps its best.

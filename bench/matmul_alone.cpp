@@ -183,7 +183,7 @@ int run(const Options &opts) {
                  std::string(json.status().message()).c_str());
     return 1;
   }
-  absl::StatusOr<StepProgram> prog = parseStepProgram(*json);
+  absl::StatusOr<StepProgram> prog = parseStepProgramJson(*json);
   if (!prog.ok()) {
     std::fprintf(stderr, "error: %s: %s\n", opts.program.c_str(),
                  std::string(prog.status().message()).c_str());

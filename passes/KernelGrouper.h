@@ -1,0 +1,122 @@
+//===- KernelGrouper.h - how sinter-fuse-kernels groups ops -----*- C++ -*-===//
+//
+// The state sinter-fuse-kernels builds and its two halves share:
+// FuseKernels.cpp decides which ops form each kernel (KernelGrouper::run),
+// FuseKernelsRegions.cpp turns the groups into sgraph.fusion regions in a
+// schedule (KernelGrouper::buildRegions). Internal to the pass.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SINTER_PASSES_KERNELGROUPER_H
+#define SINTER_PASSES_KERNELGROUPER_H
+
+#include "dialects/Graph/GraphOps.h"
+#include "passes/Analysis/KernelChunks.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <string>
+#include <vector>
+
+namespace sinter::fusion {
+
+constexpr mlir::StringLiteral kFusionAttr = "sinter.fusion";
+
+enum class OpClass {
+  Elementwise,
+  Reduction,
+  View,
+  Alias,
+  Library,
+  Special,
+  SplatConstant,
+  Opaque
+};
+
+/// The class of an op, which decides how it may fuse.
+OpClass classify(mlir::Operation *op);
+
+struct Group {
+  int id;
+  enum Kind { Loop, Reduction, Library, Special, View } kind;
+  llvm::SmallVector<int64_t> space;             // the iteration shape
+  llvm::SmallVector<int64_t> reduceAxes;        // for Reduction
+  llvm::SmallVector<mlir::Operation *> members; // in program order
+  llvm::SmallDenseSet<int, 8> deps;             // groups this one reads from
+  int firstPosition = 0;
+  /// For Library groups: how far the matmul's epilogue has grown
+  /// (0 none, 1 scaled, 2 bias added, 3 activation applied).
+  int epilogue = 0;
+};
+
+/// What the target's kernels and matmul library do (FuseKernelsPass's
+/// options, filled in by the target).
+struct FusionTarget {
+  analysis::KernelLimits limits;
+  /// The epilogues the matmul library applies in the same call.
+  bool scaleEpilogue = true, biasEpilogue = true, activationEpilogue = true;
+};
+
+class KernelGrouper {
+public:
+  KernelGrouper(mlir::func::FuncOp fn, const FusionTarget &target)
+      : fn(fn), target(target) {}
+
+  void run();
+
+private:
+  /// The groups a value comes from and whether it is a member result
+  /// (readable as a scalar inside that group).
+  void sourcesOf(mlir::Value v, llvm::SmallVectorImpl<int> &groups,
+                 bool &isMember);
+  bool dependsOn(int from, int target);
+  /// Why `op` may not join `g`, or empty when it may.
+  std::string whyNotJoin(mlir::Operation *op, Group &g);
+  /// Whether `op` reads a per-row value of group `gId` (a reduction result
+  /// or a row op): joining makes it a later phase.
+  bool readsRowsOf(mlir::Operation *op, int gId);
+  /// The row phase `op` would run in as a member of `g`.
+  int phaseIn(mlir::Operation *op, const Group &g);
+  /// A transcendental op (exp, log, erf, ...) of an earlier phase of `g`
+  /// that `op` would have to recompute, because its value is not written
+  /// to memory anyway; null when there is none.
+  mlir::Operation *costlyRecompute(mlir::Operation *op, const Group &g);
+  int newGroup(mlir::Operation *op, Group::Kind kind,
+               mlir::ArrayRef<int64_t> space);
+  /// The matmul group `op` can join as an epilogue the matmul library
+  /// applies itself, or -1; `what` names the epilogue.
+  int epilogueGroup(mlir::Operation *op, std::string &what);
+  void addMember(Group &g, mlir::Operation *op);
+  /// Merges into `op`'s kernel every producer kernel of the same shape
+  /// whose values only `op`'s kernel reads (the other pads of a sum of pads;
+  /// the two halves of GELU's gradient): one loop instead of two, and the
+  /// producer's values never reach memory.
+  void absorbLoneProducers(mlir::Operation *op);
+  /// Lets `op`'s kernel recompute a cheap elementwise chain of another
+  /// kernel (arithmetic, selects, casts: no transcendental functions or
+  /// random numbers) instead of reading its result from memory, when that
+  /// reads no more full-size tensors than the result itself (a softmax's
+  /// masked scores): the producer then need not write it.
+  void planRecompute(mlir::Operation *op);
+  void buildRegions();
+
+  mlir::func::FuncOp fn;
+  const FusionTarget &target;
+  /// Per group: values it recomputes (results of other groups' ops).
+  llvm::DenseMap<int, llvm::DenseSet<mlir::Value>> recompute;
+  /// Member results exported even though no other kernel reads them
+  /// directly (per-row leaves of chains another kernel recomputes).
+  llvm::DenseSet<mlir::Value> forceExport;
+  std::vector<Group> groups;
+  llvm::DenseMap<mlir::Operation *, int> groupOf;
+  llvm::DenseMap<mlir::Operation *, int>
+      phase; // row phase of a member (0 mostly)
+  llvm::DenseMap<mlir::Operation *, int> position;
+  llvm::DenseMap<mlir::Operation *, std::string> reason;
+};
+
+} // namespace sinter::fusion
+
+#endif // SINTER_PASSES_KERNELGROUPER_H
