@@ -26,7 +26,7 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "test", "e2e"))
-from chargpt_reference import write_safetensors  # noqa: E402
+from safetensors_io import write_safetensors  # noqa: E402
 import step_program  # noqa: E402
 
 PROFILE_TOTAL = re.compile(r"profile: \d+ runs, \d+ threads, ([\d.]+) ms/run")

@@ -62,7 +62,7 @@ VENV = os.path.join(ROOT, "bench", ".venv")
 VENV_PYTHON = os.path.join(VENV, "bin", "python")
 sys.path.insert(0, os.path.join(ROOT, "test", "e2e"))
 sys.path.insert(0, PEERS_DIR)
-from chargpt_reference import write_safetensors  # noqa: E402
+from safetensors_io import write_safetensors  # noqa: E402
 from workloads import WORKLOADS, model_flops  # noqa: E402
 
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"

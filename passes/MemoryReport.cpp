@@ -26,21 +26,18 @@ using namespace sinter;
 using namespace sinter::recompute;
 namespace analysis = sinter::analysis;
 
-sinter::ProgramMemory sinter::measureProgram(sched::ProgramOp program) {
-  ProgramMemory memory;
-  for (auto slab : program.getBlock().getOps<sched::SlabOp>())
-    if (auto kind = abi::parseSlab(slab.getKind().str()))
-      memory.slabBytes[*kind] = slab.getSizeAttr().getInt();
+sinter::ArenaBuffers sinter::arenaBuffers(sched::ProgramOp program) {
+  ArenaBuffers out;
   sched::SlabOp arena = program.lookupSlab(abi::Slab::arena);
+  if (!arena)
+    return out;
   sched::ProgramLiveness liveness(program);
-  std::vector<analysis::Buffer> buffers;
-  std::vector<int64_t> offsets;
   for (const sched::RootLife &life : liveness.roots()) {
     sched::ViewOp root = life.root;
-    if (!arena || root.getSlab() != arena.getSlab() || !life.isLive())
+    if (root.getSlab() != arena.getSlab() || !life.isLive())
       continue;
     analysis::Buffer buffer;
-    buffer.id = buffers.size();
+    buffer.id = out.buffers.size();
     buffer.bytes = life.end - life.begin;
     buffer.firstUse = std::max<int64_t>(life.first, 0);
     buffer.lastUse = life.last;
@@ -48,10 +45,20 @@ sinter::ProgramMemory sinter::measureProgram(sched::ProgramOp program) {
     if (auto category = root.getCategory())
       if (auto kind = abi::parseCategory(category->str()))
         buffer.category = *kind;
-    buffers.push_back(buffer);
-    offsets.push_back(life.begin);
+    out.buffers.push_back(buffer);
+    out.offsets.push_back(life.begin);
   }
-  memory.arena = analysis::measurePlan(buffers, offsets, abi::kBufferAlignment);
+  return out;
+}
+
+sinter::ProgramMemory sinter::measureProgram(sched::ProgramOp program) {
+  ProgramMemory memory;
+  for (auto slab : program.getBlock().getOps<sched::SlabOp>())
+    if (auto kind = abi::parseSlab(slab.getKind().str()))
+      memory.slabBytes[*kind] = slab.getSizeAttr().getInt();
+  ArenaBuffers arena = arenaBuffers(program);
+  memory.arena = analysis::measurePlan(arena.buffers, arena.offsets,
+                                       abi::kBufferAlignment);
   return memory;
 }
 

@@ -1,4 +1,5 @@
-//===- MemoryReport.h - what a scheduled program keeps in memory -*- C++ -*-===//
+//===- MemoryReport.h - what a scheduled program keeps in memory -*- C++
+//-*-===//
 //
 // `sinterc --memory-report` and the figures behind it, read off a scheduled
 // program: the slabs, the arena's peak of live bytes and its split by
@@ -15,6 +16,7 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 namespace sinter {
 
@@ -27,6 +29,17 @@ struct ProgramMemory {
 };
 
 ProgramMemory measureProgram(sched::ProgramOp program);
+
+/// The arena's buffers of a program as the memory planner sees them: one
+/// per live root view (its bytes, its first and last step, its category),
+/// with its offset. Rebuilt from the program alone (dialects/Schedule/
+/// ProgramLiveness.h), so a plan can be checked independently of how it
+/// was made.
+struct ArenaBuffers {
+  std::vector<analysis::Buffer> buffers;
+  std::vector<int64_t> offsets;
+};
+ArenaBuffers arenaBuffers(sched::ProgramOp program);
 
 /// The slabs, the arena's peak and its split by category, the total, the
 /// arena without reuse, what was recomputed, and whether the arena fits the

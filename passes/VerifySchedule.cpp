@@ -17,6 +17,7 @@
 #include "dialects/Schedule/ProgramLiveness.h"
 #include "dialects/Schedule/ScheduleOps.h"
 #include "passes/Analysis/MemoryPlanner.h"
+#include "passes/MemoryReport.h"
 
 #include "llvm/ADT/StringSet.h"
 
@@ -66,27 +67,15 @@ private:
 };
 
 LogicalResult VerifySchedulePass::checkArena(sched::ProgramOp program) {
-  sched::SlabOp arena = program.lookupSlab(abi::Slab::arena);
-  if (!arena)
+  sched::SlabOp slab = program.lookupSlab(abi::Slab::arena);
+  if (!slab)
     return program.emitOpError("has no arena slab");
-  sched::ProgramLiveness liveness(program);
-  std::vector<analysis::Buffer> buffers;
+  ArenaBuffers arena = arenaBuffers(program);
   analysis::MemoryPlan plan;
   plan.alignment = abi::kBufferAlignment;
-  plan.arenaBytes = arena.getSizeAttr().getInt();
-  for (const sched::RootLife &life : liveness.roots()) {
-    sched::ViewOp root = life.root;
-    if (root.getSlab() != arena.getSlab() || !life.isLive())
-      continue;
-    analysis::Buffer buffer;
-    buffer.id = buffers.size();
-    buffer.bytes = life.end - life.begin;
-    buffer.firstUse = std::max<int64_t>(life.first, 0);
-    buffer.lastUse = life.last;
-    buffers.push_back(buffer);
-    plan.offsets.push_back(life.begin);
-  }
-  std::string error = analysis::verifyPlan(buffers, plan);
+  plan.arenaBytes = slab.getSizeAttr().getInt();
+  plan.offsets = std::move(arena.offsets);
+  std::string error = analysis::verifyPlan(arena.buffers, plan);
   if (!error.empty())
     return program.emitOpError("invalid memory plan: ") << error;
   return success();

@@ -110,7 +110,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from chargpt_reference import read_safetensors, write_safetensors  # noqa: E402
+from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
 import step_program  # noqa: E402
 
 U = 2.0 ** -24

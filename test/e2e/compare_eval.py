@@ -40,7 +40,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from chargpt_reference import read_safetensors, write_safetensors  # noqa: E402
+from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
 import step_program  # noqa: E402
 from compare_compiled import (RTOL, die, find_dump,  # noqa: E402
                               find_step_program, integer_widths,

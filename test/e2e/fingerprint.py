@@ -45,7 +45,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import compare_compiled as cc  # noqa: E402
 import step_program  # noqa: E402
-from chargpt_reference import read_safetensors, write_safetensors  # noqa: E402
+from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
 
 EXAMPLES = os.path.join(ROOT, "examples")
 

@@ -33,7 +33,7 @@ import types
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from chargpt_reference import read_safetensors, write_safetensors  # noqa: E402
+from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
 import step_program  # noqa: E402
 from compare_compiled import (find_dump, find_step_program,  # noqa: E402
                               integer_widths, make_arguments)

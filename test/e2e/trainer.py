@@ -41,7 +41,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from chargpt_reference import read_safetensors, write_safetensors  # noqa: E402
+from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
 
 
 def fail(msg):

@@ -19,10 +19,14 @@ def LowerCpuKernelsPass : Pass<"sinter-lower-cpu-kernels", "mlir::ModuleOp"> {
     (`_mlir_ciface_<prefix><kernel>`); the `sched.kernel`s go.
 
     Bodies that come out identical (the same kernel in every layer of a
-    transformer, or in the training and evaluation programs) are emitted
-    once: every entry calls the first, which is marked
-    `sinter.shared_body`, so LLVM compiles it once. The limits say how
-    kernels are cut over threads and into chunks of rows.
+    transformer; a dropout's key is an argument, not part of the body) are
+    emitted once: every entry calls the first, which is marked
+    `sinter.shared_body`, so LLVM compiles it once. A body with a
+    reassociable sum over fewer than 16K elements is not shared: LLVM
+    unrolls it completely and may order the additions differently inlined
+    and out of line, and a shared body must compute the bits its own copy
+    would. The limits say how kernels are cut over threads and into chunks
+    of rows.
   }];
   let options = [
     Option<"minElementsToSplit", "min-elements-to-split", "int64_t",
@@ -64,7 +68,9 @@ def ConvertCpuToLLVMPass : Pass<"sinter-convert-cpu-to-llvm",
     `noalias` (each is one planned buffer: without the promise LLVM
     vectorizes no loop that stores into the arena while loading from it);
     a body several entries share is also `noinline`, so that it is compiled
-    once. Programs are left as they are for sinter-lower-step.
+    once. Entries become internal too: only their C-interface wrappers
+    (`_mlir_ciface_*`, what the kernel tables hold) are called, and they
+    inline them. Programs are left as they are for sinter-lower-step.
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
