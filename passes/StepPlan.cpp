@@ -1,6 +1,6 @@
 //===- StepPlan.cpp - static buffer offsets from liveness ----------------===//
 //
-// Gives every tensor of a fused function a place: a slab (runtime/Abi) and a
+// Gives every tensor of a fused function a place: a slab (abi) and a
 // byte offset. Arguments get the parameter, optimizer-state and io slabs in
 // argument order; constants read outside kernels get the constants slab;
 // every other value (kernel and matmul results) goes in the arena, where the

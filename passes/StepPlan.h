@@ -13,7 +13,7 @@
 #define SINTER_PASSES_STEPPLAN_H
 
 #include "passes/Analysis/MemoryPlanner.h"
-#include "runtime/Abi/Abi.h"
+#include "abi/Abi.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"

@@ -11,6 +11,7 @@ PACKAGES=(
   libabsl-dev libgtest-dev libgmock-dev nlohmann-json3-dev
   python3-numpy
   libdnnl-dev
+  libgloo-dev openmpi-bin
 )
 
 missing=()

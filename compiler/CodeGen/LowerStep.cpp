@@ -1,7 +1,7 @@
 //===- LowerStep.cpp - each program as the symbols the runtime reads -----===//
 //
 // The last pass of the binary phase, for every target: each `sched.program`
-// becomes the three symbols runtime/Abi/Abi.h names for its role, as LLVM
+// becomes the three symbols abi/Abi.h names for its role, as LLVM
 // globals (the serialized StepProgram, its size, and the table of kernel
 // entry points, in the order of the program's kernel list), and the
 // program goes. The default data folder (module attribute

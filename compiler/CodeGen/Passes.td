@@ -10,7 +10,7 @@ def VerifyLoweredPass : Pass<"sinter-verify-lowered", "mlir::ModuleOp"> {
   let description = [{
     Every kernel is code: no `sched.kernel` and no sgraph op is left; every
     `sched.launch` names a function with the kernel signature of
-    `runtime/Abi/KernelAbi.h` (one `memref<?xi8>` per slab, then the
+    `abi/KernelAbi.h` (one `memref<?xi8>` per slab, then the
     `[begin, end)` range) and has its `extent`, `label` and `symbol`; every
     program has a role the ABI names, at most one program per role. Closes
     the lowered phase.
@@ -22,8 +22,8 @@ def LowerStepPass : Pass<"sinter-lower-step", "mlir::ModuleOp"> {
   let description = [{
     Builds the step program of every `sched.program`
     (`compiler/CodeGen/StepProgramBuilder.h`, schema
-    `runtime/Abi/StepProgram.proto`) and replaces the program by the
-    symbols `runtime/Abi/Abi.h` names for its role: the serialized program,
+    `abi/StepProgram.proto`) and replaces the program by the
+    symbols `abi/Abi.h` names for its role: the serialized program,
     its size, and its kernel table (the address of each launch's `symbol`,
     in step order). The module attribute `sinter.default_data` (the data
     folder the binary reads when given none) becomes

@@ -3,7 +3,7 @@
 // The program's views become the step program's buffers (in program order,
 // id = index), its arguments, results and fills the program's arguments,
 // results and constants, and its steps the steps, each launch adding its
-// kernel to the kernel table. The schema is runtime/Abi/StepProgram.proto;
+// kernel to the kernel table. The schema is abi/StepProgram.proto;
 // what each field means is docs/StepProgram.md.
 //
 //===----------------------------------------------------------------------===//

@@ -2,7 +2,7 @@
 //
 // The step program of a lowered `sched.program` (every launch names its
 // kernel's symbol and extent), in the schema the compiler and the runtime
-// share (runtime/Abi/StepProgram.proto). sinter-lower-step serializes it
+// share (abi/StepProgram.proto). sinter-lower-step serializes it
 // into the object file; the driver's dumps print it as JSON. One builder
 // for both, so the dump is exactly what the binary runs.
 //
@@ -12,7 +12,7 @@
 #define SINTER_COMPILER_CODEGEN_STEPPROGRAMBUILDER_H
 
 #include "dialects/Schedule/ScheduleOps.h"
-#include "runtime/Abi/Abi.h"
+#include "abi/Abi.h"
 
 #include <string>
 

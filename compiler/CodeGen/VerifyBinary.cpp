@@ -8,7 +8,7 @@
 
 #include "compiler/CodeGen/Passes.h"
 
-#include "runtime/Abi/Abi.h"
+#include "abi/Abi.h"
 
 namespace sinter::codegen {
 #define GEN_PASS_DEF_VERIFYBINARYPASS

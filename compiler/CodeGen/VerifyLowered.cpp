@@ -2,7 +2,7 @@
 //
 // Closes the lowered phase: kernels are code (no sched.kernel, no sgraph op
 // anywhere), every launch names a function with the kernel signature of
-// runtime/Abi/KernelAbi.h (one memref<?xi8> per slab, then begin and end)
+// abi/KernelAbi.h (one memref<?xi8> per slab, then begin and end)
 // and carries what the step program needs, and each role of the ABI has at
 // most one program. Names the first op that breaks the contract.
 //

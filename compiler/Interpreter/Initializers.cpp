@@ -3,7 +3,7 @@
 #include "compiler/Interpreter/Initializers.h"
 
 #include "compiler/Interpreter/Interpreter.h"
-#include "runtime/Abi/Random.h"
+#include "abi/Random.h"
 
 #include "mlir/IR/Diagnostics.h"
 

@@ -2,7 +2,7 @@
 //
 // A parameter's `sgraph.init` dictionary ({dist = "normal", std = 0.02},
 // {dist = "uniform", bound = b} or {dist = "constant", value = v}) turned
-// into values with the shared counter-based generator (runtime/Abi/Random.h)
+// into values with the shared counter-based generator (abi/Random.h)
 // keyed by the training seed and the parameter's name, so the interpreter
 // and the training binary start from the same weights.
 //

@@ -11,7 +11,7 @@
 #include "compiler/Interpreter/Interpreter.h"
 
 #include "dialects/Graph/GraphOps.h"
-#include "runtime/Abi/Random.h"
+#include "abi/Random.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 

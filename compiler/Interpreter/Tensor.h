@@ -10,7 +10,7 @@
 #ifndef SINTER_COMPILER_INTERPRETER_TENSOR_H
 #define SINTER_COMPILER_INTERPRETER_TENSOR_H
 
-#include "runtime/Abi/HalfFloat.h"
+#include "abi/HalfFloat.h"
 
 #include "mlir/IR/Types.h"
 

@@ -12,7 +12,7 @@
 #define SINTER_COMPILER_PIPELINES_PIPELINES_H
 
 #include "compiler/CodeGen/Target.h"
-#include "runtime/Abi/Abi.h"
+#include "abi/Abi.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringRef.h"

@@ -558,7 +558,7 @@ def SG_DropoutOp : SG_Op<"dropout",
     Keeps each element with probability `1 - rate` and scales kept elements
     by `1 / (1 - rate)`; the rest become 0. Whether element `k` (row-major
     index) is kept is a pure function of `(seed, step, k)` (the counter-based
-    generator in `runtime/Abi/Random.h`), so the op is deterministic and its
+    generator in `abi/Random.h`), so the op is deterministic and its
     gradient is the same op applied to the incoming gradient.
 
     ```mlir

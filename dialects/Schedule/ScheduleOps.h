@@ -1,7 +1,7 @@
 //===- ScheduleOps.h - the sched dialect's ops -----------------*- C++ -*-===//
 //
 // The scheduled step (docs/dialects/sched.md), and how its element types map
-// to the ABI's (runtime/Abi/Abi.h).
+// to the ABI's (abi/Abi.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,7 +9,7 @@
 #define SINTER_DIALECTS_SCHEDULE_SCHEDULEOPS_H
 
 #include "dialects/Schedule/ScheduleDialect.h"
-#include "runtime/Abi/Abi.h"
+#include "abi/Abi.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Builders.h"

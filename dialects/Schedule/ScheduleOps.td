@@ -79,7 +79,7 @@ def Sched_SlabOp : Sched_InProgramOp<"slab",
     [DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   let summary = "Declares a slab and its size in bytes";
   let description = [{
-    `kind` is a slab of the runtime ABI (`runtime/Abi/KernelAbi.h`):
+    `kind` is a slab of the runtime ABI (`abi/KernelAbi.h`):
     `arena` (values reused by liveness), `params`, `opt_state`, `io`
     (inputs, the step, hyperparameters) or `constants`. The runtime
     allocates it once, 64-byte aligned and zero-filled.

@@ -46,14 +46,14 @@
 // writes the offsets into the sched.program, and prints formatPlanReport
 // into its dumps; sinter-verify-schedule calls verifyPlan. Plain C++17 on
 // purpose (no MLIR/LLVM; the buffer categories are the ABI's,
-// runtime/Abi/Abi.h), so it is unit-tested in isolation.
+// abi/Abi.h), so it is unit-tested in isolation.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef SINTER_PASSES_ANALYSIS_MEMORYPLANNER_H
 #define SINTER_PASSES_ANALYSIS_MEMORYPLANNER_H
 
-#include "runtime/Abi/Abi.h"
+#include "abi/Abi.h"
 
 #include <array>
 #include <cstdint>

@@ -2,7 +2,7 @@
 
 #include "runtime/Data/Batching.h"
 
-#include "runtime/Abi/Random.h"
+#include "abi/Random.h"
 #include "runtime/Formats/AbslCompat.h"
 #include "runtime/Formats/FileIO.h"
 #include "runtime/Support/Status.h"

@@ -3,7 +3,7 @@
 // What the token and .npy loaders share:
 //
 //   - shuffledOrder: the item order of one epoch. Fisher-Yates driven by
-//     runtime/Abi/Random.h's counter-based generator, so the order is a pure
+//     abi/Random.h's counter-based generator, so the order is a pure
 //     function of (seed, epoch, count): the same on every standard library
 //     (std::uniform_int_distribution is not), and an epoch's order can be
 //     rebuilt from scratch when a run is restored.

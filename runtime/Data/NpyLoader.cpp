@@ -18,7 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Abi/HalfFloat.h"
+#include "abi/HalfFloat.h"
 
 #include "runtime/Data/Batching.h"
 #include "runtime/Data/Loaders.h"

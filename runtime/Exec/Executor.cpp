@@ -10,8 +10,8 @@
 
 #include "runtime/Exec/Executor.h"
 
-#include "runtime/Abi/HalfFloat.h"
-#include "runtime/Abi/Random.h"
+#include "abi/HalfFloat.h"
+#include "abi/Random.h"
 #include "runtime/Exec/CpuExecutor.h"
 #include "runtime/Formats/FileIO.h"
 #include "runtime/Support/Status.h"

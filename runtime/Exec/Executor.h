@@ -24,7 +24,7 @@
 #ifndef SINTER_RUNTIME_EXEC_EXECUTOR_H
 #define SINTER_RUNTIME_EXEC_EXECUTOR_H
 
-#include "runtime/Abi/KernelAbi.h"
+#include "abi/KernelAbi.h"
 #include "runtime/Exec/Matmul.h"
 #include "runtime/Exec/StepProgram.h"
 #include "runtime/Formats/HostTensor.h"

@@ -31,7 +31,7 @@
 #ifndef SINTER_RUNTIME_EXEC_MATMUL_H
 #define SINTER_RUNTIME_EXEC_MATMUL_H
 
-#include "runtime/Abi/Abi.h"
+#include "abi/Abi.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"

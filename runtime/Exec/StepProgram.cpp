@@ -1,7 +1,7 @@
 //===- StepProgram.cpp - read and validate a step program
 //------------------===//
 //
-// The schema is runtime/Abi/StepProgram.proto, so protobuf does the reading
+// The schema is abi/StepProgram.proto, so protobuf does the reading
 // (the object's bytes, or a dump's JSON) and rejects what does not fit the
 // schema; this file checks what a schema cannot say, section by section in
 // dependency order (slabs, then buffers, which need slab sizes, then

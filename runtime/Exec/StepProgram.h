@@ -1,7 +1,7 @@
 //===- StepProgram.h - the step program as plain structs ------------------===//
 //
 // The step program sinterc embeds in its object file (docs/StepProgram.md,
-// schema runtime/Abi/StepProgram.proto), read once into plain structs.
+// schema abi/StepProgram.proto), read once into plain structs.
 // Reading validates everything the executor will rely on, so that running a
 // program can never read or write outside a slab:
 //
@@ -26,8 +26,8 @@
 #ifndef SINTER_RUNTIME_EXEC_STEPPROGRAM_H
 #define SINTER_RUNTIME_EXEC_STEPPROGRAM_H
 
-#include "runtime/Abi/Abi.h"
-#include "runtime/Abi/KernelAbi.h"
+#include "abi/Abi.h"
+#include "abi/KernelAbi.h"
 #include "runtime/Exec/Matmul.h"
 #include "runtime/Formats/HostTensor.h"
 

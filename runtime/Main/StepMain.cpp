@@ -1,7 +1,7 @@
 //===- StepMain.cpp - main() of the binary `sinterc -o` links -------------===//
 //
 // The object file sinterc writes defines the step program, its kernel table
-// (runtime/Abi/KernelAbi.h), the eval program and the bundled dataset's
+// (abi/KernelAbi.h), the eval program and the bundled dataset's
 // path; this main() runs them in one of two modes.
 //
 // Training (the default; runtime/Train/Trainer.h, flags in --help and
@@ -34,7 +34,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Abi/KernelAbi.h"
+#include "abi/KernelAbi.h"
 #include "runtime/Exec/Executor.h"
 #include "runtime/Exec/StepProgram.h"
 #include "runtime/Formats/SafeTensors.h"
@@ -56,7 +56,7 @@
 #include <string>
 #include <string_view>
 
-// The symbols of the object sinterc writes (runtime/Abi/Abi.h spells them).
+// The symbols of the object sinterc writes (abi/Abi.h spells them).
 extern "C" const unsigned char SINTER_ABI_STEP_PROGRAM[];
 extern "C" const uint64_t SINTER_ABI_STEP_PROGRAM_SIZE;
 extern "C" const SinterKernelFn SINTER_ABI_STEP_KERNELS[];

@@ -4,7 +4,7 @@
 The enumerations of the step program (slabs, element types, buffer
 categories, argument, result and step kinds) are StepProgram.proto's; the
 object's symbol names, the kernel-symbol prefixes and the buffer alignment
-are runtime/Abi/Abi.h's. Everything else reads them from there. This script
+are abi/Abi.h's. Everything else reads them from there. This script
 reads those two files and scans the C++ and TableGen sources of the compiler,
 the dialects, the passes, the runtime and the tools for a second definition:
 
@@ -27,7 +27,7 @@ import re
 import sys
 
 SCANNED = ["compiler", "dialects", "passes", "runtime", "tools", "bench"]
-ABI_DIR = os.path.join("runtime", "Abi")
+ABI_DIR = "abi"
 SUFFIXES = (".h", ".cpp", ".c", ".td", ".inc")
 
 
@@ -174,7 +174,7 @@ def check_file(rel, raw, enums, symbols, decided):
             continue
         if literal in symbols:
             findings.append("%s:%d: \"%s\" is an ABI symbol; use "
-                            "runtime/Abi/Abi.h" % (rel, line, literal))
+                            "abi/Abi.h" % (rel, line, literal))
             continue
         if literal in decided:
             before = text[max(0, m.start() - 40):m.start()]
@@ -183,7 +183,7 @@ def check_file(rel, raw, enums, symbols, decided):
                          before) or re.match(r"\s*(==|!=)", after):
                 findings.append(
                     "%s:%d: \"%s\" spells an ABI name in code that decides "
-                    "by it; use runtime/Abi/Abi.h's names" %
+                    "by it; use abi/Abi.h's names" %
                     (rel, line, literal))
 
     for m in re.finditer(r"\b(\w*[Aa]lign\w*)\s*(?:=|\{)\s*64\b", text):

@@ -18,7 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Abi/KernelAbi.h"
+#include "abi/KernelAbi.h"
 #include "runtime/Exec/Executor.h"
 #include "runtime/Exec/StepProgram.h"
 #include "runtime/Formats/SafeTensors.h"
@@ -28,7 +28,7 @@
 #include <set>
 #include <string>
 
-// The object's symbols (runtime/Abi/Abi.h); an object without an evaluation
+// The object's symbols (abi/Abi.h); an object without an evaluation
 // program lacks its three.
 extern "C" __attribute__((weak)) const unsigned char SINTER_ABI_EVAL_PROGRAM[];
 extern "C" __attribute__((weak)) const uint64_t SINTER_ABI_EVAL_PROGRAM_SIZE;

@@ -14,7 +14,7 @@ decay on the parameters with ndim >= 2. Everything is computed in float64,
 whatever the dtype of the files (`reference --compute-dtype f32` exists only
 to emulate an f32 computation when calibrating the compare tolerances).
 
-Dropout uses Sinter's counter-based generator (runtime/Abi/Random.h, in numpy
+Dropout uses Sinter's counter-based generator (abi/Random.h, in numpy
 in counter_random.py; safetensors files through safetensors_io.py): dropout
 op n (0 = embedding, then 1+3i attention / 2+3i attention residual / 3+3i MLP
 residual for block i) has seed training_seed + n, and at step `step` keeps
@@ -37,7 +37,7 @@ Usage:
   chargpt_reference.py selfcheck [--cxx]
       finite-difference check of the manual backward on a tiny model, the
       generator's pinned constants (--cxx: also recompute them with g++
-      against runtime/Abi/Random.h), the lr schedule, AdamW, safetensors.
+      against abi/Random.h), the lr schedule, AdamW, safetensors.
 
 Model flags of `reference` default to the values make-inputs recorded in the
 batch file's metadata (then to the nanoGPT defaults); an explicit flag that
@@ -763,7 +763,7 @@ def selfcheck(cxx):
         repo = os.path.abspath(os.path.join(os.path.dirname(__file__), "..",
                                             ".."))
         check_generator_against_cxx(repo)
-        print("generator: recomputed with g++ against runtime/Abi/Random.h")
+        print("generator: recomputed with g++ against abi/Random.h")
 
     # lr schedule
     assert get_lr(0) == 1e-3 * 1 / 101 and get_lr(99) == 1e-3 * 100 / 101

@@ -1,5 +1,5 @@
 """Sinter's counter-based generator in numpy, bit-exact with
-runtime/Abi/Random.h (docs/Random.md): the keys, bits and uniform24 values
+abi/Random.h (docs/Random.md): the keys, bits and uniform24 values
 behind parameter initialization and dropout masks, with constants pinned
 from the C++ header and a check against it (`check_generator_against_cxx`
 compiles a probe with g++). Shared by the numpy references of the e2e
@@ -66,7 +66,7 @@ def dropout_keep_mask(seed, step, shape, rate):
 
 
 # Pinned values, computed once by compiling CXX_CHECK_SOURCE below with
-# `g++ -std=c++17 -I<repo>` against runtime/Abi/Random.h and running it.
+# `g++ -std=c++17 -I<repo>` against abi/Random.h and running it.
 PINNED_KEYS = {(1337, 0): 0x19E6B1C841BE1D8D,
                (1340, 4999): 0x8969F53CEBDCA13C,
                (0, 0): 0x48218226FF3CD4BF}
@@ -82,7 +82,7 @@ PINNED_KEPT = 80177
 PINNED_KEPT_HASH = 2098723853694238855
 
 CXX_CHECK_SOURCE = r"""
-#include "runtime/Abi/Random.h"
+#include "abi/Random.h"
 #include <cstdio>
 using namespace sinter::random;
 int main() {

@@ -1,7 +1,7 @@
 """Reads the step programs sinterc dumps (NN-step-program.json,
 NN-eval-step-program.json; docs/StepProgram.md) into plain Python values.
 
-The dump is the JSON form of runtime/Abi/StepProgram.proto: int64 values
+The dump is the JSON form of abi/StepProgram.proto: int64 values
 are strings, a step is a one-key object ({"kernel": {...}}), a constant's
 bytes are base64. load() returns the same fields with ints as ints, each
 step as a dict with an "op" key ("kernel", "matmul", "copy") and its

@@ -1,7 +1,7 @@
 //===- KernelEmitter.h - one fused region to one CPU kernel ----*- C++ -*-===//
 //
 // Each kernel launch of a scheduled program becomes a function with the
-// uniform kernel signature of runtime/Abi/KernelAbi.h:
+// uniform kernel signature of abi/KernelAbi.h:
 //
 //   func.func @sinter_kN(%arena, %params, %opt_state, %io, %constants:
 //                        memref<?xi8>, %begin: index, %end: index)
@@ -24,7 +24,7 @@
 
 #include "dialects/Graph/GraphOps.h"
 #include "passes/Analysis/KernelChunks.h"
-#include "runtime/Abi/Abi.h"
+#include "abi/Abi.h"
 
 #include "mlir/IR/BuiltinOps.h"
 

@@ -9,7 +9,7 @@ def LowerCpuKernelsPass : Pass<"sinter-lower-cpu-kernels", "mlir::ModuleOp"> {
   let summary = "Turns every kernel launch into a CPU kernel function";
   let description = [{
     For each `sched.launch` of each program, emits the kernel it launches
-    as a function with the kernel signature of `runtime/Abi/KernelAbi.h`
+    as a function with the kernel signature of `abi/KernelAbi.h`
     (`compiler/CodeGen/Cpu/KernelEmitter.h`): an entry `<prefix><kernel>`
     that cuts the launch's buffers out of the slabs at their offsets and
     calls a body `<prefix><kernel>_body` of linalg on memref views, one

@@ -5,14 +5,14 @@
 // updates, and Adam's per-step scalars (bias corrections, the step size)
 // compute in f64 and round once. Adam's per-element update is in the element
 // type, as PyTorch's is. relu keeps NaN; dropout rebuilds the counter-based
-// generator of runtime/Abi/Random.h bit for bit.
+// generator of abi/Random.h bit for bit.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/CodeGen/Cpu/ScalarOps.h"
 
 #include "dialects/Graph/GraphOps.h"
-#include "runtime/Abi/Random.h"
+#include "abi/Random.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -38,7 +38,7 @@ Value sinter::codegen::fconst(OpBuilder &bb, Location loc, Type type,
   return bb.create<arith::ConstantOp>(loc, type, bb.getFloatAttr(type, v));
 }
 
-/// The splitmix64 finalizer in i64 arithmetic (runtime/Abi/Random.h).
+/// The splitmix64 finalizer in i64 arithmetic (abi/Random.h).
 static Value mix(OpBuilder &bb, Location loc, Value z) {
   auto c = [&](uint64_t v) {
     return bb.create<arith::ConstantIntOp>(loc, static_cast<int64_t>(v), 64);

@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Abi/HalfFloat.h"
+#include "abi/HalfFloat.h"
 #include "runtime/Data/Batching.h"
 #include "runtime/Data/DataLoader.h"
 #include "runtime/Data/TokenFiles.h"

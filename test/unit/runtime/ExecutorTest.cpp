@@ -21,7 +21,7 @@
 
 #include "runtime/Exec/Executor.h"
 
-#include "runtime/Abi/Random.h"
+#include "abi/Random.h"
 #include "runtime/Exec/CpuExecutor.h"
 
 #include "gtest/gtest.h"

@@ -1,13 +1,13 @@
 //===- RandomTest.cpp - the counter-based generator's contract -----------===//
 //
-// runtime/Abi/Random.h is a contract between the compiler (interpreter,
+// abi/Random.h is a contract between the compiler (interpreter,
 // kernels) and the training binary: these values must never change, or
 // checkpoints would no longer resume to the same dropout masks and fresh
 // models would no longer start from the same weights.
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Abi/Random.h"
+#include "abi/Random.h"
 
 #include <gtest/gtest.h>
 

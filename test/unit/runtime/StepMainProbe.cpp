@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Abi/KernelAbi.h"
+#include "abi/KernelAbi.h"
 
 #include <cstring>
 

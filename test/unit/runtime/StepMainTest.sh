@@ -11,7 +11,7 @@ mkdir -p "$work"
 cd "$work"
 # The probe's step program, serialized as sinterc would.
 protoc --encode=sinter.abi.StepProgram -I"$root" \
-  "$root/runtime/Abi/StepProgram.proto" \
+  "$root/abi/StepProgram.proto" \
   < "$root/test/unit/runtime/StepMainProbe.txtpb" > probe_program.bin
 "$python" -c "import sys; print(','.join(str(b) for b in open(sys.argv[1], 'rb').read()))" \
   probe_program.bin > probe_program.inc

@@ -3,7 +3,7 @@
 // One valid program that uses every feature of docs/StepProgram.md, then
 // one mutation per validation rule, each expected to fail with a message
 // that names the place and the reason. The schema itself
-// (runtime/Abi/StepProgram.proto) is protobuf's to enforce; what is checked
+// (abi/StepProgram.proto) is protobuf's to enforce; what is checked
 // here is what a schema cannot say. Every prefix of the serialized program,
 // and any bytes at all, must be handled without crashing.
 //

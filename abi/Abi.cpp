@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Abi/Abi.h"
+#include "abi/Abi.h"
 
 using namespace sinter::abi;
 

@@ -21,8 +21,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SINTER_RUNTIME_ABI_RANDOM_H
-#define SINTER_RUNTIME_ABI_RANDOM_H
+#ifndef SINTER_ABI_RANDOM_H
+#define SINTER_ABI_RANDOM_H
 
 #include <cmath>
 #include <cstdint>
@@ -81,4 +81,4 @@ inline uint64_t nameHash(const char *name) {
 
 } // namespace sinter::random
 
-#endif // SINTER_RUNTIME_ABI_RANDOM_H
+#endif // SINTER_ABI_RANDOM_H

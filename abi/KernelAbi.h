@@ -27,10 +27,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SINTER_RUNTIME_ABI_KERNELABI_H
-#define SINTER_RUNTIME_ABI_KERNELABI_H
+#ifndef SINTER_ABI_KERNELABI_H
+#define SINTER_ABI_KERNELABI_H
 
-#include "runtime/Abi/Abi.h"
+#include "abi/Abi.h"
 
 #include <cstdint>
 
@@ -56,4 +56,4 @@ typedef void (*SinterKernelFn)(const sinter::abi::SlabRef *arena,
                                int64_t begin, int64_t end);
 }
 
-#endif // SINTER_RUNTIME_ABI_KERNELABI_H
+#endif // SINTER_ABI_KERNELABI_H

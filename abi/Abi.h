@@ -22,10 +22,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SINTER_RUNTIME_ABI_ABI_H
-#define SINTER_RUNTIME_ABI_ABI_H
+#ifndef SINTER_ABI_ABI_H
+#define SINTER_ABI_ABI_H
 
-#include "runtime/Abi/StepProgram.pb.h"
+#include "abi/StepProgram.pb.h"
 
 #include <cstdint>
 #include <optional>
@@ -146,4 +146,4 @@ inline constexpr std::string_view kDefaultDataSymbol =
 
 } // namespace sinter::abi
 
-#endif // SINTER_RUNTIME_ABI_ABI_H
+#endif // SINTER_ABI_ABI_H

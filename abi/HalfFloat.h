@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SINTER_RUNTIME_ABI_HALFFLOAT_H
-#define SINTER_RUNTIME_ABI_HALFFLOAT_H
+#ifndef SINTER_ABI_HALFFLOAT_H
+#define SINTER_ABI_HALFFLOAT_H
 
 #include <cmath>
 #include <cstdint>
@@ -91,4 +91,4 @@ inline float f16BitsToFloat(uint16_t bits) {
 
 } // namespace sinter::half
 
-#endif // SINTER_RUNTIME_ABI_HALFFLOAT_H
+#endif // SINTER_ABI_HALFFLOAT_H
