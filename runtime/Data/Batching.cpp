@@ -34,21 +34,30 @@ std::vector<int64_t> shuffledOrder(uint64_t seed, int64_t epoch,
 // EpochCursor
 //===----------------------------------------------------------------------===//
 
-void EpochCursor::next(std::vector<int64_t> &items) {
+void EpochCursor::ensureOrder() {
   if (orderEpoch != currentEpoch) {
     order = shuffledOrder(seed, currentEpoch, numItems);
     orderEpoch = currentEpoch;
   }
-  auto begin = order.begin() + batch * batchSize;
+}
+
+void EpochCursor::current(std::vector<int64_t> &items) {
+  ensureOrder();
+  auto begin = order.begin() + offset;
   items.assign(begin, begin + batchSize);
-  if (++batch == batchesPerEpoch()) {
-    batch = 0;
+}
+
+void EpochCursor::advance() {
+  offset += batchSize;
+  if (offset + batchSize > numItems) {
+    offset = 0;
     ++currentEpoch;
   }
 }
 
 std::string EpochCursor::state() const {
-  return absl::StrCat("epoch=", currentEpoch, " batch=", batch);
+  return absl::StrCat("epoch=", currentEpoch, " batch=", offset / batchSize,
+                      " items=", offset);
 }
 
 namespace {
@@ -84,23 +93,52 @@ bool parseSpace(std::string_view &text) {
 
 absl::Status EpochCursor::restore(std::string_view state) {
   std::string_view rest = state;
-  int64_t newEpoch = 0, newBatch = 0;
+  int64_t newEpoch = 0, newBatch = 0, newItems = 0;
   bool wellFormed = parseField(rest, "epoch", newEpoch) && parseSpace(rest) &&
-                    parseField(rest, "batch", newBatch) && rest.empty();
+                    parseField(rest, "batch", newBatch);
+  // "epoch=E batch=N" is the form before items=K; N counted batches of the
+  // per-rank batch, as such states come from single-process loaders.
+  bool legacy = wellFormed && rest.empty();
+  if (!legacy)
+    wellFormed = wellFormed && parseSpace(rest) &&
+                 parseField(rest, "items", newItems) && rest.empty();
   if (!wellFormed)
     return sinter::InvalidArgumentError(
         SINTER_HERE,
         absl::StrCat("data state ", formats::quoteForMessage(state),
-                     ": expected 'epoch=E batch=B' with decimal E and B"));
-  if (newBatch >= batchesPerEpoch())
+                     ": expected 'epoch=E batch=N items=K' (or the older "
+                     "'epoch=E batch=N') with decimal E, N and K"));
+  if (legacy) {
+    int64_t legacyBatches = numItems / legacyBatchSize;
+    if (newBatch >= legacyBatches)
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
+          absl::StrCat("data state ", formats::quoteForMessage(state),
+                       ": batch ", newBatch, " is out of range: an epoch has ",
+                       legacyBatches,
+                       " batches (was the data or the batch size changed?)"));
+    newItems = newBatch * legacyBatchSize;
+  } else if (newItems >= numItems) {
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
+        absl::StrCat("data state ", formats::quoteForMessage(state),
+                     ": item offset ", newItems,
+                     " is out of range: an epoch has ", numItems,
+                     " items (was the data changed?)"));
+  } else if (newBatch > newItems) {
     return sinter::InvalidArgumentError(
         SINTER_HERE,
         absl::StrCat("data state ", formats::quoteForMessage(state), ": batch ",
-                     newBatch, " is out of range: an epoch has ",
-                     batchesPerEpoch(),
-                     " batches (was the data or the batch size changed?)"));
+                     newBatch, " cannot start after ", newItems, " items"));
+  }
   currentEpoch = newEpoch;
-  batch = newBatch;
+  offset = newItems;
+  // Saved with a smaller global batch: what is left of the epoch may not
+  // fill one of ours, and is dropped like any epoch's remainder.
+  if (offset + batchSize > numItems) {
+    offset = 0;
+    ++currentEpoch;
+  }
   return absl::OkStatus();
 }
 
@@ -173,19 +211,37 @@ absl::Status checkDestinations(const std::vector<void *> &dst,
   return absl::OkStatus();
 }
 
+std::string globalBatchText(int64_t B, int64_t worldSize,
+                            std::string_view unit) {
+  if (worldSize == 1)
+    return absl::StrCat("batch of ", B);
+  return absl::StrCat("global batch of ", worldSize, " x ", B, " ",
+                      formats::toAbsl(unit));
+}
+
 ItemLoader::ItemLoader(std::vector<InputSpec> inputs, int64_t numTrainItems,
-                       uint64_t seed)
+                       const LoaderOptions &options)
     : inputs(std::move(inputs)), B(this->inputs[0].shape[0]),
-      cursor(numTrainItems, B, seed) {}
+      rank(options.rank), worldSize(options.worldSize), G(worldSize * B),
+      cursor(numTrainItems, G, options.seed, B) {}
+
+std::string ItemLoader::shardText() const {
+  if (worldSize == 1)
+    return "";
+  return absl::StrCat("; rank ", rank, " of ", worldSize, ": rows ", rank * B,
+                      "..", (rank + 1) * B - 1, " of each global batch of ", G);
+}
 
 absl::Status ItemLoader::nextTrain(const std::vector<void *> &dst) {
   SINTER_RETURN_IF_ERROR(checkDestinations(dst, inputs));
-  cursor.next(items);
-  fill(Split::Train, items, dst);
+  cursor.current(global);
+  items.assign(global.begin() + rank * B, global.begin() + (rank + 1) * B);
+  SINTER_RETURN_IF_ERROR(fill(Split::Train, items, dst));
+  cursor.advance();
   return absl::OkStatus();
 }
 
-int64_t ItemLoader::numEvalBatches() const { return numEvalItems() / B; }
+int64_t ItemLoader::numEvalBatches() const { return numEvalItems() / G; }
 
 absl::Status ItemLoader::evalBatch(int64_t i, const std::vector<void *> &dst) {
   SINTER_RETURN_IF_ERROR(checkDestinations(dst, inputs));
@@ -194,11 +250,10 @@ absl::Status ItemLoader::evalBatch(int64_t i, const std::vector<void *> &dst) {
                                    absl::StrCat("eval batch ", i,
                                                 " is out of range: there are ",
                                                 numEvalBatches()));
-  items.resize(static_cast<size_t>(B));
+  std::vector<int64_t> rows(static_cast<size_t>(B));
   for (int64_t r = 0; r < B; ++r)
-    items[static_cast<size_t>(r)] = i * B + r;
-  fill(Split::Eval, items, dst);
-  return absl::OkStatus();
+    rows[static_cast<size_t>(r)] = i * G + rank * B + r;
+  return fill(Split::Eval, rows, dst);
 }
 
 } // namespace sinter::data

@@ -8,7 +8,9 @@
 //     (std::uniform_int_distribution is not), and an epoch's order can be
 //     rebuilt from scratch when a run is restored.
 //   - EpochCursor: which batch of which epoch comes next, its
-//     "epoch=E batch=B" state string and the strict parser for it.
+//     "epoch=E batch=N items=K" state string and the strict parser for it.
+//   - ItemLoader: the loaders' common frame, including the data-parallel
+//     shard (which rows of each global batch this rank writes).
 //   - checks on the model's inputs and on the caller's destination buffers,
 //     and thousands separators for describe().
 //
@@ -39,30 +41,48 @@ inline constexpr uint64_t kShuffleSalt = 0x53485546464C4531ULL; // "SHUFFLE1"
 std::vector<int64_t> shuffledOrder(uint64_t seed, int64_t epoch, int64_t count);
 
 /// The position of the next training batch, and the order of the current
-/// epoch's items.
+/// epoch's items. The position is (epoch, items of its order consumed); a
+/// batch is the next batchSize items, and an epoch ends when the rest of its
+/// order cannot fill one (those items are dropped).
 class EpochCursor {
 public:
-  /// `numItems` items in batches of `batchSize`; the caller has checked that
-  /// at least one batch fits.
-  EpochCursor(int64_t numItems, int64_t batchSize, uint64_t seed)
-      : numItems(numItems), batchSize(batchSize), seed(seed) {}
+  /// `numItems` items in batches of `batchSize` (the global batch); the
+  /// caller has checked that at least one batch fits. `legacyBatchSize` is
+  /// what the batch index of an old "epoch=E batch=N" state counts in: the
+  /// per-rank batch (such states come from single-process loaders).
+  EpochCursor(int64_t numItems, int64_t batchSize, uint64_t seed,
+              int64_t legacyBatchSize = 0)
+      : numItems(numItems), batchSize(batchSize),
+        legacyBatchSize(legacyBatchSize ? legacyBatchSize : batchSize),
+        seed(seed) {}
 
   int64_t batchesPerEpoch() const { return numItems / batchSize; }
   int64_t epoch() const { return currentEpoch; }
 
-  /// Sets `items` to the batchSize item indices of the next batch and moves
-  /// past it (to batch 0 of the next epoch after the last full batch).
-  void next(std::vector<int64_t> &items);
+  /// Sets `items` to the batchSize item indices of the next batch, without
+  /// moving past it.
+  void current(std::vector<int64_t> &items);
+  /// Moves past the next batch (to the start of the next epoch after the
+  /// last full batch).
+  void advance();
 
-  /// "epoch=E batch=B".
+  /// "epoch=E batch=N items=K": K items of epoch E's order consumed, N =
+  /// K / batchSize (rounded down when a restore at another batch size left
+  /// K off the batch grid).
   std::string state() const;
-  /// Accepts exactly what state() prints, with 0 <= B < batchesPerEpoch().
+  /// Accepts what state() prints, with K < numItems (and N <= K), and the
+  /// old "epoch=E batch=N" with N < numItems / legacyBatchSize (K = N *
+  /// legacyBatchSize). A K whose rest of the epoch cannot fill a batch of
+  /// this cursor's size (saved with a smaller batch) continues at the next
+  /// epoch. Nothing changes on an error.
   absl::Status restore(std::string_view state);
 
 private:
-  int64_t numItems, batchSize;
+  void ensureOrder();
+
+  int64_t numItems, batchSize, legacyBatchSize;
   uint64_t seed;
-  int64_t currentEpoch = 0, batch = 0;
+  int64_t currentEpoch = 0, offset = 0;
   // The item order of `orderEpoch`; rebuilt when the epoch changes.
   std::vector<int64_t> order;
   int64_t orderEpoch = -1;
@@ -70,13 +90,19 @@ private:
 
 /// What the token and .npy loaders share: a train split of items (token
 /// windows or examples) served in EpochCursor order, an eval split served
-/// in order, the checkpoint state and the description. A loader says how
-/// many eval items it has and how to copy items into a batch.
+/// in order, the data-parallel shard, the checkpoint state and the
+/// description. A loader says how many eval items it has and how to copy
+/// items into a batch.
+///
+/// With W = worldSize ranks and per-rank batch B, the cursor walks global
+/// batches of G = W * B items; rank r's rows are items [r * B, (r + 1) * B)
+/// of each global batch, train and eval alike.
 class ItemLoader : public DataLoader {
 public:
-  /// inputs[0].shape[0] is the batch size.
+  /// inputs[0].shape[0] is the per-rank batch size; `options` gives the
+  /// seed, rank and world size (checked by DataLoader::open).
   ItemLoader(std::vector<InputSpec> inputs, int64_t numTrainItems,
-             uint64_t seed);
+             const LoaderOptions &options);
 
   absl::Status nextTrain(const std::vector<void *> &dst) final;
   int64_t numEvalBatches() const final;
@@ -91,22 +117,33 @@ public:
   }
   std::string describe() const final { return description; }
 
+  /// "" for one rank, else "; rank 1 of 2: rows 8..15 of each global batch
+  /// of 16", for the end of describe().
+  std::string shardText() const;
+
   std::string description;
 
 protected:
   enum class Split { Train, Eval };
   virtual int64_t numEvalItems() const = 0;
-  /// Row r of every destination is item items[r] of `split`.
-  virtual void fill(Split split, const std::vector<int64_t> &items,
-                    const std::vector<void *> &dst) const = 0;
+  /// Row r of every destination is item items[r] of `split` (B rows). May
+  /// fail on bad contents found only now (a token above the vocabulary).
+  virtual absl::Status fill(Split split, const std::vector<int64_t> &items,
+                            const std::vector<void *> &dst) const = 0;
 
   std::vector<InputSpec> inputs;
-  int64_t B;
+  /// The per-rank batch, this rank, the world size and the global batch.
+  int64_t B, rank, worldSize, G;
 
 private:
   EpochCursor cursor;
-  std::vector<int64_t> items; // the batch being filled
+  std::vector<int64_t> global, items; // the batch being filled
 };
+
+/// "batch of 8" for one rank, "global batch of 2 x 8 <unit>" for several:
+/// the smallest amount of data a loader needs, for errors.
+std::string globalBatchText(int64_t B, int64_t worldSize,
+                            std::string_view unit);
 
 /// "1,003,854".
 std::string withCommas(int64_t value);

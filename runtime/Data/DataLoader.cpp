@@ -37,6 +37,7 @@
 #include <cmath>
 #include <filesystem>
 #include <glob.h>
+#include <limits>
 
 namespace sinter::data {
 
@@ -216,11 +217,9 @@ openGlob(const std::string &pattern, const std::vector<InputSpec> &inputs,
   return openTokenLoader(pattern, sets, inputs, options);
 }
 
-} // namespace
-
 absl::StatusOr<std::unique_ptr<DataLoader>>
-DataLoader::open(const std::string &spec, const std::vector<InputSpec> &inputs,
-                 const LoaderOptions &options) {
+openUnwrapped(const std::string &spec, const std::vector<InputSpec> &inputs,
+              const LoaderOptions &options) {
   if (spec.empty())
     return sinter::InvalidArgumentError(
         SINTER_HERE,
@@ -237,6 +236,24 @@ DataLoader::open(const std::string &spec, const std::vector<InputSpec> &inputs,
                                 absl::StrCat("the vocabulary size ",
                                              options.vocabSize,
                                              " is negative"));
+  if (options.worldSize < 1)
+    return formats::formatError(SINTER_HERE, spec,
+                                absl::StrCat("the world size ",
+                                             options.worldSize,
+                                             " is not at least 1"));
+  if (options.rank < 0 || options.rank >= options.worldSize)
+    return formats::formatError(
+        SINTER_HERE, spec,
+        absl::StrCat("rank ", options.rank, " is not in [0, ",
+                     options.worldSize, ") (the world size)"));
+  // checkInputs bounded B by the input's byte size; the global batch must
+  // fit an int64 too.
+  if (inputs[0].shape[0] >
+      std::numeric_limits<int64_t>::max() / options.worldSize)
+    return formats::formatError(
+        SINTER_HERE, spec,
+        absl::StrCat("a global batch of ", options.worldSize, " x ",
+                     inputs[0].shape[0], " items is too large"));
 
   std::error_code ec;
   bool exists = fs::exists(spec, ec);
@@ -267,6 +284,18 @@ DataLoader::open(const std::string &spec, const std::vector<InputSpec> &inputs,
       SINTER_HERE, spec,
       "is neither a token .bin file nor a .npy file (see docs/Data.md "
       "for the --data forms)");
+}
+
+} // namespace
+
+absl::StatusOr<std::unique_ptr<DataLoader>>
+DataLoader::open(const std::string &spec, const std::vector<InputSpec> &inputs,
+                 const LoaderOptions &options) {
+  SINTER_ASSIGN_OR_RETURN(std::unique_ptr<DataLoader> loader,
+                          openUnwrapped(spec, inputs, options));
+  if (!options.prefetch)
+    return loader;
+  return prefetching(std::move(loader), inputs);
 }
 
 } // namespace sinter::data

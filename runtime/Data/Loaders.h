@@ -2,8 +2,10 @@
 //
 // DataLoader::open (DataLoader.cpp) works out from the --data spec which
 // files hold the train and eval data and in which format, then hands them to
-// one of these. Both read everything into memory at open, convert it to the
-// model inputs' dtypes and check it, so that nextTrain/evalBatch only copy.
+// one of these. Both check everything they can at open, so that
+// nextTrain/evalBatch only copy: the token loader maps its files and checks
+// their headers (the vocabulary is checked per window as it is copied), the
+// .npy loader reads, converts and checks whole arrays.
 //
 //===----------------------------------------------------------------------===//
 

@@ -14,7 +14,9 @@
 //   float -> integer, anything -> F16/BF16/Bool of another dtype: refused
 //
 // Each epoch visits the examples in shuffledOrder(seed, epoch) and drops
-// those that do not fill a last batch; eval examples are served in order.
+// those that do not fill a last (global) batch; eval examples are served in
+// order. Every rank reads and converts the whole arrays, then copies its
+// rows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -263,8 +265,8 @@ readSplit(const std::vector<std::string> &paths,
 class NpyLoader final : public ItemLoader {
 public:
   NpyLoader(std::vector<InputSpec> inputs, std::vector<HostTensor> train,
-            std::vector<HostTensor> eval, uint64_t seed)
-      : ItemLoader(std::move(inputs), train[0].shape[0], seed),
+            std::vector<HostTensor> eval, const LoaderOptions &options)
+      : ItemLoader(std::move(inputs), train[0].shape[0], options),
         train(std::move(train)), eval(std::move(eval)) {}
 
 private:
@@ -273,9 +275,10 @@ private:
   }
 
   /// Row r of every input is example rows[r].
-  void fill(Split split, const std::vector<int64_t> &rows,
-            const std::vector<void *> &dst) const override {
-    const std::vector<HostTensor> &arrays = split == Split::Train ? train : eval;
+  absl::Status fill(Split split, const std::vector<int64_t> &rows,
+                    const std::vector<void *> &dst) const override {
+    const std::vector<HostTensor> &arrays =
+        split == Split::Train ? train : eval;
     for (size_t k = 0; k < arrays.size(); ++k) {
       size_t rowBytes =
           arrays[k].data.size() / static_cast<size_t>(arrays[k].shape[0]);
@@ -286,6 +289,7 @@ private:
                         rows[static_cast<size_t>(r)] * rowBytes,
                     rowBytes);
     }
+    return absl::OkStatus();
   }
 
   std::vector<HostTensor> train, eval;
@@ -323,24 +327,28 @@ absl::StatusOr<std::unique_ptr<DataLoader>> openNpyLoader(
     evalText = "no eval split";
   }
 
-  if (trainCount < B)
-    return formats::formatError(SINTER_HERE, label,
-                                absl::StrCat(withCommas(trainCount),
-                                             " train examples",
-                                             valPaths.empty() && evalCount > 0
-                                                 ? " (after the eval hold-out)"
-                                                 : "",
-                                             ", fewer than one batch of ", B));
+  if (trainCount < B * options.worldSize)
+    return formats::formatError(
+        SINTER_HERE, label,
+        absl::StrCat(withCommas(trainCount), " train examples",
+                     valPaths.empty() && evalCount > 0
+                         ? " (after the eval hold-out)"
+                         : "",
+                     ", fewer than one ",
+                     globalBatchText(B, options.worldSize, "examples")));
 
   auto loader = std::make_unique<NpyLoader>(inputs, std::move(train),
-                                            std::move(eval), options.seed);
+                                            std::move(eval), options);
   int64_t evalBatches = loader->numEvalBatches();
   loader->description = absl::StrCat(
       label, ": ", withCommas(trainCount), " train examples, ", evalText, "; ",
-      withCommas(loader->trainBatchesPerEpoch()), " batches of ", B,
-      " per epoch, ", withCommas(evalBatches), " eval batches",
+      withCommas(loader->trainBatchesPerEpoch()),
+      options.worldSize > 1 ? " global" : "", " batches of ",
+      B * options.worldSize, " per epoch, ", withCommas(evalBatches),
+      " eval batches",
       evalBatches == 0 && evalCount > 0 ? " (too few eval examples for one)"
-                                        : "");
+                                        : "",
+      loader->shardText());
   return std::unique_ptr<DataLoader>(std::move(loader));
 }
 

@@ -9,8 +9,14 @@
 #include "absl/strings/str_join.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <limits>
+#include <utility>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace sinter::data {
 
@@ -94,10 +100,11 @@ std::string_view baseName(std::string_view path) {
 
 } // namespace
 
-absl::StatusOr<TokenFile> readTokenFile(const formats::ByteSource &source) {
+absl::StatusOr<TokenFileLayout>
+readTokenFileLayout(const formats::ByteSource &source) {
   std::string_view name = source.name();
   uint64_t size = source.size();
-  TokenFile file;
+  TokenFileLayout layout;
   uint8_t first[4];
   bool llmc = false;
   if (size >= 4) {
@@ -111,10 +118,10 @@ absl::StatusOr<TokenFile> readTokenFile(const formats::ByteSource &source) {
           SINTER_HERE, name, size - 1,
           absl::StrCat("a raw token file holds uint16 tokens, but its size (",
                        size, " bytes) is odd"));
-    file.kind = TokenFileKind::Raw;
-    file.dataOffset = 0;
-    SINTER_RETURN_IF_ERROR(readTokens(source, 0, size / 2, file.tokens));
-    return file;
+    layout.kind = TokenFileKind::Raw;
+    layout.dataOffset = 0;
+    layout.numTokens = static_cast<int64_t>(size / 2);
+    return layout;
   }
 
   if (size < static_cast<uint64_t>(kLlmcHeaderBytes))
@@ -144,10 +151,20 @@ absl::StatusOr<TokenFile> readTokenFile(const formats::ByteSource &source) {
         absl::StrCat("llm.c shard header says ", count,
                      " tokens, so the file should have 1024 + 2 * ", count,
                      " = ", expected, " bytes, but it has ", size));
-  file.kind = TokenFileKind::Llmc;
-  file.dataOffset = kLlmcHeaderBytes;
-  SINTER_RETURN_IF_ERROR(readTokens(source, kLlmcHeaderBytes,
-                                    static_cast<uint64_t>(count), file.tokens));
+  layout.kind = TokenFileKind::Llmc;
+  layout.dataOffset = kLlmcHeaderBytes;
+  layout.numTokens = count;
+  return layout;
+}
+
+absl::StatusOr<TokenFile> readTokenFile(const formats::ByteSource &source) {
+  SINTER_ASSIGN_OR_RETURN(TokenFileLayout layout, readTokenFileLayout(source));
+  TokenFile file;
+  file.kind = layout.kind;
+  file.dataOffset = layout.dataOffset;
+  SINTER_RETURN_IF_ERROR(
+      readTokens(source, static_cast<uint64_t>(layout.dataOffset),
+                 static_cast<uint64_t>(layout.numTokens), file.tokens));
   return file;
 }
 
@@ -155,6 +172,67 @@ absl::StatusOr<TokenFile> readTokenFile(const std::string &path) {
   SINTER_ASSIGN_OR_RETURN(std::unique_ptr<formats::FileSource> source,
                           formats::FileSource::open(path));
   return readTokenFile(*source);
+}
+
+//===----------------------------------------------------------------------===//
+// MappedTokenFile
+//===----------------------------------------------------------------------===//
+
+absl::StatusOr<MappedTokenFile> MappedTokenFile::open(const std::string &path) {
+  // The header is checked through pread (FileSource), so a malformed file
+  // is refused before anything is mapped, with readTokenFile's messages.
+  SINTER_ASSIGN_OR_RETURN(std::unique_ptr<formats::FileSource> source,
+                          formats::FileSource::open(path));
+  SINTER_ASSIGN_OR_RETURN(TokenFileLayout layout, readTokenFileLayout(*source));
+  if (layout.numTokens == 0)
+    return MappedTokenFile(path, layout, nullptr, 0);
+  // The size FileSource saw, which the layout was checked against.
+  auto bytes = static_cast<size_t>(source->size());
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return formats::formatError(
+        SINTER_HERE, path,
+        absl::StrCat("cannot open the file: ", std::strerror(errno)));
+  void *base = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+  int mapErrno = errno;
+  ::close(fd); // the mapping keeps the file
+  if (base == MAP_FAILED)
+    return formats::formatError(
+        SINTER_HERE, path,
+        absl::StrCat("cannot map the file: ", std::strerror(mapErrno)));
+  return MappedTokenFile(path, layout, base, bytes);
+}
+
+MappedTokenFile::MappedTokenFile(MappedTokenFile &&other) noexcept
+    : filePath(std::move(other.filePath)), fileLayout(other.fileLayout),
+      base(std::exchange(other.base, nullptr)),
+      mappedBytes(std::exchange(other.mappedBytes, 0)) {}
+
+MappedTokenFile &MappedTokenFile::operator=(MappedTokenFile &&other) noexcept {
+  if (this != &other) {
+    if (base)
+      ::munmap(base, mappedBytes);
+    filePath = std::move(other.filePath);
+    fileLayout = other.fileLayout;
+    base = std::exchange(other.base, nullptr);
+    mappedBytes = std::exchange(other.mappedBytes, 0);
+  }
+  return *this;
+}
+
+MappedTokenFile::~MappedTokenFile() {
+  if (base)
+    ::munmap(base, mappedBytes);
+}
+
+void MappedTokenFile::copyTokens(int64_t begin, int64_t count,
+                                 uint16_t *dst) const {
+  const auto *bytes =
+      static_cast<const uint8_t *>(base) + fileLayout.dataOffset + 2 * begin;
+  // Byte by byte: explicit about the order, and the compiler turns it into
+  // plain loads on little-endian hosts.
+  for (int64_t i = 0; i < count; ++i)
+    dst[i] = static_cast<uint16_t>(bytes[2 * i] | bytes[2 * i + 1] << 8);
 }
 
 absl::StatusOr<std::string>

@@ -17,6 +17,11 @@
 // and a file with an llm.c-shaped header but a wrong magic are refused as
 // such rather than read as garbage tokens.
 //
+// The loader memory-maps token files (MappedTokenFile): open validates the
+// header and size as readTokenFile does and maps the file read-only, so that
+// no token is read until a window is copied out. readTokenFile (whole files
+// into a vector) is for tools and tests.
+//
 // Also here: how a list of .bin files (a directory's, or a glob's matches)
 // splits into train and val sets by name, as llm.c and nanoGPT name them.
 //
@@ -51,6 +56,55 @@ struct TokenFile {
   std::vector<uint16_t> tokens;
   /// Byte offset of tokens[0] in the file (1024 for llm.c, 0 for raw).
   int64_t dataOffset = 0;
+};
+
+/// What a token file's header (or its size, for raw files) says, checked:
+/// the form, where the tokens start and how many there are.
+struct TokenFileLayout {
+  TokenFileKind kind = TokenFileKind::Raw;
+  /// Byte offset of token 0 (1024 for llm.c, 0 for raw).
+  int64_t dataOffset = 0;
+  int64_t numTokens = 0;
+};
+
+/// Checks `source`'s header against its size, reading at most the first
+/// 1024 bytes. Errors are readTokenFile's.
+absl::StatusOr<TokenFileLayout>
+readTokenFileLayout(const formats::ByteSource &source);
+
+/// A token file mapped read-only (mmap, MAP_PRIVATE) after its layout was
+/// checked. Tokens are read through the mapping, so they cost memory only
+/// once touched (and then page cache, shared with every process mapping
+/// the file). A file truncated while mapped faults (SIGBUS) on access
+/// rather than returning an error; token files are not expected to change
+/// under a run.
+class MappedTokenFile {
+public:
+  /// Errors: FileSource::open's (missing, unreadable, not a regular file),
+  /// readTokenFile's for the contents, or the mmap errno text.
+  static absl::StatusOr<MappedTokenFile> open(const std::string &path);
+  MappedTokenFile(MappedTokenFile &&other) noexcept;
+  MappedTokenFile &operator=(MappedTokenFile &&other) noexcept;
+  MappedTokenFile(const MappedTokenFile &) = delete;
+  MappedTokenFile &operator=(const MappedTokenFile &) = delete;
+  ~MappedTokenFile();
+
+  const std::string &path() const { return filePath; }
+  const TokenFileLayout &layout() const { return fileLayout; }
+  int64_t numTokens() const { return fileLayout.numTokens; }
+  /// Copies tokens [begin, begin + count) (within numTokens()) to `dst`,
+  /// decoding little-endian.
+  void copyTokens(int64_t begin, int64_t count, uint16_t *dst) const;
+
+private:
+  MappedTokenFile(std::string path, TokenFileLayout layout, void *base,
+                  size_t bytes)
+      : filePath(std::move(path)), fileLayout(layout), base(base),
+        mappedBytes(bytes) {}
+  std::string filePath;
+  TokenFileLayout fileLayout;
+  void *base = nullptr; // null for a file without tokens
+  size_t mappedBytes = 0;
 };
 
 /// Reads a whole token file. Errors are one line "<file>: byte offset N:

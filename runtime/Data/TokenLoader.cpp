@@ -13,6 +13,11 @@
 // with (or end it by) an end-of-text token, so a window spanning two shards
 // is no different from one spanning two documents inside a shard.
 //
+// The files are memory-mapped (MappedTokenFile), never read whole: opening
+// checks each header and size, and a batch copies its B windows out of the
+// mappings, checking each token against the vocabulary as it goes. With W
+// ranks, each rank touches only its own windows' pages.
+//
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Data/Batching.h"
@@ -24,7 +29,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 
 namespace sinter::data {
 
@@ -74,57 +81,106 @@ void storeTokens(const uint16_t *src, int64_t count, formats::DType dtype,
   }
 }
 
+/// Token files in order, as one stream: file f holds stream positions
+/// [starts[f], starts[f + 1]).
+struct TokenFileList {
+  std::vector<MappedTokenFile> files;
+  std::vector<int64_t> starts = {0};
+};
+
+/// Tokens [begin, end) of a file list's stream (the train stream, the eval
+/// stream, or a split of one stream into both).
+struct TokenStream {
+  std::shared_ptr<const TokenFileList> list;
+  int64_t begin = 0, end = 0;
+
+  int64_t size() const { return end - begin; }
+
+  /// Copies tokens [at, at + count) of this stream to `dst`, failing on the
+  /// first token not below `vocabSize` (when non-zero) with its file, byte
+  /// offset and index in the file.
+  absl::Status copy(int64_t at, int64_t count, int64_t vocabSize,
+                    uint16_t *dst) const {
+    int64_t pos = begin + at;
+    const std::vector<int64_t> &starts = list->starts;
+    // The last file starting at or before pos (skipping empty files).
+    size_t f = static_cast<size_t>(
+        std::upper_bound(starts.begin(), starts.end() - 1, pos) -
+        starts.begin() - 1);
+    while (count > 0) {
+      const MappedTokenFile &file = list->files[f];
+      int64_t within = pos - starts[f];
+      int64_t n = std::min(count, file.numTokens() - within);
+      if (n <= 0) {
+        ++f;
+        continue;
+      }
+      file.copyTokens(within, n, dst);
+      if (vocabSize > 0)
+        for (int64_t i = 0; i < n; ++i)
+          if (dst[i] >= vocabSize) {
+            int64_t index = within + i;
+            return formats::formatError(
+                SINTER_HERE, file.path(),
+                static_cast<uint64_t>(file.layout().dataOffset + 2 * index),
+                absl::StrCat("token ", index, " is ", dst[i],
+                             ", not below the vocabulary size ", vocabSize));
+          }
+      dst += n;
+      pos += n;
+      count -= n;
+      ++f;
+    }
+    return absl::OkStatus();
+  }
+};
+
 class TokenLoader final : public ItemLoader {
 public:
   /// T is inputs[0].shape[1], the window length.
-  TokenLoader(std::vector<InputSpec> inputs, int64_t T,
-              std::vector<uint16_t> train, std::vector<uint16_t> eval,
-              uint64_t seed)
-      : ItemLoader(std::move(inputs),
-                   numWindows(static_cast<int64_t>(train.size()), T), seed),
-        T(T), train(std::move(train)), eval(std::move(eval)) {}
+  TokenLoader(std::vector<InputSpec> inputs, int64_t T, TokenStream train,
+              TokenStream eval, const LoaderOptions &options)
+      : ItemLoader(std::move(inputs), numWindows(train.size(), T), options),
+        T(T), vocabSize(options.vocabSize), train(std::move(train)),
+        eval(std::move(eval)) {}
 
 private:
-  int64_t numEvalItems() const override {
-    return numWindows(static_cast<int64_t>(eval.size()), T);
-  }
+  int64_t numEvalItems() const override { return numWindows(eval.size(), T); }
 
   /// Row r of the batch is window windows[r]: (B, T) inputs and the (B, T)
   /// targets one token later.
-  void fill(Split split, const std::vector<int64_t> &windows,
-            const std::vector<void *> &dst) const override {
-    const std::vector<uint16_t> &tokens = split == Split::Train ? train : eval;
+  absl::Status fill(Split split, const std::vector<int64_t> &windows,
+                    const std::vector<void *> &dst) const override {
+    const TokenStream &tokens = split == Split::Train ? train : eval;
     int64_t rowBytes[2] = {T * formats::dtypeByteSize(inputs[0].dtype),
                            T * formats::dtypeByteSize(inputs[1].dtype)};
+    std::vector<uint16_t> window(static_cast<size_t>(T + 1));
     for (int64_t r = 0; r < B; ++r) {
-      const uint16_t *window =
-          tokens.data() + windows[static_cast<size_t>(r)] * T;
+      SINTER_RETURN_IF_ERROR(tokens.copy(windows[static_cast<size_t>(r)] * T,
+                                         T + 1, vocabSize, window.data()));
       for (int k = 0; k < 2; ++k)
-        storeTokens(window + k, T, inputs[k].dtype,
+        storeTokens(window.data() + k, T, inputs[k].dtype,
                     static_cast<char *>(dst[k]) + r * rowBytes[k]);
     }
+    return absl::OkStatus();
   }
 
-  int64_t T;
-  std::vector<uint16_t> train, eval;
+  int64_t T, vocabSize;
+  TokenStream train, eval;
 };
 
-/// Reads `paths` in order into one stream, checking every token against
-/// `vocabSize` (when non-zero).
-absl::Status readStream(const std::vector<std::string> &paths,
-                        int64_t vocabSize, std::vector<uint16_t> &stream) {
+/// Maps `paths` in order into one stream. Only headers are read.
+absl::StatusOr<TokenStream> mapStream(const std::vector<std::string> &paths) {
+  auto list = std::make_shared<TokenFileList>();
   for (const std::string &path : paths) {
-    SINTER_ASSIGN_OR_RETURN(TokenFile file, readTokenFile(path));
-    if (vocabSize > 0)
-      for (size_t i = 0; i < file.tokens.size(); ++i)
-        if (file.tokens[i] >= vocabSize)
-          return formats::formatError(
-              SINTER_HERE, path, static_cast<uint64_t>(file.dataOffset) + 2 * i,
-              absl::StrCat("token ", i, " is ", file.tokens[i],
-                           ", not below the vocabulary size ", vocabSize));
-    stream.insert(stream.end(), file.tokens.begin(), file.tokens.end());
+    SINTER_ASSIGN_OR_RETURN(MappedTokenFile file, MappedTokenFile::open(path));
+    list->starts.push_back(list->starts.back() + file.numTokens());
+    list->files.push_back(std::move(file));
   }
-  return absl::OkStatus();
+  TokenStream stream;
+  stream.end = list->starts.back();
+  stream.list = std::move(list);
+  return stream;
 }
 
 } // namespace
@@ -150,50 +206,53 @@ openTokenLoader(const std::string &label, const TokenFileSets &files,
   }
   int64_t B = inputs[0].shape[0], T = inputs[0].shape[1];
 
-  std::vector<uint16_t> train, eval;
-  SINTER_RETURN_IF_ERROR(readStream(files.train, options.vocabSize, train));
-  SINTER_RETURN_IF_ERROR(readStream(files.val, options.vocabSize, eval));
+  SINTER_ASSIGN_OR_RETURN(TokenStream train, mapStream(files.train));
+  SINTER_ASSIGN_OR_RETURN(TokenStream eval, mapStream(files.val));
 
   std::string evalText;
   if (!files.val.empty()) {
-    evalText = absl::StrCat(
-        withCommas(static_cast<int64_t>(eval.size())), " eval tokens in ",
-        plural(static_cast<int64_t>(files.val.size()), "file"));
+    evalText =
+        absl::StrCat(withCommas(eval.size()), " eval tokens in ",
+                     plural(static_cast<int64_t>(files.val.size()), "file"));
   } else if (options.evalFraction > 0) {
     auto held = static_cast<int64_t>(
         std::floor(static_cast<double>(train.size()) * options.evalFraction));
-    eval.assign(train.end() - held, train.end());
-    train.resize(train.size() - static_cast<size_t>(held));
+    eval = train;
+    eval.begin = train.end - held;
+    train.end = eval.begin;
     evalText = absl::StrFormat("%s eval tokens held out (the last %g%%)",
                                withCommas(held), options.evalFraction * 100);
   } else {
     evalText = "no eval split";
   }
 
-  int64_t trainWindows = numWindows(static_cast<int64_t>(train.size()), T);
-  if (trainWindows < B)
+  int64_t W = options.worldSize, G = W * B;
+  int64_t trainWindows = numWindows(train.size(), T);
+  if (trainWindows < G)
     return formats::formatError(
         SINTER_HERE, label,
         absl::StrCat(
-            withCommas(static_cast<int64_t>(train.size())), " train tokens",
-            files.val.empty() && !eval.empty() ? " (after the eval hold-out)"
-                                               : "",
+            withCommas(train.size()), " train tokens",
+            files.val.empty() && eval.size() > 0 ? " (after the eval hold-out)"
+                                                 : "",
             " make ", plural(trainWindows, "window"), " of ", T + 1,
-            " tokens, fewer than one batch of ", B, "; a batch needs at least ",
-            withCommas(B * T + 1), " train tokens"));
+            " tokens, fewer than one ", globalBatchText(B, W, "windows"),
+            "; a ", W > 1 ? "global batch" : "batch", " needs at least ",
+            withCommas(G * T + 1), " train tokens"));
 
-  int64_t trainCount = static_cast<int64_t>(train.size());
-  bool hasEvalTokens = !eval.empty();
+  int64_t trainCount = train.size();
+  bool hasEvalTokens = eval.size() > 0;
   auto loader = std::make_unique<TokenLoader>(inputs, T, std::move(train),
-                                              std::move(eval), options.seed);
+                                              std::move(eval), options);
   int64_t evalBatches = loader->numEvalBatches();
   loader->description = absl::StrCat(
       label, ": ", withCommas(trainCount), " train tokens in ",
       plural(static_cast<int64_t>(files.train.size()), "file"), ", ", evalText,
-      "; ", plural(loader->trainBatchesPerEpoch(), "batch"), " of ", B, "x", T,
-      " per epoch, ", plural(evalBatches, "eval batch"),
-      evalBatches == 0 && hasEvalTokens ? " (too few eval tokens for one)"
-                                        : "");
+      "; ",
+      plural(loader->trainBatchesPerEpoch(), W > 1 ? "global batch" : "batch"),
+      " of ", G, "x", T, " per epoch, ", plural(evalBatches, "eval batch"),
+      evalBatches == 0 && hasEvalTokens ? " (too few eval tokens for one)" : "",
+      loader->shardText());
   return std::unique_ptr<DataLoader>(std::move(loader));
 }
 

@@ -5,7 +5,8 @@
 // held-out split, windows and their one-token-shifted targets, epoch
 // coverage (each window once, the remainder dropped), seeded order (pinned
 // against an independent Python reimplementation of the generator), and
-// state()/restore() resuming a randomly interrupted run exactly. .npy data:
+// state()/restore() resuming a randomly interrupted run exactly, tokens
+// checked against the vocabulary as they are copied. .npy data:
 // the three spec forms, every dtype conversion rule, shape and count
 // mismatches. Finally the bundled datasets open with their examples' inputs.
 //
@@ -59,7 +60,6 @@ struct TempDir : sinter::test::TempDir {
     return full;
   }
 };
-
 
 std::string shardBytes(const std::vector<uint16_t> &tokens) {
   absl::StatusOr<std::string> bytes = serializeLlmcShard(tokens);
@@ -342,10 +342,14 @@ TEST(EpochCursor, MalformedStatesRejected) {
        {"", "epoch=1", "epoch=1 batch=", "epoch=-1 batch=0", "epoch=1  batch=0",
         "epoch=1 batch=0 ", " epoch=1 batch=0", "epoch=1 batch=0x1",
         "batch=0 epoch=1", "epoch=+1 batch=0", "epoch=1\tbatch=0",
-        "epoch=9999999999999999999 batch=0", "epoch=1 batch=3\n"}) {
+        "epoch=9999999999999999999 batch=0", "epoch=1 batch=3\n",
+        "epoch=1 batch=0 items=", "epoch=1 batch=0 items=-1",
+        "epoch=1 batch=0 items=0 ", "epoch=1 items=0 batch=0",
+        "epoch=1 batch=0  items=0", "epoch=1 batch=0 items=0x0"}) {
     absl::Status status = cursor.restore(state);
     EXPECT_FALSE(status.ok()) << "'" << state << "'";
-    EXPECT_NE(status.message().find("expected 'epoch=E batch=B'"),
+    EXPECT_NE(status.message().find("expected 'epoch=E batch=N items=K' (or "
+                                    "the older 'epoch=E batch=N')"),
               absl::string_view::npos)
         << status;
   }
@@ -354,7 +358,34 @@ TEST(EpochCursor, MalformedStatesRejected) {
             "data state 'epoch=2 batch=10': batch 10 is out of range: an "
             "epoch has 10 batches (was the data or the batch size changed?)");
   EXPECT_TRUE(cursor.restore("epoch=123456 batch=9").ok());
-  EXPECT_EQ(cursor.state(), "epoch=123456 batch=9");
+  EXPECT_EQ(cursor.state(), "epoch=123456 batch=9 items=90");
+  EXPECT_TRUE(cursor.restore("epoch=3 batch=4 items=40").ok());
+  EXPECT_EQ(cursor.state(), "epoch=3 batch=4 items=40");
+  // Item offsets: within the epoch's 100 items; the batch cannot start
+  // after more items than there are.
+  EXPECT_EQ(cursor.restore("epoch=3 batch=4 items=100").message(),
+            "data state 'epoch=3 batch=4 items=100': item offset 100 is out "
+            "of range: an epoch has 100 items (was the data changed?)");
+  EXPECT_EQ(cursor.restore("epoch=3 batch=4 items=3").message(),
+            "data state 'epoch=3 batch=4 items=3': batch 4 cannot start "
+            "after 3 items");
+  EXPECT_EQ(cursor.state(), "epoch=3 batch=4 items=40"); // unchanged
+  // Saved with another batch size: the item position is kept, the batch
+  // index is counted in this cursor's batches.
+  EXPECT_TRUE(cursor.restore("epoch=3 batch=5 items=35").ok());
+  EXPECT_EQ(cursor.state(), "epoch=3 batch=3 items=35");
+  // What is left of the epoch (5 items) does not fill a batch of 10: the
+  // next batch is the next epoch's first.
+  EXPECT_TRUE(cursor.restore("epoch=3 batch=19 items=95").ok());
+  EXPECT_EQ(cursor.state(), "epoch=4 batch=0 items=0");
+
+  // An old state counts batches of the per-rank batch (legacyBatchSize).
+  EpochCursor global(100, 20, 0, /*legacyBatchSize=*/10);
+  EXPECT_TRUE(global.restore("epoch=1 batch=3").ok());
+  EXPECT_EQ(global.state(), "epoch=1 batch=1 items=30");
+  EXPECT_TRUE(global.restore("epoch=1 batch=9").ok()); // 90 + 20 > 100
+  EXPECT_EQ(global.state(), "epoch=2 batch=0 items=0");
+  EXPECT_FALSE(global.restore("epoch=1 batch=10").ok());
 }
 
 TEST(Batching, WithCommas) {
@@ -455,7 +486,8 @@ TEST(TokenLoader, RestoreContinuesIdentically) {
     for (int64_t i = 0; i < stopAt; ++i)
       nextTokens(*run, B, T);
     std::string state = run->state();
-    EXPECT_EQ(state, absl::StrCat("epoch=", stopAt / 7, " batch=", stopAt % 7));
+    EXPECT_EQ(state, absl::StrCat("epoch=", stopAt / 7, " batch=", stopAt % 7,
+                                  " items=", stopAt % 7 * B));
     std::unique_ptr<DataLoader> resumed =
         openOk(dir.file("train.bin"), tokenInputs(B, T), withSeed(77, 0));
     ASSERT_TRUE(resumed->restore(state).ok());
@@ -577,11 +609,42 @@ TEST(TokenLoader, I32InputsAndVocabCheck) {
   for (int i = 0; i < 8; ++i)
     EXPECT_EQ(targets[i], (idx[i] + 1) % 50);
 
+  // Tokens are checked as windows are copied out, not at open (which reads
+  // only headers): the batch holding token 37 fails, naming it, and the
+  // position stays at that batch.
   tokens[37] = 50;
   writeFile(dir.file("bad.bin"), shardBytes(tokens));
-  EXPECT_EQ(openError(dir.file("bad.bin"), tokenInputs(2, 4), options),
-            dir.file("bad.bin") + ": byte offset 1098: token 37 is 50, not "
-                                  "below the vocabulary size 50");
+  loader = openOk(dir.file("bad.bin"), tokenInputs(2, 4, DType::I32), options);
+  ASSERT_TRUE(loader);
+  std::string error, stateAtError;
+  for (int64_t b = 0; b < loader->trainBatchesPerEpoch() && error.empty();
+       ++b) {
+    std::string before = loader->state();
+    absl::Status status = loader->nextTrain({idx.data(), targets.data()});
+    if (!status.ok()) {
+      error = std::string(status.message());
+      EXPECT_EQ(loader->state(), before);
+    }
+  }
+  EXPECT_EQ(error, dir.file("bad.bin") + ": byte offset 1098: token 37 is "
+                                         "50, not below the vocabulary size "
+                                         "50");
+  // The same check on eval batches.
+  options.evalFraction = 0.5; // tokens 50..99 are eval; 37 is train
+  tokens[37] = 0;
+  tokens[77] = 60;
+  writeFile(dir.file("bad.bin"), shardBytes(tokens));
+  loader = openOk(dir.file("bad.bin"), tokenInputs(2, 4, DType::I32), options);
+  ASSERT_TRUE(loader);
+  error.clear();
+  for (int64_t i = 0; i < loader->numEvalBatches() && error.empty(); ++i)
+    if (absl::Status status =
+            loader->evalBatch(i, {idx.data(), targets.data()});
+        !status.ok())
+      error = std::string(status.message());
+  EXPECT_EQ(error, dir.file("bad.bin") + ": byte offset 1178: token 77 is "
+                                         "60, not below the vocabulary size "
+                                         "50");
 }
 
 TEST(TokenLoader, TooFewTokens) {
