@@ -1,0 +1,335 @@
+//===- Communicator.cpp - collectives over Gloo's TCP transport -----------===//
+//
+// Two communicators: one for a single process (no network) and one over a
+// Gloo context. The Gloo one wraps every call in the same way: refuse at
+// once after an earlier error, run the Gloo collective, and turn any
+// exception into the one-line Status that Communicator.h promises. Gloo's
+// exception types say little (most are gloo::IoException), so the reason
+// is read from the message, as measured on Debian's Gloo (the table is in
+// classify() below).
+//
+// Gloo's messages name a peer by its address ("Read error
+// [127.0.0.1]:41871: Connection reset by peer"). The address of each rank is
+// read back from the keys connectFullMesh published, so that the message
+// can say "peer rank 1".
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Comm/Communicator.h"
+
+#include "runtime/Comm/Rendezvous.h"
+#include "runtime/Support/Status.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+
+#include "gloo/allgather.h"
+#include "gloo/allreduce.h"
+#include "gloo/barrier.h"
+#include "gloo/broadcast.h"
+#include "gloo/math.h"
+#include "gloo/rendezvous/context.h"
+#include "gloo/transport/tcp/address.h"
+#include "gloo/transport/tcp/device.h"
+
+#include <cctype>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+namespace sinter::comm {
+
+Communicator::~Communicator() = default;
+
+namespace {
+
+using ReduceFn = void (*)(void *, const void *, const void *, size_t);
+
+/// The tag of the barrier that ends connect(); no user collective runs yet.
+constexpr uint32_t kConnectBarrierTag = 0;
+
+//===- One process --------------------------------------------------------===//
+
+class SoloCommunicator final : public Communicator {
+public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  absl::Status allReduceSum(float *, size_t, uint32_t,
+                            std::string_view) override {
+    return absl::OkStatus();
+  }
+  absl::Status allReduceSum(double *, size_t, uint32_t,
+                            std::string_view) override {
+    return absl::OkStatus();
+  }
+  absl::Status broadcast(void *, size_t, int root, uint32_t,
+                         std::string_view what) override {
+    if (root != 0)
+      return InvalidArgumentError(
+          SINTER_HERE, absl::StrCat(std::string(what), ": root rank ", root,
+                                    " is not in a world of size 1"));
+    return absl::OkStatus();
+  }
+  absl::Status allGather(const void *in, size_t bytes, void *out, uint32_t,
+                         std::string_view) override {
+    if (bytes && in != out)
+      std::memmove(out, in, bytes);
+    return absl::OkStatus();
+  }
+  absl::Status barrier(uint32_t, std::string_view) override {
+    return absl::OkStatus();
+  }
+};
+
+//===- Gloo ---------------------------------------------------------------===//
+
+bool contains(const std::string &text, const char *part) {
+  return text.find(part) != std::string::npos;
+}
+
+/// Whether text names address ("[127.0.0.1]:4187" is not in
+/// "[127.0.0.1]:41871").
+bool namesAddress(const std::string &text, const std::string &address) {
+  for (size_t at = text.find(address); at != std::string::npos;
+       at = text.find(address, at + 1)) {
+    size_t end = at + address.size();
+    if (end == text.size() ||
+        !std::isdigit(static_cast<unsigned char>(text[end])))
+      return true;
+  }
+  return false;
+}
+
+class GlooCommunicator final : public Communicator {
+public:
+  GlooCommunicator(int rank, int size, std::chrono::milliseconds timeout,
+                   std::shared_ptr<gloo::transport::Device> device,
+                   std::shared_ptr<gloo::rendezvous::Context> context)
+      : rank_(rank), size_(size), timeout_(timeout), device_(std::move(device)),
+        context_(std::move(context)) {}
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  absl::Status allReduceSum(float *data, size_t count, uint32_t tag,
+                            std::string_view what) override {
+    return allReduce(data, count, tag, what, &gloo::sum<float>);
+  }
+  absl::Status allReduceSum(double *data, size_t count, uint32_t tag,
+                            std::string_view what) override {
+    return allReduce(data, count, tag, what, &gloo::sum<double>);
+  }
+
+  absl::Status broadcast(void *data, size_t bytes, int root, uint32_t tag,
+                         std::string_view what) override {
+    if (root < 0 || root >= size_)
+      return InvalidArgumentError(SINTER_HERE,
+                                  absl::StrCat(std::string(what), " on rank ",
+                                               rank_, ": root rank ", root,
+                                               " is not in [0, ", size_, ")"));
+    if (bytes == 0)
+      return absl::OkStatus();
+    return run(what, [&] {
+      gloo::BroadcastOptions opts(context_);
+      opts.setOutput(static_cast<uint8_t *>(data), bytes);
+      opts.setRoot(root);
+      opts.setTag(tag);
+      opts.setTimeout(timeout_);
+      gloo::broadcast(opts);
+    });
+  }
+
+  absl::Status allGather(const void *in, size_t bytes, void *out, uint32_t tag,
+                         std::string_view what) override {
+    if (bytes == 0)
+      return absl::OkStatus();
+    return run(what, [&] {
+      gloo::AllgatherOptions opts(context_);
+      opts.setInput(const_cast<uint8_t *>(static_cast<const uint8_t *>(in)),
+                    bytes);
+      opts.setOutput(static_cast<uint8_t *>(out), bytes * size_);
+      opts.setTag(tag);
+      opts.setTimeout(timeout_);
+      gloo::allgather(opts);
+    });
+  }
+
+  absl::Status barrier(uint32_t tag, std::string_view what) override {
+    return run(what, [&] {
+      gloo::BarrierOptions opts(context_);
+      opts.setTag(tag);
+      opts.setTimeout(timeout_);
+      gloo::barrier(opts);
+    });
+  }
+
+  /// The address Gloo names rank r by, for r != rank().
+  void setPeerAddress(const std::string &address, int r) {
+    peerByAddress_[address] = r;
+  }
+
+  /// One line for an exception from a collective or from connecting.
+  absl::Status classify(std::string_view what, const std::string &raw) const;
+
+  /// Runs fn unless an earlier call failed; makes its exception the
+  /// communicator's error.
+  template <typename Fn> absl::Status run(std::string_view what, Fn fn) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!error_.ok())
+        return makeError(
+            SINTER_HERE, absl::StatusCode::kFailedPrecondition,
+            absl::StrCat(
+                std::string(what), " not run on rank ", rank_,
+                ": the communicator failed earlier: ", error_.message()));
+    }
+    absl::Status status;
+    try {
+      fn();
+      return absl::OkStatus();
+    } catch (const std::exception &e) {
+      status = classify(what, e.what());
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (error_.ok())
+      error_ = status;
+    return status;
+  }
+
+private:
+  template <typename T>
+  absl::Status allReduce(T *data, size_t count, uint32_t tag,
+                         std::string_view what, ReduceFn reduce) {
+    if (count == 0)
+      return absl::OkStatus();
+    return run(what, [&] {
+      gloo::AllreduceOptions opts(context_);
+      opts.setOutput(data, count);
+      opts.setReduceFunction(reduce);
+      opts.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
+      opts.setTag(tag);
+      opts.setTimeout(timeout_);
+      gloo::allreduce(opts);
+    });
+  }
+
+  const int rank_, size_;
+  const std::chrono::milliseconds timeout_;
+  std::shared_ptr<gloo::transport::Device> device_;
+  std::shared_ptr<gloo::rendezvous::Context> context_;
+  std::map<std::string, int> peerByAddress_;
+  mutable std::mutex mu_;
+  absl::Status error_;
+};
+
+absl::Status GlooCommunicator::classify(std::string_view what,
+                                        const std::string &rawText) const {
+  std::string raw = absl::StrReplaceAll(rawText, {{"\n", " "}, {"\r", " "}});
+  int peer = -1;
+  for (const auto &[address, r] : peerByAddress_)
+    if (namesAddress(raw, address))
+      peer = r;
+  if (peer < 0 && size_ == 2)
+    peer = 1 - rank_;
+  const std::string peerText =
+      peer >= 0 ? absl::StrCat("peer rank ", peer) : "a peer rank";
+
+  absl::StatusCode code = absl::StatusCode::kInternal;
+  std::string reason;
+  if (contains(raw, "Connection reset by peer") ||
+      contains(raw, "Connection closed by peer") ||
+      contains(raw, "Broken pipe")) {
+    code = absl::StatusCode::kUnavailable;
+    reason = absl::StrCat(peerText, " died or closed its connection");
+  } else if (contains(raw, "Application timeout caused pair closure")) {
+    code = absl::StatusCode::kDeadlineExceeded;
+    reason = absl::StrCat("the connection to ", peerText,
+                          " was closed by an earlier timeout");
+  } else if (contains(raw, "Timed out waiting")) {
+    code = absl::StatusCode::kDeadlineExceeded;
+    reason = absl::StrCat("timed out after ", formatSeconds(timeout_),
+                          " waiting for ", peerText,
+                          " (stalled, slow, or in another collective or tag)");
+  } else if (contains(raw, "Wait timeout for key")) {
+    code = absl::StatusCode::kDeadlineExceeded;
+    reason =
+        absl::StrCat("rendezvous timed out after ", formatSeconds(timeout_));
+  } else if (contains(raw, "Connect timeout") ||
+             contains(raw, "Connection refused")) {
+    code = absl::StatusCode::kUnavailable;
+    reason = absl::StrCat("cannot connect to ", peerText,
+                          " (a stale address in the store?)");
+  } else {
+    reason = "Gloo failed";
+  }
+  return makeError(SINTER_HERE, code,
+                   absl::StrCat(std::string(what), " failed on rank ", rank_,
+                                ": ", reason, " [gloo: ", raw, "]"));
+}
+
+} // namespace
+
+absl::StatusOr<std::unique_ptr<Communicator>>
+connect(const DistEnv &env, const CommOptions &options) {
+  if (env.worldSize < 1 || env.rank < 0 || env.rank >= env.worldSize)
+    return InvalidArgumentError(
+        SINTER_HERE, absl::StrCat("rank ", env.rank, " is not in a world of ",
+                                  env.worldSize));
+  if (env.worldSize == 1)
+    return std::unique_ptr<Communicator>(new SoloCommunicator());
+  if (options.timeout.count() <= 0)
+    return InvalidArgumentError(SINTER_HERE,
+                                "the communication timeout must be positive");
+
+  // The device first: a rank that cannot listen never joins, and the others
+  // say so, instead of waiting in connectFullMesh.
+  std::shared_ptr<gloo::transport::Device> device;
+  try {
+    gloo::transport::tcp::attr attr;
+    attr.hostname = options.hostname;
+    device = gloo::transport::tcp::CreateDevice(attr);
+  } catch (const std::exception &e) {
+    return makeError(SINTER_HERE, absl::StatusCode::kUnavailable,
+                     absl::StrCat("rank ", env.rank, " cannot listen on '",
+                                  options.hostname,
+                                  "' (SINTER_HOST): ", e.what()));
+  }
+
+  SINTER_ASSIGN_OR_RETURN(std::unique_ptr<JobStore> store,
+                          openJobStore(env, options.timeout));
+  SINTER_RETURN_IF_ERROR(
+      exchangeJoins(*store, env, options.fingerprint, options.timeout));
+
+  auto context =
+      std::make_shared<gloo::rendezvous::Context>(env.rank, env.worldSize);
+  context->setTimeout(options.timeout);
+  auto comm = std::make_unique<GlooCommunicator>(
+      env.rank, env.worldSize, options.timeout, device, context);
+  std::unique_ptr<JobStore> glooStore = store->sub("gloo");
+  absl::Status connected = comm->run("connecting to the other ranks", [&] {
+    context->connectFullMesh(*glooStore, device);
+  });
+  SINTER_RETURN_IF_ERROR(connected);
+
+  // connectFullMesh published each rank's address under its rank; Gloo's
+  // messages name peers by it. Each entry of a rank's list has the same
+  // listening address (one per device), so the first will do.
+  for (int r = 0; r < env.worldSize; ++r) {
+    if (r == env.rank)
+      continue;
+    try {
+      std::vector<char> all = glooStore->get(std::to_string(r));
+      size_t entry = all.size() / size_t(env.worldSize - 1);
+      gloo::transport::tcp::Address address(
+          std::vector<char>(all.begin(), all.begin() + entry));
+      comm->setPeerAddress(address.str(), r);
+    } catch (const std::exception &) {
+      // Only messages lose the peer's rank.
+    }
+  }
+  SINTER_RETURN_IF_ERROR(
+      comm->barrier(kConnectBarrierTag, "the barrier after connecting"));
+  return std::unique_ptr<Communicator>(std::move(comm));
+}
+
+} // namespace sinter::comm

@@ -1,0 +1,232 @@
+//===- DistEnv.cpp - where this process sits in a distributed job ---------===//
+//
+// Reading is in two steps: the launcher's four numbers (rank, world size,
+// local rank, local world size), then what every launcher shares (the store
+// address, the run id). Each number is parsed strictly (the whole value, in
+// range) so that a typo fails here, on every rank, instead of as a
+// rendezvous that waits for a rank that will never come.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Comm/DistEnv.h"
+
+#include "runtime/Support/Status.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <unistd.h>
+
+#include "absl/strings/string_view.h"
+#include <charconv>
+#include <climits>
+#include <cstdlib>
+#include <optional>
+
+namespace sinter::comm {
+namespace {
+
+/// The four numbers one launcher gives, by variable name.
+struct LauncherVars {
+  const char *source;
+  const char *rank, *size, *localRank, *localSize;
+};
+
+constexpr LauncherVars kLaunchers[] = {
+    {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"},
+    {"Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+     "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"},
+    {"MPICH", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"},
+    // The local size is read separately (two variables, one of them a list).
+    {"Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", nullptr},
+};
+
+constexpr int kDefaultMasterPort = 29500;
+
+/// The variable's value, nullopt when unset or empty.
+std::optional<std::string> lookup(const EnvLookup &env, const char *name) {
+  const char *value = env(name);
+  if (!value || !*value)
+    return std::nullopt;
+  return std::string(value);
+}
+
+absl::Status badValue(const char *name, absl::string_view value,
+                      absl::string_view why) {
+  return InvalidArgumentError(
+      SINTER_HERE,
+      absl::StrCat("environment variable ", name, "='", value, "' ", why));
+}
+
+/// The whole of `text` as an integer in [lo, hi].
+absl::StatusOr<int> parseInt(const char *name, absl::string_view text, int lo,
+                             int hi) {
+  long long value = 0;
+  auto [end, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size())
+    return badValue(name, text, "is not an integer");
+  if (hi != INT_MAX && (value < lo || value > hi))
+    return badValue(name, text, absl::StrCat("is not in [", lo, ", ", hi, "]"));
+  if (value < lo)
+    return badValue(name, text, absl::StrCat("is below ", lo));
+  if (value > hi)
+    return badValue(name, text, "is too large");
+  return static_cast<int>(value);
+}
+
+/// A variable that must be an integer >= lo when set; nullopt when unset.
+absl::StatusOr<std::optional<int>> readInt(const EnvLookup &env,
+                                           const char *name, int lo) {
+  std::optional<std::string> text = lookup(env, name);
+  if (!text)
+    return std::optional<int>();
+  SINTER_ASSIGN_OR_RETURN(int value, parseInt(name, *text, lo, INT_MAX));
+  return std::optional<int>(value);
+}
+
+/// Slurm's tasks on this node: SLURM_NTASKS_PER_NODE, or the first count of
+/// SLURM_TASKS_PER_NODE ("2(x3),1": 2 tasks on each of 3 nodes, then 1).
+absl::StatusOr<std::optional<int>> readSlurmLocalSize(const EnvLookup &env) {
+  SINTER_ASSIGN_OR_RETURN(std::optional<int> perNode,
+                          readInt(env, "SLURM_NTASKS_PER_NODE", 1));
+  if (perNode)
+    return perNode;
+  std::optional<std::string> list = lookup(env, "SLURM_TASKS_PER_NODE");
+  if (!list)
+    return std::optional<int>();
+  absl::string_view first(*list);
+  first = first.substr(0, first.find_first_of("(,"));
+  absl::StatusOr<int> count =
+      parseInt("SLURM_TASKS_PER_NODE", first, 1, INT_MAX);
+  if (!count.ok())
+    return badValue("SLURM_TASKS_PER_NODE", *list,
+                    "does not start with a task count");
+  return std::optional<int>(*count);
+}
+
+/// Fills rank, sizes and source from the first launcher whose rank or size
+/// variable is set. Returns false when none is.
+absl::StatusOr<bool> readLauncher(const EnvLookup &env, DistEnv &dist) {
+  for (const LauncherVars &vars : kLaunchers) {
+    SINTER_ASSIGN_OR_RETURN(std::optional<int> rank,
+                            readInt(env, vars.rank, 0));
+    SINTER_ASSIGN_OR_RETURN(std::optional<int> size,
+                            readInt(env, vars.size, 1));
+    if (!rank && !size)
+      continue;
+    if (!size)
+      return InvalidArgumentError(
+          SINTER_HERE, absl::StrCat("environment variable ", vars.rank, "='",
+                                    *rank, "' is set but ", vars.size,
+                                    " is not (", vars.source, ")"));
+    if (!rank)
+      return InvalidArgumentError(
+          SINTER_HERE, absl::StrCat("environment variable ", vars.size, "='",
+                                    *size, "' is set but ", vars.rank,
+                                    " is not (", vars.source, ")"));
+    if (*rank >= *size)
+      return badValue(vars.rank, std::to_string(*rank),
+                      absl::StrCat("is not below ", vars.size, "=", *size));
+    SINTER_ASSIGN_OR_RETURN(std::optional<int> localRank,
+                            readInt(env, vars.localRank, 0));
+    std::optional<int> localSize;
+    const char *localSizeName = vars.localSize;
+    if (localSizeName) {
+      SINTER_ASSIGN_OR_RETURN(localSize, readInt(env, localSizeName, 1));
+    } else {
+      localSizeName = lookup(env, "SLURM_NTASKS_PER_NODE")
+                          ? "SLURM_NTASKS_PER_NODE"
+                          : "SLURM_TASKS_PER_NODE";
+      SINTER_ASSIGN_OR_RETURN(localSize, readSlurmLocalSize(env));
+    }
+    dist.source = vars.source;
+    dist.rank = *rank;
+    dist.worldSize = *size;
+    if (!localRank && !localSize) {
+      // A hand-made launch (RANK and WORLD_SIZE only) is taken to be on one
+      // host; MPI and Slurm always give the local rank.
+      dist.localRank = *rank;
+      dist.localWorldSize = *size;
+    } else {
+      dist.localRank = localRank.value_or(0);
+      dist.localWorldSize = localSize.value_or(1);
+    }
+    if (dist.localWorldSize > dist.worldSize)
+      return badValue(localSizeName, std::to_string(dist.localWorldSize),
+                      absl::StrCat("is above ", vars.size, "=", *size));
+    if (dist.localRank >= dist.localWorldSize)
+      return badValue(vars.localRank, std::to_string(dist.localRank),
+                      absl::StrCat("is not below the local world size ",
+                                   dist.localWorldSize));
+    return true;
+  }
+  return false;
+}
+
+} // namespace
+
+std::string DistEnv::storePrefix() const {
+  if (restartCount == 0)
+    return runId;
+  return absl::StrCat(runId, "/restart", restartCount);
+}
+
+EnvLookup processEnv() {
+  return [](const char *name) -> const char * { return std::getenv(name); };
+}
+
+absl::StatusOr<DistEnv> readDistEnv(const EnvLookup &env) {
+  DistEnv dist;
+  SINTER_ASSIGN_OR_RETURN(bool launched, readLauncher(env, dist));
+  if (!launched) {
+    dist.source = "single process";
+    return dist;
+  }
+
+  dist.storeDir = lookup(env, "SINTER_STORE_DIR").value_or("");
+  dist.masterAddr = lookup(env, "MASTER_ADDR").value_or("");
+  dist.masterPort = kDefaultMasterPort;
+  if (std::optional<std::string> port = lookup(env, "MASTER_PORT")) {
+    SINTER_ASSIGN_OR_RETURN(dist.masterPort,
+                            parseInt("MASTER_PORT", *port, 1, 65535));
+  }
+  if (dist.masterAddr.empty() && dist.storeDir.empty() && dist.worldSize > 1) {
+    if (dist.localWorldSize != dist.worldSize)
+      return InvalidArgumentError(
+          SINTER_HERE,
+          absl::StrCat(dist.source, " started ", dist.worldSize,
+                       " ranks on several hosts (", dist.localWorldSize,
+                       " on this one) but MASTER_ADDR is not set: set "
+                       "MASTER_ADDR and MASTER_PORT to rank 0's host and a "
+                       "free port, or SINTER_STORE_DIR to a shared directory"));
+    dist.masterAddr = "127.0.0.1";
+  }
+
+  SINTER_ASSIGN_OR_RETURN(std::optional<int> restart,
+                          readInt(env, "TORCHELASTIC_RESTART_COUNT", 0));
+  dist.restartCount = restart.value_or(0);
+  if (auto id = lookup(env, "SINTER_RUN_ID")) {
+    dist.runId = *id;
+  } else if (auto id = lookup(env, "TORCHELASTIC_RUN_ID")) {
+    dist.runId = *id;
+  } else if (auto job = lookup(env, "SLURM_JOB_ID")) {
+    dist.runId = absl::StrCat("slurm-", *job, ".",
+                              lookup(env, "SLURM_STEP_ID").value_or("0"));
+  } else {
+    dist.runId = absl::StrCat("port", dist.masterPort);
+  }
+  return dist;
+}
+
+std::string listenHostname(const DistEnv &dist, const EnvLookup &env) {
+  if (std::optional<std::string> host = lookup(env, "SINTER_HOST"))
+    return *host;
+  if (dist.localWorldSize == dist.worldSize)
+    return "127.0.0.1";
+  char name[HOST_NAME_MAX + 1] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0 || !name[0])
+    return "127.0.0.1";
+  return name;
+}
+
+} // namespace sinter::comm

@@ -1,0 +1,80 @@
+//===- DistEnv.h - where this process sits in a distributed job -----------===//
+//
+// A training job of N processes is started by a launcher, and each launcher
+// tells a process its place through environment variables of its own. This
+// header reads them into one DistEnv, in this order of precedence:
+//
+//   torchrun   RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
+//              MASTER_ADDR, MASTER_PORT
+//   Open MPI   OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK, _LOCAL_SIZE
+//   MPICH/PMI  PMI_RANK, PMI_SIZE, MPI_LOCALRANKID, MPI_LOCALNRANKS
+//   Slurm      SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID,
+//              SLURM_NTASKS_PER_NODE or the first number of
+//              SLURM_TASKS_PER_NODE ("4(x2),3" -> 4)
+//
+// A launcher is chosen by its rank or size variable; nothing set means a
+// single process. An empty variable counts as unset. MPI and Slurm start
+// processes but no rendezvous, so the store is found through MASTER_ADDR and
+// MASTER_PORT (default 29500) or SINTER_STORE_DIR (a directory on a file
+// system every rank sees; it wins over MASTER_ADDR). Without either,
+// MASTER_ADDR defaults to 127.0.0.1 only when every rank is on this host.
+//
+// Every store key is prefixed by a run id, so that two jobs sharing a store
+// directory or a port never read each other's keys: SINTER_RUN_ID,
+// TORCHELASTIC_RUN_ID, Slurm's job and step id, else one made from
+// MASTER_PORT. A torchelastic restart (TORCHELASTIC_RESTART_COUNT) gets keys
+// of its own, since a store that still holds a dead rank's address makes a
+// late joiner wait for it (five times the timeout, as measured).
+//
+// Malformed values are errors, never guesses: each is InvalidArgument, one
+// line naming the variable and its value.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SINTER_RUNTIME_COMM_DISTENV_H
+#define SINTER_RUNTIME_COMM_DISTENV_H
+
+#include "absl/status/statusor.h"
+
+#include <functional>
+#include <string>
+
+namespace sinter::comm {
+
+/// Where this process sits in the job, read from the environment.
+struct DistEnv {
+  int rank = 0, worldSize = 1, localRank = 0, localWorldSize = 1;
+  std::string masterAddr; // empty: no TCP store
+  int masterPort = 0;
+  std::string storeDir; // SINTER_STORE_DIR: a shared-FS file store instead
+  /// SINTER_RUN_ID or TORCHELASTIC_RUN_ID, else derived from Slurm's job or
+  /// MASTER_PORT; prefixes every store key.
+  std::string runId;
+  /// TORCHELASTIC_RESTART_COUNT (0 if unset): each restart has its own keys.
+  int restartCount = 0;
+  /// "torchrun", "Open MPI", "MPICH", "Slurm", "single process".
+  std::string source;
+
+  /// The prefix of every store key: runId, and the restart when not 0.
+  std::string storePrefix() const;
+};
+
+/// getenv-like: the value of a variable, or nullptr when it is not set.
+using EnvLookup = std::function<const char *(const char *)>;
+/// The process's own environment (std::getenv).
+EnvLookup processEnv();
+
+/// The DistEnv the environment describes (see the file comment). Errors are
+/// InvalidArgument: a value that is not an integer, a negative one, rank >=
+/// world size, a port out of range, RANK set without WORLD_SIZE, several
+/// hosts and no store address.
+absl::StatusOr<DistEnv> readDistEnv(const EnvLookup &env = processEnv());
+
+/// The address this rank's Gloo device should listen on: SINTER_HOST if set,
+/// else 127.0.0.1 when every rank is on this host, else the host's name.
+std::string listenHostname(const DistEnv &dist,
+                           const EnvLookup &env = processEnv());
+
+} // namespace sinter::comm
+
+#endif // SINTER_RUNTIME_COMM_DISTENV_H

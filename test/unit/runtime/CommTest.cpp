@@ -1,0 +1,627 @@
+//===- CommTest.cpp - jobs of real processes on 127.0.0.1 -----------------===//
+//
+// Each multi-rank test forks one child process per rank; every child calls
+// connect() with its own DistEnv (a free port picked here, or a fresh store
+// directory), runs the test's body and sends back one line: "ok" or what
+// went wrong. The parent asserts on those lines, so a child never runs a
+// gtest assertion, and a child that hangs is killed at a deadline and
+// reported as such. Timeouts are a few seconds at most.
+//
+// Also here: the single-process communicator and CommQueue's order and
+// sticky errors, in-process.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Comm/CommQueue.h"
+#include "runtime/Comm/Communicator.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace sinter::comm {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+//===- Harness ------------------------------------------------------------===//
+
+/// A TCP port that was free a moment ago.
+int freePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+/// The DistEnv of rank r in a job of n on 127.0.0.1:port.
+DistEnv tcpEnv(int r, int n, int port) {
+  DistEnv env;
+  env.rank = r;
+  env.worldSize = n;
+  env.localRank = r;
+  env.localWorldSize = n;
+  env.masterAddr = "127.0.0.1";
+  env.masterPort = port;
+  env.runId = "test";
+  env.source = "test";
+  return env;
+}
+
+CommOptions shortOptions(std::chrono::milliseconds timeout = 5s) {
+  CommOptions options;
+  options.timeout = timeout;
+  options.fingerprint = "binary 1, program 1";
+  return options;
+}
+
+struct RankOutcome {
+  std::string report; // what the body returned; empty if it did not
+  int waitStatus = 0;
+  bool killedAtDeadline = false;
+};
+
+/// Runs body(rank) in one child process per entry of `ranks`; returns each
+/// child's outcome, in the order of `ranks`.
+std::vector<RankOutcome>
+runRanks(const std::vector<int> &ranks,
+         const std::function<std::string(int rank)> &body,
+         std::chrono::milliseconds deadline = 30s) {
+  std::fflush(nullptr);
+  std::vector<pid_t> pids;
+  std::vector<int> fds;
+  for (int rank : ranks) {
+    int pipeFds[2];
+    if (::pipe(pipeFds) != 0)
+      std::abort();
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(pipeFds[0]);
+      std::string report = body(rank);
+      if (report.empty())
+        report = "(empty report)";
+      (void)!::write(pipeFds[1], report.data(), report.size());
+      ::close(pipeFds[1]);
+      ::_exit(0);
+    }
+    ::close(pipeFds[1]);
+    pids.push_back(pid);
+    fds.push_back(pipeFds[0]);
+  }
+  std::vector<RankOutcome> outcomes(ranks.size());
+  std::vector<bool> open(ranks.size(), true);
+  const auto end = Clock::now() + deadline;
+  for (;;) {
+    std::vector<pollfd> polled;
+    std::vector<size_t> which;
+    for (size_t i = 0; i < fds.size(); ++i)
+      if (open[i]) {
+        polled.push_back({fds[i], POLLIN, 0});
+        which.push_back(i);
+      }
+    if (polled.empty())
+      break;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        end - Clock::now());
+    if (left.count() <= 0)
+      break;
+    ::poll(polled.data(), polled.size(), static_cast<int>(left.count()));
+    for (size_t k = 0; k < polled.size(); ++k) {
+      if (!polled[k].revents)
+        continue;
+      size_t i = which[k];
+      char buffer[4096];
+      ssize_t n = ::read(fds[i], buffer, sizeof(buffer));
+      if (n > 0)
+        outcomes[i].report.append(buffer, n);
+      else
+        open[i] = false;
+    }
+  }
+  for (size_t i = 0; i < pids.size(); ++i) {
+    if (open[i]) {
+      ::kill(pids[i], SIGKILL);
+      outcomes[i].killedAtDeadline = true;
+    }
+    ::waitpid(pids[i], &outcomes[i].waitStatus, 0);
+    ::close(fds[i]);
+  }
+  return outcomes;
+}
+
+std::vector<int> allRanks(int n) {
+  std::vector<int> ranks;
+  for (int r = 0; r < n; ++r)
+    ranks.push_back(r);
+  return ranks;
+}
+
+std::string statusText(const absl::Status &status) {
+  return std::string(status.message());
+}
+
+/// A fresh directory under the test's temporary directory.
+std::string freshDir(const std::string &name) {
+  const char *base = std::getenv("TMPDIR");
+  std::string pattern =
+      std::string(base && *base ? base : "/tmp") + "/" + name + ".XXXXXX";
+  std::vector<char> buffer(pattern.begin(), pattern.end());
+  buffer.push_back('\0');
+  if (!::mkdtemp(buffer.data()))
+    std::abort();
+  return buffer.data();
+}
+
+//===- Collectives --------------------------------------------------------===//
+
+/// Every collective once, checked inside the child; "ok" when all agree.
+std::string collectivesBody(Communicator &comm) {
+  const int r = comm.rank(), n = comm.size();
+  // float and double sums; 300,000 floats are more than one 1 MiB segment.
+  std::vector<float> f(300000);
+  for (size_t i = 0; i < f.size(); ++i)
+    f[i] = static_cast<float>(r + 1) * static_cast<float>(i % 7);
+  absl::Status status = comm.allReduceSum(f.data(), f.size(), 1, "float sum");
+  if (!status.ok())
+    return statusText(status);
+  const float ranksSum = n * (n + 1) / 2.0f;
+  for (size_t i = 0; i < f.size(); ++i)
+    if (f[i] != ranksSum * static_cast<float>(i % 7))
+      return "float sum wrong at " + std::to_string(i) + ": " +
+             std::to_string(f[i]);
+  std::vector<double> d = {0.5 * r, 1e300 / 8 * (r + 1), -1.0};
+  status = comm.allReduceSum(d.data(), d.size(), 2, "double sum");
+  if (!status.ok())
+    return statusText(status);
+  if (d[0] != 0.5 * (n * (n - 1) / 2) || d[1] != 1e300 / 8 * ranksSum ||
+      d[2] != -1.0 * n)
+    return "double sum wrong: " + std::to_string(d[0]);
+
+  // Broadcast from the last rank.
+  std::vector<uint8_t> b(1000, static_cast<uint8_t>(r));
+  if (r == n - 1)
+    for (size_t i = 0; i < b.size(); ++i)
+      b[i] = static_cast<uint8_t>(i * 3);
+  status = comm.broadcast(b.data(), b.size(), n - 1, 3, "broadcast");
+  if (!status.ok())
+    return statusText(status);
+  for (size_t i = 0; i < b.size(); ++i)
+    if (b[i] != static_cast<uint8_t>(i * 3))
+      return "broadcast wrong at " + std::to_string(i);
+
+  // All-gather of 7 bytes each.
+  char in[7];
+  for (int i = 0; i < 7; ++i)
+    in[i] = static_cast<char>('a' + r * 7 + i);
+  std::vector<char> out(7 * n, '?');
+  status = comm.allGather(in, 7, out.data(), 4, "all-gather");
+  if (!status.ok())
+    return statusText(status);
+  for (int i = 0; i < 7 * n; ++i)
+    if (out[i] != static_cast<char>('a' + i))
+      return "all-gather wrong: " + std::string(out.begin(), out.end());
+
+  status = comm.barrier(5, "barrier");
+  if (!status.ok())
+    return statusText(status);
+
+  // A bad root is refused before Gloo sees it, without killing the context.
+  status = comm.broadcast(b.data(), 1, n, 6, "broadcast from nowhere");
+  if (status.code() != absl::StatusCode::kInvalidArgument)
+    return "bad root: " + status.ToString();
+  status = comm.barrier(7, "barrier after a bad root");
+  if (!status.ok())
+    return statusText(status);
+
+  // The same collectives through a CommQueue: in order, on its thread.
+  CommQueue queue(comm);
+  std::vector<std::vector<float>> buckets(4, std::vector<float>(1000, 1.0f));
+  std::vector<CommQueue::Ticket> tickets;
+  for (uint32_t k = 0; k < buckets.size(); ++k)
+    tickets.push_back(queue.enqueue([&, k] {
+      return comm.allReduceSum(buckets[k].data(), buckets[k].size(), 10 + k,
+                               "queued all-reduce");
+    }));
+  for (CommQueue::Ticket t : tickets) {
+    status = queue.wait(t);
+    if (!status.ok())
+      return statusText(status);
+  }
+  for (const std::vector<float> &bucket : buckets)
+    if (bucket.front() != n || bucket.back() != n)
+      return "queued all-reduce wrong";
+  return "ok";
+}
+
+class CommJob : public ::testing::TestWithParam<int> {};
+
+TEST_P(CommJob, EveryCollectiveGivesTheSameResultOnEveryRank) {
+  const int n = GetParam();
+  const int port = freePort();
+  std::vector<RankOutcome> outcomes = runRanks(allRanks(n), [&](int r) {
+    absl::StatusOr<std::unique_ptr<Communicator>> comm =
+        connect(tcpEnv(r, n, port), shortOptions());
+    if (!comm.ok())
+      return "connect: " + statusText(comm.status());
+    if ((*comm)->rank() != r || (*comm)->size() != n)
+      return std::string("wrong rank or size");
+    return collectivesBody(**comm);
+  });
+  for (int r = 0; r < n; ++r)
+    EXPECT_EQ(outcomes[r].report, "ok") << "rank " << r;
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, CommJob, ::testing::Values(2, 3),
+                         [](const auto &info) {
+                           return std::to_string(info.param) + "Ranks";
+                         });
+
+TEST(CommFileStore, TwoRanksRendezvousThroughADirectory) {
+  const std::string dir = freshDir("sinter-comm-store");
+  auto body = [&](int r) {
+    DistEnv env = tcpEnv(r, 2, 0);
+    env.masterAddr = "";
+    env.storeDir = dir;
+    env.runId = "run-a";
+    absl::StatusOr<std::unique_ptr<Communicator>> comm =
+        connect(env, shortOptions());
+    if (!comm.ok())
+      return "connect: " + statusText(comm.status());
+    return collectivesBody(**comm);
+  };
+  std::vector<RankOutcome> outcomes = runRanks({0, 1}, body);
+  EXPECT_EQ(outcomes[0].report, "ok");
+  EXPECT_EQ(outcomes[1].report, "ok");
+
+  // The same run id again in the same directory: Gloo's FileStore refuses
+  // keys that exist; the message says what to do.
+  outcomes = runRanks({0, 1}, body);
+  for (const RankOutcome &outcome : outcomes) {
+    EXPECT_THAT(outcome.report, HasSubstr("already holds run 'run-a'"));
+    EXPECT_THAT(outcome.report, HasSubstr("SINTER_RUN_ID"));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CommFileStore, MissingRankIsNamed) {
+  const std::string dir = freshDir("sinter-comm-store");
+  auto start = Clock::now();
+  std::vector<RankOutcome> outcomes = runRanks({0}, [&](int r) {
+    DistEnv env = tcpEnv(r, 2, 0);
+    env.masterAddr = "";
+    env.storeDir = dir;
+    absl::StatusOr<std::unique_ptr<Communicator>> comm =
+        connect(env, shortOptions(1s));
+    return comm.ok() ? std::string("connected") : statusText(comm.status());
+  });
+  EXPECT_THAT(outcomes[0].report,
+              HasSubstr("rendezvous timed out after 1 s: rank 1 never joined"));
+  EXPECT_LT(Clock::now() - start, 5s);
+  std::filesystem::remove_all(dir);
+}
+
+//===- Rendezvous checks --------------------------------------------------===//
+
+TEST(CommRendezvous, FingerprintMismatchIsAnErrorOnEveryRank) {
+  const int port = freePort();
+  std::vector<RankOutcome> outcomes = runRanks(allRanks(3), [&](int r) {
+    CommOptions options = shortOptions();
+    if (r == 2)
+      options.fingerprint = "binary 2, program 1";
+    absl::StatusOr<std::unique_ptr<Communicator>> comm =
+        connect(tcpEnv(r, 3, port), options);
+    if (comm.ok())
+      return std::string("connected");
+    return absl::StatusCodeToString(comm.status().code()) + ": " +
+           statusText(comm.status());
+  });
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_THAT(outcomes[r].report,
+                HasSubstr("FAILED_PRECONDITION: fingerprint of rank 2 "
+                          "differs from rank 0's"))
+        << "rank " << r;
+    EXPECT_THAT(outcomes[r].report, HasSubstr("'binary 2, program 1'"));
+  }
+}
+
+TEST(CommRendezvous, WorldSizeMismatchIsAnError) {
+  const int port = freePort();
+  std::vector<RankOutcome> outcomes = runRanks({0, 1}, [&](int r) {
+    absl::StatusOr<std::unique_ptr<Communicator>> comm =
+        connect(tcpEnv(r, r == 0 ? 2 : 3, port), shortOptions());
+    return comm.ok() ? std::string("connected") : statusText(comm.status());
+  });
+  EXPECT_THAT(outcomes[0].report,
+              HasSubstr("world size mismatch: rank 1 claims world size 3, "
+                        "rank 0 claims 2"));
+  EXPECT_THAT(outcomes[1].report,
+              HasSubstr("world size mismatch: rank 0 claims world size 2, "
+                        "rank 1 claims 3"));
+}
+
+TEST(CommRendezvous, RankThatNeverStartsIsNamed) {
+  const int port = freePort();
+  auto start = Clock::now();
+  std::vector<RankOutcome> outcomes = runRanks({0, 1}, [&](int r) {
+    absl::StatusOr<std::unique_ptr<Communicator>> comm =
+        connect(tcpEnv(r, 3, port), shortOptions(1s));
+    return comm.ok() ? std::string("connected") : statusText(comm.status());
+  });
+  auto took = Clock::now() - start;
+  for (int r = 0; r < 2; ++r)
+    EXPECT_THAT(outcomes[r].report,
+                HasSubstr("rendezvous timed out after 1 s: rank 2 never "
+                          "joined"))
+        << "rank " << r;
+  EXPECT_LT(took, 5s);
+}
+
+TEST(CommRendezvous, MissingRanksAreListed) {
+  const int port = freePort();
+  std::vector<RankOutcome> outcomes = runRanks({0}, [&](int r) {
+    absl::StatusOr<std::unique_ptr<Communicator>> comm =
+        connect(tcpEnv(r, 4, port), shortOptions(500ms));
+    return comm.ok() ? std::string("connected") : statusText(comm.status());
+  });
+  EXPECT_THAT(outcomes[0].report,
+              HasSubstr("timed out after 0.5 s: ranks 1, 2, 3 never joined"));
+}
+
+TEST(CommRendezvous, RankZeroThatNeverStartsIsNamed) {
+  const int port = freePort();
+  std::vector<RankOutcome> outcomes = runRanks({1}, [&](int r) {
+    absl::StatusOr<std::unique_ptr<Communicator>> comm =
+        connect(tcpEnv(r, 2, port), shortOptions(1s));
+    return comm.ok() ? std::string("connected") : statusText(comm.status());
+  });
+  EXPECT_THAT(outcomes[0].report,
+              HasSubstr("rendezvous timed out after 1 s: rank 0 never joined"));
+}
+
+//===- Faults -------------------------------------------------------------===//
+
+/// Runs all-reduces until one fails; rank `victim` SIGKILLs itself 200 ms
+/// in. Survivors report the error, how long the failing call took, and what
+/// a call after it says.
+std::string allReduceUntilFailure(Communicator &comm, int victim) {
+  if (comm.rank() == victim)
+    std::thread([] {
+      std::this_thread::sleep_for(200ms);
+      ::kill(::getpid(), SIGKILL);
+    }).detach();
+  std::vector<float> data(1 << 20, 1.0f);
+  for (uint32_t step = 0; step < 100000; ++step) {
+    auto start = Clock::now();
+    absl::Status status =
+        comm.allReduceSum(data.data(), data.size(), step,
+                          "all-reduce at step " + std::to_string(step));
+    double seconds =
+        std::chrono::duration<double>(Clock::now() - start).count();
+    if (status.ok())
+      continue;
+    auto again = Clock::now();
+    absl::Status later = comm.allReduceSum(data.data(), data.size(), step + 1,
+                                           "the next all-reduce");
+    double laterSeconds =
+        std::chrono::duration<double>(Clock::now() - again).count();
+    return absl::StatusCodeToString(status.code()) + ": " + statusText(status) +
+           " | took " + std::to_string(seconds) +
+           " | then: " + statusText(later) + " | in " +
+           std::to_string(laterSeconds);
+  }
+  return "no error";
+}
+
+double tookSeconds(const std::string &report, const char *marker) {
+  size_t at = report.find(marker);
+  return at == std::string::npos
+             ? 1e9
+             : std::atof(report.c_str() + at + std::strlen(marker));
+}
+
+class CommPeerKilled : public ::testing::TestWithParam<int> {};
+
+TEST_P(CommPeerKilled, OthersFailWithinTheTimeout) {
+  const int n = GetParam();
+  const int port = freePort();
+  const int victim = n - 1;
+  std::vector<RankOutcome> outcomes = runRanks(allRanks(n), [&](int r) {
+    absl::StatusOr<std::unique_ptr<Communicator>> comm =
+        connect(tcpEnv(r, n, port), shortOptions(3s));
+    if (!comm.ok())
+      return "connect: " + statusText(comm.status());
+    return allReduceUntilFailure(**comm, victim);
+  });
+  ASSERT_TRUE(WIFSIGNALED(outcomes[victim].waitStatus));
+  EXPECT_EQ(WTERMSIG(outcomes[victim].waitStatus), SIGKILL);
+  for (int r = 0; r < n; ++r) {
+    if (r == victim)
+      continue;
+    const std::string &report = outcomes[r].report;
+    EXPECT_FALSE(outcomes[r].killedAtDeadline) << "rank " << r << " hung";
+    EXPECT_THAT(report, HasSubstr("all-reduce at step "));
+    EXPECT_THAT(report, HasSubstr("failed on rank " + std::to_string(r)));
+    EXPECT_THAT(report, HasSubstr("[gloo: "));
+    // Within the 3 s timeout (a peer's death is seen in milliseconds, a
+    // rank whose live neighbour gave up at worst at the timeout).
+    EXPECT_LT(tookSeconds(report, "| took "), 3.5) << report;
+    // The context is dead: the next call fails at once, naming both.
+    EXPECT_THAT(report, HasSubstr("then: the next all-reduce not run on rank " +
+                                  std::to_string(r) +
+                                  ": the communicator failed earlier: "
+                                  "all-reduce at step "));
+    EXPECT_LT(tookSeconds(report, "| in "), 0.1) << report;
+  }
+  if (n == 2)
+    EXPECT_THAT(outcomes[0].report,
+                HasSubstr("UNAVAILABLE: all-reduce at step"));
+  if (n == 2)
+    EXPECT_THAT(outcomes[0].report,
+                HasSubstr("peer rank 1 died or closed its connection"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, CommPeerKilled, ::testing::Values(2, 3),
+                         [](const auto &info) {
+                           return std::to_string(info.param) + "Ranks";
+                         });
+
+TEST(CommFaults, StalledPeerTimesOut) {
+  const int port = freePort();
+  std::vector<RankOutcome> outcomes = runRanks({0, 1}, [&](int r) {
+    absl::StatusOr<std::unique_ptr<Communicator>> comm =
+        connect(tcpEnv(r, 2, port), shortOptions(1s));
+    if (!comm.ok())
+      return "connect: " + statusText(comm.status());
+    if (r == 1)
+      std::this_thread::sleep_for(2500ms); // longer than the timeout
+    auto start = Clock::now();
+    absl::Status status = (*comm)->barrier(1, "the barrier at step 3");
+    double seconds =
+        std::chrono::duration<double>(Clock::now() - start).count();
+    return absl::StatusCodeToString(status.code()) + ": " + statusText(status) +
+           " | took " + std::to_string(seconds);
+  });
+  const std::string &report = outcomes[0].report;
+  EXPECT_THAT(report,
+              HasSubstr("DEADLINE_EXCEEDED: the barrier at step 3 failed on "
+                        "rank 0: timed out after 1 s waiting for peer rank 1"));
+  EXPECT_GE(tookSeconds(report, "| took "), 0.9) << report;
+  EXPECT_LT(tookSeconds(report, "| took "), 2.0) << report;
+  // The late rank does not hang either.
+  EXPECT_THAT(outcomes[1].report, HasSubstr("failed on rank 1"));
+  EXPECT_THAT(outcomes[1].report, Not(HasSubstr("OK")));
+}
+
+//===- One process, and the queue -----------------------------------------===//
+
+std::unique_ptr<Communicator> solo() {
+  absl::StatusOr<std::unique_ptr<Communicator>> comm =
+      connect(DistEnv(), shortOptions());
+  EXPECT_TRUE(comm.ok()) << comm.status();
+  return comm.ok() ? std::move(*comm) : nullptr;
+}
+
+TEST(CommSolo, CollectivesAreTheIdentity) {
+  std::unique_ptr<Communicator> comm = solo();
+  ASSERT_TRUE(comm);
+  EXPECT_EQ(comm->rank(), 0);
+  EXPECT_EQ(comm->size(), 1);
+  float f[2] = {1.5f, 2.5f};
+  EXPECT_TRUE(comm->allReduceSum(f, 2, 0, "sum").ok());
+  EXPECT_EQ(f[1], 2.5f);
+  const char in[3] = {'x', 'y', 'z'};
+  char out[3] = {};
+  EXPECT_TRUE(comm->allGather(in, 3, out, 0, "gather").ok());
+  EXPECT_EQ(std::string(out, 3), "xyz");
+  EXPECT_TRUE(comm->broadcast(out, 3, 0, 0, "broadcast").ok());
+  absl::Status bad = comm->broadcast(out, 3, 1, 0, "broadcast from rank 1");
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.message(), HasSubstr("broadcast from rank 1"));
+  EXPECT_TRUE(comm->barrier(0, "barrier").ok());
+}
+
+TEST(CommQueue, RunsInOrderOnItsThread) {
+  std::unique_ptr<Communicator> comm = solo();
+  ASSERT_TRUE(comm);
+  CommQueue queue(*comm);
+  std::vector<int> order;
+  std::atomic<bool> elsewhere{true};
+  const auto caller = std::this_thread::get_id();
+  std::vector<CommQueue::Ticket> tickets;
+  for (int i = 0; i < 20; ++i)
+    tickets.push_back(queue.enqueue([&, i] {
+      if (i % 5 == 0)
+        std::this_thread::sleep_for(2ms); // let later ones pile up
+      if (std::this_thread::get_id() == caller)
+        elsewhere = false;
+      order.push_back(i);
+      return absl::OkStatus();
+    }));
+  EXPECT_EQ(tickets.front(), 1u);
+  // Waiting for the last means all before it have run.
+  EXPECT_TRUE(queue.wait(tickets.back()).ok());
+  ASSERT_EQ(order.size(), 20u);
+  for (int i = 0; i < 20; ++i)
+    EXPECT_EQ(order[i], i);
+  EXPECT_TRUE(elsewhere);
+  EXPECT_TRUE(queue.wait(tickets[3]).ok());
+  EXPECT_EQ(queue.wait(999).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(queue.wait(0).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(CommQueue, FirstErrorIsStickyAndStopsTheQueue) {
+  std::unique_ptr<Communicator> comm = solo();
+  ASSERT_TRUE(comm);
+  CommQueue queue(*comm);
+  std::vector<int> ran;
+  auto record = [&](int i) {
+    return [&ran, i] {
+      ran.push_back(i);
+      return absl::OkStatus();
+    };
+  };
+  CommQueue::Ticket first = queue.enqueue(record(1));
+  CommQueue::Ticket failing = queue.enqueue([&] {
+    ran.push_back(2);
+    return absl::UnavailableError("all-reduce of bucket 0 failed on rank 0");
+  });
+  CommQueue::Ticket after = queue.enqueue(record(3));
+  CommQueue::Ticket later = queue.enqueue(record(4));
+
+  EXPECT_TRUE(queue.wait(first).ok());
+  absl::Status error = queue.wait(failing);
+  EXPECT_EQ(error.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(queue.wait(after), error);
+  EXPECT_EQ(queue.wait(later), error);
+  // Enqueued after the failure: returns the same error at once, never runs.
+  auto start = Clock::now();
+  CommQueue::Ticket afterFailure = queue.enqueue(record(5));
+  EXPECT_EQ(queue.wait(afterFailure), error);
+  EXPECT_LT(Clock::now() - start, 100ms);
+  EXPECT_EQ(ran, (std::vector<int>{1, 2}));
+}
+
+TEST(CommQueue, DestructorDrains) {
+  std::unique_ptr<Communicator> comm = solo();
+  ASSERT_TRUE(comm);
+  std::atomic<int> ran{0};
+  {
+    CommQueue queue(*comm);
+    for (int i = 0; i < 5; ++i)
+      queue.enqueue([&] {
+        std::this_thread::sleep_for(5ms);
+        ++ran;
+        return absl::OkStatus();
+      });
+  }
+  EXPECT_EQ(ran, 5);
+}
+
+} // namespace
+} // namespace sinter::comm
