@@ -1,0 +1,509 @@
+#!/usr/bin/env python3
+"""sinter-launch: start N ranks of a training binary, torchrun-style.
+
+usage: sinter-launch [-n N] [--nnodes M --node-rank K --master-addr A
+                     [--master-port P]] [--grace-seconds S]
+                     [--] COMMAND [ARG...]
+
+Starts N copies of COMMAND on this node (N = processes per node), gives each
+the environment torchrun's standalone mode gives its workers, relays their
+output, forwards Ctrl-C and SIGTERM to them, and stops them all when one
+fails. Everything after COMMAND belongs to COMMAND (`sinter-launch -n 2
+./train --save=ckpt --steps=100`); `--` ends the launcher's own options
+where COMMAND itself starts with a dash.
+
+Options (torchrun's name in brackets; both spellings are accepted):
+  -n N, --nproc-per-node N   [--nproc_per_node] ranks on this node
+                             (default 1)
+  --nnodes M                 [--nnodes] nodes in the job (default 1); each
+                             node runs its own sinter-launch with the same
+                             -n, --nnodes, --master-addr and --master-port
+  --node-rank K              [--node_rank] this node's index, 0 <= K < M
+                             (default 0)
+  --master-addr A            [--master_addr] host of global rank 0; required
+                             when M > 1 (default 127.0.0.1)
+  --master-port P            [--master_port] its TCP port. One node: a free
+                             port on 127.0.0.1 picked at launch (torchrun's
+                             --standalone); several nodes: 29500
+  --grace-seconds S          how long ranks told to stop (SIGTERM) get before
+                             SIGKILL, e.g. to finish writing a checkpoint
+                             (default 30; torchrun has no flag for it)
+
+Environment of each rank (R is the local rank, 0 <= R < N):
+  RANK              node_rank * N + R            (the global rank)
+  WORLD_SIZE        nnodes * N
+  LOCAL_RANK        R
+  LOCAL_WORLD_SIZE  N
+  GROUP_RANK        node_rank
+  GROUP_WORLD_SIZE  nnodes
+  MASTER_ADDR, MASTER_PORT
+  SINTER_RUN_ID     the same for every rank of one launch: a fresh random id
+                    on one node, a hash of master addr:port on several (so
+                    every node agrees without talking). A SINTER_RUN_ID
+                    already in the environment is passed on unchanged.
+  OMP_NUM_THREADS   usable cores (sched_getaffinity) // N, at least 1, unless
+                    already set, in which case it is left alone
+The rest of the launcher's environment is passed on as it is.
+
+Output: local rank 0 shares the launcher's stdin, stdout and stderr, so on
+a terminal its progress line behaves exactly as when it runs alone. Every
+other rank's stdout and stderr go through pipes and come out on the
+launcher's stdout and stderr one whole line at a time, prefixed with
+`[rank RANK] ` (the global rank); a carriage return ends a line too (a
+redrawn progress line becomes one line per update), and a last line without
+a newline is printed when the rank exits. Those ranks read stdin from
+/dev/null.
+
+Signals: the ranks run in sessions of their own, so a Ctrl-C at the terminal
+reaches them once, through the launcher, and never twice (the training
+binary treats a second interrupt as "stop now"). SIGINT is forwarded as
+SIGINT: the binary finishes its step, saves (with --save) and exits. A
+second Ctrl-C within 5 seconds SIGKILLs every rank; a later one is forwarded
+again. SIGTERM, SIGHUP and SIGQUIT are forwarded as themselves, and ranks
+still running --grace-seconds later are SIGKILLed. Each signal goes to the
+rank's whole process group (a wrapper script's children get it too).
+
+Failure: when a rank exits with a non-zero code or by a signal while nothing
+has asked the ranks to stop, sinter-launch prints one line to stderr,
+  sinter-launch: rank R exited with code C (first failure); stopping the others
+  sinter-launch: rank R was killed by SIGKILL (first failure); stopping the others
+sends SIGTERM to the other ranks and SIGKILL to those still running
+--grace-seconds later. Only the first failure is named.
+
+Exit status: 0 when every rank exits 0; otherwise the code of the first rank
+to fail (128 + the signal's number for a signal, as a shell reports it), the
+same after a forwarded signal (the binary exits 130 after a Ctrl-C). 2 for
+bad usage, reported in one `sinter-launch: ...` line before anything starts:
+no command, a command that does not exist or is not executable, -n or
+--nnodes not a positive integer, a node rank out of range, several nodes
+without --master-addr, a bad port or grace period.
+
+torchrun equivalents:
+  sinter-launch -n 4 ./train ...
+      torchrun --standalone --nproc-per-node=4 ./train ...
+  sinter-launch -n 4 --nnodes 2 --node-rank K --master-addr A --master-port P
+      torchrun --nnodes=2 --node-rank=K --master-addr=A --master-port=P
+               --nproc-per-node=4 ./train ...   (the static rendezvous)
+torchrun leaves every rank's output untagged by default (all ranks' lines
+mixed); here rank 0's is left as it is and only the others' are tagged.
+
+Not done (unlike torchrun): rendezvous backends, elastic sizes and restarts
+(--rdzv-*, --max-restarts), log redirection to files. Ranks outlive a
+launcher killed by SIGKILL; stop them with the signal you would have sent.
+"""
+
+import argparse
+import hashlib
+import os
+import re
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import deque
+
+PROG = "sinter-launch"
+# A second Ctrl-C within this many seconds of the first kills the ranks.
+DOUBLE_INTERRUPT_SECONDS = 5.0
+# torchrun's default port when several nodes meet.
+DEFAULT_MULTI_NODE_PORT = 29500
+# A line longer than this without a newline is printed in pieces, so that a
+# rank writing no newlines cannot grow the launcher's memory without bound.
+MAX_LINE_BYTES = 1 << 20
+# After the last rank exits, how long to wait for its pipes to close (a
+# grandchild still holding them open must not keep the launcher alive).
+DRAIN_SECONDS = 2.0
+FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP,
+                     signal.SIGQUIT)
+
+
+class UsageError(Exception):
+    pass
+
+
+# ---- Command line --------------------------------------------------------
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        m = re.match(r"argument ([^/:]+)\S*: expected one argument", message)
+        if m:
+            message = f"{m.group(1)} needs a value"
+        elif message.startswith("unrecognized arguments: "):
+            message = (f"unknown option {message.split(': ', 1)[1]} (the "
+                       f"command's own options go after the command)")
+        raise UsageError(message)
+
+
+def makeParser():
+    # --help prints the header above; argparse only parses.
+    p = Parser(prog=PROG, add_help=False, allow_abbrev=False)
+    p.add_argument("-h", "--help", action="store_true")
+    p.add_argument("-n", "--nproc-per-node", "--nproc_per_node", dest="n",
+                   default="1")
+    p.add_argument("--nnodes", default="1")
+    p.add_argument("--node-rank", "--node_rank", dest="node_rank", default="0")
+    p.add_argument("--master-addr", "--master_addr", dest="master_addr")
+    p.add_argument("--master-port", "--master_port", dest="master_port")
+    p.add_argument("--grace-seconds", dest="grace", default="30")
+    p.add_argument("command", nargs=argparse.REMAINDER)
+    return p
+
+
+def positiveInt(flag, text):
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if v < 1:
+        raise UsageError(f"{flag} must be a positive integer, not '{text}'")
+    return v
+
+
+def findCommand(name):
+    """Checks that `name` is a program execvp would run."""
+    if "/" in name:
+        candidates = [name]
+    else:
+        dirs = os.environ.get("PATH", os.defpath).split(":")
+        candidates = [os.path.join(d or ".", name) for d in dirs]
+        candidates = [c for c in candidates if os.path.isfile(c)]
+        if not candidates:
+            raise UsageError(f"{name}: command not found in PATH")
+    if not os.path.exists(candidates[0]):
+        raise UsageError(f"{name}: no such file")
+    if os.path.isdir(candidates[0]):
+        raise UsageError(f"{name}: is a directory, not a program")
+    if not any(os.access(c, os.X_OK) for c in candidates):
+        raise UsageError(f"{name}: not executable (chmod +x?)")
+
+
+def parseArgs(argv):
+    a = makeParser().parse_args(argv)
+    if a.help:
+        return a
+    a.n = positiveInt("-n", a.n)
+    a.nnodes = positiveInt("--nnodes", a.nnodes)
+    try:
+        a.node_rank = int(a.node_rank)
+    except ValueError:
+        raise UsageError(f"--node-rank must be an integer, not "
+                         f"'{a.node_rank}'")
+    if not 0 <= a.node_rank < a.nnodes:
+        raise UsageError(f"--node-rank={a.node_rank} is out of range for "
+                         f"--nnodes={a.nnodes} (0 to {a.nnodes - 1})")
+    if a.nnodes > 1 and not a.master_addr:
+        raise UsageError(f"--nnodes={a.nnodes} needs --master-addr (the "
+                         f"host of node 0, the same on every node)")
+    if a.master_port is not None:
+        try:
+            port = int(a.master_port)
+        except ValueError:
+            port = 0
+        if not 1 <= port <= 65535:
+            raise UsageError(f"--master-port must be 1 to 65535, not "
+                             f"'{a.master_port}'")
+        a.master_port = port
+    try:
+        a.grace = float(a.grace)
+    except ValueError:
+        a.grace = -1.0
+    if not a.grace >= 0:  # also rejects nan
+        raise UsageError(f"--grace-seconds must be a number >= 0")
+    if a.command[:1] == ["--"]:
+        a.command = a.command[1:]
+    if not a.command:
+        raise UsageError("no command to launch (sinter-launch -n N ./train "
+                         "...; see --help)")
+    findCommand(a.command[0])
+    return a
+
+
+# ---- Environment ---------------------------------------------------------
+
+
+def freePort(addr):
+    """A TCP port nobody listens on now (the ranks bind it moments later)."""
+    for host in (addr, ""):
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.bind((host, 0))
+                return s.getsockname()[1]
+        except OSError:
+            continue
+    raise UsageError(f"cannot find a free TCP port on {addr}")
+
+
+def usableCores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def rankEnvironments(a):
+    """The environment of each local rank, in local-rank order."""
+    addr = a.master_addr or "127.0.0.1"
+    if a.master_port is not None:
+        port = a.master_port
+    elif a.nnodes > 1:
+        port = DEFAULT_MULTI_NODE_PORT
+    else:
+        port = freePort(addr)
+    if "SINTER_RUN_ID" in os.environ:
+        runId = os.environ["SINTER_RUN_ID"]
+    elif a.nnodes > 1:
+        runId = hashlib.sha256(f"{addr}:{port}".encode()).hexdigest()[:16]
+    else:
+        runId = uuid.uuid4().hex[:16]
+    common = dict(os.environ)
+    common.update(WORLD_SIZE=str(a.nnodes * a.n), LOCAL_WORLD_SIZE=str(a.n),
+                  GROUP_RANK=str(a.node_rank), GROUP_WORLD_SIZE=str(a.nnodes),
+                  MASTER_ADDR=addr, MASTER_PORT=str(port),
+                  SINTER_RUN_ID=runId)
+    if "OMP_NUM_THREADS" not in os.environ:
+        common["OMP_NUM_THREADS"] = str(max(1, usableCores() // a.n))
+    envs = []
+    for local in range(a.n):
+        env = dict(common)
+        env.update(RANK=str(a.node_rank * a.n + local), LOCAL_RANK=str(local))
+        envs.append(env)
+    return envs
+
+
+# ---- Output --------------------------------------------------------------
+
+writeLock = threading.Lock()
+
+
+def writeAll(fd, data):
+    with writeLock:
+        try:
+            while data:
+                data = data[os.write(fd, data):]
+        except OSError:  # a closed pipe (| head): keep draining the ranks
+            pass
+
+
+def say(message):
+    writeAll(2, f"{PROG}: {message}\n".encode(errors="replace"))
+
+
+LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+class LineSplitter:
+    """Cuts one pipe's bytes into lines ended by \\n, \\r or \\r\\n."""
+
+    def __init__(self, prefix, outFd):
+        self.prefix, self.outFd = prefix, outFd
+        self.pending = b""
+        self.afterCr = False  # the last chunk ended in \r: skip a leading \n
+
+    def feed(self, data):
+        if self.afterCr and data.startswith(b"\n"):
+            data = data[1:]
+        out, pos = [], 0
+        for m in LINE_END.finditer(data):
+            line = self.pending + data[pos:m.start()]
+            self.pending, pos = b"", m.end()
+            # A bare \r with nothing before it (the "\rstep 5" style of
+            # redrawing) ends no line; an empty line ended by \n is kept.
+            if line or m.group() != b"\r":
+                out.append(self.prefix + line + b"\n")
+        self.pending += data[pos:]
+        self.afterCr = data.endswith(b"\r")
+        if len(self.pending) >= MAX_LINE_BYTES:
+            out.append(self.prefix + self.pending + b"\n")
+            self.pending = b""
+        if out:
+            writeAll(self.outFd, b"".join(out))
+
+    def close(self):
+        if self.pending:
+            writeAll(self.outFd, self.prefix + self.pending + b"\n")
+            self.pending = b""
+
+
+def pumpOutput(streams):
+    """Relays (pipe, splitter) pairs until every pipe is closed."""
+    sel = selectors.DefaultSelector()
+    for pipe, splitter in streams:
+        sel.register(pipe, selectors.EVENT_READ, splitter)
+    while sel.get_map():
+        for key, _ in sel.select():
+            data = os.read(key.fd, 65536)
+            if data:
+                key.data.feed(data)
+            else:
+                key.data.close()
+                sel.unregister(key.fileobj)
+                key.fileobj.close()
+
+
+# ---- Ranks ---------------------------------------------------------------
+
+
+def describeExit(code):
+    """Popen's returncode -> (the failure line's words, the exit status)."""
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"was killed by {name}", 128 - code
+    return f"exited with code {code}", code
+
+
+class Launch:
+    """The ranks of this node and what has happened to them.
+
+    One thread per rank waits for it and one relays the pipes; both only
+    queue events. The signal handlers queue too, so every decision (who
+    failed first, whom to signal) is taken in order on the main thread.
+    """
+
+    def __init__(self, a):
+        self.a = a
+        self.procs = {}  # global rank -> Popen
+        self.events = deque()  # ("exit", rank, code) | ("signal", signum)
+        self.wakeR, self.wakeW = os.pipe()
+        os.set_blocking(self.wakeW, False)
+        self.stopping = False  # the ranks were asked to stop
+        self.lastInterrupt = None
+        self.killAt = None  # when the ranks still running get SIGKILL
+        self.failure = None  # the exit status of the first rank to fail
+
+    def wake(self):
+        try:
+            os.write(self.wakeW, b"x")
+        except BlockingIOError:  # already awake
+            pass
+
+    def onSignal(self, signum, frame):
+        self.events.append(("signal", signum))
+        self.wake()
+
+    def watch(self, rank, proc):
+        code = proc.wait()
+        self.events.append(("exit", rank, code))
+        self.wake()
+
+    def start(self, envs):
+        streams = []
+        for local, env in enumerate(envs):
+            rank = int(env["RANK"])
+            piped = local != 0
+            try:
+                proc = subprocess.Popen(
+                    self.a.command, env=env, start_new_session=True,
+                    stdin=subprocess.DEVNULL if piped else None,
+                    stdout=subprocess.PIPE if piped else None,
+                    stderr=subprocess.PIPE if piped else None)
+            except OSError as e:
+                say(f"cannot start rank {rank}: {self.a.command[0]}: "
+                    f"{e.strerror}")
+                self.signalAll(signal.SIGKILL)
+                for p in self.procs.values():
+                    p.wait()
+                return False
+            self.procs[rank] = proc
+            if piped:
+                prefix = f"[rank {rank}] ".encode()
+                streams.append((proc.stdout, LineSplitter(prefix, 1)))
+                streams.append((proc.stderr, LineSplitter(prefix, 2)))
+            threading.Thread(target=self.watch, args=(rank, proc),
+                             daemon=True).start()
+        self.pump = threading.Thread(target=pumpOutput, args=(streams,),
+                                     daemon=True)
+        self.pump.start()
+        return True
+
+    def signalAll(self, signum, exceptRank=None):
+        for rank, proc in self.procs.items():
+            if rank == exceptRank or proc.returncode is not None:
+                continue
+            try:
+                os.killpg(proc.pid, signum)
+            except (ProcessLookupError, PermissionError):
+                pass  # exited meanwhile
+
+    def handle(self, event):
+        now = time.monotonic()
+        if event[0] == "exit":
+            _, rank, code = event
+            if code == 0 or self.failure is not None:
+                return
+            what, self.failure = describeExit(code)
+            if not self.stopping:
+                say(f"rank {rank} {what} (first failure); stopping the others")
+                self.stopping = True
+                self.signalAll(signal.SIGTERM, exceptRank=rank)
+                self.killAt = now + self.a.grace
+            return
+        signum = event[1]
+        if signum == signal.SIGINT:
+            if (self.lastInterrupt is not None
+                    and now - self.lastInterrupt < DOUBLE_INTERRUPT_SECONDS):
+                say("second interrupt: killing every rank")
+                self.signalAll(signal.SIGKILL)
+            else:
+                self.signalAll(signal.SIGINT)
+            self.lastInterrupt = now
+        else:
+            self.signalAll(signum)
+            if self.killAt is None:
+                self.killAt = now + self.a.grace
+        self.stopping = True
+
+    def wait(self):
+        """Waits for every rank; returns the launcher's exit status."""
+        exited = 0
+        while exited < len(self.procs):
+            timeout = None
+            if self.killAt is not None:
+                timeout = max(0.0, self.killAt - time.monotonic())
+            if timeout != 0.0:
+                sel = selectors.DefaultSelector()
+                sel.register(self.wakeR, selectors.EVENT_READ)
+                if sel.select(timeout):
+                    os.read(self.wakeR, 4096)
+                sel.close()
+            while self.events:
+                event = self.events.popleft()
+                exited += event[0] == "exit"
+                self.handle(event)
+            if self.killAt is not None and time.monotonic() >= self.killAt:
+                self.signalAll(signal.SIGKILL)
+                self.killAt = None
+        self.pump.join(DRAIN_SECONDS)
+        return self.failure or 0
+
+
+def main(argv):
+    try:
+        a = parseArgs(argv)
+        if a.help:
+            sys.stdout.write(__doc__)
+            return 0
+        envs = rankEnvironments(a)
+    except UsageError as e:
+        say(str(e))
+        return 2
+    launch = Launch(a)
+    for s in FORWARDED_SIGNALS:
+        # A signal the launcher was started ignoring (nohup, `&` in a
+        # script) stays ignored, and the ranks inherit that.
+        if signal.getsignal(s) != signal.SIG_IGN:
+            signal.signal(s, launch.onSignal)
+    if not launch.start(envs):
+        return 2
+    return launch.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
