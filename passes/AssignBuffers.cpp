@@ -12,6 +12,13 @@
 //     scale, a bias along the last axis, a ReLU or GELU), becomes one
 //     `sched.matmul` library call; a bias that is not a vector is read
 //     through a view of its bytes as `[N]`;
+//   - a gradient bucket (a variadic `sgraph.all_reduce`) becomes one view
+//     of its bytes and a `sched.all_reduce_start` on it right where the
+//     all-reduce stands (after the kernel that wrote its last gradient),
+//     with `sched.copy`s first for the slots no kernel writes in place;
+//     its `sched.all_reduce_done` goes right before the first step that
+//     reads any of its results, so the collective overlaps every step in
+//     between (recorded on the start op as `sinter.overlap`);
 //   - a reshape becomes a view that aliases its operand's; a constant read
 //     outside kernels a view of the constants slab and a `sched.fill`;
 //   - the arguments become `sched.argument`s (kind, initializer, aliases of
@@ -38,6 +45,7 @@
 #include "passes/StepPlan.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace sinter {
@@ -71,6 +79,48 @@ llvm::DenseMap<unsigned, int64_t> inputBounds(func::FuncOp fn) {
   return bounds;
 }
 
+/// The parameter each all-reduced gradient updates, by the all-reduce's
+/// result: traced from each optimizer update's `grad` back through its
+/// kernel's same-shaped ops (the clip's multiply) to the kernel input.
+llvm::DenseMap<Value, std::string> gradientNames(func::FuncOp fn) {
+  llvm::DenseMap<Value, std::string> names;
+  fn.walk([&](FusionOp fusion) {
+    auto outer = [&](Value inner) -> Value {
+      for (int hops = 0; hops < 16 && inner; ++hops) {
+        if (auto arg = dyn_cast<BlockArgument>(inner))
+          return arg.getOwner()->getParentOp() == fusion
+                     ? fusion.getInputs()[arg.getArgNumber()]
+                     : Value();
+        Operation *def = inner.getDefiningOp();
+        Value next;
+        for (Value operand : def ? def->getOperands() : ValueRange())
+          if (operand.getType() == inner.getType()) {
+            next = operand;
+            break;
+          }
+        inner = next;
+      }
+      return Value();
+    };
+    fusion.getBody().walk([&](Operation *op) {
+      Value grad, param;
+      if (auto u = dyn_cast<AdamUpdateOp>(op))
+        grad = u.getGrad(), param = u.getParam();
+      else if (auto u = dyn_cast<MomentumUpdateOp>(op))
+        grad = u.getGrad(), param = u.getParam();
+      else if (auto u = dyn_cast<SgdUpdateOp>(op))
+        grad = u.getGrad(), param = u.getParam();
+      if (!grad)
+        return;
+      Value g = outer(grad), p = outer(param);
+      auto arg = dyn_cast_or_null<BlockArgument>(p);
+      if (g && arg && arg.getOwner()->getParentOp() == fn)
+        names[g] = argumentName(fn, arg.getArgNumber());
+    });
+  });
+  return names;
+}
+
 class ProgramBuilder {
 public:
   ProgramBuilder(func::FuncOp fn, const plan::FunctionPlan &plan,
@@ -88,6 +138,27 @@ private:
   LogicalResult lowerMatmulRegion(FusionOp fusion);
   LogicalResult lowerMatmul(MatmulOp mm);
   LogicalResult lowerResults(func::ReturnOp ret);
+  /// The view of bucket `k`'s bytes, as a vector of its element type.
+  Value bucketView(int64_t k);
+  void startAllReduce(AllReduceOp ar);
+  /// Emits the done of every collective in flight that `op` reads.
+  void finishCollectivesReadBy(Operation *op);
+  void finishCollective(size_t pendingIndex, Location loc);
+
+  /// A collective in flight: its start, the values only its done makes
+  /// readable, and the steps issued since it started.
+  struct InFlight {
+    sched::AllReduceStartOp start;
+    llvm::DenseSet<Value> results;
+    int64_t launches = 0, matmuls = 0;
+    std::string firstStep, lastStep;
+  };
+  SmallVector<InFlight> inFlight;
+  DenseMap<Operation *, int64_t> bucketIndex;
+  DenseMap<int64_t, Value> bucketViews;
+  llvm::DenseMap<Value, std::string> paramOfGradient;
+  /// Counts a step toward every collective in flight.
+  void noteStep(bool isMatmul, StringRef name);
 
   func::FuncOp fn;
   const plan::FunctionPlan &plan;
@@ -109,10 +180,29 @@ Value ProgramBuilder::makeView(Value v, Type type, const plan::Place &place,
   return view.getResult();
 }
 
+Value ProgramBuilder::bucketView(int64_t k) {
+  if (Value view = bucketViews.lookup(k))
+    return view;
+  const plan::BucketPlace &bucket = plan.buckets[k];
+  auto ar = cast<AllReduceOp>(bucket.op);
+  Type element = getElementTypeOrSelf(ar.getOperands()[0].getType());
+  int64_t elementBytes =
+      plan::tensorBytes(RankedTensorType::get({}, element));
+  auto type = RankedTensorType::get({bucket.bytes / elementBytes}, element);
+  plan::Place place;
+  place.slab = abi::Slab::arena;
+  place.offset = bucket.offset;
+  place.category = abi::Category::gradients;
+  return bucketViews[k] = makeView(ar.getResult(0), type, place);
+}
+
 Value ProgramBuilder::viewOf(Value v) {
   if (Value view = views.lookup(v))
     return view;
   plan::Place place = plan.places.lookup(v);
+  if (place.bucket >= 0)
+    return views[v] =
+               makeView(v, v.getType(), place, bucketView(place.bucket));
   Value aliased;
   if (place.aliasOf) {
     aliased = viewOf(place.aliasOf);
@@ -236,6 +326,84 @@ LogicalResult ProgramBuilder::lowerMatmul(MatmulOp mm) {
   return success();
 }
 
+void ProgramBuilder::startAllReduce(AllReduceOp ar) {
+  int64_t k = bucketIndex.lookup(ar);
+  const plan::BucketPlace &bucket = plan.buckets[k];
+  Value bytes = bucketView(k);
+  InFlight flight;
+  for (auto [i, operand, result] :
+       llvm::enumerate(ar.getOperands(), ar.getResults())) {
+    if (bucket.inPlace[i]) {
+      views[result] = viewOf(operand);
+    } else {
+      // No kernel writes this slot: copy the gradient in.
+      Value from = viewOf(operand);
+      b.create<sched::CopyOp>(ar.getLoc(), from, viewOf(result));
+    }
+    flight.results.insert(result);
+  }
+  flight.start = b.create<sched::AllReduceStartOp>(
+      ar.getLoc(), sched::TokenType::get(ctx),
+      b.getStringAttr(ar.getReduction()), bytes);
+  if (auto what = ar->getAttrOfType<StringAttr>("sinter.bucket"))
+    flight.start->setAttr("sinter.bucket", what);
+  // The gradients' names, for the runtime's messages.
+  SmallVector<Attribute> names;
+  for (auto [i, r] : llvm::enumerate(ar.getResults())) {
+    std::string name = paramOfGradient.lookup(r);
+    names.push_back(b.getStringAttr(
+        name.empty() ? llvm::formatv("gradient {0}", i).str() : name));
+  }
+  flight.start->setAttr("sinter.gradients", b.getArrayAttr(names));
+  inFlight.push_back(std::move(flight));
+}
+
+void ProgramBuilder::noteStep(bool isMatmul, StringRef name) {
+  for (InFlight &flight : inFlight) {
+    (isMatmul ? flight.matmuls : flight.launches) += 1;
+    if (flight.firstStep.empty())
+      flight.firstStep = name.str();
+    flight.lastStep = name.str();
+  }
+}
+
+void ProgramBuilder::finishCollective(size_t i, Location loc) {
+  InFlight flight = std::move(inFlight[i]);
+  inFlight.erase(inFlight.begin() + i);
+  b.create<sched::AllReduceDoneOp>(loc, flight.start.getToken());
+  std::string overlap;
+  if (flight.launches + flight.matmuls == 0)
+    overlap = "nothing: its first reader runs right after it";
+  else
+    overlap = llvm::formatv("{0} kernel launch{1} and {2} matmul{3} ({4} "
+                            ".. {5})",
+                            flight.launches,
+                            flight.launches == 1 ? "" : "es", flight.matmuls,
+                            flight.matmuls == 1 ? "" : "s", flight.firstStep,
+                            flight.lastStep)
+                  .str();
+  flight.start->setAttr("sinter.overlap", b.getStringAttr(overlap));
+}
+
+void ProgramBuilder::finishCollectivesReadBy(Operation *op) {
+  for (size_t i = 0; i < inFlight.size();) {
+    bool reads = isa<func::ReturnOp>(op) ||
+                 llvm::any_of(op->getOperands(), [&](Value v) {
+                   return inFlight[i].results.contains(v);
+                 });
+    if (auto reshape = dyn_cast<ReshapeOp>(op);
+        reshape && inFlight[i].results.contains(reshape.getOperand())) {
+      // A reshape reads nothing: its readers wait instead.
+      inFlight[i].results.insert(reshape.getResult());
+      reads = false;
+    }
+    if (reads)
+      finishCollective(i, op->getLoc());
+    else
+      ++i;
+  }
+}
+
 LogicalResult ProgramBuilder::lowerResults(func::ReturnOp ret) {
   DenseMap<StringRef, BlockArgument> stateArgs;
   for (BlockArgument arg : fn.getArguments()) {
@@ -323,6 +491,8 @@ FailureOr<sched::ProgramOp> ProgramBuilder::build() {
       kind = abi::argumentKindName(abi::Argument::opt_state);
     } else if (fn.getArgAttr(i, attr::kStep)) {
       kind = abi::argumentKindName(abi::Argument::step);
+    } else if (fn.getArgAttr(i, attr::kRank)) {
+      kind = abi::argumentKindName(abi::Argument::rank);
     } else if (fn.getArgAttr(i, attr::kHyper)) {
       // A hyperparameter the runtime sets (to its default unless told
       // otherwise), e.g. the peak learning rate.
@@ -344,16 +514,27 @@ FailureOr<sched::ProgramOp> ProgramBuilder::build() {
 
   // Steps in order.
   Block &body = fn.getBody().front();
+  for (auto [k, bucket] : llvm::enumerate(plan.buckets))
+    bucketIndex[bucket.op] = k;
+  paramOfGradient = gradientNames(fn);
   for (Operation &op : llvm::make_early_inc_range(body)) {
+    finishCollectivesReadBy(&op);
+    if (auto ar = dyn_cast<AllReduceOp>(op)) {
+      startAllReduce(ar);
+      continue;
+    }
     if (auto fusion = dyn_cast<FusionOp>(op)) {
-      if (failed(fusion.getKind() == "matmul" ? lowerMatmulRegion(fusion)
-                                              : lowerKernel(fusion)))
+      std::string name = fusion.getSymName().str();
+      bool isMatmul = fusion.getKind() == "matmul";
+      if (failed(isMatmul ? lowerMatmulRegion(fusion) : lowerKernel(fusion)))
         return failure();
+      noteStep(isMatmul, name);
       continue;
     }
     if (auto mm = dyn_cast<MatmulOp>(op)) {
       if (failed(lowerMatmul(mm)))
         return failure();
+      noteStep(true, "matmul");
       continue;
     }
     if (auto c = dyn_cast<ConstantOp>(op)) {

@@ -63,7 +63,8 @@ public:
 
     // 3. The step argument, if it is now unread.
     for (unsigned i = fn.getNumArguments(); i-- > 0;)
-      if (fn.getArgAttr(i, sgraph::attr::kStep) &&
+      if ((fn.getArgAttr(i, sgraph::attr::kStep) ||
+           fn.getArgAttr(i, sgraph::attr::kRank)) &&
           fn.getArgument(i).use_empty())
         fn.eraseArgument(i);
   }

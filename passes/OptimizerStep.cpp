@@ -80,7 +80,8 @@ FailureOr<TrainingConfig> sinter::readTrainingConfig(ModuleOp module,
   }
   c.gradClip = getDouble(training, "grad_clip", 0);
   if (auto dp = training.getAs<DictionaryAttr>("data_parallel"))
-    c.dataParallelWorldSize = getInt(dp, "world_size", 1);
+    if (auto mean = dp.getAs<BoolAttr>("gradients_mean"))
+      c.gradientsMean = mean.getValue();
   c.precision = getString(training, "precision", "fp32");
   c.gradAccumulationSteps = getInt(training, "grad_accumulation_steps", 1);
   if (auto recompute = training.getAs<DictionaryAttr>("recompute"))
@@ -112,9 +113,13 @@ OptimizerStepValues sinter::emitOptimizerStep(OpBuilder &b, Location loc,
   SmallVector<Value> grads;
   for (const ParamGradient &p : params) {
     Value g = p.grad;
-    // Data parallelism: every rank steps with the mean gradient.
-    if (config.dataParallelWorldSize > 1)
-      g = b.create<sgraph::AllReduceOp>(loc, g, b.getStringAttr("mean"));
+    // Data parallelism: every rank steps with the mean (or sum) of the ranks'
+    // gradients, whatever the world size the binary runs at (one rank: the
+    // gradient itself). sinter-bucket-gradients merges these into buckets.
+    g = b.create<sgraph::AllReduceOp>(
+              loc, ValueRange{g},
+              b.getStringAttr(config.gradientsMean ? "mean" : "sum"))
+            .getResult(0);
     grads.push_back(g);
   }
 

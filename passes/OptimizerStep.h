@@ -30,7 +30,9 @@ struct TrainingConfig {
   int64_t warmupSteps = 0, decaySteps = 0;
   double minLr = 0;
   double gradClip = 0;
-  int64_t dataParallelWorldSize = 1;
+  /// data_parallel.gradients_mean: the all-reduce of every gradient is a
+  /// mean over ranks (true) or a sum.
+  bool gradientsMean = true;
   std::string precision = "fp32";
   int64_t gradAccumulationSteps = 1;
   std::string recompute = "none";

@@ -188,6 +188,42 @@ def RecomputePass : Pass<"sinter-recompute", "mlir::ModuleOp"> {
   let dependentDialects = ["sinter::sgraph::SGraphDialect"];
 }
 
+def BucketGradientsPass : Pass<"sinter-bucket-gradients", "mlir::ModuleOp"> {
+  let summary = "Merges the gradient all-reduces into a few large buckets";
+  let description = [{
+    Every gradient of a training step has its own `sgraph.all_reduce`; one
+    collective per tensor would pay Gloo's (or NCCL's) per-call cost
+    hundreds of times. This pass merges them into buckets, as PyTorch DDP
+    does: gradients in the order the backward pass finishes them (the op
+    that writes each one), a first bucket of `first-bucket-bytes` so that
+    communication starts early, then buckets of `bucket-bytes`; one element
+    type and one reduction per bucket. Each bucket is one variadic
+    `sgraph.all_reduce`, placed right after the op that writes its last
+    gradient, and records what it holds:
+
+    ```mlir
+    %a, %b = sgraph.all_reduce %ga, %gb {reduction = "mean", sinter.bucket =
+        "bucket 0: 2 gradients, 1,050,624 bytes, ready after k71"} : ...
+    ```
+
+    sinter-assign-buffers lays each bucket's gradients side by side in the
+    arena, so the kernels write them in place and the collective needs no
+    copies. The order of the buckets is the program's, so it is the same on
+    every rank. `bucket-bytes=0` makes every gradient a bucket of its own.
+    Place: right after sinter-fuse-kernels, before sinter-schedule-kernels.
+  }];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t",
+           /*default=*/"25 << 20",
+           "Close a bucket once it holds this many bytes (0: one per gradient)">,
+    Option<"firstBucketBytes", "first-bucket-bytes", "int64_t",
+           /*default=*/"1 << 20",
+           "The first bucket's size, so that the first collective starts "
+           "early in the backward pass">,
+  ];
+  let dependentDialects = ["sinter::sgraph::SGraphDialect"];
+}
+
 def ScheduleKernelsPass : Pass<"sinter-schedule-kernels", "mlir::ModuleOp"> {
   let summary = "Chooses the order a fused step's kernels run in";
   let description = [{

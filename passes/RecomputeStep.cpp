@@ -263,10 +263,16 @@ Trial measure(func::FuncOp fn, const std::vector<bool> &forwardIds) {
   for (size_t i = 0; i < buffers.size(); ++i) {
     BufferInfo &info = t.info[i];
     Value v = planned->values[i];
-    Operation *def = v.getDefiningOp();
     info.first = buffers[i].firstUse;
     info.last = buffers[i].lastUse;
     info.isView = buffers[i].aliasOf.has_value();
+    if (!v) {
+      // A gradient bucket: backward bytes, never recomputed.
+      info.what = "gradient bucket";
+      info.lastForward = buffers[i].firstUse;
+      continue;
+    }
+    Operation *def = v.getDefiningOp();
     info.what = describeValue(v);
     if (!info.isView && idOf(def) >= 0 && !isBackward(def)) {
       info.origin = idOf(def);

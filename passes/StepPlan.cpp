@@ -8,6 +8,16 @@
 // lifetimes do not overlap share bytes. A reshape is a view of its operand's
 // bytes.
 //
+// Gradient buckets: an `sgraph.all_reduce` (sinter-bucket-gradients) gets
+// one arena buffer holding its operands side by side, each slot padded to
+// the alignment, so that one collective covers them all. An operand that a
+// kernel or matmul writes and nothing else reads is written straight into
+// its slot (through the reshapes that view it as the gradient's shape); any
+// other (an argument, a value with other readers, an operand of an earlier
+// bucket) is copied in before the collective starts. The
+// results are the slots themselves (the reduction is in place). The bucket
+// lives from its first slot's write to the last read of any result.
+//
 // Schedule: the function's op order (sinter-schedule-kernels chose it);
 // step i is the i-th op that runs (a kernel or a matmul). A value lives from
 // the step that writes it to the last step that reads it; results of the
@@ -31,6 +41,8 @@
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace sinter;
@@ -190,6 +202,47 @@ FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
     inPlace[value] = stateArg;
   }
 
+  // Buckets: which values live in which slot.
+  llvm::DenseSet<Value> returnedValues(ret.getOperands().begin(),
+                                       ret.getOperands().end());
+  struct BucketLife {
+    int64_t firstUse = std::numeric_limits<int64_t>::max();
+    int64_t lastUse = 0;
+  };
+  std::vector<BucketLife> bucketLives;
+  llvm::DenseMap<Value, std::pair<int64_t, int64_t>> slotOf; // bucket, slot
+  for (auto ar : body.getOps<AllReduceOp>()) {
+    BucketPlace bucket;
+    bucket.op = ar;
+    int64_t k = result.buckets.size();
+    for (auto [i, v] : llvm::enumerate(ar.getOperands())) {
+      bucket.slotOffsets.push_back(bucket.bytes);
+      bucket.bytes = alignUp(bucket.bytes + plan::tensorBytes(v.getType()),
+                             align);
+      // The value a kernel writes: through reshapes (a bias gradient is a
+      // [1, 1, C] sum viewed as [C]), each read by nothing else.
+      Value owner = v;
+      bool direct = true;
+      while (true) {
+        direct &= owner.hasOneUse() && !returnedValues.count(owner) &&
+                  !slotOf.count(owner);
+        auto reshape = owner.getDefiningOp<ReshapeOp>();
+        if (!reshape)
+          break;
+        owner = reshape.getOperand();
+      }
+      Operation *def = owner.getDefiningOp();
+      direct &= def && def->getBlock() == &body && isStep(def) &&
+                !inPlace.count(owner);
+      bucket.inPlace.push_back(direct);
+      if (direct)
+        slotOf[owner] = {k, static_cast<int64_t>(i)};
+      slotOf[ar.getResult(i)] = {k, static_cast<int64_t>(i)};
+    }
+    result.buckets.push_back(std::move(bucket));
+    bucketLives.emplace_back();
+  }
+
   // Arena buffers.
   llvm::DenseSet<Value> grads = findGradients(fn);
   result.numSteps = numSteps;
@@ -201,6 +254,27 @@ FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
   for (Operation &op : body) {
     if (isa<func::ReturnOp>(op))
       continue;
+    if (auto ar = dyn_cast<AllReduceOp>(op)) {
+      // Live from the collective (copied-in slots) to the last reader of
+      // any result or of a reshape of one.
+      BucketLife &life = bucketLives[slotOf.lookup(ar.getResult(0)).first];
+      int64_t at = positionOf(&op);
+      life.firstUse = std::min(life.firstUse, at);
+      life.lastUse = std::max(life.lastUse, at);
+      SmallVector<Value> readers(ar.getResults().begin(),
+                                 ar.getResults().end());
+      while (!readers.empty()) {
+        Value v = readers.pop_back_val();
+        if (returned.count(v))
+          life.lastUse = numSteps;
+        for (Operation *user : v.getUsers()) {
+          if (auto reshape = dyn_cast<ReshapeOp>(user))
+            readers.push_back(reshape.getResult());
+          life.lastUse = std::max(life.lastUse, positionOf(user));
+        }
+      }
+      continue;
+    }
     bool isConstant = isa<ConstantOp>(op);
     bool isAlias = isa<ReshapeOp>(op);
     if (!isStep(&op) && !isConstant && !isAlias) {
@@ -224,8 +298,21 @@ FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
         places[r] = place;
         continue;
       }
+      if (auto it = slotOf.find(r); it != slotOf.end()) {
+        // Written straight into its bucket's slot.
+        BucketLife &life = bucketLives[it->second.first];
+        life.firstUse = std::min(life.firstUse, stepOf[&op]);
+        continue;
+      }
       if (isAlias) {
         Value owner = op.getOperand(0);
+        if (auto it = slotOf.find(owner); it != slotOf.end()) {
+          // A view of a bucket's slot: placed with the bucket, below. (Read
+          // the slot first: inserting may move the entry.)
+          std::pair<int64_t, int64_t> slot = it->second;
+          slotOf[r] = slot;
+          continue;
+        }
         if (!bufferIndex.count(owner)) {
           // A view of an argument or constant: same place, no arena bytes.
           Place place = places.lookup(owner);
@@ -259,14 +346,47 @@ FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
     }
   }
 
+  // One buffer per bucket.
+  std::vector<int64_t> bucketBuffer;
+  for (auto [k, bucket] : llvm::enumerate(result.buckets)) {
+    analysis::Buffer buf;
+    buf.id = buffers.size();
+    buf.bytes = bucket.bytes;
+    buf.firstUse = std::min(bucketLives[k].firstUse, bucketLives[k].lastUse);
+    buf.lastUse = bucketLives[k].lastUse;
+    if (noReuse) {
+      buf.firstUse = 0;
+      buf.lastUse = numSteps;
+    }
+    buf.category = abi::Category::gradients;
+    bucketBuffer.push_back(buf.id);
+    buffers.push_back(buf);
+    valueOf.push_back(Value());
+  }
+
   result.memory = analysis::planMemory(buffers);
   analysis::MemoryPlan &memoryPlan = result.memory;
   if (!memoryPlan.ok()) {
     fn.emitError("memory planning failed: ") << memoryPlan.error;
     return failure();
   }
+  for (auto [k, bucket] : llvm::enumerate(result.buckets))
+    bucket.offset = memoryPlan.offsets[bucketBuffer[k]];
+  for (auto [v, slot] : slotOf) {
+    const BucketPlace &bucket = result.buckets[slot.first];
+    Place place{abi::Slab::arena,
+                bucket.offset + bucket.slotOffsets[slot.second],
+                abi::Category::gradients, Value(), -1};
+    if (auto reshape = v.getDefiningOp<ReshapeOp>())
+      place.aliasOf = reshape.getOperand();
+    else
+      place.bucket = slot.first;
+    places[v] = place;
+  }
   for (auto [i, buf] : llvm::enumerate(buffers)) {
     Value v = valueOf[i];
+    if (!v)
+      continue;
     Value aliasOf;
     if (buf.aliasOf)
       aliasOf = v.getDefiningOp()->getOperand(0);

@@ -36,6 +36,23 @@ struct Place {
   /// The value whose bytes this one shares on purpose (a reshape of it, or
   /// the state argument an update writes in place); null for an owner.
   mlir::Value aliasOf;
+  /// The bucket (FunctionPlan::buckets) whose bytes hold this value: a
+  /// gradient written in place for its all-reduce, or the all-reduce's
+  /// result. -1 for every other value.
+  int64_t bucket = -1;
+};
+
+/// One gradient bucket: the bytes one all-reduce works on, in the arena.
+struct BucketPlace {
+  mlir::Operation *op = nullptr; // the sgraph.all_reduce
+  int64_t offset = 0;
+  int64_t bytes = 0;             // slots padded to the alignment
+  /// Each operand's offset from the bucket's start.
+  std::vector<int64_t> slotOffsets;
+  /// Operand i is written into its slot by the op that makes it (true), or
+  /// copied in right before the collective (an argument, a value with other
+  /// readers, an operand of another bucket).
+  std::vector<bool> inPlace;
 };
 
 /// What the plan decided for one function.
@@ -53,6 +70,8 @@ struct FunctionPlan {
   /// Every value of the function: arguments, kernel and matmul results,
   /// reshapes and the constants read outside kernels.
   llvm::DenseMap<mlir::Value, Place> places;
+  /// The all-reduces' buckets, in op order.
+  std::vector<BucketPlace> buckets;
   int64_t inPlaceUpdates = 0;
 };
 

@@ -2,7 +2,8 @@
 //
 // Closes the optimized phase: the entry function is a sequence of what
 // sinter-assign-buffers turns into a scheduled program (kernel regions,
-// matmul calls, reshapes, constants, the return), each region well formed
+// matmul calls, reshapes, constants, gradient all-reduces, the return), each
+// region well formed
 // for code generation: no nested region, a matmul region holding its one
 // matmul and other regions none, no composite op left for
 // sinter-decompose-ops.
@@ -69,8 +70,21 @@ public:
       }
       if (isa<MatmulOp, ReshapeOp, ConstantOp, func::ReturnOp>(op))
         continue;
+      if (auto ar = dyn_cast<AllReduceOp>(op)) {
+        // A bucket is one collective over bytes side by side: one element
+        // type.
+        Type element = getElementTypeOrSelf(ar.getOperands()[0].getType());
+        for (Value v : ar.getOperands())
+          if (getElementTypeOrSelf(v.getType()) != element) {
+            ar.emitOpError("bucket mixes element types ")
+                << element << " and " << getElementTypeOrSelf(v.getType());
+            return signalPassFailure();
+          }
+        continue;
+      }
       op.emitOpError("is outside every kernel region; after fusion only "
-                     "kernel regions, matmuls, reshapes and constants are");
+                     "kernel regions, matmuls, reshapes, constants and "
+                     "all-reduces are");
       return signalPassFailure();
     }
   }

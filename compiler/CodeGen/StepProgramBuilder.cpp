@@ -117,6 +117,7 @@ sinter::codegen::buildStepProgram(sched::ProgramOp program) {
     bufferId[view.getResult()] = id;
   }
 
+  DenseMap<Value, int64_t> collectiveOf; // start token -> collective
   for (Operation &op : body) {
     if (auto arg = dyn_cast<sched::ArgumentOp>(op)) {
       abi::Argument *a = out.add_arguments();
@@ -187,9 +188,35 @@ sinter::codegen::buildStepProgram(sched::ProgramOp program) {
       c->set_dst(bufferId.lookup(copy.getDst()));
       continue;
     }
+    if (auto start = dyn_cast<sched::AllReduceStartOp>(op)) {
+      int64_t index = out.collectives_size();
+      abi::Collective *c = out.add_collectives();
+      c->set_op(abi::Collective::all_reduce);
+      abi::Collective::Reduction reduction;
+      if (!abi::Collective::Reduction_Parse(start.getReduction().str(),
+                                            &reduction))
+        return start.emitOpError("reduction '")
+               << start.getReduction() << "' has no step-program encoding";
+      c->set_reduction(reduction);
+      c->set_buffer(bufferId.lookup(start.getBuffer()));
+      c->set_name(("bucket " + llvm::Twine(index)).str());
+      if (auto names = start->getAttrOfType<ArrayAttr>("sinter.gradients"))
+        for (auto name : names.getAsRange<StringAttr>())
+          c->add_tensors(name.str());
+      collectiveOf[start.getToken()] = index;
+      out.add_steps()->mutable_start()->set_collective(index);
+      continue;
+    }
+    if (auto done = dyn_cast<sched::AllReduceDoneOp>(op)) {
+      auto it = collectiveOf.find(done.getToken());
+      if (it == collectiveOf.end())
+        return done.emitOpError("waits for a collective that never started");
+      out.add_steps()->mutable_done()->set_collective(it->second);
+      continue;
+    }
     if (sched::isStep(&op))
-      return op.emitOpError("has no step-program encoding yet (collectives "
-                            "come with data parallelism)");
+      return op.emitOpError("has no step-program encoding yet (only the "
+                            "all-reduce of the collectives has one)");
   }
   return out;
 }

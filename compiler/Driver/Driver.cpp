@@ -315,6 +315,7 @@ LogicalResult Compilation::optimized(TimingScope &timing) {
   OptimizedPipelineOptions optimized;
   optimized.entry = entry;
   optimized.target = &target;
+  optimized.bucketBytes = options.bucketBytes;
   optimized.memoryBudget =
       options.memoryBudget.empty() && options.recompute == "none"
           ? "none"

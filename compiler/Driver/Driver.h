@@ -50,6 +50,8 @@ struct DriverOptions {
   /// The arena budget sinter-recompute makes the step fit: bytes or a
   /// fraction (docs/Recompute.md); empty: the model's, if any.
   std::string memoryBudget;
+  /// sinter-bucket-gradients' bucket size (0: one all-reduce per gradient).
+  int64_t bucketBytes = 25 << 20;
   /// Compile up to the scheduled phase and print the memory report
   /// (formatMemoryReport) instead of IR.
   bool memoryReport = false;

@@ -376,7 +376,10 @@ Value ModelImporter::emitDropout(const Node &layer, double rate, Value x,
   Location loc = layerLoc(layer, ctx);
   if (!checkFloatInput(*this, layer, x, 0, "a float tensor"))
     return {};
-  return create<sgraph::DropoutOp>(loc, x, stepValue(),
+  // In this order: the step argument comes before the rank.
+  Value step = stepValue();
+  Value rank = rankValue();
+  return create<sgraph::DropoutOp>(loc, x, step, rank,
                                    builder.getF64FloatAttr(rate),
                                    builder.getI64IntegerAttr(nextDropoutSeed()));
 }

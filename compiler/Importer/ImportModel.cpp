@@ -369,6 +369,13 @@ InitSpec ModelImporter::initFrom(const model::Init &init, bool isSet,
   return fallback;
 }
 
+Value ModelImporter::rankValue() {
+  if (!rank)
+    rank = body->addArgument(RankedTensorType::get({}, builder.getI64Type()),
+                             root.loc);
+  return rank;
+}
+
 Value ModelImporter::stepValue() {
   if (!step)
     step = body->addArgument(RankedTensorType::get({}, builder.getI64Type()),
@@ -763,6 +770,9 @@ OwningOpRef<ModuleOp> ModelImporter::run(const model::Model &m,
   if (step)
     forward.setArgAttr(cast<BlockArgument>(step).getArgNumber(),
                        sgraph::attr::kStep, builder.getUnitAttr());
+  if (rank)
+    forward.setArgAttr(cast<BlockArgument>(rank).getArgNumber(),
+                       sgraph::attr::kRank, builder.getUnitAttr());
   for (auto [i, name] : llvm::enumerate(resultNames))
     forward.setResultAttr(i, sgraph::attr::kName, builder.getStringAttr(name));
 

@@ -433,9 +433,19 @@ DictionaryAttr ModelImporter::trainingConfig(const Node &root) {
   {
     Node dNode = child(node, "data_parallel");
     ConfigBuilder d(*this);
-    if (!d.integer(dNode, "world_size", "world_size",
-                   t.data_parallel().world_size(), 1, 1 << 16))
+    if (t.data_parallel().world_size() < 1 ||
+        t.data_parallel().world_size() > (1 << 16)) {
+      error(fieldLoc(dNode, "world_size"))
+          << "world_size " << t.data_parallel().world_size()
+          << " is out of range [1, 65536]";
       return {};
+    }
+    if (t.data_parallel().world_size() != 1)
+      mlir::emitWarning(fieldLoc(dNode, "world_size"))
+          << "world_size is read when the binary starts (sinter-launch -n N, "
+             "WORLD_SIZE, mpirun, srun), not compiled in; this value is "
+             "ignored";
+    d.flag("gradients_mean", t.data_parallel().gradients_mean());
     config.dict("data_parallel", d.get());
   }
   return config.get();

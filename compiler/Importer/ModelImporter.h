@@ -115,6 +115,8 @@ public:
 
   /// The step argument (created on first use; dropout needs it).
   mlir::Value stepValue();
+  /// The data-parallel rank argument (made on first use, by dropout).
+  mlir::Value rankValue();
   /// Seed of the next dropout op: training.seed + the number of dropout ops
   /// emitted before it (docs/ModelFormat.md, "Dropout and seeds").
   int64_t nextDropoutSeed() { return trainingSeed + dropoutCount++; }
@@ -254,6 +256,7 @@ public:
   /// Inputs in file order (their arguments follow the parameters).
   llvm::SmallVector<std::pair<std::string, mlir::Value>> inputs;
   mlir::Value step;
+  mlir::Value rank;
   /// Named blocks of the model.
   llvm::StringMap<Node> blocks;
 };

@@ -278,6 +278,8 @@ void castInto(const Tensor &x, Tensor &out) {
 // Reductions and normalizations
 //===----------------------------------------------------------------------===//
 
+// one-definition: how reduce_sum/mean/max fold an axis of one tensor, not
+// the ABI's Collective.Reduction (what an all-reduce does across ranks).
 enum class Reduce { Sum, Mean, Max };
 
 void reduce(Reduce kind, const Tensor &x, ArrayRef<int64_t> axes, Tensor &out) {
@@ -922,15 +924,24 @@ LogicalResult sinter::interp::evaluateOp(Operation *op,
         double rate = d.getRate().convertToDouble();
         uint64_t key = random::key(static_cast<uint64_t>(d.getSeed()),
                                    static_cast<uint64_t>(in[1]->i[0]));
-        for (int64_t k = 0, n = out->numElements(); k < n; ++k)
+        // This rank's rows of the global batch: elements shard * n onward.
+        int64_t n = out->numElements();
+        uint64_t first =
+            in.size() > 2 ? static_cast<uint64_t>(in[2]->i[0] * n) : 0;
+        for (int64_t k = 0; k < n; ++k)
           setFloat(*out, k,
-                   random::dropoutKeeps(key, k, rate)
+                   random::dropoutKeeps(key, first + k, rate)
                        ? in[0]->f[k] / (1.0 - rate)
                        : 0.0);
         return success();
       })
       .Case([&](sgraph::StopGradientOp) { return copyOperand(); })
-      .Case([&](sgraph::AllReduceOp) { return copyOperand(); })
+      .Case([&](sgraph::AllReduceOp) {
+        // One rank: every reduction of one value is that value.
+        for (size_t i = 0; i < results.size(); ++i)
+          results[i] = *in[i];
+        return success();
+      })
       .Case([&](sgraph::CollectiveBroadcastOp b) -> LogicalResult {
         if (b.getRoot() != 0)
           return op->emitOpError("broadcasts from rank ")

@@ -198,6 +198,8 @@ Runnable fromFunction(func::FuncOp fn) {
       a.kind = sabi::Argument::opt_state;
     else if (fn.getArgAttr(i, sgraph::attr::kStep))
       a.kind = sabi::Argument::step;
+    else if (fn.getArgAttr(i, sgraph::attr::kRank))
+      a.kind = sabi::Argument::rank;
     else if (fn.getArgAttr(i, sgraph::attr::kHyper))
       a.kind = sabi::Argument::hyper;
     a.init = fn.getArgAttrOfType<DictionaryAttr>(i, sgraph::attr::kInit);
@@ -309,8 +311,10 @@ LogicalResult sinter::runFunction(ModuleOp module, const RunOptions &options) {
       ++initialized;
       continue;
     }
+    // The interpreter is one process: rank 0, as the binary run alone.
     if (spec.kind == sabi::Argument::opt_state ||
-        spec.kind == sabi::Argument::step) {
+        spec.kind == sabi::Argument::step ||
+        spec.kind == sabi::Argument::rank) {
       args.push_back(zerosOf(type));
       continue;
     }

@@ -104,6 +104,12 @@ void sinter::buildOptimizedPipeline(OpPassManager &pm,
   std::vector<std::string> epilogues = target.matmulEpilogues();
   fuse.matmulEpilogues = epilogues;
   pm.addPass(createFuseKernelsPass(fuse));
+  // The gradients' all-reduces merged into buckets, each right after the
+  // kernel that finishes its last gradient.
+  BucketGradientsPassOptions buckets;
+  buckets.bucketBytes = options.bucketBytes;
+  buckets.firstBucketBytes = std::min<int64_t>(1 << 20, options.bucketBytes);
+  pm.addPass(createBucketGradientsPass(buckets));
   // The order the kernels run in (recompute measures memory on it).
   ScheduleKernelsPassOptions schedule;
   schedule.smallResultBytes = target.smallResultBytes();

@@ -58,6 +58,8 @@ struct OptimizedPipelineOptions {
   std::string memoryBudget;
   /// Where sinter-recompute writes its report (may be empty).
   std::string recomputeReport;
+  /// sinter-bucket-gradients' bucket size (0: one all-reduce per gradient).
+  int64_t bucketBytes = 25 << 20;
   /// Whose kernel limits, matmul epilogues and cache sizes fusion and
   /// scheduling use.
   const codegen::Target *target = &codegen::defaultTarget();

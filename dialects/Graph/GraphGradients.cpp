@@ -677,8 +677,8 @@ LogicalResult DropoutOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
   // g keeps and scales exactly the elements the forward pass kept.
   resetGrads(*this, grads);
   if (needed[0])
-    grads[0] = b.create<DropoutOp>(getLoc(), gs[0], getStep(), getRateAttr(),
-                                   getSeedAttr());
+    grads[0] = b.create<DropoutOp>(getLoc(), gs[0], getStep(), getShard(),
+                                   getRateAttr(), getSeedAttr());
   return success();
 }
 
@@ -687,14 +687,27 @@ LogicalResult DropoutOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
 //===----------------------------------------------------------------------===//
 
 LogicalResult AllReduceOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
-                                          ArrayRef<bool>,
+                                          ArrayRef<bool> needed,
                                           SmallVectorImpl<Value> &grads) {
   // Each rank's operand feeds every rank's result: the gradient is the same
   // reduction of the incoming gradients.
   StringRef reduction = getReduction();
   if (reduction != "sum" && reduction != "mean")
     return emitOpError("has no gradient for reduction '") << reduction << "'";
-  grads.assign({b.create<AllReduceOp>(getLoc(), gs[0], getReductionAttr())});
+  // One bucket in, one bucket out: the incoming gradients that exist.
+  resetGrads(*this, grads);
+  SmallVector<Value> incoming;
+  SmallVector<unsigned> which;
+  for (auto [i, g] : llvm::enumerate(gs))
+    if (g && needed[i]) {
+      incoming.push_back(g);
+      which.push_back(i);
+    }
+  if (incoming.empty())
+    return success();
+  auto reduced = b.create<AllReduceOp>(getLoc(), incoming, getReductionAttr());
+  for (auto [i, r] : llvm::zip(which, reduced.getResults()))
+    grads[i] = r;
   return success();
 }
 

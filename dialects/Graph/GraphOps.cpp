@@ -37,6 +37,8 @@ std::string sinter::sgraph::argumentName(FunctionOpInterface fn,
       return name.str();
   if (fn.getArgAttr(index, attr::kStep))
     return "step";
+  if (fn.getArgAttr(index, attr::kRank))
+    return "rank";
   return "";
 }
 
@@ -366,6 +368,9 @@ LogicalResult DropoutOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult AllReduceOp::verify() {
+  // all_reduce_c4
+  if (getOperands().empty())
+    return emitOpError("needs at least one operand");
   // all_reduce_c2
   StringRef r = getReduction();
   if (r != "sum" && r != "mean" && r != "max" && r != "min")

@@ -39,6 +39,9 @@ inline constexpr llvm::StringLiteral kInput = "sgraph.input";
 inline constexpr llvm::StringLiteral kOptState = "sgraph.opt_state";
 /// On the 0-d integer step argument.
 inline constexpr llvm::StringLiteral kStep = "sgraph.step";
+/// On the 0-d i64 argument holding this process's rank in a data-parallel
+/// job (0 alone): which rows of the global batch its dropout masks are for.
+inline constexpr llvm::StringLiteral kRank = "sgraph.rank";
 /// On a hyperparameter argument the trainer may set at run time (a 0-d
 /// float tensor): its name, e.g. "lr".
 inline constexpr llvm::StringLiteral kHyper = "sgraph.hyper";

@@ -557,20 +557,28 @@ def SG_DropoutOp : SG_Op<"dropout",
   let description = [{
     Keeps each element with probability `1 - rate` and scales kept elements
     by `1 / (1 - rate)`; the rest become 0. Whether element `k` (row-major
-    index) is kept is a pure function of `(seed, step, k)` (the counter-based
-    generator in `abi/Random.h`), so the op is deterministic and its
-    gradient is the same op applied to the incoming gradient.
+    index) is kept is a pure function of `(seed, step, shard * N + k)`, with
+    N the operand's element count (the counter-based generator in
+    `abi/Random.h`), so the op is deterministic and its gradient is the same
+    op applied to the incoming gradient. `shard` (0 when absent) is the
+    rank of a data-parallel job: with the batch as the operand's leading
+    dimension, rank r's rows get exactly the masks one process at the
+    global batch draws for those rows.
 
     ```mlir
     %y = sgraph.dropout %x, %step {rate = 1.000000e-01 : f64, seed = 7 : i64}
         : tensor<8x256x384xf32>, tensor<i64>
+    %z = sgraph.dropout %x, %step shard %rank {rate = 1.000000e-01 : f64,
+        seed = 7 : i64} : tensor<8x256x384xf32>, tensor<i64>, tensor<i64>
     ```
   }];
   let arguments = (ins SG_FloatTensor:$operand, SG_IntScalar:$step,
+                   Optional<SG_IntScalar>:$shard,
                    F64Attr:$rate, I64Attr:$seed);
   let results = (outs SG_FloatTensor:$result);
   let assemblyFormat =
-      "$operand `,` $step attr-dict `:` type($operand) `,` type($step)";
+      "$operand `,` $step (`shard` $shard^)? attr-dict `:` type($operand) `,` "
+      "type($step) (`,` type($shard)^)?";
   let hasVerifier = 1;
 }
 
@@ -599,19 +607,24 @@ def SG_StopGradientOp : SG_Op<"stop_gradient",
 
 def SG_AllReduceOp : SG_Op<"all_reduce",
     [InferTypeOpAdaptor, SG_Differentiable]> {
-  let summary = "Reduces a tensor across all ranks";
+  let summary = "Reduces tensors across all ranks";
   let description = [{
     Every rank gets the elementwise `reduction` (`sum`, `mean`, `max` or
-    `min`) of the operand over all ranks.
+    `min`) of each operand over all ranks. Several operands are one bucket:
+    one collective over their bytes, laid out side by side
+    (`sinter-bucket-gradients` makes them). `mean` divides by the world size
+    the binary runs at, which is read at start, not compiled in.
 
     ```mlir
     %g = sgraph.all_reduce %grad {reduction = "mean"} : tensor<384x384xf32>
+    %w, %b = sgraph.all_reduce %gw, %gb {reduction = "mean"}
+        : tensor<384x384xf32>, tensor<384xf32>
     ```
   }];
-  let arguments = (ins SG_NumericTensor:$operand,
+  let arguments = (ins Variadic<SG_NumericTensor>:$operands,
                    DefaultValuedStrAttr<StrAttr, "sum">:$reduction);
-  let results = (outs SG_NumericTensor:$result);
-  let assemblyFormat = "$operand attr-dict `:` type($operand)";
+  let results = (outs Variadic<SG_NumericTensor>:$results);
+  let assemblyFormat = "$operands attr-dict `:` type($operands)";
   let hasVerifier = 1;
 }
 

@@ -204,7 +204,6 @@ SINTER_SAME_TYPE_INFER(ReluOp)                // relu_c2
 SINTER_SAME_TYPE_INFER(ErfOp)                 // erf_c2
 SINTER_SAME_TYPE_INFER(GeluOp)                // gelu_c3
 SINTER_SAME_TYPE_INFER(StopGradientOp)        // stop_gradient_c2
-SINTER_SAME_TYPE_INFER(AllReduceOp)           // all_reduce_c3
 SINTER_SAME_TYPE_INFER(CollectiveBroadcastOp) // collective_broadcast_c3
 SINTER_SAME_TYPE_INFER(DropoutOp)             // dropout_c3
 #undef SINTER_SAME_TYPE_INFER
@@ -699,5 +698,15 @@ LogicalResult AdamUpdateOp::inferReturnTypes(MLIRContext *,
     return failure();
   // adam_update_c2
   types.append({param, param, param});
+  return success();
+}
+
+// all_reduce_c3: each result has its operand's type.
+LogicalResult AllReduceOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location>,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  for (Value v : adaptor.getOperands())
+    types.push_back(v.getType());
   return success();
 }

@@ -186,6 +186,21 @@ absl::Status CpuExecutor::run() {
       std::memmove(bufferData(step.dst), bufferData(step.src),
                    static_cast<size_t>(prog.buffers[step.src].bytes));
       break;
+    case sabi::Step::kStart:
+    case sabi::Step::kDone: {
+      if (!collectives)
+        break; // one rank: the buffer is already the reduction
+      const Collective &c = prog.collectives[step.collective];
+      const Buffer &b = prog.buffers[c.buffer];
+      absl::Status s =
+          step.kind == sabi::Step::kStart
+              ? collectives->start(step.collective, c, bufferData(c.buffer),
+                                   b.numElements, b.type)
+              : collectives->done(step.collective, c);
+      if (!s.ok())
+        return s;
+      break;
+    }
     }
     if (!profiling)
       continue;
@@ -201,6 +216,10 @@ absl::Status CpuExecutor::run() {
       break;
     case sabi::Step::kCopy:
       current.copySeconds += seconds;
+      break;
+    case sabi::Step::kStart:
+    case sabi::Step::kDone:
+      current.collectiveSeconds += seconds;
       break;
     }
   }
@@ -219,6 +238,7 @@ void CpuExecutor::finishProfiledRun(double seconds) {
   into.kernelSeconds += current.kernelSeconds;
   into.matmulSeconds += current.matmulSeconds;
   into.copySeconds += current.copySeconds;
+  into.collectiveSeconds += current.collectiveSeconds;
   for (size_t k = 0; k < current.perKernelSeconds.size(); ++k) {
     into.perKernelSeconds[k] += current.perKernelSeconds[k];
     into.perKernelCalls[k] += current.perKernelCalls[k];
@@ -296,11 +316,12 @@ std::string CpuExecutor::formatProfile(int topKernels) const {
                            p.firstRunSeconds * 1e3);
   else
     out += "  (the first run only: it includes touching fresh memory)\n";
-  double other =
-      p.totalSeconds - p.matmulSeconds - p.kernelSeconds - p.copySeconds;
+  double other = p.totalSeconds - p.matmulSeconds - p.kernelSeconds -
+                 p.copySeconds - p.collectiveSeconds;
   for (auto [name, s] : {std::pair{"matmul", p.matmulSeconds},
                          {"kernels", p.kernelSeconds},
                          {"copies", p.copySeconds},
+                         {"comm wait", p.collectiveSeconds},
                          {"overhead", std::max(other, 0.0)}})
     out += absl::StrFormat("  %-9s %10.3f ms/run %6.2f%%\n", name, s * perRun,
                            pct(s));

@@ -98,6 +98,8 @@ Executor::create(StepProgram program, const SinterKernelFn *kernels,
 
 Executor::Executor(StepProgram program) : prog(std::move(program)) {}
 
+CollectiveRunner::~CollectiveRunner() = default;
+
 Executor::~Executor() = default;
 
 //===----------------------------------------------------------------------===//
@@ -237,6 +239,13 @@ absl::Status Executor::initializeParameter(const Argument &argument) {
     storeFloat(host.data(), b.type, k, value);
   }
   SINTER_RETURN_IF_ERROR(upload(argument.buffer, host.data(), host.size()));
+  return absl::OkStatus();
+}
+
+absl::Status Executor::setRank(int64_t rank) {
+  for (const Argument &a : prog.arguments)
+    if (a.kind == sabi::Argument::rank)
+      return upload(a.buffer, &rank, sizeof rank);
   return absl::OkStatus();
 }
 

@@ -59,8 +59,25 @@ struct Profile {
   double firstRunSeconds = -1;
   double totalSeconds = 0;
   double kernelSeconds = 0, matmulSeconds = 0, copySeconds = 0;
+  /// Time spent handing collectives over and waiting for them: the
+  /// communication the step could not hide.
+  double collectiveSeconds = 0;
   std::vector<double> perKernelSeconds; // by kernel index
   std::vector<int64_t> perKernelCalls;
+};
+
+/// Runs a program's collectives (data parallelism): start() hands one over
+/// (it may return before the bytes are reduced) and done() waits for it.
+/// The trainer's runs them with Gloo on a communication thread
+/// (runtime/Train/DataParallel.h). Both are called in program order, the
+/// same on every rank; an error names the collective, and no later step of
+/// the run executes.
+class CollectiveRunner {
+public:
+  virtual ~CollectiveRunner();
+  virtual absl::Status start(int64_t index, const Collective &collective,
+                             void *data, int64_t count, abi::DType type) = 0;
+  virtual absl::Status done(int64_t index, const Collective &collective) = 0;
 };
 
 class Executor {
@@ -83,6 +100,12 @@ public:
   // What differs by device
   //===--------------------------------------------------------------------===//
 
+  /// Who runs the collectives; null (the default) is one rank, where every
+  /// all-reduce leaves its buffer as it is (the sum or mean of one value).
+  /// The runner must outlive every run().
+  void setCollectives(CollectiveRunner *runner) { collectives = runner; }
+  CollectiveRunner *collectiveRunner() const { return collectives; }
+
   /// Threads the executor runs kernels and matmuls on.
   virtual int threads() const = 0;
   /// Runs every step once, in order.
@@ -98,6 +121,9 @@ public:
                                 size_t bytes) const = 0;
   /// Writes `step` into the step argument's buffer (if the program has one).
   virtual absl::Status setStep(int64_t step) = 0;
+  /// Writes this process's data-parallel rank into the rank argument (if
+  /// the program has one: its dropout masks depend on it).
+  absl::Status setRank(int64_t rank);
   /// The step argument's current value (0 without one).
   virtual absl::StatusOr<int64_t> step() const = 0;
   /// Sets the hyper argument `name` (e.g. "lr", the peak learning rate) to
@@ -166,6 +192,7 @@ protected:
                                         double value) const;
 
   StepProgram prog;
+  CollectiveRunner *collectives = nullptr;
 };
 
 } // namespace sinter::exec

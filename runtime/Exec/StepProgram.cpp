@@ -124,6 +124,9 @@ private:
                         std::vector<bool> &filled);
   absl::Status kernel(const sabi::Kernel &k, int64_t index);
   absl::Status step(const sabi::Step &s, int64_t index);
+  absl::Status collective(const sabi::Collective &c, int64_t index);
+  /// Starts before dones, once each, nothing touching a bucket in flight.
+  absl::Status collectiveOrder() const;
   absl::Status matmul(std::string_view where, const sabi::MatmulStep &in,
                       MatmulStep &m);
   absl::Status bufferId(std::string_view where, std::string_view what,
@@ -256,12 +259,13 @@ absl::Status Reader::argument(const sabi::Argument &in, int64_t index) {
     return programError(SINTER_HERE, where,
                         absl::StrFormat("name %s repeats an earlier argument",
                                         formats::quoteForMessage(a.name)));
-  if (a.kind == sabi::Argument::step &&
+  if ((a.kind == sabi::Argument::step || a.kind == sabi::Argument::rank) &&
       (b.type != sabi::ElementType::i64 || !b.shape.empty()))
     return programError(
         SINTER_HERE, where,
-        absl::StrFormat("the step argument must be an i64 scalar, not "
+        absl::StrFormat("the %s argument must be an i64 scalar, not "
                         "%s %s",
+                        sabi::argumentKindName(a.kind),
                         sabi::dtypeName(b.type), shapeText(b.shape)));
   if (in.aliases_size() && a.kind != sabi::Argument::param)
     return programError(SINTER_HERE, where, "only params have 'aliases'");
@@ -539,11 +543,111 @@ absl::Status Reader::step(const sabi::Step &in, int64_t index) {
                           bufferPlace(*out, s.dst), dst.bytes));
     break;
   }
+  case sabi::Step::kStart:
+  case sabi::Step::kDone: {
+    bool start = in.op_case() == sabi::Step::kStart;
+    std::string where =
+        absl::StrFormat("step %d (%s)", index, start ? "start" : "done");
+    s.kind = in.op_case();
+    s.collective = start ? in.start().collective() : in.done().collective();
+    int64_t max = static_cast<int64_t>(out->collectives.size()) - 1;
+    if (s.collective < 0 || s.collective > max)
+      return programError(SINTER_HERE, where,
+                          absl::StrFormat("'collective' must be a collective "
+                                          "index in [0, %d]",
+                                          max));
+    break;
+  }
   default:
     return programError(SINTER_HERE, absl::StrFormat("step %d", index),
-                        "has no op this runtime knows (kernel, matmul, copy)");
+                        "has no op this runtime knows (kernel, matmul, copy, "
+                        "start, done)");
   }
   out->steps.push_back(s);
+  return absl::OkStatus();
+}
+
+absl::Status Reader::collective(const sabi::Collective &c, int64_t index) {
+  std::string where = absl::StrFormat("collective %d", index);
+  Collective col;
+  if (!sabi::Collective::Op_IsValid(c.op()) ||
+      !sabi::Collective::Reduction_IsValid(c.reduction()))
+    return programError(SINTER_HERE, where, "has an unknown op or reduction");
+  col.op = c.op();
+  col.reduction = c.reduction();
+  SINTER_RETURN_IF_ERROR(bufferId(where, "buffer", c.buffer()));
+  const Buffer &b = out->buffers[c.buffer()];
+  if (b.slab != sabi::Slab::arena ||
+      (b.type != sabi::ElementType::f32 && b.type != sabi::ElementType::f64))
+    return programError(SINTER_HERE, where,
+                        absl::StrFormat("%s must be an f32 or f64 "
+                                        "buffer of the arena",
+                                        bufferPlace(*out, c.buffer())));
+  col.buffer = c.buffer();
+  col.name = c.name().empty() ? absl::StrFormat("collective %d", index)
+                              : c.name();
+  col.tensors.assign(c.tensors().begin(), c.tensors().end());
+  out->collectives.push_back(std::move(col));
+  return absl::OkStatus();
+}
+
+absl::Status Reader::collectiveOrder() const {
+  enum class State { before, inFlight, done };
+  std::vector<State> state(out->collectives.size(), State::before);
+  auto bytesOf = [&](int64_t id) {
+    const Buffer &b = out->buffers[id];
+    return std::make_pair(b.offset, b.offset + b.bytes);
+  };
+  auto overlaps = [&](int64_t buffer, int64_t collective) {
+    const Buffer &a = out->buffers[buffer];
+    const Buffer &c = out->buffers[out->collectives[collective].buffer];
+    auto [a0, a1] = bytesOf(buffer);
+    auto [c0, c1] = bytesOf(out->collectives[collective].buffer);
+    return a.slab == c.slab && a0 < c1 && c0 < a1;
+  };
+  for (size_t i = 0; i < out->steps.size(); ++i) {
+    const Step &s = out->steps[i];
+    std::string where = absl::StrFormat("step %d (%s)", i,
+                                        sabi::stepKindName(s.kind));
+    if (s.kind == sabi::Step::kStart || s.kind == sabi::Step::kDone) {
+      State &st = state[s.collective];
+      bool start = s.kind == sabi::Step::kStart;
+      if (start ? st != State::before : st != State::inFlight)
+        return programError(
+            SINTER_HERE, where,
+            absl::StrFormat(start ? "starts %s, which already started"
+                                  : "waits for %s, which is not in flight",
+                            out->collectives[s.collective].name));
+      st = start ? State::inFlight : State::done;
+      continue;
+    }
+    // The buffers this step touches.
+    std::vector<int64_t> touched;
+    if (s.kind == sabi::Step::kMatmul) {
+      touched = {s.matmul.lhs, s.matmul.rhs, s.matmul.out};
+      if (s.matmul.bias >= 0)
+        touched.push_back(s.matmul.bias);
+    } else if (s.kind == sabi::Step::kCopy) {
+      touched = {s.src, s.dst};
+    }
+    for (size_t c = 0; c < state.size(); ++c)
+      if (state[c] == State::inFlight)
+        for (int64_t id : touched)
+          if (overlaps(id, c))
+            return programError(
+                SINTER_HERE, where,
+                absl::StrFormat("touches buffer %s while %s is in flight",
+                                bufferPlace(*out, id),
+                                out->collectives[c].name));
+  }
+  for (size_t c = 0; c < state.size(); ++c)
+    if (state[c] != State::done)
+      return programError(
+          SINTER_HERE, "steps",
+          absl::StrFormat("%s %s", out->collectives[c].name,
+                          state[c] == State::before
+                              ? "never starts"
+                              : "is still in flight at the end"));
   return absl::OkStatus();
 }
 
@@ -569,6 +673,11 @@ absl::Status Reader::read(StepProgram &program) {
     if (a.kind == sabi::Argument::step && ++steps > 1)
       return programError(SINTER_HERE, "arguments",
                           "more than one 'step' argument");
+  int ranks = 0;
+  for (const Argument &a : program.arguments)
+    if (a.kind == sabi::Argument::rank && ++ranks > 1)
+      return programError(SINTER_HERE, "arguments",
+                          "more than one 'rank' argument");
   for (int i = 0; i < in.results_size(); ++i)
     SINTER_RETURN_IF_ERROR(result(in.results(i), i));
   std::vector<bool> filled(program.buffers.size());
@@ -576,8 +685,11 @@ absl::Status Reader::read(StepProgram &program) {
     SINTER_RETURN_IF_ERROR(constant(in.constants(i), i, filled));
   for (int i = 0; i < in.kernels_size(); ++i)
     SINTER_RETURN_IF_ERROR(kernel(in.kernels(i), i));
+  for (int i = 0; i < in.collectives_size(); ++i)
+    SINTER_RETURN_IF_ERROR(collective(in.collectives(i), i));
   for (int i = 0; i < in.steps_size(); ++i)
     SINTER_RETURN_IF_ERROR(step(in.steps(i), i));
+  SINTER_RETURN_IF_ERROR(collectiveOrder());
   return absl::OkStatus();
 }
 

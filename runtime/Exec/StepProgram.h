@@ -16,7 +16,12 @@
 //     scalar, a hyper argument an f32/f64 scalar with a finite default,
 //     metrics are scalars, and each param/opt_state result has an
 //     argument of the same name, kind, dtype and shape (the state contract);
-//   - constants are constants-slab buffers with exactly their bytes.
+//   - constants are constants-slab buffers with exactly their bytes;
+//   - each collective works on an f32 or f64 arena buffer, starts exactly
+//     once and is done exactly once after its start, and none is in flight
+//     at the end; no matmul or copy between a start and its done touches
+//     its bytes (kernels carry their offsets in code: the compiler's
+//     sched verifier proves those).
 //
 // Every error is one line naming the place: "step 4 (matmul): ...",
 // "buffer 3 'wte': ...". Malformed input never crashes.
@@ -106,11 +111,22 @@ struct MatmulStep {
   Activation activation = abi::MatmulStep::none;
 };
 
+/// A collective of data parallelism (abi::Collective): an all-reduce of
+/// one bucket, in place.
+struct Collective {
+  abi::Collective::Op op = abi::Collective::all_reduce;
+  abi::Collective::Reduction reduction = abi::Collective::sum;
+  int64_t buffer = 0;               // an f32 or f64 arena buffer
+  std::string name;                 // "bucket 2"
+  std::vector<std::string> tensors; // the gradients it holds, in order
+};
+
 struct Step {
   abi::StepKind kind = abi::Step::kKernel;
   int64_t kernel = 0;       // Kernel
   MatmulStep matmul;        // Matmul
   int64_t src = 0, dst = 0; // Copy
+  int64_t collective = 0;   // Start, Done
 };
 
 struct StepProgram {
@@ -124,6 +140,7 @@ struct StepProgram {
   std::vector<Constant> constants;
   std::vector<Kernel> kernels;
   std::vector<Step> steps;
+  std::vector<Collective> collectives;
 
   /// The MatmulDesc of a (validated) matmul step.
   MatmulDesc matmulDesc(const MatmulStep &step) const;

@@ -40,6 +40,7 @@
 #include "runtime/Formats/SafeTensors.h"
 #include "runtime/Support/Status.h"
 #include "runtime/Train/Checkpoint.h"
+#include "runtime/Train/DataParallel.h"
 #include "runtime/Train/Trainer.h"
 
 #include "absl/strings/numbers.h"
@@ -47,6 +48,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -85,7 +90,14 @@ struct Flags {
   // Both.
   int threads = 0;
   bool profile = false;
+  // Data parallelism.
+  int64_t collectiveTimeoutSeconds = 300;
+  bool skipAllReduce = false;
 };
+
+/// This process's rank in a data-parallel job, for error lines (-1: one
+/// process).
+int errorRank = -1;
 
 constexpr const char *kUsage = R"(usage: %1$s [flags]
 
@@ -116,17 +128,33 @@ Trains the model compiled into this binary.
   --log-jsonl=FILE   append one JSON object per step and per evaluation
   --log-every=N      progress line every N steps when not on a terminal
                      (default 10)
-  --threads=N        threads for kernels and matmuls (default: all cores)
+  --threads=N        threads for kernels and matmuls (default: the cores
+                     divided by the ranks on this machine)
   --quiet            print only warnings, errors and the summary line
   --profile          print where the step time went at the end
+
+Data parallelism (docs/Distributed.md): started by sinter-launch -n N,
+torchrun, mpirun or srun, every rank trains on its own rows of a global
+batch of ranks x the compiled batch, with gradients averaged.
+  --collective-timeout=S  seconds one rank waits for the others in any
+                     collective or at the start (default 300); also the
+                     longest rank 0 may spend alone, e.g. saving
+  --check-every=N    compare a checksum of the parameters across ranks every
+                     N steps (default 100; 0: only at the start)
+  --debug-skip-allreduce  skip the gradient all-reduces (wrong numbers: the
+                     compute floor, for benchmarks)
 
 Raw steps (numerical checks): --inputs=FILE.safetensors
   [--outputs=FILE.safetensors] [--steps=N] [--threads=N] [--profile]
 )";
 
 [[noreturn]] void fail(int code, std::string_view message) {
-  std::fprintf(stderr, "error: %.*s\n", static_cast<int>(message.size()),
-               message.data());
+  if (errorRank >= 0)
+    std::fprintf(stderr, "error: rank %d: %.*s\n", errorRank,
+                 static_cast<int>(message.size()), message.data());
+  else
+    std::fprintf(stderr, "error: %.*s\n", static_cast<int>(message.size()),
+                 message.data());
   std::exit(code);
 }
 
@@ -247,6 +275,21 @@ Flags parseFlags(int argc, char **argv) {
     } else if (name == "--log-every") {
       training();
       flags.train.logEvery = integer(1, kMax);
+    } else if (name == "--collective-timeout") {
+      training();
+      flags.collectiveTimeoutSeconds = integer(1, 7 * 24 * 3600);
+    } else if (name == "--check-every") {
+      training();
+      flags.train.checkEvery = integer(0, kMax);
+    } else if (name == "--debug-skip-allreduce") {
+      training();
+      noValue();
+      flags.skipAllReduce = true;
+    } else if (name == "--debug-fault") {
+      // Tests only: same-data (every rank reads rank 0's rows) or drift@N
+      // (the last rank changes a parameter after step N).
+      training();
+      flags.train.debugFault = needValue();
     } else if (name == "--quiet") {
       training();
       noValue();
@@ -380,6 +423,20 @@ std::unique_ptr<Executor> createExecutor(const unsigned char *bytes,
 
 int main(int argc, char **argv) {
   Flags flags = parseFlags(argc, argv);
+  bool raw = !flags.inputs.empty() || !flags.outputs.empty();
+  // Where this process sits in a data-parallel job (raw steps run alone).
+  comm::DistEnv dist;
+  if (!raw) {
+    absl::StatusOr<comm::DistEnv> env = comm::readDistEnv();
+    if (!env.ok())
+      fail(2, std::string(env.status().message()));
+    dist = *env;
+    if (dist.worldSize > 1)
+      errorRank = dist.rank;
+  }
+  // Ranks on one machine share its cores.
+  if (flags.threads == 0 && dist.localWorldSize > 1)
+    flags.threads = std::max(1, omp_get_num_procs() / dist.localWorldSize);
   std::unique_ptr<Executor> ex =
       createExecutor(SINTER_ABI_STEP_PROGRAM, SINTER_ABI_STEP_PROGRAM_SIZE,
                      SINTER_ABI_STEP_KERNELS, flags, flags.profile);
@@ -403,6 +460,17 @@ int main(int argc, char **argv) {
       "%016x", train::hashBytes(std::string_view(
                    reinterpret_cast<const char *>(SINTER_ABI_STEP_PROGRAM),
                    SINTER_ABI_STEP_PROGRAM_SIZE)));
+  train::DataParallelOptions dpOptions;
+  dpOptions.timeout = std::chrono::seconds(flags.collectiveTimeoutSeconds);
+  dpOptions.fingerprint = options.program;
+  dpOptions.skipAllReduce = flags.skipAllReduce;
+  absl::StatusOr<std::unique_ptr<train::DataParallel>> dp =
+      train::DataParallel::create(dist, dpOptions);
+  if (!dp.ok())
+    failStatus(dp.status());
+  if ((*dp)->distributed())
+    ex->setCollectives(dp->get());
+  options.dataParallel = dp->get();
   if (absl::Status s = train::train(*ex, eval.get(), options); !s.ok())
     failStatus(s);
   return 0;

@@ -89,6 +89,9 @@ Json stateToJson(const TrainerState &s) {
     state["lr"] = *s.lr;
   if (s.loss)
     state["loss"] = *s.loss;
+  // Absent means one rank (what every older checkpoint was).
+  if (s.worldSize != 1)
+    state["world_size"] = s.worldSize;
   return state;
 }
 
@@ -132,6 +135,8 @@ absl::StatusOr<TrainerState> stateFromJson(std::string_view text,
   SINTER_ASSIGN_OR_RETURN(const Json *program, field("program", Kind::String));
   SINTER_ASSIGN_OR_RETURN(const Json *lr, field("lr", Kind::Number, false));
   SINTER_ASSIGN_OR_RETURN(const Json *loss, field("loss", Kind::Number, false));
+  SINTER_ASSIGN_OR_RETURN(const Json *worldSize,
+                          field("world_size", Kind::Integer, false));
   s.step = step->get<int64_t>();
   if (s.step < 0)
     return formats::formatError(SINTER_HERE, path, "'step' is negative");
@@ -145,6 +150,12 @@ absl::StatusOr<TrainerState> stateFromJson(std::string_view text,
     s.lr = lr->get<double>();
   if (loss)
     s.loss = loss->get<double>();
+  if (worldSize) {
+    s.worldSize = worldSize->get<int64_t>();
+    if (s.worldSize < 1)
+      return formats::formatError(SINTER_HERE, path,
+                                  "'world_size' must be at least 1");
+  }
   return s;
 }
 

@@ -46,6 +46,9 @@ struct TrainerState {
   std::optional<double> lr;  // the peak learning rate, if the program has one
   std::string program;       // fingerprint of the step program
   std::optional<double> loss; // the last training loss, for display
+  /// The ranks that trained it (data parallelism; 1 alone). Older
+  /// checkpoints have none: 1.
+  int64_t worldSize = 1;
 };
 
 struct Checkpoint {

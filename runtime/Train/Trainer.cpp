@@ -2,6 +2,10 @@
 
 #include "runtime/Train/Trainer.h"
 
+#include "runtime/Train/DataParallel.h"
+
+#include "absl/strings/numbers.h"
+
 #include "runtime/Data/DataLoader.h"
 #include "runtime/Formats/AbslCompat.h"
 #include "runtime/Formats/FileIO.h"
@@ -148,6 +152,22 @@ absl::StatusOr<int64_t> restore(Executor &ex, sabi::ArgumentKind kind,
   return set;
 }
 
+/// --debug-fault=drift@N: flips the lowest bit of the first parameter's
+/// first element, as a memory error or a skipped collective would make one
+/// rank's model differ.
+absl::Status perturbFirstParameter(Executor &ex) {
+  std::vector<const Argument *> params = argumentsOf(ex, sabi::Argument::param);
+  if (params.empty())
+    return absl::OkStatus();
+  const exec::Buffer &b = ex.program().buffers[params.front()->buffer];
+  std::vector<unsigned char> bytes(static_cast<size_t>(b.bytes));
+  SINTER_RETURN_IF_ERROR(
+      ex.download(params.front()->buffer, bytes.data(), bytes.size()));
+  if (!bytes.empty())
+    bytes[0] ^= 1;
+  return ex.upload(params.front()->buffer, bytes.data(), bytes.size());
+}
+
 class Run {
 public:
   Run(Executor &trainer, Executor *eval, const TrainOptions &options)
@@ -190,7 +210,38 @@ private:
   std::string unit;
   std::optional<double> lastLoss, lastEvalLoss;
   std::string lastCheckpoint;
+  /// The job (never null: one rank when the binary runs alone).
+  DataParallel *dp = nullptr;
+  std::unique_ptr<DataParallel> single;
+  bool rankZero() const { return dp->rank() == 0; }
+  /// Means over ranks of `m`'s values; with `stop`, whether any rank was
+  /// interrupted (folded into the same collective, so that every rank stops
+  /// after the same step).
+  absl::Status averageMetrics(std::vector<std::pair<std::string, double>> &m,
+                              bool *stop, std::string_view what);
+  int64_t driftStep = -1;
 };
+
+absl::Status
+Run::averageMetrics(std::vector<std::pair<std::string, double>> &m, bool *stop,
+                    std::string_view what) {
+  if (!dp->distributed()) {
+    if (stop)
+      *stop = interrupted;
+    return absl::OkStatus();
+  }
+  std::vector<double> values;
+  for (const auto &[name, value] : m)
+    values.push_back(value);
+  if (stop)
+    values.push_back(interrupted ? 1.0 : 0.0);
+  SINTER_RETURN_IF_ERROR(dp->averageOverRanks(values, what));
+  for (size_t k = 0; k < m.size(); ++k)
+    m[k].second = values[k];
+  if (stop)
+    *stop = values.back() > 0;
+  return absl::OkStatus();
+}
 
 absl::Status Run::prepareData() {
   std::vector<data::InputSpec> specs;
@@ -222,7 +273,9 @@ absl::Status Run::prepareData() {
   bool tokens = specs.size() == 2 && first.shape.size() == 2 &&
                 (first.dtype == formats::DType::I64 ||
                  first.dtype == formats::DType::I32);
-  itemsPerStep = tokens ? first.shape[0] * first.shape[1] : batch;
+  // Throughput counts the global batch.
+  itemsPerStep = (tokens ? first.shape[0] * first.shape[1] : batch) *
+                 dp->worldSize();
   unit = tokens ? "tok" : "samples";
 
   if (eval) {
@@ -259,6 +312,10 @@ absl::Status Run::prepareData() {
         "--data=FILE|DIR (docs/Data.md)");
   data::LoaderOptions lo;
   lo.seed = seed;
+  // Rank r reads rows [r·B, (r+1)·B) of the global batch of W·B.
+  lo.rank = opt.debugFault == "same-data" ? 0 : dp->rank();
+  lo.worldSize = dp->worldSize();
+  lo.prefetch = true;
   // Token ids index embedding tables; the compiler records their rows.
   for (const Argument *a : argumentsOf(ex, sabi::Argument::input))
     if (a->bound && (lo.vocabSize == 0 || *a->bound < lo.vocabSize))
@@ -357,6 +414,9 @@ absl::Status Run::evaluate(int64_t step) {
       for (size_t k = 0; k < m.size(); ++k)
         sums[k].second += m[k].second;
   }
+  // Every rank evaluated its rows of the same global batches.
+  SINTER_RETURN_IF_ERROR(
+      averageMetrics(sums, nullptr, "the mean of the eval metrics"));
   std::vector<std::pair<std::string, double>> fields = {
       {"step", static_cast<double>(step)}};
   std::string line = absl::StrFormat("eval at step %d:", step);
@@ -377,6 +437,15 @@ absl::Status Run::evaluate(int64_t step) {
 absl::Status Run::save(int64_t step) {
   if (opt.save.empty() || lastCheckpoint == checkpointName(step))
     return absl::OkStatus();
+  // Every rank has finished the step; only rank 0 writes (the others wait
+  // for it in their next collective, at most --collective-timeout).
+  SINTER_RETURN_IF_ERROR(
+      dp->barrier(absl::StrFormat("barrier before the checkpoint of step %d",
+                                  step)));
+  if (!rankZero()) {
+    lastCheckpoint = checkpointName(step);
+    return absl::OkStatus();
+  }
   Checkpoint c;
   SINTER_ASSIGN_OR_RETURN(c.model, collect(ex, sabi::Argument::param));
   c.model.metadata["sinter.step"] = absl::StrCat(step);
@@ -388,6 +457,7 @@ absl::Status Run::save(int64_t step) {
   c.state.lr = lr;
   c.state.program = opt.program;
   c.state.loss = lastLoss;
+  c.state.worldSize = dp->worldSize();
   SINTER_ASSIGN_OR_RETURN(std::string dir, saveCheckpoint(opt.save, c));
   lastCheckpoint = checkpointName(step);
   progress->note(absl::StrCat("saved ", dir), /*important=*/false);
@@ -395,9 +465,22 @@ absl::Status Run::save(int64_t step) {
 }
 
 absl::Status Run::run() {
+  dp = opt.dataParallel;
+  if (!dp) {
+    SINTER_ASSIGN_OR_RETURN(single,
+                            DataParallel::create(comm::DistEnv(), {}));
+    dp = single.get();
+  }
+  // Rank 0 speaks for the job; the others print only errors.
+  bool quiet = opt.quiet || !rankZero();
   bool interactive = ::isatty(STDOUT_FILENO) && !std::getenv("SINTER_NO_TTY");
   seed = opt.seed;
   lr = opt.lr;
+  if (auto at = opt.debugFault.find("drift@"); at == 0)
+    if (!absl::SimpleAtoi(opt.debugFault.substr(6), &driftStep))
+      return sinter::InvalidArgumentError(
+          SINTER_HERE, absl::StrCat("--debug-fault=", opt.debugFault,
+                                    ": use same-data or drift@STEP"));
 
   if (!opt.resume.empty()) {
     if (!opt.init.empty())
@@ -414,15 +497,32 @@ absl::Status Run::run() {
       lr = resumed->state.lr;
   }
   progress = std::make_unique<ProgressReporter>(
-      stdout, interactive, opt.quiet, opt.logEvery, startStep, opt.steps, "");
+      stdout, interactive, quiet, opt.logEvery, startStep, opt.steps, "");
+  if (resumed && resumed->state.worldSize != dp->worldSize())
+    progress->note(absl::StrFormat(
+        "note: the checkpoint was trained on %d rank(s), this run has %d: the "
+        "global batch changes from %d to %d times the compiled batch; the "
+        "data continues from the same position, so the run is not bit-exact "
+        "with one that kept its world size",
+        resumed->state.worldSize, dp->worldSize(), resumed->state.worldSize,
+        dp->worldSize()));
   if (resumed && resumed->state.program != opt.program)
     progress->note("warning: the checkpoint was written by a different "
                    "step program (the model or its training section "
                    "changed); continuing");
   SINTER_RETURN_IF_ERROR(prepareParameters());
+  // Dropout masks for this rank's rows of the global batch.
+  SINTER_RETURN_IF_ERROR(ex.setRank(dp->rank()));
+  if (dp->distributed()) {
+    // One model on every rank: rank 0's parameters and optimizer state
+    // (initialized, --init or --resume), then proven equal.
+    SINTER_RETURN_IF_ERROR(dp->broadcastState(ex));
+    SINTER_RETURN_IF_ERROR(dp->checkStateEqual(
+        ex, absl::StrFormat("at the start (step %d)", startStep)));
+  }
   SINTER_RETURN_IF_ERROR(prepareData());
   progress = std::make_unique<ProgressReporter>(
-      stdout, interactive, opt.quiet, opt.logEvery, startStep, opt.steps, unit);
+      stdout, interactive, quiet, opt.logEvery, startStep, opt.steps, unit);
   if (startStep > opt.steps)
     return sinter::InvalidArgumentError(
         SINTER_HERE,
@@ -433,15 +533,21 @@ absl::Status Run::run() {
   if (lr) {
     SINTER_RETURN_IF_ERROR(ex.setHyper("lr", *lr));
   }
-  if (!opt.logJsonl.empty()) {
+  if (!opt.logJsonl.empty() && rankZero()) {
     SINTER_ASSIGN_OR_RETURN(metrics, MetricsLog::open(opt.logJsonl));
   }
-  if (!opt.save.empty())
+  if (!opt.save.empty() && rankZero())
     removeStaleTemporaries(opt.save);
 
   progress->note(
       absl::StrFormat(
-          "%s %s; %d threads; %s", resumed ? "resuming from" : "data:",
+          "%s%s %s; %d threads; %s",
+          dp->distributed()
+              ? absl::StrFormat("%d ranks (%s), each %d threads; ",
+                                dp->worldSize(), dp->environment().source,
+                                ex.threads())
+              : "",
+          resumed ? "resuming from" : "data:",
           resumed ? absl::StrFormat("step %d (%s)", startStep, opt.resume)
                   : loader->describe(),
           ex.threads(),
@@ -455,14 +561,23 @@ absl::Status Run::run() {
   double began = now();
   double smoothedRate = 0;
   int64_t step = startStep;
-  for (; step < opt.steps && !interrupted; ++step) {
+  bool stop = false;
+  for (; step < opt.steps && !stop; ++step) {
     SINTER_RETURN_IF_ERROR(loader->nextTrain(hostBatchPointers));
+    if (step == startStep)
+      SINTER_RETURN_IF_ERROR(dp->checkDistinctData(hostBatch));
     SINTER_RETURN_IF_ERROR(uploadBatch(ex, trainUploads));
     double t0 = now();
+    dp->setStep(step);
     SINTER_RETURN_IF_ERROR(ex.setStep(step));
     SINTER_RETURN_IF_ERROR(ex.run());
     double seconds = now() - t0;
     SINTER_ASSIGN_OR_RETURN(auto m, readMetrics(ex));
+    // The job's loss and metrics: the mean over ranks.
+    SINTER_RETURN_IF_ERROR(
+        averageMetrics(m, &stop, "the mean of the step's metrics"));
+    if (step + 1 == driftStep && dp->rank() == dp->worldSize() - 1)
+      SINTER_RETURN_IF_ERROR(perturbFirstParameter(ex));
     std::optional<double> loss = find(m, "loss");
     if (!loss)
       return sinter::InternalError(SINTER_HERE,
@@ -501,6 +616,9 @@ absl::Status Run::run() {
       SINTER_RETURN_IF_ERROR(metrics->write(fields));
     }
     int64_t done = step + 1;
+    if (dp->distributed() && opt.checkEvery > 0 && done % opt.checkEvery == 0)
+      SINTER_RETURN_IF_ERROR(dp->checkStateEqual(
+          ex, absl::StrFormat("after step %d", done)));
     if (opt.evalEvery > 0 && done % opt.evalEvery == 0)
       SINTER_RETURN_IF_ERROR(evaluate(done));
     if (opt.saveEvery > 0 && done % opt.saveEvery == 0)
@@ -510,14 +628,14 @@ absl::Status Run::run() {
   progress->finish();
   // The closing evaluation, unless Ctrl-C asked to stop quickly.
   if (opt.evalEvery > 0 && step % opt.evalEvery != 0 && step > startStep &&
-      !interrupted)
+      !stop)
     SINTER_RETURN_IF_ERROR(evaluate(step));
   SINTER_RETURN_IF_ERROR(save(step));
 
   int64_t ran = step - startStep;
   std::string summary = absl::StrFormat(
       "%s %d step(s) in %s (%s %s/s)",
-      interrupted ? "interrupted after" : "done:", ran, formatDuration(elapsed),
+      stop ? "interrupted after" : "done:", ran, formatDuration(elapsed),
       formatRate(elapsed > 0 ? double(ran * itemsPerStep) / elapsed : 0), unit);
   if (lastLoss)
     absl::StrAppend(&summary, absl::StrFormat("; loss %.4f", *lastLoss));
@@ -526,13 +644,14 @@ absl::Status Run::run() {
                     absl::StrFormat("; eval loss %.4f", *lastEvalLoss));
   if (!lastCheckpoint.empty())
     absl::StrAppend(&summary, "; checkpoint ", opt.save, "/", lastCheckpoint);
-  progress->note(summary);
+  if (rankZero())
+    progress->note(summary);
   if (opt.profile)
     std::printf(
         "%s", ex.formatProfile(std::getenv("SINTER_PROFILE_ALL") ? 1 << 30 : 10)
                   .c_str());
   std::fflush(stdout);
-  if (interrupted)
+  if (stop)
     return sinter::CancelledError(
         SINTER_HERE,
         absl::StrFormat(

@@ -37,6 +37,8 @@
 
 namespace sinter::train {
 
+class DataParallel;
+
 struct TrainOptions {
   std::string data;        // --data ("" = defaultData)
   std::string defaultData; // compiled in by sinterc ("" = none)
@@ -54,6 +56,15 @@ struct TrainOptions {
   bool profile = false;
   /// Fingerprint of the step program, stored in checkpoints.
   std::string program;
+  /// The job this rank belongs to (null: one process). Its collectives are
+  /// the executor's; the trainer adds the checks, the averaged metrics and
+  /// the rank-0-only output (DataParallel.h).
+  DataParallel *dataParallel = nullptr;
+  /// Parameters compared across ranks every this many steps (0: only at
+  /// the start).
+  int64_t checkEvery = 100;
+  /// Tests only: "same-data" or "drift@N" (StepMain's --debug-fault).
+  std::string debugFault;
 };
 
 /// Runs training; returns Cancelled after a Ctrl-C (the checkpoint, if any,

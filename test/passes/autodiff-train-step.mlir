@@ -2,12 +2,17 @@
 
 // Tests plain SGD: one sgd_update per parameter with the scheduled lr, no
 // optimizer state, and the training-step signature: parameters, inputs and
-// the step in; loss, lr, grad_norm and the new parameters out.
+// the step in; loss, lr, grad_norm and the new parameters out. Every
+// gradient is averaged across data-parallel ranks first (one all_reduce
+// each; on one rank the identity), and the norm and the update read the
+// average.
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: %[[W:[^:]*]]: tensor<4x3xf32> {sgraph.param = "fc.weight"}, %[[B:[^:]*]]: tensor<4xf32> {sgraph.param = "fc.bias"}, %{{.*}}: tensor<2x3xf32> {sgraph.input = "x"}, %{{.*}}: tensor<2xi64> {sgraph.input = "y"}, %[[STEP:[^:]*]]: tensor<i64> {sgraph.step})
 // CHECK-SAME: -> (tensor<f32> {sgraph.name = "loss"}, tensor<f32> {sgraph.name = "lr"}, tensor<f32> {sgraph.name = "grad_norm"}, tensor<4x3xf32> {sgraph.name = "fc.weight"}, tensor<4xf32> {sgraph.name = "fc.bias"})
-// CHECK: %[[DW:.*]] = sgraph.matmul %{{.*}}, %{{.*}} {transpose_lhs = true}
-// CHECK: %[[NORM:.*]] = sgraph.global_norm %[[DW]], %[[DB:.*]] : (tensor<4x3xf32>, tensor<4xf32>) -> tensor<f32>
+// CHECK: %[[DW0:.*]] = sgraph.matmul %{{.*}}, %{{.*}} {transpose_lhs = true}
+// CHECK: %[[DW:.*]] = sgraph.all_reduce %[[DW0]] {reduction = "mean"} : tensor<4x3xf32>
+// CHECK: %[[DB:.*]] = sgraph.all_reduce %{{.*}} {reduction = "mean"} : tensor<4xf32>
+// CHECK: %[[NORM:.*]] = sgraph.global_norm %[[DW]], %[[DB]] : (tensor<4x3xf32>, tensor<4xf32>) -> tensor<f32>
 // CHECK: %[[LR:.*]] = sgraph.lr_schedule %[[STEP]] {lr = 1.000000e-01 : f64} : (tensor<i64>) -> tensor<f32>
 // CHECK: %[[W1:.*]] = sgraph.sgd_update %[[W]], %[[DW]], %[[LR]] : tensor<4x3xf32>, tensor<f32>
 // CHECK: %[[B1:.*]] = sgraph.sgd_update %[[B]], %[[DB]], %[[LR]] : tensor<4xf32>, tensor<f32>
@@ -51,8 +56,10 @@ func.func @forward(%w: tensor<4x3xf32> {sgraph.param = "fc.weight"}, %b: tensor<
 // from the step, and decoupled weight decay on the matrix only.
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: %[[W:[^:]*]]: tensor<4x3xf32> {sgraph.param = "fc.weight"}, %[[B:[^:]*]]: tensor<4xf32> {sgraph.param = "fc.bias"}, %[[M:[^:]*]]: tensor<4x3xf32> {sgraph.opt_state = "optimizer.fc.weight.exp_avg"}, %[[V:[^:]*]]: tensor<4x3xf32> {sgraph.opt_state = "optimizer.fc.weight.exp_avg_sq"}, %[[BM:[^:]*]]: tensor<4xf32> {sgraph.opt_state = "optimizer.fc.bias.exp_avg"}, %[[BV:[^:]*]]: tensor<4xf32> {sgraph.opt_state = "optimizer.fc.bias.exp_avg_sq"}
-// CHECK: %[[DW:.*]] = sgraph.matmul %{{.*}}, %{{.*}} {transpose_lhs = true}
-// CHECK: %[[NORM:.*]] = sgraph.global_norm %[[DW]], %[[DB:.*]] :
+// CHECK: %[[DW0:.*]] = sgraph.matmul %{{.*}}, %{{.*}} {transpose_lhs = true}
+// CHECK: %[[DW:.*]] = sgraph.all_reduce %[[DW0]] {reduction = "mean"}
+// CHECK: %[[DB:.*]] = sgraph.all_reduce %{{.*}} {reduction = "mean"}
+// CHECK: %[[NORM:.*]] = sgraph.global_norm %[[DW]], %[[DB]] :
 // CHECK: %[[EPS:.*]] = sgraph.constant dense<9.99999997E-7> : tensor<f32>
 // CHECK: %[[DENOM:.*]] = sgraph.add %[[NORM]], %[[EPS]]
 // CHECK: %[[MAX:.*]] = sgraph.constant dense<1.000000e+00> : tensor<f32>
@@ -86,7 +93,25 @@ func.func @forward(%w: tensor<4x3xf32> {sgraph.param = "fc.weight"}, %b: tensor<
 // CHECK: sgraph.adam_update %[[W]], %[[MEAN]]
 // CHECK-NOT: sgraph.adam_update
 // CHECK: return
-module attributes {sgraph.training = {batch_size = 2 : i64, seed = 1 : i64, optimizer = {kind = "adam", lr = 1.0e-3 : f64, beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-8 : f64, weight_decay = 0.0 : f64}, data_parallel = {world_size = 2 : i64}}} {
+module attributes {sgraph.training = {batch_size = 2 : i64, seed = 1 : i64, optimizer = {kind = "adam", lr = 1.0e-3 : f64, beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-8 : f64, weight_decay = 0.0 : f64}, data_parallel = {gradients_mean = true}}} {
+func.func @forward(%w: tensor<4x3xf32> {sgraph.param = "fc.weight"}, %b: tensor<4xf32> {sgraph.param = "fc.bias", sgraph.frozen}, %x: tensor<2x3xf32> {sgraph.input = "x"}, %y: tensor<2xi64> {sgraph.input = "y"}) -> (tensor<f32> {sgraph.name = "loss"}) {
+  %0 = sgraph.matmul %x, %w {transpose_rhs = true} : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+  %1 = sgraph.add %0, %b : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %2 = sgraph.softmax_cross_entropy %1, %y : (tensor<2x4xf32>, tensor<2xi64>) -> tensor<f32>
+  return %2 : tensor<f32>
+}
+}
+
+// -----
+
+// Tests data_parallel.gradients_mean = false (MindSpore's
+// gradients_mean=False): the ranks' gradients are summed, not averaged.
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: %[[W:[^:]*]]: tensor<4x3xf32> {sgraph.param = "fc.weight"}
+// CHECK: %[[DW:.*]] = sgraph.matmul %{{.*}}, %{{.*}} {transpose_lhs = true}
+// CHECK: %[[SUM:.*]] = sgraph.all_reduce %[[DW]] : tensor<4x3xf32>
+// CHECK: sgraph.adam_update %[[W]], %[[SUM]]
+module attributes {sgraph.training = {batch_size = 2 : i64, seed = 1 : i64, optimizer = {kind = "adam", lr = 1.0e-3 : f64, beta1 = 0.9 : f64, beta2 = 0.999 : f64, epsilon = 1.0e-8 : f64, weight_decay = 0.0 : f64}, data_parallel = {gradients_mean = false}}} {
 func.func @forward(%w: tensor<4x3xf32> {sgraph.param = "fc.weight"}, %b: tensor<4xf32> {sgraph.param = "fc.bias", sgraph.frozen}, %x: tensor<2x3xf32> {sgraph.input = "x"}, %y: tensor<2xi64> {sgraph.input = "y"}) -> (tensor<f32> {sgraph.name = "loss"}) {
   %0 = sgraph.matmul %x, %w {transpose_rhs = true} : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
   %1 = sgraph.add %0, %b : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>

@@ -78,6 +78,13 @@ int main(int argc, char **argv) {
                "1500MB, 123456) or a fraction of the arena without "
                "recompute (0.5, 50%); see docs/Recompute.md"),
       cl::value_desc("bytes|fraction"), cl::cat(category));
+  cl::opt<double> bucketMb(
+      "bucket-mb",
+      cl::desc("Data parallelism: merge the gradient all-reduces into "
+               "buckets of this many MiB, in the order the backward pass "
+               "finishes them (default 25, the first bucket 1; 0: one "
+               "all-reduce per gradient); see docs/Distributed.md"),
+      cl::value_desc("MiB"), cl::init(25.0), cl::cat(category));
   cl::opt<bool> memoryReport(
       "memory-report",
       cl::desc("Compile to the scheduled phase and print the memory by "
@@ -166,6 +173,12 @@ int main(int argc, char **argv) {
     if (recompute != "model")
       options.recompute = recompute;
   }
+  if (!(bucketMb >= 0 && bucketMb <= 1e6)) {
+    mlir::emitError(here) << "--bucket-mb=" << bucketMb
+                          << " is not a size in MiB in [0, 1000000]";
+    return 1;
+  }
+  options.bucketBytes = static_cast<int64_t>(bucketMb * (1 << 20));
   options.memoryReport = memoryReport;
   if (memoryReport && (!run.empty() || summary || !emit.empty() ||
                        !compileTo.empty())) {

@@ -226,6 +226,16 @@ sinter::codegen::emitScalar(OpBuilder &bb, Location loc, Operation *op,
         Value key = mix(bb, loc, bb.create<arith::XOrIOp>(loc, seedKey, step));
         Value k = bb.create<arith::IndexCastOp>(loc, bb.getI64Type(),
                                                 ctx.linearIndex(bb, loc));
+        if (in.size() > 2) {
+          // This rank's rows of the global batch: elements shard * N on.
+          Value shard = in[2];
+          if (!shard.getType().isInteger(64))
+            shard = bb.create<arith::ExtSIOp>(loc, bb.getI64Type(), shard);
+          int64_t n = cast<RankedTensorType>(d.getOperand().getType())
+                          .getNumElements();
+          k = bb.create<arith::AddIOp>(
+              loc, k, bb.create<arith::MulIOp>(loc, shard, c64(n)));
+        }
         Value bits =
             mix(bb, loc,
                 bb.create<arith::AddIOp>(

@@ -56,7 +56,7 @@ func.func @stop_gradient_c2(%x: tensor<2xf32>) {
 
 // Tests that all_reduce rejects a boolean operand (C1).
 func.func @all_reduce_c1(%x: tensor<2xi1>) {
-  // expected-error @+1 {{'sgraph.all_reduce' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<2xi1>'}}
+  // expected-error @+1 {{'sgraph.all_reduce' op operand #0 must be variadic of statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<2xi1>'}}
   %0 = sgraph.all_reduce %x : tensor<2xi1>
   return
 }
@@ -67,6 +67,15 @@ func.func @all_reduce_c1(%x: tensor<2xi1>) {
 func.func @all_reduce_c2(%x: tensor<2xf32>) {
   // expected-error @+1 {{'sgraph.all_reduce' op reduction 'prod' is not one of sum, mean, max, min}}
   %0 = sgraph.all_reduce %x {reduction = "prod"} : tensor<2xf32>
+  return
+}
+
+// -----
+
+// Tests that all_reduce needs at least one operand (C4).
+func.func @all_reduce_c4() {
+  // expected-error @+1 {{'sgraph.all_reduce' op needs at least one operand}}
+  "sgraph.all_reduce"() : () -> ()
   return
 }
 

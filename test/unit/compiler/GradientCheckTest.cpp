@@ -590,6 +590,11 @@ void checkModel(const std::string &name, const std::string &pbtxt,
       args.push_back(i64({}, {3}));
       continue;
     }
+    // Rank 1 of a data-parallel job: dropout masks for the second shard.
+    if (forward.getArgAttr(k, sgraph::attr::kRank)) {
+      args.push_back(i64({}, {1}));
+      continue;
+    }
     auto it = std::find_if(inputs.begin(), inputs.end(),
                            [&](const auto &in) { return in.first == argName; });
     ASSERT_NE(it, inputs.end()) << "no input " << argName;

@@ -188,10 +188,42 @@ TEST_P(StepProgramErrorTest, Rejects) {
     name, [](sabi::StepProgram &v) { body; }, message                          \
   }
 
+/// A collective on buffer `buffer` and the steps `kinds` ('s' start, 'd'
+/// done, 'c' a copy of step 2's copy) appended to the program.
+void addCollective(sabi::StepProgram &v, int64_t buffer, const char *kinds) {
+  sabi::Collective *c = v.add_collectives();
+  c->set_op(sabi::Collective::all_reduce);
+  c->set_reduction(sabi::Collective::mean);
+  c->set_buffer(buffer);
+  c->set_name("bucket 0");
+  for (const char *k = kinds; *k; ++k) {
+    if (*k == 's')
+      v.add_steps()->mutable_start()->set_collective(0);
+    else if (*k == 'd')
+      v.add_steps()->mutable_done()->set_collective(0);
+    else
+      *v.add_steps() = v.steps(2);
+  }
+}
+
 void setShape(sabi::Buffer &b, std::vector<int64_t> dims) {
   b.clear_shape();
   for (int64_t d : dims)
     b.add_shape(d);
+}
+
+TEST(StepProgramTest, ReadsCollectives) {
+  sabi::StepProgram v = valid();
+  addCollective(v, v.steps(2).copy().src(), "sd");
+  v.mutable_collectives(0)->add_tensors("h.0.mlp.c_fc.weight");
+  absl::StatusOr<StepProgram> p = validateStepProgram(v);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->collectives.size(), 1u);
+  EXPECT_EQ(p->collectives[0].reduction, sabi::Collective::mean);
+  EXPECT_EQ(p->collectives[0].tensors.front(), "h.0.mlp.c_fc.weight");
+  EXPECT_EQ(p->steps[p->steps.size() - 2].kind, sabi::Step::kStart);
+  EXPECT_EQ(p->steps.back().kind, sabi::Step::kDone);
+  EXPECT_EQ(p->steps.back().collective, 0);
 }
 
 const BadCase kBadCases[] = {
@@ -292,7 +324,24 @@ const BadCase kBadCases[] = {
     CASE("step_kernel_range", STEP(0).mutable_kernel()->set_kernel(2),
          "step 0 (kernel): 'kernel' must be a kernel index in [0, 1]"),
     CASE("empty_step", STEP(0).Clear(),
-         "step 0: has no op this runtime knows (kernel, matmul, copy)"),
+         "step 0: has no op this runtime knows (kernel, matmul, copy, start, "
+         "done)"),
+    CASE("collective_started_twice",
+         addCollective(v, v.steps(2).copy().src(), "ssd"),
+         "starts bucket 0, which already started"),
+    CASE("collective_never_done", addCollective(v, v.steps(2).copy().src(), "s"),
+         "bucket 0 is still in flight at the end"),
+    CASE("collective_never_started", addCollective(v, v.steps(2).copy().src(), ""),
+         "bucket 0 never starts"),
+    CASE("collective_done_first", addCollective(v, v.steps(2).copy().src(), "ds"),
+         "waits for bucket 0, which is not in flight"),
+    CASE("collective_touched", addCollective(v, v.steps(2).copy().src(), "scd"),
+         "while bucket 0 is in flight"),
+    CASE("collective_constant_buffer", addCollective(v, 3, "sd"),
+         "collective 0: buffer 3 'bias' must be an f32 or f64 buffer of the arena"),
+    CASE("collective_range", addCollective(v, 0, "sd");
+         v.mutable_steps(v.steps_size() - 1)->mutable_done()->set_collective(4),
+         "'collective' must be a collective index in [0, 0]"),
     CASE("matmul_k", STEP(1).mutable_matmul()->set_transpose_rhs(true),
          "step 1 (matmul): rhs [3,4] gives K=4 but lhs [2,3] gives K=3"),
     CASE("matmul_bias_shape", STEP(1).mutable_matmul()->set_bias(10),

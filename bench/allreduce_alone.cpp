@@ -1,0 +1,94 @@
+//===- allreduce_alone.cpp - a step's gradient all-reduces, timed alone ---===//
+//
+// A benchmark, not a test. Run on every rank of a job (sinter-launch -n 2
+// ./allreduce_alone ...), it joins the job the way the training binary does
+// (runtime/Comm: the launcher's environment, the rendezvous, Gloo's TCP
+// transport) and times the all-reduces of one step's gradient buckets back
+// to back on the calling thread, with nothing else running: the
+// communication a data-parallel step has to hide. bench/data_parallel.py
+// passes the bucket sizes of the compiled char-GPT.
+//
+// Usage: allreduce_alone BYTES[,BYTES...] [--reps=N]
+// Output (rank 0): allreduce_alone buckets=... bytes=... median_ms=...
+//                  min_ms=... cpu_ms=...
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Comm/Comm.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <string>
+#include <vector>
+
+using namespace sinter;
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s BYTES[,BYTES...] [--reps=N]\n", argv[0]);
+    return 2;
+  }
+  std::vector<size_t> sizes;
+  for (const char *p = argv[1]; *p;) {
+    char *end;
+    sizes.push_back(std::strtoull(p, &end, 10));
+    p = *end == ',' ? end + 1 : end;
+    if (end == p && *p)
+      break;
+  }
+  int reps = 20;
+  for (int i = 2; i < argc; ++i)
+    if (std::string(argv[i]).rfind("--reps=", 0) == 0)
+      reps = std::atoi(argv[i] + 7);
+  absl::StatusOr<comm::DistEnv> env = comm::readDistEnv();
+  if (!env.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(env.status().message()).c_str());
+    return 1;
+  }
+  comm::CommOptions options;
+  options.hostname = comm::listenHostname(*env);
+  options.fingerprint = "allreduce_alone";
+  auto c = comm::connect(*env, options);
+  if (!c.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(c.status().message()).c_str());
+    return 1;
+  }
+  std::vector<std::vector<float>> buffers;
+  size_t total = 0;
+  for (size_t bytes : sizes) {
+    buffers.emplace_back(bytes / sizeof(float), 1.0f);
+    total += bytes;
+  }
+  std::vector<double> wall, cpu;
+  uint32_t tag = 1;
+  for (int r = 0; r < reps + 2; ++r) {
+    if (!(*c)->barrier(tag++, "barrier").ok())
+      return 1;
+    std::clock_t c0 = std::clock();
+    auto t0 = std::chrono::steady_clock::now();
+    for (auto &b : buffers)
+      if (absl::Status s = (*c)->allReduceSum(b.data(), b.size(), tag++, "bucket");
+          !s.ok()) {
+        std::fprintf(stderr, "error: %s\n", std::string(s.message()).c_str());
+        return 1;
+      }
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - t0)
+                    .count();
+    if (r >= 2) {
+      wall.push_back(ms);
+      cpu.push_back(1e3 * double(std::clock() - c0) / CLOCKS_PER_SEC);
+    }
+  }
+  std::sort(wall.begin(), wall.end());
+  std::sort(cpu.begin(), cpu.end());
+  if ((*c)->rank() == 0)
+    std::printf("allreduce_alone buckets=%zu bytes=%zu median_ms=%.2f "
+                "min_ms=%.2f cpu_ms=%.2f\n",
+                sizes.size(), total, wall[wall.size() / 2], wall.front(),
+                cpu[cpu.size() / 2]);
+  return 0;
+}

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Data parallelism on char-GPT, side by side in one invocation.
+
+A benchmark driver, not a test (docs/Benchmarks.md, "Data parallelism").
+Each round runs, in a rotating order so that machine load falls on all of
+them alike:
+
+  s1x2   Sinter, 1 process x 2 threads, batch 2B (the single-process step);
+  s2x1   Sinter, 2 processes x 1 thread, batch B each (sinter-launch -n 2);
+  floor  the same 2 x 1 with --debug-skip-allreduce: no communication, wrong
+         numbers, the compute floor of the data-parallel step;
+  ddp    PyTorch DDP (gloo), 2 x 1, batch B each (bench/peers/ddp_peer.py),
+         when bench/.venv has torch (bench/peers.py makes it);
+  ar     the step's gradient buckets all-reduced alone, back to back, on 2
+         ranks (bench/allreduce_alone.cpp, through runtime/Comm).
+
+Sinter's figure for a run is the median step_seconds of its JSONL log over
+the steps after the first two (page faults, oneDNN's JIT); DDP's the
+slower rank's median after its warm-up. Reported: every configuration's
+median over rounds, the per-round ratios, the bytes all-reduced per step,
+and the exposed communication, s2x1 - floor, against the all-reduce alone.
+With --dropout0 the same on a copy of the model with every dropout at 0
+(PyTorch then uses its fused attention).
+
+Usage: /usr/bin/python3 bench/data_parallel.py [--build-dir=build]
+           [--rounds=3] [--steps=10] [--batch=4] [--dropout0] [--out=FILE]
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VENV_PYTHON = os.path.join(ROOT, "bench", ".venv", "bin", "python")
+
+
+def run(cmd, env=None, timeout=1800):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, env=env, timeout=timeout)
+    if p.returncode != 0:
+        sys.exit(f"failed ({p.returncode}): {' '.join(cmd)}\n"
+                 f"{p.stdout[-2000:]}{p.stderr[-2000:]}")
+    return p.stdout
+
+
+def loadavg():
+    return open("/proc/loadavg").read().split()[0]
+
+
+def sinter_step_ms(log):
+    steps = [json.loads(line) for line in open(log)]
+    times = [s["step_seconds"] for s in steps if "step_seconds" in s][2:]
+    return 1e3 * statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--dropout0", action="store_true")
+    ap.add_argument("--out", default="")
+    a = ap.parse_args()
+    bindir = os.path.join(a.build_dir, "bin")
+    sinterc = os.path.join(bindir, "sinterc")
+    launch = os.path.join(bindir, "sinter-launch")
+    run(["ninja", "-C", a.build_dir, "sinterc", "SinterStepMain",
+         "sinter-bench-allreduce-alone"])
+    work = tempfile.mkdtemp(prefix="sinter-dp-bench-")
+    model = os.path.join(ROOT, "examples", "chargpt.pbtxt")
+    dropout = 0.2
+    if a.dropout0:
+        text = re.sub(r"(dropout\s*\{\s*rate:\s*)[0-9.]+", r"\g<1>0.0",
+                      open(model).read())
+        text = re.sub(r"(transformer_block\s*\{[^}]*dropout:\s*)[0-9.]+",
+                      r"\g<1>0.0", text)
+        model = os.path.join(work, "chargpt_nodrop.pbtxt")
+        open(model, "w").write(text)
+        dropout = 0.0
+    b = a.batch
+    per_rank = os.path.join(work, f"train{b}")
+    whole = os.path.join(work, f"train{2 * b}")
+    run([sinterc, model, f"--batch-size={b}", "-o", per_rank])
+    run([sinterc, model, f"--batch-size={2 * b}", "-o", whole])
+    sched = run([sinterc, model, f"--batch-size={b}",
+                 "--compile-to=scheduled", "-o", "-"])
+    buckets = [int(m.replace(",", "")) for m in re.findall(
+        r'sinter.bucket = "bucket \d+: \d+ gradients?, ([0-9,]+) bytes', sched)]
+    views = re.findall(r"sched.all_reduce_start \"\w+\" %\S+ .*?"
+                       r"!sched.buffer<(\d+)xf32>", sched)
+    bucket_bytes = [4 * int(n) for n in views] or buckets
+    have_torch = os.path.exists(VENV_PYTHON) and subprocess.run(
+        [VENV_PYTHON, "-c", "import torch"], capture_output=True).returncode == 0
+
+    data = os.path.join(ROOT, "examples", "data", "chargpt")
+    steps = a.steps + 2
+    common = [f"--steps={steps}", f"--data={data}", "--quiet"]
+    configs = {
+        "s1x2": lambda log: run([whole, "--threads=2",
+                                 f"--log-jsonl={log}"] + common),
+        "s2x1": lambda log: run([launch, "-n", "2", "--", per_rank,
+                                 "--threads=1", f"--log-jsonl={log}"] + common),
+        "floor": lambda log: run([launch, "-n", "2", "--", per_rank,
+                                  "--threads=1", "--debug-skip-allreduce",
+                                  f"--log-jsonl={log}"] + common),
+        "ar": lambda log: run([launch, "-n", "2", "--",
+                               os.path.join(bindir, "allreduce_alone"),
+                               ",".join(map(str, bucket_bytes)), "--reps=20"]),
+    }
+    if have_torch:
+        env = dict(os.environ, OMP_NUM_THREADS="1")
+        jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+        if os.path.exists(jemalloc):
+            env["LD_PRELOAD"] = jemalloc
+        configs["ddp"] = lambda log: run(
+            [launch, "-n", "2", "--", VENV_PYTHON,
+             os.path.join(ROOT, "bench", "peers", "ddp_peer.py"),
+             f"--batch={b}", f"--steps={a.steps}", "--warmup=3",
+             f"--dropout={dropout}"], env=env)
+    names = list(configs)
+    results = {n: [] for n in names}
+    loads = []
+    for r in range(a.rounds):
+        order = names[r % len(names):] + names[:r % len(names)]
+        for n in order:
+            log = os.path.join(work, f"{n}-{r}.jsonl")
+            if os.path.exists(log):
+                os.remove(log)
+            loads.append(loadavg())
+            out = configs[n](log)
+            if n == "ar":
+                ms = float(re.search(r"median_ms=([0-9.]+)", out).group(1))
+            elif n == "ddp":
+                ms = json.loads(out.strip().splitlines()[-1])["ddp_step_ms"]
+            else:
+                ms = sinter_step_ms(log)
+            results[n].append(ms)
+            print(f"round {r + 1} {n}: {ms:.1f} ms (load {loads[-1]})",
+                  flush=True)
+    med = {n: statistics.median(v) for n, v in results.items()}
+
+    def ratio(x, y):
+        return statistics.median(
+            [p / q for p, q in zip(results[x], results[y])])
+
+    exposed = [s - f for s, f in zip(results["s2x1"], results["floor"])]
+    report = {
+        "model": os.path.basename(model), "batch_per_rank": b,
+        "dropout": dropout, "rounds": a.rounds, "steps": a.steps,
+        "bucket_bytes": bucket_bytes, "bytes_all_reduced": sum(bucket_bytes),
+        "median_ms": med, "per_round_ms": results, "loadavg": loads,
+        "s2x1_over_s1x2": ratio("s2x1", "s1x2"),
+        "floor_over_s1x2": ratio("floor", "s1x2"),
+        "exposed_ms": statistics.median(exposed),
+        "exposed_over_allreduce": statistics.median(
+            [e / t for e, t in zip(exposed, results["ar"])]),
+    }
+    if "ddp" in results:
+        report["ddp_over_s2x1"] = ratio("ddp", "s2x1")
+    print(f"\nchar-GPT, {b} rows per rank, dropout {dropout}, "
+          f"{a.rounds} rounds (load {min(loads)}-{max(loads)})")
+    print(f"bytes all-reduced per step: {sum(bucket_bytes):,} in "
+          f"{len(bucket_bytes)} buckets")
+    print("| configuration | ms/step (median of rounds) |")
+    print("|---|---|")
+    for n in names:
+        print(f"| {n} | {med[n]:.1f} |")
+    print(f"2x1 / 1x2: {report['s2x1_over_s1x2']:.3f}; floor / 1x2: "
+          f"{report['floor_over_s1x2']:.3f}")
+    print(f"exposed communication (2x1 - floor): {report['exposed_ms']:.1f} "
+          f"ms = {report['exposed_over_allreduce']:.2f} x the all-reduce "
+          f"alone ({med['ar']:.1f} ms)")
+    if "ddp" in results:
+        print(f"PyTorch DDP / Sinter 2x1: {report['ddp_over_s2x1']:.2f}")
+    else:
+        print("PyTorch DDP: not available (no torch in bench/.venv; "
+              "bench/peers.py installs it)")
+    if a.out:
+        json.dump(report, open(a.out, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()

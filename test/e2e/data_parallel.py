@@ -1,0 +1,462 @@
+#!/usr/bin/env python3
+"""End-to-end checks of data parallelism with real processes over loopback.
+
+Each subcommand compiles what it needs, starts the ranks itself (through
+sinter-launch, mpirun, or torchrun-style variables it sets), and exits
+non-zero with a message when something is wrong:
+
+  equivalence  W ranks x batch B against one process at batch W*B for N
+               steps: every step's loss, and the final parameters and
+               optimizer state as a whole, within --rtol, each tensor within
+               --tensor-rtol (the ranks' gradients are summed in another
+               order than one process sums its rows, so the bits differ;
+               the bounds are justified in the .test file);
+               with dropout the masks must be the same ones, or the losses
+               are off by far more.
+  buckets      the default buckets against --bucket-mb=0 (a collective per
+               gradient), both at W ranks: bit-identical.
+  sum          gradients_mean: false against the default: the first step's
+               grad_norm is W times larger (the sum of W means).
+  faults       a rank SIGKILLed mid-run: every other rank exits non-zero
+               within the timeout, naming the collective, the step and the
+               peer, and the launcher names the rank; a rank that never
+               starts: a rendezvous error naming it; --debug-fault=same-data
+               and drift@N are caught and a healthy run prints no error;
+               two different binaries are refused at the start.
+  resume       W ranks, 2K steps in one run against K steps, a stop and a
+               resume for K more: bit-identical checkpoints and losses; only
+               rank 0 writes them.
+  launchers    the same run through sinter-launch, through torchrun-style
+               variables set here, and through mpirun when it is installed:
+               bit-identical losses.
+
+usage: data_parallel.py SUBCOMMAND MODEL --sinterc=PATH --launch=PATH
+           --work-dir=DIR [--data=SPEC] [--world=W] [--batch-size=B] ...
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from safetensors_io import read_safetensors  # noqa: E402
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def run(cmd, what, expect=0, env=None, timeout=300):
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        fail(f"{what}: still running after {timeout} s (a hang): "
+             f"{' '.join(cmd)}")
+    if expect is not None and p.returncode != expect:
+        fail(f"{what}: exit {p.returncode} (wanted {expect}): {' '.join(cmd)}\n"
+             f"{p.stdout[-3000:]}{p.stderr[-3000:]}")
+    return p
+
+
+def compile_model(a, name, batch, model=None, extra=()):
+    os.makedirs(a.work_dir, exist_ok=True)
+    binary = os.path.join(a.work_dir, name)
+    if not os.path.exists(binary):
+        run([a.sinterc, model or a.model, "-o", binary,
+             f"--batch-size={batch}"] + list(extra), f"sinterc {name}")
+    return binary
+
+
+def jsonl(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+def step_metric(path, name="loss"):
+    return {o["step"]: o[name] for o in jsonl(path) if name in o}
+
+
+def latest(save):
+    return os.path.join(save,
+                        open(os.path.join(save, "latest")).read().strip())
+
+
+def read_state(d):
+    return (read_safetensors(os.path.join(d, "model.safetensors"))[0],
+            read_safetensors(os.path.join(d, "optimizer.safetensors"))[0])
+
+
+def data_flags(a):
+    return [f"--data={a.data}"] if a.data else []
+
+
+def fresh(*paths):
+    for p in paths:
+        if os.path.isdir(p):
+            shutil.rmtree(p)
+        elif os.path.exists(p):
+            os.remove(p)
+
+
+def launch(a, n, argv, what, expect=0, extra=()):
+    return run([a.launch, "-n", str(n), "--grace-seconds=5"] + list(extra) +
+               ["--"] + argv, what, expect=expect)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def nrel(c, r):
+    c, r = c.astype(np.float64), r.astype(np.float64)
+    n = np.linalg.norm(r.ravel())
+    d = np.linalg.norm((c - r).ravel())
+    return d / n if n else (0.0 if d == 0 else np.inf)
+
+
+# ---------------------------------------------------------------------------
+
+
+def cmd_equivalence(a):
+    w, b, n = a.world, a.batch_size, a.steps
+    per_rank = compile_model(a, f"train{b}", b)
+    whole = compile_model(a, f"train{w * b}", w * b)
+    d = a.work_dir
+    fresh(f"{d}/one", f"{d}/many", f"{d}/one.jsonl", f"{d}/many.jsonl")
+    common = [f"--steps={n}", "--threads=1", "--quiet"] + data_flags(a)
+    run([whole, f"--save={d}/one", f"--log-jsonl={d}/one.jsonl"] + common,
+        f"one process at batch {w * b}")
+    p = launch(a, w, [per_rank, f"--save={d}/many",
+                      f"--log-jsonl={d}/many.jsonl"] + common,
+               f"{w} ranks at batch {b}")
+    if "error" in p.stdout + p.stderr:
+        fail(f"a healthy run printed an error:\n{p.stdout}{p.stderr}")
+    one, many = step_metric(f"{d}/one.jsonl"), step_metric(f"{d}/many.jsonl")
+    if sorted(one) != list(range(1, n + 1)) or sorted(many) != sorted(one):
+        fail(f"steps logged: {sorted(one)} vs {sorted(many)}")
+    worst_loss = 0.0
+    for s in one:
+        r = abs(one[s] - many[s]) / max(abs(one[s]), 1e-12)
+        worst_loss = max(worst_loss, r)
+        if r > a.rtol:
+            fail(f"loss of step {s}: {one[s]} at batch {w * b}, {many[s]} on "
+                 f"{w} ranks (relative {r:.2e} > {a.rtol})")
+    worst = (0.0, "")
+    whole = []
+    for what, x, y in zip(("parameters", "optimizer state"),
+                          read_state(latest(f"{d}/one")),
+                          read_state(latest(f"{d}/many"))):
+        if sorted(x) != sorted(y):
+            fail(f"{what}: names differ")
+        # All of them at once, then each tensor with the looser bound.
+        num = sum(np.sum((y[k].astype(np.float64) - x[k]) ** 2) for k in x)
+        den = sum(np.sum(x[k].astype(np.float64) ** 2) for k in x)
+        e = float(np.sqrt(num / den)) if den else 0.0
+        whole.append(e)
+        if e > a.rtol:
+            fail(f"{what} after {n} steps: normwise relative difference "
+                 f"{e:.2e} > {a.rtol}")
+        for name in x:
+            e = nrel(y[name], x[name])
+            worst = max(worst, (e, name))
+            if e > a.tensor_rtol:
+                fail(f"{name} after {n} steps: normwise relative "
+                     f"difference {e:.2e} > {a.tensor_rtol}")
+    print(f"ok: {w} ranks x batch {b} = one process at batch {w * b} for {n} "
+          f"steps (loss {worst_loss:.1e}, parameters {whole[0]:.1e}, "
+          f"optimizer state {whole[1]:.1e}, worst tensor {worst[0]:.1e}: "
+          f"{worst[1]})")
+
+
+def cmd_buckets(a):
+    w, b, n = a.world, a.batch_size, a.steps
+    bucketed = compile_model(a, "bucketed", b, extra=["--bucket-mb=0.05"])
+    single = compile_model(a, "unbucketed", b, extra=["--bucket-mb=0"])
+    d = a.work_dir
+    fresh(f"{d}/b", f"{d}/u", f"{d}/b.jsonl", f"{d}/u.jsonl")
+    common = [f"--steps={n}", "--threads=1", "--quiet"] + data_flags(a)
+    launch(a, w, [bucketed, f"--save={d}/b", f"--log-jsonl={d}/b.jsonl"] +
+           common, "bucketed")
+    launch(a, w, [single, f"--save={d}/u", f"--log-jsonl={d}/u.jsonl"] +
+           common, "a collective per gradient")
+    # The two programs must really differ in their collectives.
+    dumps = []
+    for binary in (bucketed, single):
+        out = run([a.sinterc, a.model, f"--batch-size={b}",
+                   "--compile-to=scheduled", "-o", "-"] +
+                  (["--bucket-mb=0.05"] if binary == bucketed else
+                   ["--bucket-mb=0"]), "sinterc --compile-to=scheduled").stdout
+        dumps.append(out.count("sched.all_reduce_start"))
+    if not dumps[0] < dumps[1]:
+        fail(f"collectives: {dumps[0]} bucketed, {dumps[1]} unbucketed")
+    lb, lu = step_metric(f"{d}/b.jsonl"), step_metric(f"{d}/u.jsonl")
+    if lb != lu:
+        fail(f"losses differ: {lb} vs {lu}")
+    for what, x, y in zip(("parameter", "optimizer state"),
+                          read_state(latest(f"{d}/b")),
+                          read_state(latest(f"{d}/u"))):
+        for name in x:
+            if x[name].tobytes() != y[name].tobytes():
+                fail(f"{what} {name} differs between bucketed and unbucketed")
+    print(f"ok: {dumps[0]} buckets and {dumps[1]} collectives, bit-identical "
+          f"over {n} steps on {w} ranks")
+
+
+def cmd_sum(a):
+    w, b = a.world, a.batch_size
+    src = open(a.model).read()
+    if "data_parallel {" in src:
+        fail("the model already has a data_parallel section")
+    summed = os.path.join(a.work_dir, "summed.pbtxt")
+    os.makedirs(a.work_dir, exist_ok=True)
+    with open(summed, "w") as f:
+        f.write(src.replace("training {",
+                            "training {\n  data_parallel { gradients_mean: "
+                            "false }", 1))
+    mean_bin = compile_model(a, "mean", b)
+    sum_bin = compile_model(a, "sum", b, model=summed)
+    d = a.work_dir
+    fresh(f"{d}/mean.jsonl", f"{d}/sum.jsonl")
+    common = ["--steps=1", "--threads=1", "--quiet"] + data_flags(a)
+    launch(a, w, [mean_bin, f"--log-jsonl={d}/mean.jsonl"] + common, "mean")
+    launch(a, w, [sum_bin, f"--log-jsonl={d}/sum.jsonl"] + common, "sum")
+    gm = step_metric(f"{d}/mean.jsonl", "grad_norm")[1]
+    gs = step_metric(f"{d}/sum.jsonl", "grad_norm")[1]
+    if abs(gs / gm - w) > 1e-4 * w:
+        fail(f"grad_norm {gs} summed vs {gm} averaged: ratio {gs / gm}, "
+             f"wanted {w}")
+    print(f"ok: gradients_mean: false gives {gs / gm:.6f} x the gradient "
+          f"norm on {w} ranks")
+
+
+def cmd_faults(a):
+    w, b = a.world, a.batch_size
+    binary = compile_model(a, f"train{b}", b)
+    d = a.work_dir
+    common = ["--threads=1", "--quiet"] + data_flags(a)
+
+    # A rank killed mid-run.
+    proc = subprocess.Popen(
+        [a.launch, "-n", str(w), "--grace-seconds=5", "--", binary,
+         "--steps=100000", "--collective-timeout=20", "--log-every=1"] +
+        common, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)
+    time.sleep(a.kill_after)
+    victim = None
+    for line in subprocess.run(["ps", "-eo", "pid,ppid,args"],
+                               stdout=subprocess.PIPE,
+                               text=True).stdout.splitlines():
+        parts = line.split(None, 2)
+        if len(parts) == 3 and parts[2].startswith(binary):
+            victim = int(parts[0])  # the last rank listed: not rank 0
+    if victim is None:
+        proc.kill()
+        fail("no rank process to kill")
+    killed_at = time.time()
+    os.kill(victim, signal.SIGKILL)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        fail("the job hung after a rank was killed")
+    took = time.time() - killed_at
+    if proc.returncode == 0:
+        fail(f"the job exited 0 after a rank was killed:\n{err}")
+    if "exited with code" not in err and "was killed by" not in err:
+        fail(f"the launcher did not name the failing rank:\n{err}")
+    if "killed by SIGKILL" not in err:
+        fail(f"the launcher did not say the rank was killed:\n{err}")
+    survivors = [l for l in err.splitlines() if "error: rank" in l]
+    if not survivors or not any("all-reduce" in l or "step" in l
+                                for l in survivors):
+        fail(f"no survivor named the collective and the step:\n{err}")
+    if not any("peer" in l or "rank" in l for l in survivors):
+        fail(f"no survivor named the peer:\n{err}")
+    print(f"ok: a killed rank stops the job in {took:.1f} s: "
+          f"{survivors[0].strip()[:200]}")
+
+    # Ctrl-C to the launcher: every rank stops after the same step, rank 0
+    # saves, the job exits 130 and the checkpoint resumes.
+    save = os.path.join(d, "interrupted")
+    fresh(save)
+    proc = subprocess.Popen(
+        [a.launch, "-n", str(w), "--", binary, "--steps=100000",
+         f"--save={save}", "--collective-timeout=20"] + common,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(a.kill_after)
+    proc.send_signal(signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        fail("the job hung after Ctrl-C")
+    if proc.returncode != 130 or "interrupted after" not in out:
+        fail(f"Ctrl-C: exit {proc.returncode}:\n{out}\n{err}")
+    if len(os.listdir(save)) != 2:  # one checkpoint and `latest`
+        fail(f"Ctrl-C: the checkpoint directory holds {os.listdir(save)}")
+    step = int(open(os.path.join(save, "latest")).read().split("-")[1])
+    run([binary, f"--steps={step + 1}", f"--save={save}", "--resume"] +
+        common, "resuming after Ctrl-C", env=dict(
+            os.environ, RANK="0", WORLD_SIZE="1"))
+    print(f"ok: Ctrl-C stops every rank after step {step}, saves once, "
+          f"exits 130")
+
+    # A rank that never starts: rank 0 alone with WORLD_SIZE=2.
+    env = dict(os.environ, RANK="0", WORLD_SIZE="2", LOCAL_RANK="0",
+               LOCAL_WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
+               MASTER_PORT=str(free_port()), SINTER_RUN_ID="never")
+    t0 = time.time()
+    p = run([binary, "--steps=2", "--collective-timeout=3"] + common,
+            "a rank that never starts", expect=None, env=env, timeout=60)
+    if p.returncode == 0 or "never joined" not in p.stderr or \
+            "rank 1" not in p.stderr:
+        fail(f"missing rank: exit {p.returncode}:\n{p.stderr}")
+    print(f"ok: a rank that never starts is named after "
+          f"{time.time() - t0:.1f} s: {p.stderr.strip()[:200]}")
+
+    # Every rank reading the same rows.
+    p = launch(a, w, [binary, "--steps=2", "--debug-fault=same-data"] +
+               common, "same data", expect=None)
+    if p.returncode == 0 or "same first batch" not in p.stderr:
+        fail(f"same data not caught (exit {p.returncode}):\n{p.stderr}")
+    print("ok: ranks reading the same data are refused")
+
+    # One rank's parameters drifting.
+    p = launch(a, w, [binary, "--steps=6", "--check-every=2",
+                      "--debug-fault=drift@3"] + common, "drift", expect=None)
+    if p.returncode == 0 or "drifted apart after step 4" not in p.stderr:
+        fail(f"drift not caught at the next check (exit {p.returncode}):\n"
+             f"{p.stderr}")
+    print("ok: a rank whose parameters drift is caught at the next check")
+
+    # A healthy run with the checks every step prints nothing alarming.
+    p = launch(a, w, [binary, "--steps=4", "--check-every=1"] + common,
+               "healthy run")
+    if "error" in p.stdout + p.stderr:
+        fail(f"a healthy run printed an error:\n{p.stdout}{p.stderr}")
+
+    # Different programs on different ranks.
+    other = compile_model(a, f"train{b + 1}", b + 1)
+    script = os.path.join(d, "mixed.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\nif [ \"$RANK\" = 0 ]; then exec %s \"$@\"; "
+                "else exec %s \"$@\"; fi\n" % (binary, other))
+    os.chmod(script, 0o755)
+    p = launch(a, 2, [script, "--steps=2", "--collective-timeout=10"] +
+               common, "different binaries", expect=None)
+    if p.returncode == 0 or "fingerprint" not in p.stderr:
+        fail(f"different binaries not refused (exit {p.returncode}):\n"
+             f"{p.stderr}")
+    print("ok: different programs on different ranks are refused at the "
+          "start")
+
+
+def cmd_resume(a):
+    w, b, k = a.world, a.batch_size, a.steps
+    binary = compile_model(a, f"train{b}", b)
+    d = a.work_dir
+    fresh(f"{d}/full", f"{d}/half", f"{d}/full.jsonl", f"{d}/half.jsonl")
+    common = ["--threads=1", "--quiet"] + data_flags(a)
+    launch(a, w, [binary, f"--steps={2 * k}", f"--save={d}/full",
+                  f"--log-jsonl={d}/full.jsonl"] + common, "uninterrupted")
+    launch(a, w, [binary, f"--steps={k}", f"--save={d}/half",
+                  f"--log-jsonl={d}/half.jsonl"] + common, "first half")
+    launch(a, w, [binary, f"--steps={2 * k}", f"--save={d}/half", "--resume",
+                  f"--log-jsonl={d}/half.jsonl"] + common, "resumed half")
+    name = f"step-{2 * k:08d}"
+    full = read_state(os.path.join(d, "full", name))
+    half = read_state(os.path.join(d, "half", name))
+    for what, x, y in zip(("parameter", "optimizer state"), full, half):
+        for n in x:
+            if x[n].tobytes() != y[n].tobytes():
+                fail(f"{what} {n} differs after resuming on {w} ranks")
+    lf, lh = step_metric(f"{d}/full.jsonl"), step_metric(f"{d}/half.jsonl")
+    if lf != lh:
+        fail(f"losses differ after resuming: {lf} vs {lh}")
+    entries = sorted(os.listdir(f"{d}/full"))
+    if [e for e in entries if e.startswith(".") or "tmp" in e]:
+        fail(f"leftovers in the checkpoint directory: {entries}")
+    print(f"ok: {2 * k} steps = {k} + resume + {k} on {w} ranks, bit for bit")
+
+
+def cmd_launchers(a):
+    w, b, n = a.world, a.batch_size, a.steps
+    binary = compile_model(a, f"train{b}", b)
+    d = a.work_dir
+    common = [f"--steps={n}", "--threads=1", "--quiet"] + data_flags(a)
+    results = {}
+    fresh(f"{d}/launch.jsonl")
+    launch(a, w, [binary, f"--log-jsonl={d}/launch.jsonl"] + common,
+           "sinter-launch")
+    results["sinter-launch"] = step_metric(f"{d}/launch.jsonl")
+
+    # torchrun's variables, set by hand.
+    fresh(f"{d}/torchrun.jsonl")
+    port = free_port()
+    procs = []
+    for r in range(w):
+        env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(w),
+                   LOCAL_RANK=str(r), LOCAL_WORLD_SIZE=str(w),
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                   TORCHELASTIC_RUN_ID=f"test-{port}")
+        procs.append(subprocess.Popen(
+            [binary, f"--log-jsonl={d}/torchrun.jsonl"] + common, env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for r, p in enumerate(procs):
+        out, err = p.communicate(timeout=300)
+        if p.returncode != 0:
+            fail(f"torchrun-style rank {r}: exit {p.returncode}:\n{err}")
+    results["torchrun variables"] = step_metric(f"{d}/torchrun.jsonl")
+
+    mpirun = shutil.which("mpirun")
+    if mpirun:
+        fresh(f"{d}/mpi.jsonl")
+        run([mpirun, "--allow-run-as-root", "--oversubscribe", "-np", str(w),
+             "-x", "PATH", binary, f"--log-jsonl={d}/mpi.jsonl"] + common,
+            "mpirun")
+        results["mpirun"] = step_metric(f"{d}/mpi.jsonl")
+    elif a.require_mpirun:
+        fail("mpirun is not installed (scripts/setup.sh installs openmpi-bin)")
+    first = results["sinter-launch"]
+    for name, r in results.items():
+        if r != first or len(r) != n:
+            fail(f"{name} gives losses {r}, sinter-launch {first}")
+    print(f"ok: {', '.join(results)} give bit-identical losses on {w} ranks")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("command", choices=["equivalence", "buckets", "sum",
+                                        "faults", "resume", "launchers"])
+    ap.add_argument("model")
+    ap.add_argument("--sinterc", required=True)
+    ap.add_argument("--launch", required=True)
+    ap.add_argument("--work-dir", required=True)
+    ap.add_argument("--data", default="")
+    ap.add_argument("--world", type=int, default=2)
+    ap.add_argument("--batch-size", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--rtol", type=float, default=1e-4)
+    ap.add_argument("--tensor-rtol", type=float, default=1e-2)
+    ap.add_argument("--kill-after", type=float, default=3.0)
+    ap.add_argument("--require-mpirun", action="store_true")
+    a = ap.parse_args()
+    {"equivalence": cmd_equivalence, "buckets": cmd_buckets, "sum": cmd_sum,
+     "faults": cmd_faults, "resume": cmd_resume,
+     "launchers": cmd_launchers}[a.command](a)
+
+
+if __name__ == "__main__":
+    main()
