@@ -294,7 +294,9 @@ def cmd_faults(a):
     proc = subprocess.Popen(
         [a.launch, "-n", str(w), "--", binary, "--steps=100000",
          f"--save={save}", "--collective-timeout=20"] + common,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # lit runs tests with SIGINT ignored, which the launcher keeps.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(a.kill_after)
     proc.send_signal(signal.SIGINT)
     try:
