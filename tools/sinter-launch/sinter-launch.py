@@ -393,6 +393,19 @@ class Launch:
         self.events.append(("exit", rank, code))
         self.wake()
 
+    @staticmethod
+    def dieWithLauncher():
+        """In each rank, before exec: SIGTERM when the launcher dies (even by
+        SIGKILL), so that no rank trains on alone. Linux's prctl; elsewhere
+        nothing."""
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            PR_SET_PDEATHSIG = 1
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+
     def start(self, envs):
         streams = []
         for local, env in enumerate(envs):
@@ -401,6 +414,7 @@ class Launch:
             try:
                 proc = subprocess.Popen(
                     self.a.command, env=env, start_new_session=True,
+                    preexec_fn=self.dieWithLauncher,
                     stdin=subprocess.DEVNULL if piped else None,
                     stdout=subprocess.PIPE if piped else None,
                     stderr=subprocess.PIPE if piped else None)
