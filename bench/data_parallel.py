@@ -14,9 +14,11 @@ them alike:
   ar     the step's gradient buckets all-reduced alone, back to back, on 2
          ranks (bench/allreduce_alone.cpp, through runtime/Comm).
 
-Sinter's figure for a run is the median step_seconds of its JSONL log over
-the steps after the first two (page faults, oneDNN's JIT); DDP's the
-slower rank's median after its warm-up. Reported: every configuration's
+Sinter's figure for a run is the median whole step of its JSONL log (the
+differences of elapsed_seconds: the step, its data, the metrics' all-reduce
+and any wait for the other rank) after the first two (page faults,
+oneDNN's JIT); DDP's the slower rank's median after its warm-up, also
+timed from one step's start to the next (a barrier first). Reported: every configuration's
 median over rounds, the per-round ratios, the bytes all-reduced per step,
 and the exposed communication, s2x1 - floor, against the all-reduce alone.
 With --dropout0 the same on a copy of the model with every dropout at 0
@@ -53,9 +55,13 @@ def loadavg():
 
 
 def sinter_step_ms(log):
+    """The median whole step (elapsed_seconds' differences: the step, its
+    data, the metrics' all-reduce and any wait for the other rank) after
+    the first two."""
     steps = [json.loads(line) for line in open(log)]
-    times = [s["step_seconds"] for s in steps if "step_seconds" in s][2:]
-    return 1e3 * statistics.median(times)
+    t = [s["elapsed_seconds"] for s in steps if "elapsed_seconds" in s]
+    return 1e3 * statistics.median(
+        [b - a for a, b in zip(t[1:], t[2:])])
 
 
 def main():

@@ -611,6 +611,9 @@ absl::Status Run::run() {
           {"step", double(step + 1)}};
       fields.insert(fields.end(), m.begin(), m.end());
       fields.push_back({"step_seconds", seconds});
+      // Wall time since the loop began: its differences are whole steps
+      // (data, metrics, waiting for other ranks), not only run().
+      fields.push_back({"elapsed_seconds", now() - began});
       fields.push_back(
           {unit == "tok" ? "tokens_per_second" : "samples_per_second", rate});
       SINTER_RETURN_IF_ERROR(metrics->write(fields));
