@@ -32,6 +32,7 @@
 #include "gloo/transport/tcp/address.h"
 #include "gloo/transport/tcp/device.h"
 
+#include <csignal>
 #include <cctype>
 #include <cstring>
 #include <map>
@@ -280,6 +281,13 @@ connect(const DistEnv &env, const CommOptions &options) {
   if (options.timeout.count() <= 0)
     return InvalidArgumentError(SINTER_HERE,
                                 "the communication timeout must be positive");
+  // A write to a peer that died raises SIGPIPE, whose default action ends
+  // the process before Gloo can turn EPIPE into an error naming the peer:
+  // the survivors must report, not vanish. Only the default is replaced.
+  struct sigaction current {};
+  if (::sigaction(SIGPIPE, nullptr, &current) == 0 &&
+      current.sa_handler == SIG_DFL)
+    ::signal(SIGPIPE, SIG_IGN);
 
   // The device first: a rank that cannot listen never joins, and the others
   // say so, instead of waiting in connectFullMesh.

@@ -119,6 +119,18 @@ def free_port():
         return s.getsockname()[1]
 
 
+def wait_for_steps(log, n, proc, timeout=120):
+    """Until the JSONL `log` has `n` steps (training is under way), or fail."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            fail(f"the job ended before step {n}: exit {proc.returncode}")
+        if os.path.exists(log) and sum(1 for _ in open(log)) >= n:
+            return
+        time.sleep(0.1)
+    fail(f"no step {n} after {timeout} s")
+
+
 def nrel(c, r):
     c, r = c.astype(np.float64), r.astype(np.float64)
     n = np.linalg.norm(r.ravel())
@@ -247,12 +259,15 @@ def cmd_faults(a):
     d = a.work_dir
     common = ["--threads=1", "--quiet"] + data_flags(a)
 
-    # A rank killed mid-run.
+    # A rank killed mid-run (once training is under way).
+    log = os.path.join(d, "killed.jsonl")
+    fresh(log)
     proc = subprocess.Popen(
         [a.launch, "-n", str(w), "--grace-seconds=5", "--", binary,
-         "--steps=100000", "--collective-timeout=20", "--log-every=1"] +
+         "--steps=100000", "--collective-timeout=20", f"--log-jsonl={log}"] +
         common, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True)
+    wait_for_steps(log, 3, proc)
     time.sleep(a.kill_after)
     victim = None
     for line in subprocess.run(["ps", "-eo", "pid,ppid,args"],
@@ -291,13 +306,15 @@ def cmd_faults(a):
     # saves, the job exits 130 and the checkpoint resumes.
     save = os.path.join(d, "interrupted")
     fresh(save)
+    log = os.path.join(d, "interrupted.jsonl")
+    fresh(log)
     proc = subprocess.Popen(
         [a.launch, "-n", str(w), "--", binary, "--steps=100000",
-         f"--save={save}", "--collective-timeout=20"] + common,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+         f"--save={save}", "--collective-timeout=20", f"--log-jsonl={log}"] +
+        common, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         # lit runs tests with SIGINT ignored, which the launcher keeps.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(a.kill_after)
+    wait_for_steps(log, 3, proc)
     proc.send_signal(signal.SIGINT)
     try:
         out, err = proc.communicate(timeout=60)
@@ -452,7 +469,7 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--rtol", type=float, default=1e-4)
     ap.add_argument("--tensor-rtol", type=float, default=1e-2)
-    ap.add_argument("--kill-after", type=float, default=3.0)
+    ap.add_argument("--kill-after", type=float, default=0.5)
     ap.add_argument("--require-mpirun", action="store_true")
     a = ap.parse_args()
     {"equivalence": cmd_equivalence, "buckets": cmd_buckets, "sum": cmd_sum,

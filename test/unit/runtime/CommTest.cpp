@@ -465,6 +465,11 @@ TEST_P(CommPeerKilled, OthersFailWithinTheTimeout) {
       continue;
     const std::string &report = outcomes[r].report;
     EXPECT_FALSE(outcomes[r].killedAtDeadline) << "rank " << r << " hung";
+    EXPECT_TRUE(WIFEXITED(outcomes[r].waitStatus))
+        << "rank " << r << " died: signal "
+        << (WIFSIGNALED(outcomes[r].waitStatus)
+                ? WTERMSIG(outcomes[r].waitStatus)
+                : 0);
     EXPECT_THAT(report, HasSubstr("all-reduce at step "));
     EXPECT_THAT(report, HasSubstr("failed on rank " + std::to_string(r)));
     EXPECT_THAT(report, HasSubstr("[gloo: "));
