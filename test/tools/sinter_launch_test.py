@@ -265,6 +265,26 @@ for rank in (0, 2):
           f"{readLines(out, f'signals-{rank}')}")
 check(took < 10, f"fail: the others stopped at once ({took:.1f} s)")
 
+# ---- the launcher itself killed ---------------------------------------------
+out = case("launcher-killed")
+p = start(out, ["-n", "2"], ["*=sleep:0"])
+check(waitFor([os.path.join(out, f"ready-{r}") for r in (0, 1)]),
+      "launcher-killed: both ranks started")
+os.kill(p.pid, signal.SIGKILL)
+p.communicate()
+got = waitFor([os.path.join(out, f"signals-{r}") for r in (0, 1)])
+for rank in (0, 1):
+    signals = readLines(out, f"signals-{rank}")
+    check(got and signals and set(signals) == {"SIGTERM"},
+          f"launcher-killed: rank {rank} got SIGTERM when the launcher died: "
+          f"{readLines(out, f'signals-{rank}')}")
+for name in os.listdir(out):  # whatever is left
+    if name.startswith("ready-"):
+        try:
+            os.kill(int(open(os.path.join(out, name)).read()), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass
+
 out = case("fail-signal")
 code, _, err, _ = run(out, ["-n", "2"], ["1=kill:SIGKILL:0.3", "*=sleep:0"])
 check(code == 137, f"fail-signal: exit {code}, not 128 + 9")
