@@ -96,11 +96,11 @@ def main():
     run([sinterc, model, f"--batch-size={2 * b}", "-o", whole])
     sched = run([sinterc, model, f"--batch-size={b}",
                  "--compile-to=scheduled", "-o", "-"])
-    buckets = [int(m.replace(",", "")) for m in re.findall(
-        r'sinter.bucket = "bucket \d+: \d+ gradients?, ([0-9,]+) bytes', sched)]
-    views = re.findall(r"sched.all_reduce_start \"\w+\" %\S+ .*?"
-                       r"!sched.buffer<(\d+)xf32>", sched)
-    bucket_bytes = [4 * int(n) for n in views] or buckets
+    # Each start's bucket view: the bytes the collective moves, padding
+    # included.
+    bucket_bytes = [4 * int(n) for n in re.findall(
+        r"sched.all_reduce_start \"\w+\" %\S+ .*?!sched.buffer<(\d+)xf32>",
+        sched)]
     have_torch = os.path.exists(VENV_PYTHON) and subprocess.run(
         [VENV_PYTHON, "-c", "import torch"], capture_output=True).returncode == 0
 

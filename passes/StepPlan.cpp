@@ -203,8 +203,8 @@ FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
   }
 
   // Buckets: which values live in which slot.
-  llvm::DenseSet<Value> returnedValues(ret.getOperands().begin(),
-                                       ret.getOperands().end());
+  llvm::DenseSet<Value> returned(ret.getOperands().begin(),
+                                 ret.getOperands().end());
   struct BucketLife {
     int64_t firstUse = std::numeric_limits<int64_t>::max();
     int64_t lastUse = 0;
@@ -224,7 +224,7 @@ FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
       Value owner = v;
       bool direct = true;
       while (true) {
-        direct &= owner.hasOneUse() && !returnedValues.count(owner) &&
+        direct &= owner.hasOneUse() && !returned.count(owner) &&
                   !slotOf.count(owner);
         auto reshape = owner.getDefiningOp<ReshapeOp>();
         if (!reshape)
@@ -249,8 +249,6 @@ FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
   std::vector<analysis::Buffer> &buffers = result.buffers;
   std::vector<Value> &valueOf = result.values;
   DenseMap<Value, int64_t> bufferIndex;
-  llvm::DenseSet<Value> returned(ret.getOperands().begin(),
-                                 ret.getOperands().end());
   for (Operation &op : body) {
     if (isa<func::ReturnOp>(op))
       continue;

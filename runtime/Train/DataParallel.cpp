@@ -53,11 +53,6 @@ DataParallel::create(const comm::DistEnv &env,
   return dp;
 }
 
-std::string DataParallel::describe() const {
-  return absl::StrFormat("rank %d of %d (%s)", env.rank, env.worldSize,
-                         env.source);
-}
-
 absl::Status
 DataParallel::runNow(std::function<absl::Status(comm::Communicator &)> op) {
   if (!queue)

@@ -75,8 +75,6 @@ public:
   int worldSize() const { return env.worldSize; }
   const comm::DistEnv &environment() const { return env; }
   bool distributed() const { return env.worldSize > 1; }
-  /// "rank 1 of 2 (torchrun)", for messages.
-  std::string describe() const;
 
   /// The step in flight, for messages.
   void setStep(int64_t step) { currentStep = step; }

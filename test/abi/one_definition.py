@@ -117,7 +117,9 @@ def scan(root):
                  + ABI_DIR)
     findings = []
     for top in SCANNED:
-        for folder, _, files in os.walk(os.path.join(root, top)):
+        for folder, subdirs, files in os.walk(os.path.join(root, top)):
+            # Hidden folders are not ours (bench/.venv holds PyTorch).
+            subdirs[:] = [d for d in subdirs if not d.startswith(".")]
             rel_folder = os.path.relpath(folder, root)
             if rel_folder == ABI_DIR or rel_folder.startswith(ABI_DIR + os.sep):
                 continue
