@@ -7,4 +7,11 @@ build=${SINTER_BUILD_DIR:-$root/build}
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh"
 cd "$build"
+# The suite writes about 4 GiB under the build folder (compiled models,
+# GPT-2's checkpoints); say so up front rather than fail midway on a full disk.
+free_kib=$(df -Pk . | awk 'NR == 2 { print $4 }')
+if [ "$free_kib" -lt $((6 * 1024 * 1024)) ]; then
+  echo "test.sh: warning: $((free_kib / 1024)) MiB free under $build;" \
+    "the suite needs about 4 GiB" >&2
+fi
 ctest --output-on-failure -j"$(nproc)"

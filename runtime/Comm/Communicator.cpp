@@ -20,6 +20,7 @@
 #include "runtime/Comm/Rendezvous.h"
 #include "runtime/Support/Status.h"
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 
@@ -178,8 +179,8 @@ public:
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!error_.ok())
-        return makeError(
-            SINTER_HERE, absl::StatusCode::kFailedPrecondition,
+        return withMessage(
+            SINTER_HERE, error_,
             absl::StrCat(
                 std::string(what), " not run on rank ", rank_,
                 ": the communicator failed earlier: ", error_.message()));
@@ -237,11 +238,13 @@ absl::Status GlooCommunicator::classify(std::string_view what,
 
   absl::StatusCode code = absl::StatusCode::kInternal;
   std::string reason;
+  bool peerFailed = false;
   if (contains(raw, "Connection reset by peer") ||
       contains(raw, "Connection closed by peer") ||
       contains(raw, "Broken pipe")) {
     code = absl::StatusCode::kUnavailable;
     reason = absl::StrCat(peerText, " died or closed its connection");
+    peerFailed = true;
   } else if (contains(raw, "Application timeout caused pair closure")) {
     code = absl::StatusCode::kDeadlineExceeded;
     reason = absl::StrCat("the connection to ", peerText,
@@ -263,12 +266,20 @@ absl::Status GlooCommunicator::classify(std::string_view what,
   } else {
     reason = "Gloo failed";
   }
-  return makeError(SINTER_HERE, code,
-                   absl::StrCat(std::string(what), " failed on rank ", rank_,
-                                ": ", reason, " [gloo: ", raw, "]"));
+  absl::Status status =
+      makeError(SINTER_HERE, code,
+                absl::StrCat(std::string(what), " failed on rank ", rank_,
+                             ": ", reason, " [gloo: ", raw, "]"));
+  if (peerFailed)
+    status.SetPayload(kPeerFailurePayloadUrl, absl::Cord(peerText));
+  return status;
 }
 
 } // namespace
+
+bool causedByPeer(const absl::Status &status) {
+  return status.GetPayload(kPeerFailurePayloadUrl).has_value();
+}
 
 absl::StatusOr<std::unique_ptr<Communicator>>
 connect(const DistEnv &env, const CommOptions &options) {

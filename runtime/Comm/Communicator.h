@@ -87,6 +87,16 @@ public:
   virtual absl::Status barrier(uint32_t tag, std::string_view what) = 0;
 };
 
+/// The payload type URL that marks an error as a consequence of another
+/// rank's failure (the peer died or closed its connection): the binary then
+/// exits with kExitPeerFailed, so a launcher can name the rank that failed
+/// on its own rather than the first survivor to notice.
+inline constexpr char kPeerFailurePayloadUrl[] = "sinter/peer-failure";
+inline constexpr int kExitPeerFailed = 3;
+
+/// Whether `status` carries kPeerFailurePayloadUrl.
+bool causedByPeer(const absl::Status &status);
+
 /// World size 1: a communicator whose collectives return at once (the data
 /// is already the result). Otherwise: rendezvous through the TCP store at
 /// masterAddr:masterPort (rank 0 serves it) or the file store in storeDir

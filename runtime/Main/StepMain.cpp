@@ -35,6 +35,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "abi/KernelAbi.h"
+#include "runtime/Comm/Communicator.h"
 #include "runtime/Exec/Executor.h"
 #include "runtime/Exec/StepProgram.h"
 #include "runtime/Formats/SafeTensors.h"
@@ -167,7 +168,12 @@ Raw steps (numerical checks): --inputs=FILE.safetensors
   std::string chain = statusLocation(status);
   if (locations && std::string_view(locations) == "1" && !chain.empty())
     absl::StrAppend(&text, " (at ", chain, ")");
-  fail(status.code() == absl::StatusCode::kCancelled ? 130 : 1, text);
+  int code = 1;
+  if (status.code() == absl::StatusCode::kCancelled)
+    code = 130;
+  else if (comm::causedByPeer(status))
+    code = comm::kExitPeerFailed;
+  fail(code, text);
 }
 
 /// The compiled batch size, for --help.

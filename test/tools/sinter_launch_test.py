@@ -254,9 +254,9 @@ check(not e1.get("stdout_tty") and not e1.get("stderr_tty"),
 # ---- failure ---------------------------------------------------------------
 out = case("fail")
 code, _, err, took = run(out, ["-n", "3"],
-                         ["1=exit:3:0.3", "*=sleep:0"])
-check(code == 3, f"fail: exit {code}, not rank 1's 3")
-check(failureLines(err) == ["sinter-launch: rank 1 exited with code 3 "
+                         ["1=exit:6:0.3", "*=sleep:0"])
+check(code == 6, f"fail: exit {code}, not rank 1's 6")
+check(failureLines(err) == ["sinter-launch: rank 1 exited with code 6 "
                             "(first failure); stopping the others"],
       f"fail: one line naming rank 1: {err!r}")
 for rank in (0, 2):
@@ -299,6 +299,29 @@ check(code == 5, f"fail-several: exit {code}, not the first failure's 5")
 check(failureLines(err) == ["sinter-launch: rank 2 exited with code 5 "
                             "(first failure); stopping the others"],
       f"fail-several: only the first named: {err!r}")
+
+out = case("fail-consequence")
+# Rank 0 exits 3 (it saw a peer die) before rank 1's own failure is seen:
+# rank 1 is named, not the survivor that noticed first.
+code, _, err, took = run(out, ["-n", "3"],
+                         ["0=exit:3:0.1", "1=late:5:0.8", "*=sleep:0"])
+check(code == 5, f"fail-consequence: exit {code}, not rank 1's 5")
+check(failureLines(err) == ["sinter-launch: rank 1 exited with code 5 "
+                            "(first failure)"],
+      f"fail-consequence: rank 1 named, not rank 0: {err!r}")
+check(readLines(out, "signals-2") == ["SIGTERM"],
+      "fail-consequence: rank 2 stopped when rank 0 exited")
+
+out = case("fail-consequence-alone")
+# Only consequences (the failed peer is on another node): the first is
+# named once every rank here has exited, without waiting longer.
+code, _, err, took = run(out, ["-n", "2"], ["0=exit:3:0.1", "*=sleep:0"])
+check(code == 3, f"fail-consequence-alone: exit {code}, not rank 0's 3")
+check(failureLines(err) == ["sinter-launch: rank 0 exited with code 3 "
+                            "(first failure)"],
+      f"fail-consequence-alone: rank 0 named: {err!r}")
+check(took < 1.9, f"fail-consequence-alone: named once all exited "
+      f"({took:.1f} s)")
 
 out = case("fail-grace")
 code, _, err, took = run(out, ["-n", "2", "--grace-seconds", "0.5"],

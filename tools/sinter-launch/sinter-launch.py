@@ -68,10 +68,15 @@ has asked the ranks to stop, sinter-launch prints one line to stderr,
   sinter-launch: rank R exited with code C (first failure); stopping the others
   sinter-launch: rank R was killed by SIGKILL (first failure); stopping the others
 sends SIGTERM to the other ranks and SIGKILL to those still running
---grace-seconds later. Only the first failure is named.
+--grace-seconds later. Only the first failure is named. A rank that exits
+with code 3 (the training binary's status when another rank died or closed
+its connection) or by a signal the launcher sent is a consequence: the
+launcher stops the others at once but waits up to 2 seconds for a rank that
+failed on its own, and names that one, so a survivor that noticed first is
+not blamed.
 
-Exit status: 0 when every rank exits 0; otherwise the code of the first rank
-to fail (128 + the signal's number for a signal, as a shell reports it), the
+Exit status: 0 when every rank exits 0; otherwise the code of the rank named as
+the first failure (128 + the signal's number for a signal, as a shell reports it), the
 same after a forwarded signal (the binary exits 130 after a Ctrl-C). 2 for
 bad usage, reported in one `sinter-launch: ...` line before anything starts:
 no command, a command that does not exist or is not executable, -n or
@@ -117,6 +122,12 @@ MAX_LINE_BYTES = 1 << 20
 # After the last rank exits, how long to wait for its pipes to close (a
 # grandchild still holding them open must not keep the launcher alive).
 DRAIN_SECONDS = 2.0
+# The training binary's exit status when it stopped because another rank
+# died or closed its connection: a consequence, not the first failure.
+PEER_FAILED = 3
+# How long after a rank exits PEER_FAILED to wait for the rank whose failure
+# it reports (its exit may be noticed later, or it may be on another node).
+SETTLE_SECONDS = 2.0
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP,
                      signal.SIGQUIT)
 
@@ -376,7 +387,10 @@ class Launch:
         self.stopping = False  # the ranks were asked to stop
         self.lastInterrupt = None
         self.killAt = None  # when the ranks still running get SIGKILL
-        self.failure = None  # the exit status of the first rank to fail
+        self.failure = None  # the exit status of the rank named as failed
+        self.sent = {}  # global rank -> the signals sent to it
+        self.consequence = None  # (rank, code): the first PEER_FAILED exit
+        self.settleAt = None  # when to name self.consequence at the latest
 
     def wake(self):
         try:
@@ -441,10 +455,33 @@ class Launch:
         for rank, proc in self.procs.items():
             if rank == exceptRank or proc.returncode is not None:
                 continue
+            self.sent.setdefault(rank, set()).add(signum)
             try:
                 os.killpg(proc.pid, signum)
             except (ProcessLookupError, PermissionError):
                 pass  # exited meanwhile
+
+    def ours(self, rank, code):
+        """Whether an exit is the launcher's doing: by a signal it sent the
+        rank, or the binary's status after an interrupt it forwarded."""
+        sent = self.sent.get(rank, set())
+        if code < 0:
+            return -code in sent
+        return bool(sent) and code in (130, 128 + signal.SIGTERM)
+
+    def name(self, rank, code):
+        """The one failure line; the others are stopped if still running."""
+        what, self.failure = describeExit(code)
+        running = any(p.returncode is None and r != rank
+                      for r, p in self.procs.items())
+        say(f"rank {rank} {what} (first failure)"
+            + ("; stopping the others" if running else ""))
+        self.consequence = self.settleAt = None
+
+    def stopOthers(self, rank, now):
+        if self.killAt is None:
+            self.signalAll(signal.SIGTERM, exceptRank=rank)
+            self.killAt = now + self.a.grace
 
     def handle(self, event):
         now = time.monotonic()
@@ -452,12 +489,21 @@ class Launch:
             _, rank, code = event
             if code == 0 or self.failure is not None:
                 return
-            what, self.failure = describeExit(code)
-            if not self.stopping:
-                say(f"rank {rank} {what} (first failure); stopping the others")
-                self.stopping = True
-                self.signalAll(signal.SIGTERM, exceptRank=rank)
-                self.killAt = now + self.a.grace
+            if self.stopping and self.consequence is None:
+                # After a forwarded signal: no line, the rank's status.
+                self.failure = describeExit(code)[1]
+                return
+            if code == PEER_FAILED or self.ours(rank, code):
+                # A rank that saw another fail; wait a little for that one.
+                if self.consequence is None:
+                    self.consequence = (rank, code)
+                    self.settleAt = now + SETTLE_SECONDS
+                    self.stopping = True
+                    self.stopOthers(rank, now)
+                return
+            self.stopping = True
+            self.stopOthers(rank, now)
+            self.name(rank, code)
             return
         signum = event[1]
         if signum == signal.SIGINT:
@@ -478,9 +524,11 @@ class Launch:
         """Waits for every rank; returns the launcher's exit status."""
         exited = 0
         while exited < len(self.procs):
+            deadlines = [t for t in (self.killAt, self.settleAt)
+                         if t is not None]
             timeout = None
-            if self.killAt is not None:
-                timeout = max(0.0, self.killAt - time.monotonic())
+            if deadlines:
+                timeout = max(0.0, min(deadlines) - time.monotonic())
             if timeout != 0.0:
                 sel = selectors.DefaultSelector()
                 sel.register(self.wakeR, selectors.EVENT_READ)
@@ -491,9 +539,13 @@ class Launch:
                 event = self.events.popleft()
                 exited += event[0] == "exit"
                 self.handle(event)
+            if self.settleAt is not None and time.monotonic() >= self.settleAt:
+                self.name(*self.consequence)
             if self.killAt is not None and time.monotonic() >= self.killAt:
                 self.signalAll(signal.SIGKILL)
                 self.killAt = None
+        if self.consequence is not None:
+            self.name(*self.consequence)
         self.pump.join(DRAIN_SECONDS)
         return self.failure or 0
 

@@ -10,6 +10,8 @@ does; files it writes go to OUTDIR, named after RANK:
   output         writes the lines the output case expects (see there)
   exit:C:SECS    sleeps SECS, exits with code C
   kill:SIG:SECS  sleeps SECS, kills itself with signal SIG (e.g. SIGKILL)
+  late:C:SECS    like exit, but SIGTERM does not cut the sleep short (a rank
+                 whose own failure is noticed after another rank's)
   sleep:C        writes ready-RANK and sleeps (30 s at most); on SIGINT or
                  SIGTERM prints "rank RANK got SIG", keeps counting signals
                  for 0.25 s (a doubly delivered one lands in that window),
@@ -114,6 +116,10 @@ if a[0] == "env":
 elif a[0] == "output":
     output()
 elif a[0] == "exit":
+    time.sleep(float(a[2]))
+    sys.exit(int(a[1]))
+elif a[0] == "late":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     time.sleep(float(a[2]))
     sys.exit(int(a[1]))
 elif a[0] == "kill":
