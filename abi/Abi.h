@@ -107,6 +107,9 @@ std::optional<MatmulStep::Activation> parseActivation(std::string_view name);
 #define SINTER_ABI_EVAL_PROGRAM sinter_eval_program
 #define SINTER_ABI_EVAL_PROGRAM_SIZE sinter_eval_program_size
 #define SINTER_ABI_EVAL_KERNELS sinter_eval_kernels
+#define SINTER_ABI_ACCUMULATE_PROGRAM sinter_accumulate_program
+#define SINTER_ABI_ACCUMULATE_PROGRAM_SIZE sinter_accumulate_program_size
+#define SINTER_ABI_ACCUMULATE_KERNELS sinter_accumulate_kernels
 #define SINTER_ABI_DEFAULT_DATA sinter_default_data
 #define SINTER_ABI_NAME(symbol) SINTER_ABI_NAME_(symbol)
 #define SINTER_ABI_NAME_(symbol) #symbol
@@ -134,9 +137,16 @@ inline constexpr ProgramSymbols kEvalProgram{
     "eval", SINTER_ABI_NAME(SINTER_ABI_EVAL_PROGRAM),
     SINTER_ABI_NAME(SINTER_ABI_EVAL_PROGRAM_SIZE),
     SINTER_ABI_NAME(SINTER_ABI_EVAL_KERNELS), "sinter_eval_"};
-inline constexpr const ProgramSymbols *kPrograms[] = {&kStepProgram,
-                                                      &kEvalProgram};
-/// The symbols of a role ("step", "eval"); null for an unknown one.
+/// With gradient accumulation, a micro-batch before a step's last; the
+/// object may lack it.
+inline constexpr ProgramSymbols kAccumulateProgram{
+    "accumulate", SINTER_ABI_NAME(SINTER_ABI_ACCUMULATE_PROGRAM),
+    SINTER_ABI_NAME(SINTER_ABI_ACCUMULATE_PROGRAM_SIZE),
+    SINTER_ABI_NAME(SINTER_ABI_ACCUMULATE_KERNELS), "sinter_acc_"};
+inline constexpr const ProgramSymbols *kPrograms[] = {
+    &kStepProgram, &kEvalProgram, &kAccumulateProgram};
+/// The symbols of a role ("step", "eval", "accumulate"); null for an
+/// unknown one.
 const ProgramSymbols *programSymbols(std::string_view role);
 
 /// `extern "C" const char sinter_default_data[]`: the absolute data folder

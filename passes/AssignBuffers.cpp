@@ -412,6 +412,8 @@ LogicalResult ProgramBuilder::lowerResults(func::ReturnOp ret) {
       stateArgs[p.getValue()] = arg;
     if (auto s = fn.getArgAttrOfType<StringAttr>(i, attr::kOptState))
       stateArgs[s.getValue()] = arg;
+    if (auto s = fn.getArgAttrOfType<StringAttr>(i, attr::kAccumulator))
+      stateArgs[s.getValue()] = arg;
   }
   struct Named {
     std::string name;
@@ -427,11 +429,14 @@ LogicalResult ProgramBuilder::lowerResults(func::ReturnOp ret) {
       Value from = viewOf(v), to = viewOf(arg);
       if (from != to)
         b.create<sched::CopyOp>(ret.getLoc(), from, to);
+      unsigned index = arg.getArgNumber();
       results.push_back(
           {name,
-           abi::resultKindName(fn.getArgAttr(arg.getArgNumber(), attr::kParam)
+           abi::resultKindName(fn.getArgAttr(index, attr::kParam)
                                    ? abi::Result::param
-                                   : abi::Result::opt_state),
+                               : fn.getArgAttr(index, attr::kOptState)
+                                   ? abi::Result::opt_state
+                                   : abi::Result::accumulator),
            to});
       continue;
     }
@@ -489,6 +494,8 @@ FailureOr<sched::ProgramOp> ProgramBuilder::build() {
           aliases = a;
     } else if (fn.getArgAttr(i, attr::kOptState)) {
       kind = abi::argumentKindName(abi::Argument::opt_state);
+    } else if (fn.getArgAttr(i, attr::kAccumulator)) {
+      kind = abi::argumentKindName(abi::Argument::accumulator);
     } else if (fn.getArgAttr(i, attr::kStep)) {
       kind = abi::argumentKindName(abi::Argument::step);
     } else if (fn.getArgAttr(i, attr::kRank)) {

@@ -284,15 +284,19 @@ private:
       params.push_back({name, body.getArgument(i), g});
     }
 
-    // Optimizer-state arguments go right after the parameters.
-    unsigned paramCount = 0;
-    for (unsigned i = 0; i < forward.getNumArguments(); ++i)
-      if (forward.getArgAttr(i, sgraph::attr::kParam))
-        paramCount = i + 1;
+    // Accumulators, then optimizer-state arguments, go right after the
+    // parameters.
+    unsigned paramCount = paramArgCount(forward);
+    b.setInsertionPoint(ret);
+    Value microBatches;
+    SmallVector<std::pair<Value, std::string>> accumulators;
+    if (config->gradAccumulationSteps > 1)
+      microBatches = addAccumulation(b, body, paramCount, params, accumulators);
     SmallVector<std::pair<Value, std::string>> stateArgs;
     auto addState = [&](Type type, StringRef name) -> Value {
-      Value arg = body.insertArgument(paramCount + stateArgs.size(), type,
-                                      forward.getLoc());
+      Value arg = body.insertArgument(
+          paramCount + accumulators.size() + stateArgs.size(), type,
+          forward.getLoc());
       stateArgs.push_back({arg, name.str()});
       return arg;
     };
@@ -301,7 +305,6 @@ private:
     if (runtimeLr)
       peakLr = body.addArgument(RankedTensorType::get({}, b.getF64Type()),
                                 forward.getLoc());
-    b.setInsertionPoint(ret);
     OptimizerStepValues opt = emitOptimizerStep(
         b, forward.getLoc(), *config, params, step, addState, peakLr);
 
@@ -331,16 +334,24 @@ private:
     }
     // Copy @forward's argument attributes to the arguments they map to.
     for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
-      unsigned index = i < paramCount ? i : i + stateArgs.size();
+      unsigned index =
+          i < paramCount ? i : i + accumulators.size() + stateArgs.size();
       SmallVector<NamedAttribute> attrs(forward.getArgAttrDict(i) ? forward.getArgAttrDict(i).getValue() : ArrayRef<NamedAttribute>());
       if (llvm::is_contained(frozenByWarning, i))
         attrs.push_back(
             b.getNamedAttr(sgraph::attr::kFrozen, b.getUnitAttr()));
       argAttrs[index] = b.getDictionaryAttr(attrs);
     }
-    for (auto [k, state] : llvm::enumerate(stateArgs))
+    for (auto [k, acc] : llvm::enumerate(accumulators))
       argAttrs[paramCount + k] = b.getDictionaryAttr(b.getNamedAttr(
-          sgraph::attr::kOptState, b.getStringAttr(state.second)));
+          sgraph::attr::kAccumulator, b.getStringAttr(acc.second)));
+    for (auto [k, state] : llvm::enumerate(stateArgs))
+      argAttrs[paramCount + accumulators.size() + k] =
+          b.getDictionaryAttr(b.getNamedAttr(sgraph::attr::kOptState,
+                                             b.getStringAttr(state.second)));
+    if (microBatches)
+      argAttrs[cast<BlockArgument>(microBatches).getArgNumber()] =
+          microBatchesAttrs(b, config->gradAccumulationSteps);
     unsigned stepIndex = cast<BlockArgument>(step).getArgNumber();
     argAttrs[stepIndex] = b.getDictionaryAttr(
         b.getNamedAttr(sgraph::attr::kStep, b.getUnitAttr()));
@@ -355,6 +366,110 @@ private:
         &getContext(), body.getArgumentTypes(), ValueRange(results).getTypes()));
     fn.setAllArgAttrs(argAttrs);
     setResultNames(fn, names);
+    if (config->gradAccumulationSteps > 1)
+      return buildAccumulateStep(module, forward);
+    return success();
+  }
+
+  /// The number of leading arguments up to the last parameter.
+  static unsigned paramArgCount(func::FuncOp forward) {
+    unsigned count = 0;
+    for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+      if (forward.getArgAttr(i, sgraph::attr::kParam))
+        count = i + 1;
+    return count;
+  }
+
+  static std::string accumulatorName(StringRef param) {
+    return ("grad_accum." + param).str();
+  }
+
+  /// @train_step's side of accumulation: an accumulator argument per
+  /// gradient (inserted at `at`, in `params` order), and each gradient
+  /// replaced by (accumulator + gradient) / K, K the "grad_accumulation_steps"
+  /// hyper argument it returns (appended, f64 as hyper arguments are).
+  static Value
+  addAccumulation(OpBuilder &b, Block &body, unsigned at,
+                  MutableArrayRef<ParamGradient> params,
+                  SmallVectorImpl<std::pair<Value, std::string>> &accumulators) {
+    Location loc = body.getParentOp()->getLoc();
+    Value k = body.addArgument(RankedTensorType::get({}, b.getF64Type()), loc);
+    for (ParamGradient &p : params) {
+      Value acc = body.insertArgument(at + accumulators.size(),
+                                      p.param.getType(), loc);
+      accumulators.push_back({acc, accumulatorName(p.name)});
+      auto type = cast<RankedTensorType>(p.grad.getType());
+      Value kOfType = k;
+      if (type.getElementType() != b.getF64Type())
+        kOfType = b.create<sgraph::CastOp>(
+            loc, RankedTensorType::get({}, type.getElementType()), k);
+      Value sum = b.create<sgraph::AddOp>(loc, acc, p.grad);
+      p.grad = b.create<sgraph::DivOp>(loc, sum, kOfType);
+    }
+    return k;
+  }
+
+  static DictionaryAttr microBatchesAttrs(Builder &b, int64_t k) {
+    return b.getDictionaryAttr(
+        {b.getNamedAttr(sgraph::attr::kHyper,
+                        b.getStringAttr("grad_accumulation_steps")),
+         b.getNamedAttr(sgraph::attr::kDefault,
+                        b.getF64FloatAttr(static_cast<double>(k)))});
+  }
+
+  /// @accumulate_step(params, accumulators, inputs...[, step][, rank]) ->
+  /// (loss, metrics..., accumulators'): the forward and backward pass of one
+  /// micro-batch that is not a step's last, each gradient added to its
+  /// accumulator. The parameters and accumulators are the ones @train_step
+  /// takes, in the same order, so that both programs lay them out alike.
+  LogicalResult buildAccumulateStep(ModuleOp module, func::FuncOp forward) {
+    if (module.lookupSymbol("accumulate_step"))
+      return module.emitError("@accumulate_step already exists");
+    func::FuncOp fn = cloneForward(forward, "accumulate_step");
+    Block &body = fn.front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    OpBuilder b(ret);
+    SmallVector<unsigned> trainable = trainableArgs(forward);
+    SmallVector<Value> wrt;
+    for (unsigned i : trainable)
+      wrt.push_back(body.getArgument(i));
+    auto grads = reverseMode(b, body, wrt, ret.getOperand(0));
+    if (failed(grads))
+      return failure();
+
+    unsigned paramCount = paramArgCount(forward);
+    SmallVector<Value> results(ret.getOperands());
+    SmallVector<std::string> names;
+    for (unsigned i = 0; i < ret.getNumOperands(); ++i)
+      names.push_back(sgraph::resultName(forward, i));
+    SmallVector<std::string> accumulators;
+    for (auto [i, g] : llvm::zip(trainable, *grads)) {
+      if (!g)
+        continue; // no gradient, no update (@train_step warns)
+      std::string name = accumulatorName(sgraph::argumentName(forward, i));
+      Value acc = body.insertArgument(paramCount + accumulators.size(),
+                                      g.getType(), forward.getLoc());
+      b.setInsertionPoint(ret);
+      results.push_back(b.create<sgraph::AddOp>(forward.getLoc(), acc, g));
+      names.push_back(name);
+      accumulators.push_back(name);
+    }
+    b.setInsertionPoint(ret);
+    b.create<func::ReturnOp>(ret.getLoc(), results);
+    ret.erase();
+
+    SmallVector<DictionaryAttr> argAttrs(body.getNumArguments(),
+                                         b.getDictionaryAttr({}));
+    for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+      if (DictionaryAttr attrs = forward.getArgAttrDict(i))
+        argAttrs[i < paramCount ? i : i + accumulators.size()] = attrs;
+    for (auto [k, name] : llvm::enumerate(accumulators))
+      argAttrs[paramCount + k] = b.getDictionaryAttr(b.getNamedAttr(
+          sgraph::attr::kAccumulator, b.getStringAttr(name)));
+    fn.setFunctionType(FunctionType::get(
+        &getContext(), body.getArgumentTypes(), ValueRange(results).getTypes()));
+    fn.setAllArgAttrs(argAttrs);
+    setResultNames(fn, names);
     return success();
   }
 
@@ -365,10 +480,6 @@ private:
       emitWarning(loc) << "training.precision " << config.precision
                        << " is recorded but not implemented yet; the step "
                           "computes in the model's dtype";
-    if (config.gradAccumulationSteps != 1)
-      emitWarning(loc) << "training.grad_accumulation_steps "
-                       << config.gradAccumulationSteps
-                       << " is recorded but not implemented yet";
   }
 };
 

@@ -176,7 +176,8 @@ StepGraph analyzeStep(func::FuncOp fn) {
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   llvm::StringSet<> stateNames;
   for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-    if (fn.getArgAttr(i, attr::kParam) || fn.getArgAttr(i, attr::kOptState))
+    if (fn.getArgAttr(i, attr::kParam) || fn.getArgAttr(i, attr::kOptState) ||
+        fn.getArgAttr(i, attr::kAccumulator))
       stateNames.insert(argumentName(fn, i));
   SmallVector<Value> work;
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {

@@ -154,17 +154,21 @@ FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
     } else if (fn.getArgAttr(i, attr::kOptState)) {
       place.slab = abi::Slab::opt_state;
       place.category = abi::Category::optimizer_state;
+    } else if (fn.getArgAttr(i, attr::kAccumulator)) {
+      // Ahead of the optimizer state (the arguments come first), so the
+      // accumulate program's opt_state slab is a prefix of the training
+      // program's, which the runtime shares.
+      place.slab = abi::Slab::opt_state;
+      place.category = abi::Category::gradients;
     }
     int64_t bytes = plan::tensorBytes(arg.getType());
     int64_t &top = slabBytes[place.slab];
     place.offset = top;
     top = alignUp(top + bytes, align);
     places[arg] = place;
-    if (place.slab == abi::Slab::params || place.slab == abi::Slab::opt_state)
-      stateArgByName[fn.getArgAttrOfType<StringAttr>(
-                           i, place.slab == abi::Slab::params ? attr::kParam
-                                                              : attr::kOptState)
-                         .getValue()] = arg;
+    for (StringRef key : {attr::kParam, attr::kOptState, attr::kAccumulator})
+      if (auto name = fn.getArgAttrOfType<StringAttr>(i, key))
+        stateArgByName[name.getValue()] = arg;
   }
 
   // State results written in place.

@@ -7,12 +7,13 @@
 // (a summary, the memory report, an interpreter run, IR, an object or the
 // training binary) is decided by where the list stops.
 //
-// The evaluation step is compiled apart: after the training phase a copy
-// of the module holding only @eval_step goes through the optimized,
-// scheduled and lowered pipelines on its own (its program's role is
-// "eval", its kernels named sinter_eval_*), and is merged into the lowered
-// module, so the training step's own pipelines and dumps are what they
-// would be without it.
+// The evaluation step and, with gradient accumulation, the accumulate step
+// are compiled apart: after the training phase a copy of the module holding
+// only @eval_step (or @accumulate_step) goes through the optimized,
+// scheduled and lowered pipelines on its own (its program's role is "eval"
+// or "accumulate", its kernels named sinter_eval_* or sinter_acc_*), and is
+// merged into the lowered module, so the training step's own pipelines and
+// dumps are what they would be without it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -182,9 +183,16 @@ private:
   LogicalResult scheduled(TimingScope &timing);
   LogicalResult lowered(TimingScope &timing);
   LogicalResult binary(TimingScope &timing);
-  /// The evaluation program, compiled from its own copy of the module up to
-  /// the lowered phase and merged into `module`.
-  LogicalResult addEvalProgram(TimingScope &timing);
+  /// A program compiled apart: @eval_step or @accumulate_step, from a copy
+  /// of the module holding only that function.
+  struct SideProgram {
+    std::string function;
+    const abi::ProgramSymbols *symbols;
+    OwningOpRef<ModuleOp> module;
+  };
+  /// A side program, compiled up to the lowered phase and merged into
+  /// `module`.
+  LogicalResult addSideProgram(SideProgram &side, TimingScope &timing);
   LogicalResult runPipeline(ModuleOp on, TimingScope &timing,
                             llvm::function_ref<void(OpPassManager &)> build);
   LogicalResult dumpStepPrograms();
@@ -195,7 +203,8 @@ private:
   const codegen::Target &target;
   Location fileLoc;
   PhaseDumper dumper;
-  OwningOpRef<ModuleOp> module, evalModule;
+  OwningOpRef<ModuleOp> module;
+  std::vector<SideProgram> sidePrograms;
   Phase reached = Phase::Import;
   std::string defaultData;
   /// The function compiled: --run's, else --entry's.
@@ -214,7 +223,8 @@ Phase Compilation::goal() const {
   if (!options.runFunction.empty())
     return options.runFunction == "train_step" ||
                    options.runFunction == "forward_grad" ||
-                   options.runFunction == "eval_step"
+                   options.runFunction == "eval_step" ||
+                   options.runFunction == "accumulate_step"
                ? Phase::Training
                : Phase::Import;
   return Phase::Binary;
@@ -299,15 +309,22 @@ LogicalResult Compilation::training(TimingScope &timing) {
 }
 
 LogicalResult Compilation::optimized(TimingScope &timing) {
-  // @eval_step is compiled on its own (from a copy with nothing else), so
-  // that the training step's pipeline and dumps are what they would be
-  // without it; it becomes the binary's evaluation program.
-  if (entry != "eval_step" && options.runFunction != "eval_step")
-    if (auto eval = module->lookupSymbol<func::FuncOp>("eval_step")) {
+  // @eval_step and @accumulate_step are compiled on their own (each from a
+  // copy with nothing else), so that the training step's pipeline and dumps
+  // are what they would be without them; they become the binary's
+  // evaluation and accumulate programs.
+  for (const abi::ProgramSymbols *symbols :
+       {&abi::kEvalProgram, &abi::kAccumulateProgram}) {
+    std::string function = std::string(symbols->role) + "_step";
+    if (entry == function || options.runFunction == function)
+      continue;
+    if (auto fn = module->lookupSymbol<func::FuncOp>(function)) {
       if (goal() >= Phase::Lowered)
-        evalModule = cloneWithOnly(*module, "eval_step");
-      eval.erase();
+        sidePrograms.push_back(
+            {function, symbols, cloneWithOnly(*module, function)});
+      fn.erase();
     }
+  }
   // From here on the module is the entry alone: nothing else is compiled.
   for (auto fn : llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
     if (fn.getName() != entry)
@@ -341,35 +358,44 @@ LogicalResult Compilation::scheduled(TimingScope &timing) {
   });
 }
 
-LogicalResult Compilation::addEvalProgram(TimingScope &timing) {
-  TimingScope evalTiming = timing.nest("evaluation program");
-  if (failed(runPipeline(*evalModule, evalTiming, [&](OpPassManager &pm) {
+LogicalResult Compilation::addSideProgram(SideProgram &side,
+                                          TimingScope &timing) {
+  bool eval = side.symbols == &abi::kEvalProgram;
+  TimingScope sideTiming =
+      timing.nest(eval ? "evaluation program" : "accumulate program");
+  if (failed(runPipeline(*side.module, sideTiming, [&](OpPassManager &pm) {
         OptimizedPipelineOptions optimized;
-        optimized.entry = "eval_step";
+        optimized.entry = side.function;
         optimized.target = &target;
+        // The accumulate program holds the training step's activations: the
+        // same memory budget (its recompute decisions are not reported).
+        if (!eval)
+          optimized.memoryBudget =
+              options.memoryBudget.empty() && options.recompute == "none"
+                  ? "none"
+                  : options.memoryBudget;
         buildOptimizedPipeline(pm, optimized);
         ScheduledPipelineOptions scheduled;
-        scheduled.entry = "eval_step";
-        scheduled.role = abi::kEvalProgram.role;
+        scheduled.entry = side.function;
+        scheduled.role = side.symbols->role;
         scheduled.memoryReuse = options.memoryReuse;
         buildScheduledPipeline(pm, scheduled);
         buildLoweredPipeline(pm, target);
       })))
     return failure();
-  // Both programs' kernels end up in one object: their names differ (each
+  // The programs' kernels end up in one object: their names differ (each
   // role has its own kernel prefix), which a clash would contradict.
   SymbolTable symbols(*module);
-  for (Operation &op : llvm::make_early_inc_range(*evalModule->getBody())) {
+  for (Operation &op : llvm::make_early_inc_range(*side.module->getBody())) {
     if (auto name =
             op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName()))
       if (symbols.lookup(name))
         return op.emitError("symbol @")
-               << name.getValue()
-               << " of the evaluation program is also one of the training "
-                  "program";
+               << name.getValue() << " of the " << side.symbols->role
+               << " program is also one of the training program";
     op.moveBefore(module->getBody(), module->getBody()->end());
   }
-  evalModule = nullptr;
+  side.module = nullptr;
   return success();
 }
 
@@ -382,8 +408,10 @@ LogicalResult Compilation::lowered(TimingScope &timing) {
         buildLoweredPipeline(pm, target);
       })))
     return failure();
-  if (evalModule && failed(addEvalProgram(timing)))
-    return failure();
+  for (SideProgram &side : sidePrograms)
+    if (failed(addSideProgram(side, timing)))
+      return failure();
+  sidePrograms.clear();
   if (!defaultData.empty())
     (*module)->setAttr(codegen::kDefaultDataAttr,
                        StringAttr::get(&context, defaultData));
@@ -395,13 +423,21 @@ LogicalResult Compilation::dumpStepPrograms() {
     FailureOr<abi::StepProgram> built = codegen::buildStepProgram(program);
     if (failed(built))
       return failure();
-    bool eval = program.getRole() == StringRef(abi::kEvalProgram.role);
-    if (failed(dumper.writeSideFile(
-            eval ? "eval-step-program.json" : "step-program.json",
-            eval ? "the evaluation step program (@eval_step: the forward "
-                   "pass without dropout, nothing updated)"
-                 : "the step program the runtime runs (docs/StepProgram.md)",
-            codegen::stepProgramJson(*built))))
+    StringRef role = program.getRole();
+    std::string file = "step-program.json";
+    std::string what =
+        "the step program the runtime runs (docs/StepProgram.md)";
+    if (role == StringRef(abi::kEvalProgram.role)) {
+      file = "eval-step-program.json";
+      what = "the evaluation step program (@eval_step: the forward pass "
+             "without dropout, nothing updated)";
+    } else if (role == StringRef(abi::kAccumulateProgram.role)) {
+      file = "accumulate-step-program.json";
+      what = "the accumulate step program (@accumulate_step: a micro-batch "
+             "before a step's last, its gradients added to the accumulators)";
+    }
+    if (failed(dumper.writeSideFile(file, what,
+                                    codegen::stepProgramJson(*built))))
       return failure();
   }
   return success();

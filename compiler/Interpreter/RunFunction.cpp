@@ -196,6 +196,8 @@ Runnable fromFunction(func::FuncOp fn) {
       a.kind = sabi::Argument::param;
     else if (fn.getArgAttr(i, sgraph::attr::kOptState))
       a.kind = sabi::Argument::opt_state;
+    else if (fn.getArgAttr(i, sgraph::attr::kAccumulator))
+      a.kind = sabi::Argument::accumulator;
     else if (fn.getArgAttr(i, sgraph::attr::kStep))
       a.kind = sabi::Argument::step;
     else if (fn.getArgAttr(i, sgraph::attr::kRank))
@@ -313,6 +315,7 @@ LogicalResult sinter::runFunction(ModuleOp module, const RunOptions &options) {
     }
     // The interpreter is one process: rank 0, as the binary run alone.
     if (spec.kind == sabi::Argument::opt_state ||
+        spec.kind == sabi::Argument::accumulator ||
         spec.kind == sabi::Argument::step ||
         spec.kind == sabi::Argument::rank) {
       args.push_back(zerosOf(type));

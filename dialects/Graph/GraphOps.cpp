@@ -32,7 +32,8 @@ RankedTensorType tensorType(Value value) {
 std::string sinter::sgraph::argumentName(FunctionOpInterface fn,
                                          unsigned index) {
   for (StringRef key :
-       {attr::kParam, attr::kInput, attr::kOptState, attr::kHyper})
+       {attr::kParam, attr::kInput, attr::kOptState, attr::kAccumulator,
+        attr::kHyper})
     if (auto name = fn.getArgAttrOfType<StringAttr>(index, key))
       return name.str();
   if (fn.getArgAttr(index, attr::kStep))

@@ -37,10 +37,15 @@ inline constexpr llvm::StringLiteral kFrozen = "sgraph.frozen";
 inline constexpr llvm::StringLiteral kInput = "sgraph.input";
 /// On an optimizer-state argument or result: "<slot>:<param name>".
 inline constexpr llvm::StringLiteral kOptState = "sgraph.opt_state";
+/// On a gradient-accumulator argument or result: "grad_accum:<param name>".
+/// It holds the sum of the step's earlier micro-batches' gradients
+/// (docs/Autodiff.md, "Gradient accumulation").
+inline constexpr llvm::StringLiteral kAccumulator = "sgraph.accumulator";
 /// On the 0-d integer step argument.
 inline constexpr llvm::StringLiteral kStep = "sgraph.step";
-/// On the 0-d i64 argument holding this process's rank in a data-parallel
-/// job (0 alone): which rows of the global batch its dropout masks are for.
+/// On the 0-d i64 argument saying which B-row block of the global batch a
+/// run computes (rank x K + micro-batch; 0 alone): which rows its dropout
+/// masks are for.
 inline constexpr llvm::StringLiteral kRank = "sgraph.rank";
 /// On a hyperparameter argument the trainer may set at run time (a 0-d
 /// float tensor): its name, e.g. "lr".

@@ -44,7 +44,7 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 CpuExecutor::~CpuExecutor() {
   matmuls.clear(); // before the slabs they point into
   for (int s = 0; s < sinter::abi::kNumSlabs; ++s)
-    if (slabs[s])
+    if (slabs[s] && slabSizes[s])
       ::munmap(slabs[s], slabSizes[s]);
 }
 
@@ -65,8 +65,22 @@ CpuExecutor::create(StepProgram program, const SinterKernelFn *kernels,
   // oneDNN sizes its primitives for omp_get_max_threads() at creation.
   omp_set_num_threads(ex->numThreads);
 
+  const CpuExecutor *share = nullptr;
+  if (options.shareStateWith) {
+    share = dynamic_cast<const CpuExecutor *>(options.shareStateWith);
+    if (!share)
+      return sinter::InvalidArgumentError(
+          SINTER_HERE, "the executor to share state with is not a CPU one");
+    SINTER_RETURN_IF_ERROR(checkSharedState(prog, share->prog));
+  }
   for (int s = 0; s < sinter::abi::kNumSlabs; ++s) {
     int64_t bytes = prog.slabBytes[s];
+    if (share && (s == sabi::Slab::params || s == sabi::Slab::opt_state)) {
+      int8_t *base = share->slabs[s];
+      ex->slabs[s] = base;
+      ex->refs[s] = SlabRef{base, base, 0, bytes, 1};
+      continue;
+    }
     // Anonymous mappings: page-aligned (beyond the 64 bytes buffers need),
     // never 0 bytes, so every slab has a distinct base, and zero-filled by
     // the kernel as pages are first touched. Filling a GPT-sized arena
@@ -273,6 +287,15 @@ absl::Status CpuExecutor::download(int64_t bufferId, void *host,
   SINTER_RETURN_IF_ERROR(checkTransfer("download from", bufferId, bytes));
   if (bytes)
     std::memcpy(host, bufferData(bufferId), bytes);
+  return absl::OkStatus();
+}
+
+absl::Status CpuExecutor::zeroBuffer(int64_t bufferId) {
+  if (bufferId < 0 || bufferId >= static_cast<int64_t>(prog.buffers.size()))
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, absl::StrFormat("zeroBuffer: no buffer %d", bufferId));
+  std::memset(bufferData(bufferId), 0,
+              static_cast<size_t>(prog.buffers[bufferId].bytes));
   return absl::OkStatus();
 }
 

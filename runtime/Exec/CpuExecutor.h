@@ -43,6 +43,7 @@ public:
                       size_t bytes) override;
   absl::Status download(int64_t bufferId, void *host,
                         size_t bytes) const override;
+  absl::Status zeroBuffer(int64_t bufferId) override;
   absl::Status setStep(int64_t step) override;
   absl::StatusOr<int64_t> step() const override;
   absl::Status setHyper(std::string_view name, double value) override;
@@ -68,7 +69,7 @@ private:
   int numThreads = 1;
   bool profiling = false;
   std::array<int8_t *, abi::kNumSlabs> slabs{};
-  std::array<size_t, abi::kNumSlabs> slabSizes{}; // mapped bytes
+  std::array<size_t, abi::kNumSlabs> slabSizes{}; // mapped bytes; 0: shared
   std::array<abi::SlabRef, abi::kNumSlabs> refs{};
   std::unique_ptr<MatmulBackend> backend;
   std::vector<std::unique_ptr<BoundMatmul>> matmuls; // by step index

@@ -242,6 +242,38 @@ absl::Status Executor::initializeParameter(const Argument &argument) {
   return absl::OkStatus();
 }
 
+absl::Status sinter::exec::checkSharedState(const StepProgram &program,
+                              const StepProgram &state) {
+  for (sabi::SlabKind slab : {sabi::Slab::params, sabi::Slab::opt_state})
+    if (program.slabBytes[slab] > state.slabBytes[slab])
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
+          absl::StrFormat("program '%s' cannot share the '%s' slab of '%s': "
+                          "it needs %d bytes, that one has %d",
+                          program.function, sabi::slabName(slab),
+                          state.function, program.slabBytes[slab],
+                          state.slabBytes[slab]));
+  for (const Argument &a : program.arguments) {
+    if (a.kind != sabi::Argument::param &&
+        a.kind != sabi::Argument::accumulator)
+      continue;
+    const Buffer &mine = program.buffers[a.buffer];
+    const Argument *other = state.findArgument(a.name);
+    const Buffer *theirs = other ? &state.buffers[other->buffer] : nullptr;
+    if (!theirs || other->kind != a.kind || theirs->slab != mine.slab ||
+        theirs->offset != mine.offset || theirs->type != mine.type ||
+        theirs->shape != mine.shape)
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
+          absl::StrFormat("program '%s' cannot share state with '%s': its %s "
+                          "%s is not laid out there as it is here",
+                          program.function, state.function,
+                          sabi::argumentKindName(a.kind),
+                          formats::quoteForMessage(a.name)));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Executor::setRank(int64_t rank) {
   for (const Argument &a : prog.arguments)
     if (a.kind == sabi::Argument::rank)
@@ -275,7 +307,8 @@ Executor::setArguments(const formats::SafeTensorsFile &file) {
 
 absl::StatusOr<HostTensor> Executor::readResult(const Result &result) const {
   if (result.kind == sabi::Result::param ||
-      result.kind == sabi::Result::opt_state)
+      result.kind == sabi::Result::opt_state ||
+      result.kind == sabi::Result::accumulator)
     if (const Argument *a = prog.findArgument(result.name))
       return readBuffer(a->buffer);
   return readBuffer(result.buffer);

@@ -48,7 +48,21 @@ struct ExecutorOptions {
   /// Accumulate per-step time (see Profile); off costs nothing in run().
   bool profile = false;
   MatmulBackendOptions matmul;
+  /// Gradient accumulation: run in the params and opt_state slabs of this
+  /// executor (which must outlive the new one) instead of new ones, so that
+  /// the accumulate program updates the training program's accumulators
+  /// and reads its parameters with no copy. Every param and accumulator
+  /// argument must lie where the other program has the argument of the
+  /// same name (checkSharedState), and those two slabs must be no larger.
+  const class Executor *shareStateWith = nullptr;
 };
+
+/// Whether `program` may run in `state`'s params and opt_state slabs:
+/// every param and accumulator argument of `program` is one of `state`'s
+/// with the same kind, slab, offset, dtype and shape, and no slab of the
+/// two is larger than `state`'s. The error names the first that is not.
+absl::Status checkSharedState(const StepProgram &program,
+                              const StepProgram &state);
 
 /// Time spent in run(), by step kind and per kernel.
 struct Profile {
@@ -119,10 +133,14 @@ public:
   /// `host`.
   virtual absl::Status download(int64_t bufferId, void *host,
                                 size_t bytes) const = 0;
+  /// Sets every byte of buffer `bufferId` to zero (an accumulator, between
+  /// steps).
+  virtual absl::Status zeroBuffer(int64_t bufferId) = 0;
   /// Writes `step` into the step argument's buffer (if the program has one).
   virtual absl::Status setStep(int64_t step) = 0;
-  /// Writes this process's data-parallel rank into the rank argument (if
-  /// the program has one: its dropout masks depend on it).
+  /// Writes which B-row block of the global batch the next run computes
+  /// (rank x K + micro-batch) into the rank argument, if the program has
+  /// one: its dropout masks depend on it.
   absl::Status setRank(int64_t rank);
   /// The step argument's current value (0 without one).
   virtual absl::StatusOr<int64_t> step() const = 0;

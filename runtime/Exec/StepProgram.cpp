@@ -267,6 +267,14 @@ absl::Status Reader::argument(const sabi::Argument &in, int64_t index) {
                         "%s %s",
                         sabi::argumentKindName(a.kind),
                         sabi::dtypeName(b.type), shapeText(b.shape)));
+  if (a.kind == sabi::Argument::accumulator &&
+      (b.slab != sabi::Slab::opt_state ||
+       (b.type != sabi::ElementType::f32 && b.type != sabi::ElementType::f64)))
+    return programError(
+        SINTER_HERE, where,
+        absl::StrFormat("an accumulator must be an f32 or f64 buffer of the "
+                        "opt_state slab, not %s in '%s'",
+                        sabi::dtypeName(b.type), sabi::slabName(b.slab)));
   if (in.aliases_size() && a.kind != sabi::Argument::param)
     return programError(SINTER_HERE, where, "only params have 'aliases'");
   for (const std::string &alias : in.aliases()) {
@@ -385,11 +393,13 @@ absl::Status Reader::result(const sabi::Result &in, int64_t index) {
                         absl::StrFormat("metric %s must be a scalar, not %s",
                                         formats::quoteForMessage(r.name),
                                         shapeText(b.shape)));
-  if (r.kind == sabi::Result::param || r.kind == sabi::Result::opt_state) {
+  if (r.kind == sabi::Result::param || r.kind == sabi::Result::opt_state ||
+      r.kind == sabi::Result::accumulator) {
     // The state contract: the argument of the same name holds the new value.
-    sabi::ArgumentKind want = r.kind == sabi::Result::param
-                                  ? sabi::Argument::param
-                                  : sabi::Argument::opt_state;
+    sabi::ArgumentKind want = r.kind == sabi::Result::param ? sabi::Argument::param
+                              : r.kind == sabi::Result::opt_state
+                                  ? sabi::Argument::opt_state
+                                  : sabi::Argument::accumulator;
     const Argument *a = out->findArgument(r.name);
     if (!a || a->kind != want)
       return programError(

@@ -73,6 +73,13 @@ extern "C" __attribute__((weak)) const unsigned char SINTER_ABI_EVAL_PROGRAM[];
 extern "C" __attribute__((weak)) const uint64_t SINTER_ABI_EVAL_PROGRAM_SIZE;
 extern "C" __attribute__((weak)) const SinterKernelFn SINTER_ABI_EVAL_KERNELS[];
 extern "C" __attribute__((weak)) const char SINTER_ABI_DEFAULT_DATA[];
+// Only with gradient accumulation.
+extern "C" __attribute__((weak)) const unsigned char
+    SINTER_ABI_ACCUMULATE_PROGRAM[];
+extern "C" __attribute__((weak)) const uint64_t
+    SINTER_ABI_ACCUMULATE_PROGRAM_SIZE;
+extern "C" __attribute__((weak)) const SinterKernelFn
+    SINTER_ABI_ACCUMULATE_KERNELS[];
 
 using namespace sinter;
 using namespace sinter::exec;
@@ -111,6 +118,9 @@ Trains the model compiled into this binary.
   --steps=N          train until step N, counted from the start of training
                      (default 1000; a resumed run continues to N)
   --batch-size=N     must equal the compiled batch size (%3$s)
+  --grad-accum=K     micro-batches of that size per optimizer step (default:
+                     the model's grad_accumulation_steps; a binary compiled
+                     with 1 takes only 1)
   --lr=X             peak learning rate of the compiled schedule (default:
                      the model file's; min_lr keeps its ratio to it)
   --seed=N           seed for parameter initialization and data shuffling
@@ -239,6 +249,9 @@ Flags parseFlags(int argc, char **argv) {
     } else if (name == "--batch-size") {
       training();
       flags.train.batchSize = integer(1, kMax);
+    } else if (name == "--grad-accum") {
+      training();
+      flags.train.gradAccum = integer(1, 1 << 20);
     } else if (name == "--lr") {
       training();
       double lr;
@@ -409,7 +422,8 @@ absl::Status runRawSteps(Executor &ex, const Flags &flags) {
 std::unique_ptr<Executor> createExecutor(const unsigned char *bytes,
                                          uint64_t size,
                                          const SinterKernelFn *kernels,
-                                         const Flags &flags, bool profile) {
+                                         const Flags &flags, bool profile,
+                                         const Executor *shareStateWith = nullptr) {
   absl::StatusOr<StepProgram> program = parseStepProgram(bytes, size);
   if (!program.ok())
     failStatus(program.status());
@@ -418,6 +432,7 @@ std::unique_ptr<Executor> createExecutor(const unsigned char *bytes,
   ExecutorOptions options;
   options.threads = flags.threads;
   options.profile = profile;
+  options.shareStateWith = shareStateWith;
   absl::StatusOr<std::unique_ptr<Executor>> created =
       Executor::create(std::move(*program), kernels, options);
   if (!created.ok())
@@ -457,6 +472,12 @@ int main(int argc, char **argv) {
       &SINTER_ABI_EVAL_KERNELS)
     eval = createExecutor(SINTER_ABI_EVAL_PROGRAM, SINTER_ABI_EVAL_PROGRAM_SIZE,
                           SINTER_ABI_EVAL_KERNELS, flags, /*profile=*/false);
+  std::unique_ptr<Executor> accumulate;
+  if (&SINTER_ABI_ACCUMULATE_PROGRAM && &SINTER_ABI_ACCUMULATE_PROGRAM_SIZE &&
+      &SINTER_ABI_ACCUMULATE_KERNELS)
+    accumulate = createExecutor(
+        SINTER_ABI_ACCUMULATE_PROGRAM, SINTER_ABI_ACCUMULATE_PROGRAM_SIZE,
+        SINTER_ABI_ACCUMULATE_KERNELS, flags, /*profile=*/false, ex.get());
   train::TrainOptions &options = flags.train;
   options.defaultData = &SINTER_ABI_DEFAULT_DATA ? SINTER_ABI_DEFAULT_DATA : "";
   options.seed = ex->program().seed;
@@ -477,7 +498,9 @@ int main(int argc, char **argv) {
   if ((*dp)->distributed())
     ex->setCollectives(dp->get());
   options.dataParallel = dp->get();
-  if (absl::Status s = train::train(*ex, eval.get(), options); !s.ok())
+  if (absl::Status s =
+          train::train(*ex, eval.get(), accumulate.get(), options);
+      !s.ok())
     failStatus(s);
   return 0;
 }

@@ -92,6 +92,8 @@ Json stateToJson(const TrainerState &s) {
   // Absent means one rank (what every older checkpoint was).
   if (s.worldSize != 1)
     state["world_size"] = s.worldSize;
+  if (s.gradAccumulationSteps != 1)
+    state["grad_accumulation_steps"] = s.gradAccumulationSteps;
   return state;
 }
 
@@ -137,6 +139,9 @@ absl::StatusOr<TrainerState> stateFromJson(std::string_view text,
   SINTER_ASSIGN_OR_RETURN(const Json *loss, field("loss", Kind::Number, false));
   SINTER_ASSIGN_OR_RETURN(const Json *worldSize,
                           field("world_size", Kind::Integer, false));
+  SINTER_ASSIGN_OR_RETURN(
+      const Json *accumulation,
+      field("grad_accumulation_steps", Kind::Integer, false));
   s.step = step->get<int64_t>();
   if (s.step < 0)
     return formats::formatError(SINTER_HERE, path, "'step' is negative");
@@ -155,6 +160,12 @@ absl::StatusOr<TrainerState> stateFromJson(std::string_view text,
     if (s.worldSize < 1)
       return formats::formatError(SINTER_HERE, path,
                                   "'world_size' must be at least 1");
+  }
+  if (accumulation) {
+    s.gradAccumulationSteps = accumulation->get<int64_t>();
+    if (s.gradAccumulationSteps < 1)
+      return formats::formatError(
+          SINTER_HERE, path, "'grad_accumulation_steps' must be at least 1");
   }
   return s;
 }

@@ -49,6 +49,9 @@ struct TrainerState {
   /// The ranks that trained it (data parallelism; 1 alone). Older
   /// checkpoints have none: 1.
   int64_t worldSize = 1;
+  /// Micro-batches per step (gradient accumulation; 1 without). Older
+  /// checkpoints have none: 1.
+  int64_t gradAccumulationSteps = 1;
 };
 
 struct Checkpoint {

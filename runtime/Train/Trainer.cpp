@@ -170,23 +170,39 @@ absl::Status perturbFirstParameter(Executor &ex) {
 
 class Run {
 public:
-  Run(Executor &trainer, Executor *eval, const TrainOptions &options)
-      : ex(trainer), eval(eval), opt(options) {}
+  Run(Executor &trainer, Executor *eval, Executor *accumulate,
+      const TrainOptions &options)
+      : ex(trainer), eval(eval), acc(accumulate), opt(options) {}
   absl::Status run();
 
 private:
+  absl::Status prepareAccumulation();
   absl::Status prepareData();
   absl::Status prepareParameters();
+  /// One optimizer step: K - 1 accumulate runs and the training run, each
+  /// on its micro-batch; `m` gets the training run's metrics, the loss and
+  /// the model's metrics averaged over the K.
+  absl::Status runStep(int64_t step,
+                       std::vector<std::pair<std::string, double>> &m);
   absl::Status evaluate(int64_t step);
   absl::Status save(int64_t step);
   std::string dataDescription() const;
-  /// Uploads hostBatch[k] to buffer id for each (id, k) of `targets`.
+  /// Uploads part `part` of `parts` equal row blocks of hostBatch[k] to
+  /// buffer id for each (id, k) of `targets`.
   absl::Status
   uploadBatch(Executor &to,
-              const std::vector<std::pair<int64_t, size_t>> &targets);
+              const std::vector<std::pair<int64_t, size_t>> &targets,
+              int64_t part = 0, int64_t parts = 1);
 
   Executor &ex;
   Executor *eval;
+  /// The accumulate program (null without gradient accumulation): it runs
+  /// in ex's params and opt_state slabs (ExecutorOptions::shareStateWith).
+  Executor *acc;
+  /// Micro-batches per step: the compiled grad_accumulation_steps, or
+  /// --grad-accum.
+  int64_t micro = 1;
+  int64_t microRows = 0; // the compiled batch size B
   const TrainOptions &opt;
   std::unique_ptr<data::DataLoader> loader;
   /// The batch the data loader writes: one host buffer per model input, in
@@ -194,8 +210,10 @@ private:
   /// the input buffers of the executor that runs it.
   std::vector<std::vector<unsigned char>> hostBatch;
   std::vector<void *> hostBatchPointers;
-  /// (input buffer, hostBatch index) of the training and the eval program.
-  std::vector<std::pair<int64_t, size_t>> trainUploads, evalUploads;
+  /// (input buffer, hostBatch index) of the training, eval and accumulate
+  /// programs. The host batch holds K micro-batches.
+  std::vector<std::pair<int64_t, size_t>> trainUploads, evalUploads,
+      accUploads;
   /// Parameters on their way from the training to the eval executor, sized
   /// by the first evaluation and reused by every later one.
   std::vector<unsigned char> paramTransfer;
@@ -252,16 +270,19 @@ absl::Status Run::prepareData() {
           SINTER_HERE, absl::StrCat("input ", formats::quoteForMessage(a->name),
                                     " has no batch dimension; this binary "
                                     "cannot be fed from --data"));
-    specs.push_back({a->name, exec::toDType(b.type), b.shape});
+    // The loader reads this rank's K micro-batches as one batch of K x B.
+    std::vector<int64_t> shape = b.shape;
+    shape.front() *= micro;
+    specs.push_back({a->name, exec::toDType(b.type), shape});
     trainUploads.push_back({a->buffer, hostBatch.size()});
-    hostBatch.emplace_back(static_cast<size_t>(b.bytes));
+    hostBatch.emplace_back(static_cast<size_t>(b.bytes * micro));
   }
   for (std::vector<unsigned char> &input : hostBatch)
     hostBatchPointers.push_back(input.data());
   if (specs.empty())
     return sinter::InvalidArgumentError(
         SINTER_HERE, "the step program has no model inputs to feed");
-  int64_t batch = specs.front().shape.front();
+  int64_t batch = microRows = specs.front().shape.front() / micro;
   if (opt.batchSize && *opt.batchSize != batch)
     return sinter::InvalidArgumentError(
         SINTER_HERE, absl::StrFormat("--batch-size=%d: this binary was "
@@ -273,31 +294,38 @@ absl::Status Run::prepareData() {
   bool tokens = specs.size() == 2 && first.shape.size() == 2 &&
                 (first.dtype == formats::DType::I64 ||
                  first.dtype == formats::DType::I32);
-  // Throughput counts the global batch.
-  itemsPerStep = (tokens ? first.shape[0] * first.shape[1] : batch) *
-                 dp->worldSize();
+  // Throughput counts the global batch (every micro-batch of every rank).
+  itemsPerStep =
+      (tokens ? first.shape[0] * first.shape[1] : batch * micro) *
+      dp->worldSize();
   unit = tokens ? "tok" : "samples";
 
-  if (eval) {
-    for (const Argument *a : argumentsOf(*eval, sabi::Argument::input)) {
+  // The same host batch feeds the input of the same name of the eval and
+  // accumulate programs.
+  for (auto [other, uploads, what] :
+       {std::tuple{eval, &evalUploads, "eval"},
+        std::tuple{micro > 1 ? acc : nullptr, &accUploads, "accumulate"}}) {
+    if (!other)
+      continue;
+    for (const Argument *a : argumentsOf(*other, sabi::Argument::input)) {
       const Argument *t = ex.program().findArgument(a->name);
       if (!t || t->kind != sabi::Argument::input ||
           ex.program().buffers[t->buffer].shape !=
-              eval->program().buffers[a->buffer].shape)
+              other->program().buffers[a->buffer].shape)
         return sinter::InternalError(
             SINTER_HERE,
-            absl::StrCat("the eval program's input ",
+            absl::StrCat("the ", what, " program's input ",
                          formats::quoteForMessage(a->name),
                          " does not match the training program's"));
-      // The same host batch feeds the training input of the same name.
       for (auto [buffer, index] : trainUploads)
         if (buffer == t->buffer)
-          evalUploads.push_back({a->buffer, index});
+          uploads->push_back({a->buffer, index});
     }
-    if (evalUploads.size() != trainUploads.size())
+    if (uploads->size() != trainUploads.size())
       return sinter::InternalError(
-          SINTER_HERE,
-          "the eval program's inputs differ from the training program's");
+          SINTER_HERE, absl::StrCat("the ", what,
+                                    " program's inputs differ from the "
+                                    "training program's"));
   }
 
   dataSpec = opt.data;
@@ -374,10 +402,70 @@ absl::Status Run::prepareParameters() {
 
 absl::Status
 Run::uploadBatch(Executor &to,
-                 const std::vector<std::pair<int64_t, size_t>> &targets) {
-  for (auto [buffer, index] : targets)
+                 const std::vector<std::pair<int64_t, size_t>> &targets,
+                 int64_t part, int64_t parts) {
+  for (auto [buffer, index] : targets) {
+    size_t bytes = hostBatch[index].size() / static_cast<size_t>(parts);
+    SINTER_RETURN_IF_ERROR(to.upload(
+        buffer, hostBatch[index].data() + bytes * static_cast<size_t>(part),
+        bytes));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Run::prepareAccumulation() {
+  const Argument *k = ex.program().findArgument("grad_accumulation_steps");
+  if (k && k->kind != sabi::Argument::hyper)
+    k = nullptr;
+  if (!k) {
+    if (opt.gradAccum && *opt.gradAccum != 1)
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
+          absl::StrFormat("--grad-accum=%d: this binary was compiled without "
+                          "gradient accumulation; set "
+                          "training.grad_accumulation_steps above 1 in the "
+                          "model and recompile",
+                          *opt.gradAccum));
+    return absl::OkStatus();
+  }
+  micro = opt.gradAccum.value_or(std::llround(*k->defaultValue));
+  if (micro < 1)
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, absl::StrFormat("--grad-accum=%d: must be at least 1",
+                                     micro));
+  if (micro > 1 && !acc)
+    return sinter::InternalError(
+        SINTER_HERE, "the binary accumulates gradients but has no accumulate "
+                     "program");
+  return ex.setHyper("grad_accumulation_steps", static_cast<double>(micro));
+}
+
+absl::Status Run::runStep(int64_t step,
+                          std::vector<std::pair<std::string, double>> &m) {
+  // Micro-batch k is rows [k·B, (k+1)·B) of this rank's K·B, so block
+  // rank·K + k of the global batch: what dropout masks are keyed by.
+  std::map<std::string, double> sums;
+  for (int64_t k = 0; k < micro; ++k) {
+    bool last = k + 1 == micro;
+    Executor &runner = last ? ex : *acc;
     SINTER_RETURN_IF_ERROR(
-        to.upload(buffer, hostBatch[index].data(), hostBatch[index].size()));
+        uploadBatch(runner, last ? trainUploads : accUploads, k, micro));
+    SINTER_RETURN_IF_ERROR(runner.setStep(step));
+    SINTER_RETURN_IF_ERROR(runner.setRank(dp->rank() * micro + k));
+    SINTER_RETURN_IF_ERROR(runner.run());
+    SINTER_ASSIGN_OR_RETURN(m, readMetrics(runner));
+    if (!last)
+      for (const auto &[name, value] : m)
+        sums[name] += value;
+  }
+  if (micro == 1)
+    return absl::OkStatus();
+  for (auto &[name, value] : m)
+    if (auto it = sums.find(name); it != sums.end())
+      value = (it->second + value) / static_cast<double>(micro);
+  // Zero between steps: the next step's first micro-batch adds to nothing.
+  for (const Argument *a : argumentsOf(ex, sabi::Argument::accumulator))
+    SINTER_RETURN_IF_ERROR(ex.zeroBuffer(a->buffer));
   return absl::OkStatus();
 }
 
@@ -405,14 +493,17 @@ absl::Status Run::evaluate(int64_t step) {
   std::vector<std::pair<std::string, double>> sums;
   for (int64_t i = 0; i < batches; ++i) {
     SINTER_RETURN_IF_ERROR(loader->evalBatch(i, hostBatchPointers));
-    SINTER_RETURN_IF_ERROR(uploadBatch(*eval, evalUploads));
-    SINTER_RETURN_IF_ERROR(eval->run());
-    SINTER_ASSIGN_OR_RETURN(auto m, readMetrics(*eval));
-    if (sums.empty())
-      sums = m;
-    else
-      for (size_t k = 0; k < m.size(); ++k)
-        sums[k].second += m[k].second;
+    // A held-out batch is K micro-batches, as a training one.
+    for (int64_t part = 0; part < micro; ++part) {
+      SINTER_RETURN_IF_ERROR(uploadBatch(*eval, evalUploads, part, micro));
+      SINTER_RETURN_IF_ERROR(eval->run());
+      SINTER_ASSIGN_OR_RETURN(auto m, readMetrics(*eval));
+      if (sums.empty())
+        sums = m;
+      else
+        for (size_t k = 0; k < m.size(); ++k)
+          sums[k].second += m[k].second;
+    }
   }
   // Every rank evaluated its rows of the same global batches.
   SINTER_RETURN_IF_ERROR(
@@ -421,7 +512,7 @@ absl::Status Run::evaluate(int64_t step) {
       {"step", static_cast<double>(step)}};
   std::string line = absl::StrFormat("eval at step %d:", step);
   for (auto &[name, sum] : sums) {
-    double mean = sum / static_cast<double>(batches);
+    double mean = sum / static_cast<double>(batches * micro);
     absl::StrAppend(&line, absl::StrFormat(" %s %.4f", name, mean));
     fields.push_back({"eval_" + name, mean});
     if (name == "loss")
@@ -458,6 +549,7 @@ absl::Status Run::save(int64_t step) {
   c.state.program = opt.program;
   c.state.loss = lastLoss;
   c.state.worldSize = dp->worldSize();
+  c.state.gradAccumulationSteps = micro;
   SINTER_ASSIGN_OR_RETURN(std::string dir, saveCheckpoint(opt.save, c));
   lastCheckpoint = checkpointName(step);
   progress->note(absl::StrCat("saved ", dir), /*important=*/false);
@@ -498,6 +590,14 @@ absl::Status Run::run() {
   }
   progress = std::make_unique<ProgressReporter>(
       stdout, interactive, quiet, opt.logEvery, startStep, opt.steps, "");
+  SINTER_RETURN_IF_ERROR(prepareAccumulation());
+  if (resumed && resumed->state.gradAccumulationSteps != micro)
+    progress->note(absl::StrFormat(
+        "note: the checkpoint was trained with %d micro-batch(es) a step, "
+        "this run has %d: the global batch changes; the data continues from "
+        "the same position, so the run is not bit-exact with one that kept "
+        "them",
+        resumed->state.gradAccumulationSteps, micro));
   if (resumed && resumed->state.worldSize != dp->worldSize())
     progress->note(absl::StrFormat(
         "note: the checkpoint was trained on %d rank(s), this run has %d: the "
@@ -511,8 +611,6 @@ absl::Status Run::run() {
                    "step program (the model or its training section "
                    "changed); continuing");
   SINTER_RETURN_IF_ERROR(prepareParameters());
-  // Dropout masks for this rank's rows of the global batch.
-  SINTER_RETURN_IF_ERROR(ex.setRank(dp->rank()));
   if (dp->distributed()) {
     // One model on every rank: rank 0's parameters and optimizer state
     // (initialized, --init or --resume), then proven equal.
@@ -553,7 +651,11 @@ absl::Status Run::run() {
           ex.threads(),
           resumed ? loader->describe()
                   : absl::StrFormat("training steps %d to %d", startStep + 1,
-                                    opt.steps)),
+                                    opt.steps)) +
+          (micro > 1 ? absl::StrFormat("; each step %d micro-batches of %d "
+                                       "rows (gradient accumulation)",
+                                       micro, microRows)
+                     : ""),
       /*important=*/false);
 
   std::signal(SIGINT, onInterrupt);
@@ -566,13 +668,11 @@ absl::Status Run::run() {
     SINTER_RETURN_IF_ERROR(loader->nextTrain(hostBatchPointers));
     if (step == startStep)
       SINTER_RETURN_IF_ERROR(dp->checkDistinctData(hostBatch));
-    SINTER_RETURN_IF_ERROR(uploadBatch(ex, trainUploads));
     double t0 = now();
     dp->setStep(step);
-    SINTER_RETURN_IF_ERROR(ex.setStep(step));
-    SINTER_RETURN_IF_ERROR(ex.run());
+    std::vector<std::pair<std::string, double>> m;
+    SINTER_RETURN_IF_ERROR(runStep(step, m));
     double seconds = now() - t0;
-    SINTER_ASSIGN_OR_RETURN(auto m, readMetrics(ex));
     // The job's loss and metrics: the mean over ranks.
     SINTER_RETURN_IF_ERROR(
         averageMetrics(m, &stop, "the mean of the step's metrics"));
@@ -668,7 +768,8 @@ absl::Status Run::run() {
 } // namespace
 
 absl::Status sinter::train::train(Executor &trainer, Executor *eval,
+                                  Executor *accumulate,
                                   const TrainOptions &options) {
-  Run run(trainer, eval, options);
+  Run run(trainer, eval, accumulate, options);
   return run.run();
 }

@@ -44,6 +44,9 @@ struct TrainOptions {
   std::string defaultData; // compiled in by sinterc ("" = none)
   int64_t steps = 1000;    // total steps, counted from step 0
   std::optional<int64_t> batchSize;
+  /// --grad-accum: micro-batches per step instead of the compiled
+  /// training.grad_accumulation_steps.
+  std::optional<int64_t> gradAccum;
   std::optional<double> lr;
   uint64_t seed = 0;      // the seed in effect (--seed or the compiled one)
   bool seedGiven = false; // --seed was passed
@@ -69,8 +72,10 @@ struct TrainOptions {
 
 /// Runs training; returns Cancelled after a Ctrl-C (the checkpoint, if any,
 /// is written first). Every other error is one line naming its place.
+/// `accumulate` is the accumulate program's executor, sharing `trainer`'s
+/// params and opt_state slabs (null without gradient accumulation).
 absl::Status train(exec::Executor &trainer, exec::Executor *eval,
-                   const TrainOptions &options);
+                   exec::Executor *accumulate, const TrainOptions &options);
 
 } // namespace sinter::train
 
