@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Compares a compiled training binary with the reference interpreter.
 
-    compare_compiled.py MODEL.pbtxt [--entry=train_step|forward_grad]
+    compare_compiled.py MODEL.pbtxt
+        [--entry=train_step|forward_grad|accumulate_step]
         [--batch-size=N] [--step=S] [--steps=K] [--seed=N] [--vocab=N]
         [--params=given|init] [--state=zero|random]
         [--sinterc=PATH] [--binary=BIN --program=STEP_PROGRAM.json]
@@ -270,6 +271,9 @@ def make_arguments(args, prog, widths, ignore):
             given[a["name"]] = random_param(rng, a.get("init"), shape, npdt)
         elif kind == "opt_state" and args.state == "random":
             given[a["name"]] = random_state(rng, a["name"], shape, npdt)
+        elif kind == "accumulator" and args.state == "random":
+            # Earlier micro-batches' gradients: gradient-sized values.
+            given[a["name"]] = rng.normal(0.0, 1e-2, shape).astype(npdt)
         elif kind == "hyper" and a["name"] == "lr" and \
                 getattr(args, "lr_scale", None) is not None:
             given["lr"] = np.asarray(a["default_value"] * args.lr_scale,
@@ -482,7 +486,8 @@ def main():
         formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("model")
     ap.add_argument("--entry", default="train_step",
-                    choices=["train_step", "forward_grad"])
+                    choices=["train_step", "forward_grad",
+                             "accumulate_step"])
     ap.add_argument("--batch-size", type=int)
     ap.add_argument("--step", type=int, default=0)
     ap.add_argument("--steps", type=int, default=1)
@@ -508,7 +513,9 @@ def main():
                     "compiled with --runtime-lr=false")
     args = ap.parse_args()
     if args.params is None:
-        args.params = "given" if args.entry == "train_step" else "init"
+        args.params = ("given" if args.entry in ("train_step",
+                                                 "accumulate_step")
+                       else "init")
     if args.steps < 1:
         die("--steps must be >= 1")
     if bool(args.binary) != bool(args.program):
@@ -577,7 +584,7 @@ def main():
         t_ref += dt
         ref, _ = read_safetensors(out_r)
         for n, v in ref.items():
-            if kinds.get(n) in ("param", "opt_state"):
+            if kinds.get(n) in ("param", "opt_state", "accumulator"):
                 cur[n] = v
         if "step" in kinds:
             cur["step"] = np.asarray(args.step + i + 1, dtype=np.int64)

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""End-to-end checks of data parallelism with real processes over loopback.
+"""End-to-end checks of data parallelism with real processes over loopback,
+and of gradient accumulation (alone, as one rank, or with several).
 
 Each subcommand compiles what it needs, starts the ranks itself (through
 sinter-launch, mpirun, or torchrun-style variables it sets), and exits
@@ -29,6 +30,17 @@ non-zero with a message when something is wrong:
   launchers    the same run through sinter-launch, through torchrun-style
                variables set here, and through mpirun when it is installed:
                bit-identical losses.
+  scaled-example  MODEL (examples/gpt2_124m.pbtxt) scaled down to width
+               32, 2 layers, 2 heads and 16 positions with its training
+               section untouched: equivalence with the example's own
+               grad_accumulation_steps, which the binary must say it runs.
+
+With --accumulate=K the per-rank binary is compiled with
+training.grad_accumulation_steps K (the model rewritten under the work
+dir), so equivalence compares W ranks x K micro-batches x B against one
+process at batch W*K*B, and resume resumes such runs; --run-accumulate=K'
+runs that binary with --grad-accum=K' instead (the reference is then at
+batch W*K'*B).
 
 usage: data_parallel.py SUBCOMMAND MODEL --sinterc=PATH --launch=PATH
            --work-dir=DIR [--data=SPEC] [--world=W] [--batch-size=B] ...
@@ -37,6 +49,7 @@ usage: data_parallel.py SUBCOMMAND MODEL --sinterc=PATH --launch=PATH
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -75,6 +88,35 @@ def compile_model(a, name, batch, model=None, extra=()):
         run([a.sinterc, model or a.model, "-o", binary,
              f"--batch-size={batch}"] + list(extra), f"sinterc {name}")
     return binary
+
+
+def model_with_accumulation(a, k):
+    """a.model with training.grad_accumulation_steps k, under the work dir
+    (pass --data: the bundled data is found next to the original only)."""
+    text = re.sub(r"^\s*grad_accumulation_steps:.*\n", "", open(a.model).read(),
+                  flags=re.M)
+    if k != 1:
+        text, n = re.subn(r"^training\s*\{",
+                          f"training {{\n  grad_accumulation_steps: {k}", text,
+                          count=1, flags=re.M)
+        if n != 1:
+            fail(f"{a.model}: no training section to set "
+                 "grad_accumulation_steps in")
+    os.makedirs(a.work_dir, exist_ok=True)
+    path = os.path.join(a.work_dir, f"model-accumulate-{k}.pbtxt")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def per_rank_binary(a, b):
+    """The binary each rank runs, and the flags that set its micro-batches."""
+    if a.accumulate == 1:
+        return compile_model(a, f"train{b}", b), []
+    binary = compile_model(a, f"train{b}x{a.accumulate}", b,
+                           model=model_with_accumulation(a, a.accumulate))
+    runs = a.run_accumulate or a.accumulate
+    return binary, [f"--grad-accum={runs}"] if a.run_accumulate else []
 
 
 def jsonl(path):
@@ -143,16 +185,18 @@ def nrel(c, r):
 
 def cmd_equivalence(a):
     w, b, n = a.world, a.batch_size, a.steps
-    per_rank = compile_model(a, f"train{b}", b)
-    whole = compile_model(a, f"train{w * b}", w * b)
+    k = a.run_accumulate or a.accumulate
+    per_rank, accumulation = per_rank_binary(a, b)
+    whole_model = model_with_accumulation(a, 1) if a.accumulate > 1 else None
+    whole = compile_model(a, f"train{w * k * b}", w * k * b, model=whole_model)
     d = a.work_dir
     fresh(f"{d}/one", f"{d}/many", f"{d}/one.jsonl", f"{d}/many.jsonl")
     common = [f"--steps={n}", "--threads=1", "--quiet"] + data_flags(a)
     run([whole, f"--save={d}/one", f"--log-jsonl={d}/one.jsonl"] + common,
-        f"one process at batch {w * b}")
+        f"one process at batch {w * k * b}")
     p = launch(a, w, [per_rank, f"--save={d}/many",
-                      f"--log-jsonl={d}/many.jsonl"] + common,
-               f"{w} ranks at batch {b}")
+                      f"--log-jsonl={d}/many.jsonl"] + common + accumulation,
+               f"{w} ranks x {k} micro-batches at batch {b}")
     if "error" in p.stdout + p.stderr:
         fail(f"a healthy run printed an error:\n{p.stdout}{p.stderr}")
     one, many = step_metric(f"{d}/one.jsonl"), step_metric(f"{d}/many.jsonl")
@@ -163,8 +207,9 @@ def cmd_equivalence(a):
         r = abs(one[s] - many[s]) / max(abs(one[s]), 1e-12)
         worst_loss = max(worst_loss, r)
         if r > a.rtol:
-            fail(f"loss of step {s}: {one[s]} at batch {w * b}, {many[s]} on "
-                 f"{w} ranks (relative {r:.2e} > {a.rtol})")
+            fail(f"loss of step {s}: {one[s]} at batch {w * k * b}, "
+                 f"{many[s]} on {w} ranks x {k} micro-batches (relative "
+                 f"{r:.2e} > {a.rtol})")
     worst = (0.0, "")
     whole = []
     for what, x, y in zip(("parameters", "optimizer state"),
@@ -186,7 +231,9 @@ def cmd_equivalence(a):
             if e > a.tensor_rtol:
                 fail(f"{name} after {n} steps: normwise relative "
                      f"difference {e:.2e} > {a.tensor_rtol}")
-    print(f"ok: {w} ranks x batch {b} = one process at batch {w * b} for {n} "
+    micro = f" x {k} micro-batches" if k > 1 else ""
+    print(f"ok: {w} ranks{micro} x batch {b} = one process at batch "
+          f"{w * k * b} for {n} "
           f"steps (loss {worst_loss:.1e}, parameters {whole[0]:.1e}, "
           f"optimizer state {whole[1]:.1e}, worst tensor {worst[0]:.1e}: "
           f"{worst[1]})")
@@ -384,10 +431,10 @@ def cmd_faults(a):
 
 def cmd_resume(a):
     w, b, k = a.world, a.batch_size, a.steps
-    binary = compile_model(a, f"train{b}", b)
+    binary, accumulation = per_rank_binary(a, b)
     d = a.work_dir
     fresh(f"{d}/full", f"{d}/half", f"{d}/full.jsonl", f"{d}/half.jsonl")
-    common = ["--threads=1", "--quiet"] + data_flags(a)
+    common = ["--threads=1", "--quiet"] + data_flags(a) + accumulation
     launch(a, w, [binary, f"--steps={2 * k}", f"--save={d}/full",
                   f"--log-jsonl={d}/full.jsonl"] + common, "uninterrupted")
     launch(a, w, [binary, f"--steps={k}", f"--save={d}/half",
@@ -407,7 +454,10 @@ def cmd_resume(a):
     entries = sorted(os.listdir(f"{d}/full"))
     if [e for e in entries if e.startswith(".") or "tmp" in e]:
         fail(f"leftovers in the checkpoint directory: {entries}")
-    print(f"ok: {2 * k} steps = {k} + resume + {k} on {w} ranks, bit for bit")
+    micro = (f" x {a.run_accumulate or a.accumulate} micro-batches"
+             if a.accumulate > 1 else "")
+    print(f"ok: {2 * k} steps = {k} + resume + {k} on {w} ranks{micro}, "
+          "bit for bit")
 
 
 def cmd_launchers(a):
@@ -455,10 +505,37 @@ def cmd_launchers(a):
     print(f"ok: {', '.join(results)} give bit-identical losses on {w} ranks")
 
 
+def cmd_scaled_example(a):
+    text = open(a.model).read()
+    m = re.search(r"^\s*grad_accumulation_steps:\s*(\d+)", text, flags=re.M)
+    if not m:
+        fail(f"{a.model} sets no grad_accumulation_steps")
+    k = int(m.group(1))
+    for pattern, small in ((r"\b1024\b", "16"), (r"dim: 768", "dim: 32"),
+                           (r"repeat: 12", "repeat: 2"),
+                           (r"num_heads: 12", "num_heads: 2")):
+        text, n = re.subn(pattern, small, text)
+        if not n:
+            fail(f"{a.model}: nothing matches {pattern} to scale down")
+    os.makedirs(a.work_dir, exist_ok=True)
+    a.model = os.path.join(a.work_dir, "scaled.pbtxt")
+    with open(a.model, "w") as f:
+        f.write(text)
+    binary = compile_model(a, f"train{a.batch_size}x{k}", a.batch_size,
+                           model=model_with_accumulation(a, k))
+    p = run([binary, "--steps=1", "--threads=1"] + data_flags(a), "one step")
+    said = f"each step {k} micro-batches of {a.batch_size} rows"
+    if said not in p.stdout:
+        fail(f"the binary does not say '{said}':\n{p.stdout}")
+    a.accumulate = k
+    cmd_equivalence(a)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("command", choices=["equivalence", "buckets", "sum",
-                                        "faults", "resume", "launchers"])
+                                        "faults", "resume", "launchers",
+                                        "scaled-example"])
     ap.add_argument("model")
     ap.add_argument("--sinterc", required=True)
     ap.add_argument("--launch", required=True)
@@ -471,10 +548,13 @@ def main():
     ap.add_argument("--tensor-rtol", type=float, default=1e-2)
     ap.add_argument("--kill-after", type=float, default=0.5)
     ap.add_argument("--require-mpirun", action="store_true")
+    ap.add_argument("--accumulate", type=int, default=1)
+    ap.add_argument("--run-accumulate", type=int, default=0)
     a = ap.parse_args()
     {"equivalence": cmd_equivalence, "buckets": cmd_buckets, "sum": cmd_sum,
      "faults": cmd_faults, "resume": cmd_resume,
-     "launchers": cmd_launchers}[a.command](a)
+     "launchers": cmd_launchers,
+     "scaled-example": cmd_scaled_example}[a.command](a)
 
 
 if __name__ == "__main__":
