@@ -29,6 +29,13 @@
 // PyTorch skips parameters whose .grad is None, it gets no update (a
 // warning says so) and is marked frozen in @train_step.
 //
+// With grad_accumulation_steps K > 1, @train_step is a step's last
+// micro-batch: it takes accumulators (the earlier micro-batches' gradient
+// sums, after the parameters) and K (a hyper argument) and steps with
+// (accumulator + gradient) / K; @accumulate_step, built from another copy
+// of @forward, is every earlier micro-batch: accumulator + gradient, no
+// update (docs/Autodiff.md, "Gradient accumulation").
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/OptimizerStep.h"

@@ -82,7 +82,19 @@ std::string sinter::formatMemoryReport(sched::ProgramOp program) {
   int64_t arena = slab(abi::Slab::arena);
   os << "memory of @" << program.getSymName() << "\n";
   line("parameters", slab(abi::Slab::params), "(slab)");
-  line("optimizer state", slab(abi::Slab::opt_state), "(slab)");
+  // Gradient accumulators lie at the start of the opt_state slab.
+  int64_t accumulators = 0;
+  for (auto arg : program.getBlock().getOps<sched::ArgumentOp>())
+    if (arg.getKind() == StringRef(abi::argumentKindName(abi::Argument::accumulator)))
+      accumulators += cast<sched::BufferType>(arg.getBuffer().getType())
+                          .getBytes();
+  if (accumulators) {
+    line("optimizer state", slab(abi::Slab::opt_state) - accumulators,
+         "(slab)");
+    line("accumulators", accumulators, "(opt_state slab)");
+  } else {
+    line("optimizer state", slab(abi::Slab::opt_state), "(slab)");
+  }
   line("inputs", slab(abi::Slab::io), "(slab)");
   line("constants", slab(abi::Slab::constants), "(slab)");
   line("arena", arena,

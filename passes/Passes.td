@@ -36,6 +36,13 @@ def AutodiffPass : Pass<"sinter-autodiff", "mlir::ModuleOp"> {
     sgraph.default = <training lr>}`, which the schedule reads
     (`lr_schedule`'s `peak_lr`), so a trainer can change it without
     recompiling.
+
+    With `grad_accumulation_steps` K > 1 in the configuration,
+    `@train_step` also takes an accumulator per trained parameter (after
+    the parameters) and `grad_accumulation_steps` (a hyper argument, last),
+    and steps with (accumulator + gradient) / K; and
+    `@accumulate_step(params..., accumulators..., inputs...) -> (loss,
+    metrics..., accumulators'...)` adds each gradient to its accumulator.
   }];
   let options = [
     Option<"mode", "mode", "std::string", /*default=*/"\"train-step\"",

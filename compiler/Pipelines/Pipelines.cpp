@@ -184,7 +184,7 @@ struct ScheduledCLOptions : public PassPipelineOptions<ScheduledCLOptions> {
                             llvm::cl::desc("The entry function"),
                             llvm::cl::init("train_step")};
   Option<std::string> role{
-      *this, "role", llvm::cl::desc("The program's role: step or eval"),
+      *this, "role", llvm::cl::desc("The program's role: step, eval or accumulate"),
       llvm::cl::init(std::string(sinter::abi::kStepProgram.role))};
   Option<bool> noReuse{*this, "no-reuse",
                        llvm::cl::desc("Give every arena value its own bytes"),

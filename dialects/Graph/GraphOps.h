@@ -35,9 +35,9 @@ inline constexpr llvm::StringLiteral kInit = "sgraph.init";
 inline constexpr llvm::StringLiteral kFrozen = "sgraph.frozen";
 /// On a data argument: the model input's name.
 inline constexpr llvm::StringLiteral kInput = "sgraph.input";
-/// On an optimizer-state argument or result: "<slot>:<param name>".
+/// On an optimizer-state argument or result: "optimizer.<param name>.<slot>".
 inline constexpr llvm::StringLiteral kOptState = "sgraph.opt_state";
-/// On a gradient-accumulator argument or result: "grad_accum:<param name>".
+/// On a gradient-accumulator argument or result: "grad_accum.<param name>".
 /// It holds the sum of the step's earlier micro-batches' gradients
 /// (docs/Autodiff.md, "Gradient accumulation").
 inline constexpr llvm::StringLiteral kAccumulator = "sgraph.accumulator";

@@ -154,8 +154,11 @@ def Sched_ArgumentOp : Sched_InProgramOp<"argument"> {
     `kind` is `param` (with optional `init`, the initializer dictionary of
     `sgraph.init`, and `aliases`, the other names of a tied parameter),
     `opt_state`, `input` (with optional `bound`: integer values must lie in
-    `[0, bound)`), `step` (the i64 step counter) or `hyper` (a
-    hyperparameter the runtime may set between steps, with its `default_value`).
+    `[0, bound)`), `step` (the i64 step counter), `hyper` (a
+    hyperparameter the runtime may set between steps, with its
+    `default_value`), `rank` (the i64 block of the global batch the run
+    computes) or `accumulator` (a gradient accumulator, in the opt_state
+    slab).
     Arguments are listed in the entry function's argument order.
 
     ```mlir

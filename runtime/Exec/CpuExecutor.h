@@ -3,7 +3,9 @@
 // The CPU implementation of Executor (Executor.h). It owns
 //
 //   - the five slabs, page-aligned and zero-filled (anonymous mappings, so
-//     untouched pages cost nothing), allocated once, and their SlabRef
+//     untouched pages cost nothing), allocated once (except the params and
+//     opt_state slabs of an executor created to share another's state:
+//     those are the other's), and their SlabRef
 //     descriptors (allocated = aligned = base, offset 0, size = bytes,
 //     stride 1) that every kernel receives;
 //   - the constants, copied in at creation, and every hyper argument

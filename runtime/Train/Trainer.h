@@ -7,7 +7,10 @@
 //   2. data: a DataLoader over --data, or the dataset compiled in as the
 //      default, restored to the checkpoint's position on resume;
 //   3. the loop: the next batch into host buffers the trainer owns, uploaded
-//      to the program's inputs, one compiled step, metrics (downloaded) to
+//      to the program's inputs, one compiled step (with gradient
+//      accumulation, K micro-batches of one K x B batch: the accumulate
+//      program on the first K - 1, the training program on the last, the
+//      accumulators zeroed after it), metrics (downloaded) to
 //      the progress line and the JSONL log, evaluation on the held-out
 //      batches every --eval-every steps (through the eval program, without
 //      dropout, its parameters copied over by download and upload), a

@@ -227,6 +227,38 @@ void replaceState(const fs::path &dir, const std::string &state) {
   sinter::test::writeFile((dir / "trainer.json").string(), state);
 }
 
+// world_size and grad_accumulation_steps are written only when not 1 (so a
+// single-process checkpoint is what it always was), read back, and below 1
+// refused by name.
+TEST_F(CheckpointTest, WorldSizeAndMicroBatchesRoundTrip) {
+  Checkpoint c = make(3, 1);
+  c.state.worldSize = 2;
+  c.state.gradAccumulationSteps = 40;
+  absl::StatusOr<std::string> dir = saveCheckpoint(root, c);
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  std::string state = slurp(fs::path(*dir) / "trainer.json");
+  EXPECT_NE(state.find("\"world_size\":2"), std::string::npos) << state;
+  EXPECT_NE(state.find("\"grad_accumulation_steps\":40"), std::string::npos)
+      << state;
+  absl::StatusOr<Checkpoint> back = loadCheckpoint(root);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->state.worldSize, 2);
+  EXPECT_EQ(back->state.gradAccumulationSteps, 40);
+
+  replaceState(*dir, R"({"step":3,"seed":"1","data":"","data_state":"",)"
+                     R"("program":"","grad_accumulation_steps":0})");
+  back = loadCheckpoint(root);
+  ASSERT_FALSE(back.ok());
+  EXPECT_NE(back.status().message().find(
+                "trainer.json: 'grad_accumulation_steps' must be at least 1"),
+            std::string::npos)
+      << back.status();
+  ASSERT_TRUE(saveCheckpoint(root, make(4, 1)).ok());
+  EXPECT_EQ(slurp(fs::path(root) / "step-00000004" / "trainer.json")
+                .find("grad_accumulation_steps"),
+            std::string::npos);
+}
+
 // lr and loss come back bit for bit, however the writer spells them, and a
 // trainer.json in the first writer's spelling ("3e-04") still loads.
 TEST_F(CheckpointTest, NumbersRoundTripExactly) {

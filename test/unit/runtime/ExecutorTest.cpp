@@ -24,6 +24,7 @@
 #include "abi/Random.h"
 #include "runtime/Exec/CpuExecutor.h"
 
+#include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 
 #include <cmath>
@@ -495,6 +496,83 @@ TEST(ExecutorTest, DownloadAfterRunReturnsWhatTheProgramComputed) {
   ASSERT_TRUE(ex->download(1, &step, sizeof(step)).ok());
   EXPECT_EQ(step, -2);
   EXPECT_EQ(*ex->step(), -2);
+}
+
+// Gradient accumulation: the accumulate program's executor runs in the
+// training executor's params and opt_state slabs, so what one writes there
+// the other reads, with no copy; a layout that differs is refused by name.
+std::string stateProgram(const char *function, int64_t optStateBytes,
+                         int64_t accumulatorOffset, bool withMoment) {
+  std::string moment =
+      withMoment ? R"(, {"id": 2, "name": "optimizer.w.exp_avg", "slab":
+                   "opt_state", "offset": 64, "dtype": "f32", "shape": [4]})"
+                 : "";
+  std::string momentArg =
+      withMoment
+          ? R"(, {"name": "optimizer.w.exp_avg", "kind": "opt_state", "buffer": 2})"
+          : "";
+  return absl::StrFormat(
+      R"({"version": 2, "function": "%s", "seed": 0,
+          "slabs": [{"slab": "arena", "bytes": 0},
+                    {"slab": "params", "bytes": 64},
+                    {"slab": "opt_state", "bytes": %d},
+                    {"slab": "io", "bytes": 0},
+                    {"slab": "constants", "bytes": 0}],
+          "buffers": [
+            {"id": 0, "name": "w", "slab": "params", "offset": 0,
+             "dtype": "f32", "shape": [4]},
+            {"id": 1, "name": "grad_accum.w", "slab": "opt_state",
+             "offset": %d, "dtype": "f32", "shape": [4]}%s],
+          "arguments": [
+            {"name": "w", "kind": "param", "buffer": 0},
+            {"name": "grad_accum.w", "kind": "accumulator", "buffer": 1}%s],
+          "results": [], "constants": [], "kernels": [], "steps": []})",
+      function, optStateBytes, accumulatorOffset, moment, momentArg);
+}
+
+TEST(ExecutorTest, AccumulateProgramSharesTheTrainingState) {
+  absl::StatusOr<StepProgram> train =
+      parseStepProgramJson(stateProgram("train_step", 128, 0, true));
+  ASSERT_TRUE(train.ok()) << train.status();
+  auto trainer = Executor::create(std::move(*train), nullptr);
+  ASSERT_TRUE(trainer.ok()) << trainer.status();
+  absl::StatusOr<StepProgram> acc =
+      parseStepProgramJson(stateProgram("accumulate_step", 64, 0, false));
+  ASSERT_TRUE(acc.ok()) << acc.status();
+  ExecutorOptions options;
+  options.shareStateWith = trainer->get();
+  auto accumulate = Executor::create(std::move(*acc), nullptr, options);
+  ASSERT_TRUE(accumulate.ok()) << accumulate.status();
+
+  std::vector<float> w = {1, 2, 3, 4}, g = {0.5f, -1, 2, 8};
+  ASSERT_TRUE((*trainer)->upload(0, w.data(), 16).ok());
+  ASSERT_TRUE((*accumulate)->upload(1, g.data(), 16).ok());
+  EXPECT_EQ(elements<float>(**accumulate, 0), w);
+  EXPECT_EQ(elements<float>(**trainer, 1), g);
+  ASSERT_TRUE((*trainer)->zeroBuffer(1).ok());
+  EXPECT_EQ(elements<float>(**accumulate, 1), std::vector<float>(4, 0.f));
+  EXPECT_EQ(elements<float>(**accumulate, 0), w); // the param is untouched
+  accumulate->reset();                            // the trainer's slabs stay
+  EXPECT_EQ(elements<float>(**trainer, 0), w);
+
+  // The accumulator elsewhere in the slab; a slab larger than the trainer's.
+  absl::StatusOr<StepProgram> moved =
+      parseStepProgramJson(stateProgram("accumulate_step", 128, 64, false));
+  ASSERT_TRUE(moved.ok()) << moved.status();
+  auto refused = Executor::create(std::move(*moved), nullptr, options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "program 'accumulate_step' cannot share state with 'train_step': "
+            "its accumulator 'grad_accum.w' is not laid out there as it is "
+            "here");
+  absl::StatusOr<StepProgram> larger =
+      parseStepProgramJson(stateProgram("accumulate_step", 192, 0, false));
+  ASSERT_TRUE(larger.ok()) << larger.status();
+  refused = Executor::create(std::move(*larger), nullptr, options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "program 'accumulate_step' cannot share the 'opt_state' slab of "
+            "'train_step': it needs 192 bytes, that one has 128");
 }
 
 // The link line sinterc -o uses is generated with the libraries.

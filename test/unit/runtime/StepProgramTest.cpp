@@ -307,6 +307,19 @@ const BadCase kBadCases[] = {
          "result 0: metric 'loss' must be a scalar, not [2,4]"),
     CASE("param_result_without_argument", RES(1).set_name("v"),
          "result 1: param result 'v' has no param argument of the same name"),
+    CASE("accumulator_in_arena",
+         (ARG(2).set_kind(sabi::Argument::accumulator), ARG(2).set_buffer(0)),
+         "argument 2: an accumulator must be an f32 or f64 buffer of the "
+         "opt_state slab, not f32 in 'arena'"),
+    CASE("accumulator_not_float",
+         (ARG(2).set_kind(sabi::Argument::accumulator),
+          BUF(5).set_dtype(sabi::ElementType::i32)),
+         "argument 2: an accumulator must be an f32 or f64 buffer of the "
+         "opt_state slab, not i32 in 'opt_state'"),
+    CASE("accumulator_result_without_argument",
+         RES(2).set_kind(sabi::Result::accumulator),
+         "result 2: accumulator result 'm' has no accumulator argument of the "
+         "same name"),
     CASE("param_result_shape", RES(1).set_buffer(2),
          "result 1: result 'w' is f32 [2,4] but its argument is f32 [3,4]"),
     CASE("duplicate_result", RES(2).set_name("loss"),
