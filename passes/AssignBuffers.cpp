@@ -344,7 +344,7 @@ void ProgramBuilder::startAllReduce(AllReduceOp ar) {
   }
   flight.start = b.create<sched::AllReduceStartOp>(
       ar.getLoc(), sched::TokenType::get(ctx),
-      b.getStringAttr(ar.getReduction()), bytes);
+      b.getStringAttr(ar.getReduction()), bytes, ar.getCommDtypeAttr());
   if (auto what = ar->getAttrOfType<StringAttr>("sinter.bucket"))
     flight.start->setAttr("sinter.bucket", what);
   // The gradients' names, for the runtime's messages.

@@ -56,6 +56,7 @@ struct Gradient {
   Value value;      // the all-reduce's operand
   Value result;     // its old result
   StringRef reduction;
+  StringAttr commDtype; // null: as the values are
   Type element;
   int64_t bytes = 0;
   int64_t ready = -1; // position of the op that writes it
@@ -79,6 +80,7 @@ void bucketFunction(func::FuncOp fn, int64_t bucketBytes,
       g.value = v;
       g.result = r;
       g.reduction = ar.getReduction();
+      g.commDtype = ar.getCommDtypeAttr();
       g.element = getElementTypeOrSelf(v.getType());
       g.bytes = plan::tensorBytes(v.getType());
       if (Operation *def = v.getDefiningOp(); def && def->getBlock() == &body) {
@@ -107,9 +109,9 @@ void bucketFunction(func::FuncOp fn, int64_t bucketBytes,
     int64_t cap = 0;
   };
   SmallVector<Bucket> closed;
-  llvm::MapVector<std::pair<Type, StringRef>, Bucket> open;
+  llvm::MapVector<std::tuple<Type, StringRef, StringAttr>, Bucket> open;
   for (Gradient &g : grads) {
-    auto key = std::make_pair(g.element, g.reduction);
+    auto key = std::make_tuple(g.element, g.reduction, g.commDtype);
     auto [it, inserted] = open.try_emplace(key);
     Bucket &bucket = it->second;
     if (inserted)
@@ -143,7 +145,8 @@ void bucketFunction(func::FuncOp fn, int64_t bucketBytes,
       operands.push_back(g->value);
     Location loc = last.value.getLoc();
     auto ar = b.create<AllReduceOp>(loc, operands,
-                                    b.getStringAttr(last.reduction));
+                                    b.getStringAttr(last.reduction),
+                                    last.commDtype);
     // Named by the kernel that writes it (a reshape only views it).
     Operation *writer = last.writer;
     while (auto reshape = dyn_cast_or_null<ReshapeOp>(writer))

@@ -79,9 +79,11 @@ FailureOr<TrainingConfig> sinter::readTrainingConfig(ModuleOp module,
     c.minLr = getDouble(schedule, "min_lr", 0);
   }
   c.gradClip = getDouble(training, "grad_clip", 0);
-  if (auto dp = training.getAs<DictionaryAttr>("data_parallel"))
+  if (auto dp = training.getAs<DictionaryAttr>("data_parallel")) {
     if (auto mean = dp.getAs<BoolAttr>("gradients_mean"))
       c.gradientsMean = mean.getValue();
+    c.gradCommDtype = getString(dp, "grad_comm_dtype", "");
+  }
   c.precision = getString(training, "precision", "fp32");
   c.gradAccumulationSteps = getInt(training, "grad_accumulation_steps", 1);
   if (auto recompute = training.getAs<DictionaryAttr>("recompute"))
@@ -116,9 +118,15 @@ OptimizerStepValues sinter::emitOptimizerStep(OpBuilder &b, Location loc,
     // Data parallelism: every rank steps with the mean (or sum) of the ranks'
     // gradients, whatever the world size the binary runs at (one rank: the
     // gradient itself). sinter-bucket-gradients merges these into buckets.
+    // f32 gradients may travel as bf16 or f16 (data_parallel's
+    // grad_comm_dtype); others as they are.
+    StringAttr wire;
+    if (!config.gradCommDtype.empty() &&
+        cast<RankedTensorType>(g.getType()).getElementType().isF32())
+      wire = b.getStringAttr(config.gradCommDtype);
     g = b.create<sgraph::AllReduceOp>(
               loc, ValueRange{g},
-              b.getStringAttr(config.gradientsMean ? "mean" : "sum"))
+              b.getStringAttr(config.gradientsMean ? "mean" : "sum"), wire)
             .getResult(0);
     grads.push_back(g);
   }

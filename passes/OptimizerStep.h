@@ -33,6 +33,8 @@ struct TrainingConfig {
   /// data_parallel.gradients_mean: the all-reduce of every gradient is a
   /// mean over ranks (true) or a sum.
   bool gradientsMean = true;
+  /// What f32 gradients travel as between ranks: "bf16", "f16" or "" (f32).
+  std::string gradCommDtype;
   std::string precision = "fp32";
   int64_t gradAccumulationSteps = 1;
   std::string recompute = "none";

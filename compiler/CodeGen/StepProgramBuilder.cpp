@@ -199,6 +199,13 @@ sinter::codegen::buildStepProgram(sched::ProgramOp program) {
                << start.getReduction() << "' has no step-program encoding";
       c->set_reduction(reduction);
       c->set_buffer(bufferId.lookup(start.getBuffer()));
+      if (auto wire = start.getCommDtype()) {
+        std::optional<abi::DType> type = abi::parseDType(wire->str());
+        if (!type)
+          return start.emitOpError("comm_dtype '")
+                 << *wire << "' has no step-program encoding";
+        c->set_comm_dtype(*type);
+      }
       c->set_name(("bucket " + llvm::Twine(index)).str());
       if (auto names = start->getAttrOfType<ArrayAttr>("sinter.gradients"))
         for (auto name : names.getAsRange<StringAttr>())

@@ -446,6 +446,17 @@ DictionaryAttr ModelImporter::trainingConfig(const Node &root) {
              "WORLD_SIZE, mpirun, srun), not compiled in; this value is "
              "ignored";
     d.flag("gradients_mean", t.data_parallel().gradients_mean());
+    switch (t.data_parallel().grad_comm_dtype()) {
+    case model::DataParallel::COMM_DTYPE_UNSPECIFIED:
+    case model::DataParallel::FP32:
+      break;
+    case model::DataParallel::BF16:
+      d.string("grad_comm_dtype", "bf16");
+      break;
+    case model::DataParallel::FP16:
+      d.string("grad_comm_dtype", "f16");
+      break;
+    }
     config.dict("data_parallel", d.get());
   }
   return config.get();

@@ -705,7 +705,8 @@ LogicalResult AllReduceOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
     }
   if (incoming.empty())
     return success();
-  auto reduced = b.create<AllReduceOp>(getLoc(), incoming, getReductionAttr());
+  auto reduced = b.create<AllReduceOp>(getLoc(), incoming, getReductionAttr(),
+                                       getCommDtypeAttr());
   for (auto [i, r] : llvm::zip(which, reduced.getResults()))
     grads[i] = r;
   return success();

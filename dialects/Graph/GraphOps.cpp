@@ -376,6 +376,18 @@ LogicalResult AllReduceOp::verify() {
   StringRef r = getReduction();
   if (r != "sum" && r != "mean" && r != "max" && r != "min")
     return emitOpError("reduction '") << r << "' is not one of sum, mean, max, min";
+  // all_reduce_c5
+  if (auto wire = getCommDtype()) {
+    if (*wire != "bf16" && *wire != "f16")
+      return emitOpError("comm_dtype '") << *wire << "' is not bf16 or f16";
+    if (r != "sum" && r != "mean")
+      return emitOpError("comm_dtype needs reduction sum or mean, not '")
+             << r << "'";
+    for (Value v : getOperands())
+      if (!getElementTypeOrSelf(v.getType()).isF32())
+        return emitOpError("comm_dtype needs f32 operands, not ")
+               << v.getType();
+  }
   return success();
 }
 

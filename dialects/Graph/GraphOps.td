@@ -613,7 +613,10 @@ def SG_AllReduceOp : SG_Op<"all_reduce",
     `min`) of each operand over all ranks. Several operands are one bucket:
     one collective over their bytes, laid out side by side
     (`sinter-bucket-gradients` makes them). `mean` divides by the world size
-    the binary runs at, which is read at start, not compiled in.
+    the binary runs at, which is read at start, not compiled in. With
+    `comm_dtype` (`bf16` or `f16`; f32 operands, `sum` or `mean`) the bytes
+    travel between ranks in that type: each rank's values and the partial
+    sums are rounded to it, and the result is f32 again.
 
     ```mlir
     %g = sgraph.all_reduce %grad {reduction = "mean"} : tensor<384x384xf32>
@@ -622,7 +625,8 @@ def SG_AllReduceOp : SG_Op<"all_reduce",
     ```
   }];
   let arguments = (ins Variadic<SG_NumericTensor>:$operands,
-                   DefaultValuedStrAttr<StrAttr, "sum">:$reduction);
+                   DefaultValuedStrAttr<StrAttr, "sum">:$reduction,
+                   OptionalAttr<StrAttr>:$comm_dtype);
   let results = (outs Variadic<SG_NumericTensor>:$results);
   let assemblyFormat = "$operands attr-dict `:` type($operands)";
   let hasVerifier = 1;

@@ -489,6 +489,15 @@ LogicalResult AllReduceStartOp::verify() {
   if (!isReduction(getReduction()))
     return emitOpError("reduction '")
            << getReduction() << "' is not one of sum, mean, max, min";
+  // all_reduce_start_c2
+  if (auto wire = getCommDtype()) {
+    if (*wire != "bf16" && *wire != "f16")
+      return emitOpError("comm_dtype '") << *wire << "' is not bf16 or f16";
+    if (getReduction() != "sum" && getReduction() != "mean")
+      return emitOpError("comm_dtype needs reduction sum or mean");
+    if (!bufferOf(getBuffer()).getElementType().isF32())
+      return emitOpError("comm_dtype needs an f32 buffer");
+  }
   return verifyToken<AllReduceDoneOp>(*this);
 }
 

@@ -413,7 +413,9 @@ def Sched_AllReduceStartOp : Sched_StartOp<"all_reduce_start"> {
   let description = [{
     Every rank's `buffer` becomes the `reduction` (`sum`, `mean`, `max`,
     `min`) of all ranks' buffers once the matching `sched.all_reduce_done`
-    has run. Until then nothing may touch the buffer's bytes.
+    has run. Until then nothing may touch the buffer's bytes. With
+    `comm_dtype` (`bf16` or `f16`, for an f32 buffer and `sum` or `mean`)
+    the bytes travel between ranks in that type.
 
     ```mlir
     %t = sched.all_reduce_start "mean" %g : !sched.buffer<1024xf32>
@@ -421,10 +423,11 @@ def Sched_AllReduceStartOp : Sched_StartOp<"all_reduce_start"> {
     ```
 
     Constraints: `reduction` is one of those above (all_reduce_start_c1);
-    the token is used exactly once, by a `sched.all_reduce_done`
-    (token_c1).
+    `comm_dtype` as above (all_reduce_start_c2); the token is used exactly
+    once, by a `sched.all_reduce_done` (token_c1).
   }];
-  let arguments = (ins StrAttr:$reduction, Sched_Buffer:$buffer);
+  let arguments = (ins StrAttr:$reduction, Sched_Buffer:$buffer,
+                       OptionalAttr<StrAttr>:$comm_dtype);
   let assemblyFormat = "$reduction $buffer attr-dict `:` qualified(type($buffer))";
 }
 

@@ -17,6 +17,7 @@
 
 #include "runtime/Comm/Communicator.h"
 
+#include "abi/HalfFloat.h"
 #include "runtime/Comm/Rendezvous.h"
 #include "runtime/Support/Status.h"
 
@@ -50,6 +51,16 @@ using ReduceFn = void (*)(void *, const void *, const void *, size_t);
 /// The tag of the barrier that ends connect(); no user collective runs yet.
 constexpr uint32_t kConnectBarrierTag = 0;
 
+/// Gloo's reduce function for 16-bit floats: c = round(a + b), elementwise.
+template <float (*Widen)(uint16_t), uint16_t (*Narrow)(float)>
+void sumHalves(void *c, const void *a, const void *b, size_t n) {
+  auto *out = static_cast<uint16_t *>(c);
+  const auto *x = static_cast<const uint16_t *>(a);
+  const auto *y = static_cast<const uint16_t *>(b);
+  for (size_t i = 0; i < n; ++i)
+    out[i] = Narrow(Widen(x[i]) + Widen(y[i]));
+}
+
 //===- One process --------------------------------------------------------===//
 
 class SoloCommunicator final : public Communicator {
@@ -61,6 +72,10 @@ public:
     return absl::OkStatus();
   }
   absl::Status allReduceSum(double *, size_t, uint32_t,
+                            std::string_view) override {
+    return absl::OkStatus();
+  }
+  absl::Status allReduceSum(uint16_t *, size_t, Half, uint32_t,
                             std::string_view) override {
     return absl::OkStatus();
   }
@@ -120,6 +135,14 @@ public:
   absl::Status allReduceSum(double *data, size_t count, uint32_t tag,
                             std::string_view what) override {
     return allReduce(data, count, tag, what, &gloo::sum<double>);
+  }
+  absl::Status allReduceSum(uint16_t *data, size_t count, Half type,
+                            uint32_t tag, std::string_view what) override {
+    return allReduce(data, count, tag, what,
+                     type == Half::bf16 ? &sumHalves<half::bf16BitsToFloat,
+                                                     half::floatToBf16Bits>
+                                        : &sumHalves<half::f16BitsToFloat,
+                                                     half::floatToF16Bits>);
   }
 
   absl::Status broadcast(void *data, size_t bytes, int root, uint32_t tag,

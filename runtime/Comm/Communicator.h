@@ -78,6 +78,12 @@ public:
                                     std::string_view what) = 0;
   virtual absl::Status allReduceSum(double *data, size_t count, uint32_t tag,
                                     std::string_view what) = 0;
+  /// `count` 16-bit floats (bf16 or f16 bits, `type`), summed elementwise
+  /// with every partial sum rounded to the type (round to nearest even): the
+  /// wire format of a gradient sent at half the bytes.
+  enum class Half { bf16, f16 };
+  virtual absl::Status allReduceSum(uint16_t *data, size_t count, Half type,
+                                    uint32_t tag, std::string_view what) = 0;
   /// root's `data` into every rank's `data`.
   virtual absl::Status broadcast(void *data, size_t bytes, int root,
                                  uint32_t tag, std::string_view what) = 0;

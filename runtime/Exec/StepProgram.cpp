@@ -594,6 +594,18 @@ absl::Status Reader::collective(const sabi::Collective &c, int64_t index) {
                                         "buffer of the arena",
                                         bufferPlace(*out, c.buffer())));
   col.buffer = c.buffer();
+  if (c.has_comm_dtype()) {
+    if ((c.comm_dtype() != sabi::ElementType::bf16 &&
+         c.comm_dtype() != sabi::ElementType::f16) ||
+        b.type != sabi::ElementType::f32 ||
+        (col.reduction != sabi::Collective::sum &&
+         col.reduction != sabi::Collective::mean))
+      return programError(
+          SINTER_HERE, where,
+          "'comm_dtype' must be bf16 or f16, on an f32 buffer reduced by sum "
+          "or mean");
+    col.commType = c.comm_dtype();
+  }
   col.name = c.name().empty() ? absl::StrFormat("collective %d", index)
                               : c.name();
   col.tensors.assign(c.tensors().begin(), c.tensors().end());

@@ -119,6 +119,8 @@ struct Collective {
   int64_t buffer = 0;               // an f32 or f64 arena buffer
   std::string name;                 // "bucket 2"
   std::vector<std::string> tensors; // the gradients it holds, in order
+  /// bf16 or f16: what an f32 bucket travels as between ranks.
+  std::optional<abi::DType> commType;
 };
 
 struct Step {

@@ -2,6 +2,7 @@
 
 #include "runtime/Train/DataParallel.h"
 
+#include "abi/HalfFloat.h"
 #include "runtime/Support/Status.h"
 
 #include "absl/strings/str_cat.h"
@@ -107,6 +108,31 @@ absl::Status DataParallel::start(int64_t index,
   double inverse = 1.0 / env.worldSize;
   uint32_t t = nextTag();
   comm::Communicator *c = comm.get();
+  if (collective.commType && type == sabi::ElementType::f32) {
+    // Half the bytes: rounded on the communication thread, summed in the
+    // half type, widened back (with the mean's division).
+    std::vector<uint16_t> &wire = wireBuffers[index];
+    wire.resize(static_cast<size_t>(count));
+    bool bf16 = *collective.commType == sabi::ElementType::bf16;
+    inFlight[index] = queue->enqueue([=, &wire]() -> absl::Status {
+      auto *p = static_cast<float *>(data);
+      for (int64_t i = 0; i < count; ++i)
+        wire[i] = bf16 ? half::floatToBf16Bits(p[i]) : half::floatToF16Bits(p[i]);
+      absl::Status s = c->allReduceSum(
+          wire.data(), wire.size(),
+          bf16 ? comm::Communicator::Half::bf16 : comm::Communicator::Half::f16,
+          t, what + (bf16 ? " in bf16" : " in f16"));
+      if (!s.ok())
+        return s;
+      float by = mean ? static_cast<float>(inverse) : 1.0f;
+      for (int64_t i = 0; i < count; ++i)
+        p[i] = (bf16 ? half::bf16BitsToFloat(wire[i])
+                     : half::f16BitsToFloat(wire[i])) *
+               by;
+      return s;
+    });
+    return absl::OkStatus();
+  }
   inFlight[index] = queue->enqueue([=]() -> absl::Status {
     absl::Status s;
     if (type == sabi::ElementType::f32) {

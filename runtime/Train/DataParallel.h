@@ -119,6 +119,9 @@ private:
   std::unique_ptr<comm::CommQueue> queue;
   /// The ticket of each collective in flight, by index.
   std::map<int64_t, comm::CommQueue::Ticket> inFlight;
+  /// A collective's bytes as they travel (comm_dtype bf16 or f16), by
+  /// index; used by the communication thread while it is in flight.
+  std::map<int64_t, std::vector<uint16_t>> wireBuffers;
   uint32_t tag = 1;
   std::atomic<int64_t> currentStep{0};
 };

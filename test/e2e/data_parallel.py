@@ -35,6 +35,8 @@ non-zero with a message when something is wrong:
                section untouched: equivalence with the example's own
                grad_accumulation_steps, which the binary must say it runs.
 
+With --comm-dtype=bf16|fp16 the per-rank binary sends its gradients in
+that type (data_parallel { grad_comm_dtype }); the reference stays f32.
 With --accumulate=K the per-rank binary is compiled with
 training.grad_accumulation_steps K (the model rewritten under the work
 dir), so equivalence compares W ranks x K micro-batches x B against one
@@ -90,20 +92,24 @@ def compile_model(a, name, batch, model=None, extra=()):
     return binary
 
 
-def model_with_accumulation(a, k):
-    """a.model with training.grad_accumulation_steps k, under the work dir
-    (pass --data: the bundled data is found next to the original only)."""
+def model_with_accumulation(a, k, comm=""):
+    """a.model with training.grad_accumulation_steps k (and with `comm`,
+    data_parallel { grad_comm_dtype: comm }), under the work dir (pass
+    --data: the bundled data is found next to the original only)."""
     text = re.sub(r"^\s*grad_accumulation_steps:.*\n", "", open(a.model).read(),
                   flags=re.M)
-    if k != 1:
-        text, n = re.subn(r"^training\s*\{",
-                          f"training {{\n  grad_accumulation_steps: {k}", text,
+    extra = f"\n  grad_accumulation_steps: {k}" if k != 1 else ""
+    if comm:
+        if re.search(r"^\s*data_parallel\s*\{", text, flags=re.M):
+            fail(f"{a.model} has a data_parallel section already")
+        extra += f"\n  data_parallel {{ grad_comm_dtype: {comm.upper()} }}"
+    if extra:
+        text, n = re.subn(r"^training\s*\{", "training {" + extra, text,
                           count=1, flags=re.M)
         if n != 1:
-            fail(f"{a.model}: no training section to set "
-                 "grad_accumulation_steps in")
+            fail(f"{a.model}: no training section to change")
     os.makedirs(a.work_dir, exist_ok=True)
-    path = os.path.join(a.work_dir, f"model-accumulate-{k}.pbtxt")
+    path = os.path.join(a.work_dir, f"model-accumulate-{k}{comm}.pbtxt")
     with open(path, "w") as f:
         f.write(text)
     return path
@@ -111,10 +117,11 @@ def model_with_accumulation(a, k):
 
 def per_rank_binary(a, b):
     """The binary each rank runs, and the flags that set its micro-batches."""
-    if a.accumulate == 1:
+    if a.accumulate == 1 and not a.comm_dtype:
         return compile_model(a, f"train{b}", b), []
-    binary = compile_model(a, f"train{b}x{a.accumulate}", b,
-                           model=model_with_accumulation(a, a.accumulate))
+    binary = compile_model(a, f"train{b}x{a.accumulate}{a.comm_dtype}", b,
+                           model=model_with_accumulation(a, a.accumulate,
+                                                         a.comm_dtype))
     runs = a.run_accumulate or a.accumulate
     return binary, [f"--grad-accum={runs}"] if a.run_accumulate else []
 
@@ -187,7 +194,8 @@ def cmd_equivalence(a):
     w, b, n = a.world, a.batch_size, a.steps
     k = a.run_accumulate or a.accumulate
     per_rank, accumulation = per_rank_binary(a, b)
-    whole_model = model_with_accumulation(a, 1) if a.accumulate > 1 else None
+    whole_model = (model_with_accumulation(a, 1)
+                   if a.accumulate > 1 or a.comm_dtype else None)
     whole = compile_model(a, f"train{w * k * b}", w * k * b, model=whole_model)
     d = a.work_dir
     fresh(f"{d}/one", f"{d}/many", f"{d}/one.jsonl", f"{d}/many.jsonl")
@@ -232,6 +240,8 @@ def cmd_equivalence(a):
                 fail(f"{name} after {n} steps: normwise relative "
                      f"difference {e:.2e} > {a.tensor_rtol}")
     micro = f" x {k} micro-batches" if k > 1 else ""
+    if a.comm_dtype:
+        micro += f" (gradients sent as {a.comm_dtype})"
     print(f"ok: {w} ranks{micro} x batch {b} = one process at batch "
           f"{w * k * b} for {n} "
           f"steps (loss {worst_loss:.1e}, parameters {whole[0]:.1e}, "
@@ -550,6 +560,7 @@ def main():
     ap.add_argument("--require-mpirun", action="store_true")
     ap.add_argument("--accumulate", type=int, default=1)
     ap.add_argument("--run-accumulate", type=int, default=0)
+    ap.add_argument("--comm-dtype", choices=["", "bf16", "fp16"], default="")
     a = ap.parse_args()
     {"equivalence": cmd_equivalence, "buckets": cmd_buckets, "sum": cmd_sum,
      "faults": cmd_faults, "resume": cmd_resume,

@@ -119,3 +119,18 @@ func.func @forward(%w: tensor<4x3xf32> {sgraph.param = "fc.weight"}, %b: tensor<
   return %2 : tensor<f32>
 }
 }
+
+// -----
+
+// Tests data_parallel.grad_comm_dtype (what the importer writes for
+// `grad_comm_dtype: BF16`): each f32 gradient's all-reduce travels as bf16.
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %[[DW:.*]] = sgraph.matmul %{{.*}}, %{{.*}} {transpose_lhs = true}
+// CHECK: sgraph.all_reduce %[[DW]] {comm_dtype = "bf16", reduction = "mean"} : tensor<4x3xf32>
+module attributes {sgraph.training = {batch_size = 2 : i64, seed = 1 : i64, optimizer = {kind = "sgd", lr = 1.0e-3 : f64}, data_parallel = {gradients_mean = true, grad_comm_dtype = "bf16"}}} {
+func.func @forward(%w: tensor<4x3xf32> {sgraph.param = "fc.weight"}, %x: tensor<2x3xf32> {sgraph.input = "x"}, %y: tensor<2xi64> {sgraph.input = "y"}) -> (tensor<f32> {sgraph.name = "loss"}) {
+  %0 = sgraph.matmul %x, %w {transpose_rhs = true} : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+  %2 = sgraph.softmax_cross_entropy %0, %y : (tensor<2x4xf32>, tensor<2xi64>) -> tensor<f32>
+  return %2 : tensor<f32>
+}
+}

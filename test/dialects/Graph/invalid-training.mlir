@@ -72,6 +72,31 @@ func.func @all_reduce_c2(%x: tensor<2xf32>) {
 
 // -----
 
+// Tests that comm_dtype is bf16 or f16, with sum or mean, on f32 (C5).
+func.func @all_reduce_c5_type(%x: tensor<2xf32>) {
+  // expected-error @+1 {{'sgraph.all_reduce' op comm_dtype 'f8' is not bf16 or f16}}
+  %0 = sgraph.all_reduce %x {reduction = "mean", comm_dtype = "f8"} : tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @all_reduce_c5_max(%x: tensor<2xf32>) {
+  // expected-error @+1 {{'sgraph.all_reduce' op comm_dtype needs reduction sum or mean, not 'max'}}
+  %0 = sgraph.all_reduce %x {reduction = "max", comm_dtype = "bf16"} : tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @all_reduce_c5_f64(%x: tensor<2xf64>) {
+  // expected-error @+1 {{'sgraph.all_reduce' op comm_dtype needs f32 operands, not 'tensor<2xf64>'}}
+  %0 = sgraph.all_reduce %x {reduction = "sum", comm_dtype = "f16"} : tensor<2xf64>
+  return
+}
+
+// -----
+
 // Tests that all_reduce needs at least one operand (C4).
 func.func @all_reduce_c4() {
   // expected-error @+1 {{'sgraph.all_reduce' op needs at least one operand}}

@@ -292,6 +292,17 @@ sched.program @all_reduce_start_c1 attributes {role = "step"} {
 
 // -----
 
+// Tests that comm_dtype travels only f32 sums and means (all_reduce_start_c2).
+sched.program @all_reduce_start_c2 attributes {role = "step"} {
+  %arena = sched.slab "arena" size 64 : !sched.slab
+  %g = sched.view %arena[0] : !sched.buffer<4xf64>
+  // expected-error @+1 {{'sched.all_reduce_start' op comm_dtype needs an f32 buffer}}
+  %t = sched.all_reduce_start "sum" %g {comm_dtype = "bf16"} : !sched.buffer<4xf64>
+  sched.all_reduce_done %t
+}
+
+// -----
+
 // Tests that an all-gather's output is a whole number of inputs
 // (all_gather_start_c1).
 sched.program @all_gather_start_c1 attributes {role = "step"} {

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "abi/HalfFloat.h"
 #include "runtime/Comm/CommQueue.h"
 #include "runtime/Comm/Communicator.h"
 
@@ -202,6 +203,28 @@ std::string collectivesBody(Communicator &comm) {
   if (d[0] != 0.5 * (n * (n - 1) / 2) || d[1] != 1e300 / 8 * ranksSum ||
       d[2] != -1.0 * n)
     return "double sum wrong: " + std::to_string(d[0]);
+
+  // 16-bit floats (gradients sent at half the bytes): exact sums stay
+  // exact, and each partial sum is rounded to the type (two ranks: 256 + 1
+  // is 257, a tie between bf16's 256 and 258, so 256; f16's 2048 + 1, 2048).
+  for (auto [type, widen, narrow, big] :
+       {std::tuple{Communicator::Half::bf16, &half::bf16BitsToFloat,
+                   &half::floatToBf16Bits, 256.0f},
+        std::tuple{Communicator::Half::f16, &half::f16BitsToFloat,
+                   &half::floatToF16Bits, 2048.0f}}) {
+    std::vector<uint16_t> h = {narrow(static_cast<float>(r + 1)),
+                               narrow(r == 0 ? big : 1.0f), narrow(-0.5f)};
+    status = comm.allReduceSum(h.data(), h.size(), type,
+                               type == Communicator::Half::bf16 ? 40 : 41,
+                               "half sum");
+    if (!status.ok())
+      return statusText(status);
+    float rounded = n == 2 ? big : widen(h[1]);
+    if (widen(h[0]) != ranksSum || widen(h[1]) != rounded ||
+        widen(h[2]) != -0.5f * n)
+      return "half sum wrong: " + std::to_string(widen(h[0])) + " " +
+             std::to_string(widen(h[1])) + " " + std::to_string(widen(h[2]));
+  }
 
   // Broadcast from the last rank.
   std::vector<uint8_t> b(1000, static_cast<uint8_t>(r));
