@@ -12,7 +12,10 @@ them alike:
   ddp    PyTorch DDP (gloo), 2 x 1, batch B each (bench/peers/ddp_peer.py),
          when bench/.venv has torch (bench/peers.py makes it);
   ar     the step's gradient buckets all-reduced alone, back to back, on 2
-         ranks (bench/allreduce_alone.cpp, through runtime/Comm).
+         ranks (bench/allreduce_alone.cpp, through runtime/Comm);
+  s2x1bf16  s2x1 with the gradients sent as bf16 (data_parallel
+         { grad_comm_dtype: BF16 }: half the bytes);
+  ddpbf16   ddp with DDP's bf16_compress_hook, when ddp runs.
 
 Sinter's figure for a run is the median whole step of its JSONL log (the
 differences of elapsed_seconds: the step, its data, the metrics' all-reduce
@@ -79,6 +82,7 @@ def main():
     run(["ninja", "-C", a.build_dir, "sinterc", "SinterStepMain",
          "sinter-bench-allreduce-alone"])
     work = tempfile.mkdtemp(prefix="sinter-dp-bench-")
+    data = os.path.join(ROOT, "examples", "data", "chargpt")
     model = os.path.join(ROOT, "examples", "chargpt.pbtxt")
     dropout = 0.2
     if a.dropout0:
@@ -94,6 +98,15 @@ def main():
     whole = os.path.join(work, f"train{2 * b}")
     run([sinterc, model, f"--batch-size={b}", "-o", per_rank])
     run([sinterc, model, f"--batch-size={2 * b}", "-o", whole])
+    bf16_model = os.path.join(work, "chargpt_bf16comm.pbtxt")
+    text, n = re.subn(r"^training\s*\{",
+                      "training {\n  data_parallel { grad_comm_dtype: BF16 }",
+                      open(model).read(), count=1, flags=re.M)
+    if n != 1:
+        sys.exit(f"{model}: no training section")
+    open(bf16_model, "w").write(text)
+    per_rank_bf16 = os.path.join(work, f"train{b}bf16")
+    run([sinterc, bf16_model, f"--batch-size={b}", "-o", per_rank_bf16])
     sched = run([sinterc, model, f"--batch-size={b}",
                  "--compile-to=scheduled", "-o", "-"])
     # Each start's bucket view: the bytes the collective moves, padding
@@ -104,7 +117,6 @@ def main():
     have_torch = os.path.exists(VENV_PYTHON) and subprocess.run(
         [VENV_PYTHON, "-c", "import torch"], capture_output=True).returncode == 0
 
-    data = os.path.join(ROOT, "examples", "data", "chargpt")
     steps = a.steps + 2
     common = [f"--steps={steps}", f"--data={data}", "--quiet"]
     configs = {
@@ -115,6 +127,9 @@ def main():
         "floor": lambda log: run([launch, "-n", "2", "--", per_rank,
                                   "--threads=1", "--debug-skip-allreduce",
                                   f"--log-jsonl={log}"] + common),
+        "s2x1bf16": lambda log: run([launch, "-n", "2", "--", per_rank_bf16,
+                                     "--threads=1", f"--log-jsonl={log}"] +
+                                    common),
         "ar": lambda log: run([launch, "-n", "2", "--",
                                os.path.join(bindir, "allreduce_alone"),
                                ",".join(map(str, bucket_bytes)), "--reps=20"]),
@@ -129,6 +144,11 @@ def main():
              os.path.join(ROOT, "bench", "peers", "ddp_peer.py"),
              f"--batch={b}", f"--steps={a.steps}", "--warmup=3",
              f"--dropout={dropout}"], env=env)
+        configs["ddpbf16"] = lambda log: run(
+            [launch, "-n", "2", "--", VENV_PYTHON,
+             os.path.join(ROOT, "bench", "peers", "ddp_peer.py"),
+             f"--batch={b}", f"--steps={a.steps}", "--warmup=3",
+             f"--dropout={dropout}", "--comm=bf16"], env=env)
     names = list(configs)
     results = {n: [] for n in names}
     loads = []
@@ -142,7 +162,7 @@ def main():
             out = configs[n](log)
             if n == "ar":
                 ms = float(re.search(r"median_ms=([0-9.]+)", out).group(1))
-            elif n == "ddp":
+            elif n in ("ddp", "ddpbf16"):
                 ms = json.loads(out.strip().splitlines()[-1])["ddp_step_ms"]
             else:
                 ms = sinter_step_ms(log)
@@ -166,9 +186,13 @@ def main():
         "exposed_ms": statistics.median(exposed),
         "exposed_over_allreduce": statistics.median(
             [e / t for e, t in zip(exposed, results["ar"])]),
+        "s2x1bf16_over_s1x2": ratio("s2x1bf16", "s1x2"),
+        "exposed_bf16_ms": statistics.median(
+            [s - f for s, f in zip(results["s2x1bf16"], results["floor"])]),
     }
     if "ddp" in results:
         report["ddp_over_s2x1"] = ratio("ddp", "s2x1")
+        report["ddpbf16_over_s2x1bf16"] = ratio("ddpbf16", "s2x1bf16")
     print(f"\nchar-GPT, {b} rows per rank, dropout {dropout}, "
           f"{a.rounds} rounds (load {min(loads)}-{max(loads)})")
     print(f"bytes all-reduced per step: {sum(bucket_bytes):,} in "
@@ -182,8 +206,12 @@ def main():
     print(f"exposed communication (2x1 - floor): {report['exposed_ms']:.1f} "
           f"ms = {report['exposed_over_allreduce']:.2f} x the all-reduce "
           f"alone ({med['ar']:.1f} ms)")
+    print(f"gradients as bf16: 2x1 / 1x2 {report['s2x1bf16_over_s1x2']:.3f}, "
+          f"exposed communication {report['exposed_bf16_ms']:.1f} ms")
     if "ddp" in results:
-        print(f"PyTorch DDP / Sinter 2x1: {report['ddp_over_s2x1']:.2f}")
+        print(f"PyTorch DDP / Sinter 2x1: {report['ddp_over_s2x1']:.2f}; "
+              f"both with bf16 gradients: "
+              f"{report['ddpbf16_over_s2x1bf16']:.2f}")
     else:
         print("PyTorch DDP: not available (no torch in bench/.venv; "
               "bench/peers.py installs it)")

@@ -182,6 +182,17 @@ private:
     return result;
   }
 
+  /// The gradients of `loss` with respect to `body`'s arguments `indices`
+  /// (reverseMode).
+  static FailureOr<SmallVector<Value>> gradientsOf(OpBuilder &b, Block &body,
+                                                   ArrayRef<unsigned> indices,
+                                                   Value loss) {
+    SmallVector<Value> wrt;
+    for (unsigned i : indices)
+      wrt.push_back(body.getArgument(i));
+    return reverseMode(b, body, wrt, loss);
+  }
+
   /// Names each result (`sgraph.name`).
   static void setResultNames(func::FuncOp fn, ArrayRef<std::string> names) {
     Builder b(fn.getContext());
@@ -209,11 +220,8 @@ private:
     Block &body = fn.front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     SmallVector<unsigned> trainable = trainableArgs(forward);
-    SmallVector<Value> wrt;
-    for (unsigned i : trainable)
-      wrt.push_back(body.getArgument(i));
     OpBuilder b(ret);
-    auto grads = reverseMode(b, body, wrt, ret.getOperand(0));
+    auto grads = gradientsOf(b, body, trainable, ret.getOperand(0));
     if (failed(grads))
       return failure();
 
@@ -270,10 +278,7 @@ private:
     }
 
     SmallVector<unsigned> trainable = trainableArgs(forward);
-    SmallVector<Value> wrt;
-    for (unsigned i : trainable)
-      wrt.push_back(body.getArgument(i));
-    auto grads = reverseMode(b, body, wrt, ret.getOperand(0));
+    auto grads = gradientsOf(b, body, trainable, ret.getOperand(0));
     if (failed(grads))
       return failure();
 
@@ -437,10 +442,7 @@ private:
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     OpBuilder b(ret);
     SmallVector<unsigned> trainable = trainableArgs(forward);
-    SmallVector<Value> wrt;
-    for (unsigned i : trainable)
-      wrt.push_back(body.getArgument(i));
-    auto grads = reverseMode(b, body, wrt, ret.getOperand(0));
+    auto grads = gradientsOf(b, body, trainable, ret.getOperand(0));
     if (failed(grads))
       return failure();
 

@@ -10,7 +10,11 @@ forward, cross-entropy, backward (DDP all-reduces the gradients,
 overlapped with it), clip_grad_norm_, AdamW (fused). Rank 0 prints one
 JSON line: the median of --steps timed steps after --warmup untimed ones.
 
+With --comm=bf16 (or fp16) the gradients travel compressed through DDP's
+bf16_compress_hook (fp16_compress_hook).
+
 Usage: python ddp_peer.py --batch=4 --steps=8 --warmup=3 [--dropout=0.2]
+           [--comm=fp32|bf16|fp16]
 """
 
 import argparse
@@ -35,6 +39,8 @@ def main():
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--dropout", type=float, default=0.2)
+    ap.add_argument("--comm", choices=["fp32", "bf16", "fp16"],
+                    default="fp32")
     a = ap.parse_args()
     torch.set_num_threads(1)
     torch.set_num_interop_threads(1)
@@ -46,6 +52,11 @@ def main():
     m = dict(w["model"], dropout=a.dropout)
     optim = w["optim"]
     model = torch.nn.parallel.DistributedDataParallel(GPT(m).train())
+    if a.comm != "fp32":
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+        model.register_comm_hook(None, default_hooks.bf16_compress_hook
+                                 if a.comm == "bf16"
+                                 else default_hooks.fp16_compress_hook)
     opt, _ = make_optimizer(model.module, optim)
     g = torch.Generator().manual_seed(rank)
     idx = torch.randint(0, m["vocab"], (a.batch, m["block_size"]), generator=g)
