@@ -149,6 +149,12 @@ inline constexpr const ProgramSymbols *kPrograms[] = {
 /// unknown one.
 const ProgramSymbols *programSymbols(std::string_view role);
 
+/// The hyper argument of a training step with gradient accumulation: the
+/// micro-batches per step, K (the step divides the summed gradients by it;
+/// the trainer sets it for --grad-accum).
+inline constexpr std::string_view kGradAccumulationHyper =
+    "grad_accumulation_steps";
+
 /// `extern "C" const char sinter_default_data[]`: the absolute data folder
 /// the binary reads when given none, or "".
 inline constexpr std::string_view kDefaultDataSymbol =

@@ -38,6 +38,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "abi/Abi.h"
 #include "passes/OptimizerStep.h"
 #include "passes/Passes.h"
 
@@ -424,7 +425,7 @@ private:
   static DictionaryAttr microBatchesAttrs(Builder &b, int64_t k) {
     return b.getDictionaryAttr(
         {b.getNamedAttr(sgraph::attr::kHyper,
-                        b.getStringAttr("grad_accumulation_steps")),
+                        b.getStringAttr(sinter::abi::kGradAccumulationHyper)),
          b.getNamedAttr(sgraph::attr::kDefault,
                         b.getF64FloatAttr(static_cast<double>(k)))});
   }

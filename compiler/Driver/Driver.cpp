@@ -193,6 +193,14 @@ private:
   /// A side program, compiled up to the lowered phase and merged into
   /// `module`.
   LogicalResult addSideProgram(SideProgram &side, TimingScope &timing);
+  /// The memory budget of the optimized pipeline for the training and
+  /// accumulate programs: --memory-budget, or "none" when it is empty and
+  /// --recompute is none.
+  std::string trainingMemoryBudget() const {
+    return options.memoryBudget.empty() && options.recompute == "none"
+               ? "none"
+               : options.memoryBudget;
+  }
   LogicalResult runPipeline(ModuleOp on, TimingScope &timing,
                             llvm::function_ref<void(OpPassManager &)> build);
   LogicalResult dumpStepPrograms();
@@ -333,10 +341,7 @@ LogicalResult Compilation::optimized(TimingScope &timing) {
   optimized.entry = entry;
   optimized.target = &target;
   optimized.bucketBytes = options.bucketBytes;
-  optimized.memoryBudget =
-      options.memoryBudget.empty() && options.recompute == "none"
-          ? "none"
-          : options.memoryBudget;
+  optimized.memoryBudget = trainingMemoryBudget();
   if (recomputeRequested(*module, entry, optimized.memoryBudget))
     optimized.recomputeReport = dumper.sideFile(
         "recompute.txt", "the recompute decisions: every recomputed value "
@@ -370,10 +375,7 @@ LogicalResult Compilation::addSideProgram(SideProgram &side,
         // The accumulate program holds the training step's activations: the
         // same memory budget (its recompute decisions are not reported).
         if (!eval)
-          optimized.memoryBudget =
-              options.memoryBudget.empty() && options.recompute == "none"
-                  ? "none"
-                  : options.memoryBudget;
+          optimized.memoryBudget = trainingMemoryBudget();
         buildOptimizedPipeline(pm, optimized);
         ScheduledPipelineOptions scheduled;
         scheduled.entry = side.function;

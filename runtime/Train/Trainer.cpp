@@ -414,7 +414,7 @@ Run::uploadBatch(Executor &to,
 }
 
 absl::Status Run::prepareAccumulation() {
-  const Argument *k = ex.program().findArgument("grad_accumulation_steps");
+  const Argument *k = ex.program().findArgument(sabi::kGradAccumulationHyper);
   if (k && k->kind != sabi::Argument::hyper)
     k = nullptr;
   if (!k) {
@@ -437,7 +437,7 @@ absl::Status Run::prepareAccumulation() {
     return sinter::InternalError(
         SINTER_HERE, "the binary accumulates gradients but has no accumulate "
                      "program");
-  return ex.setHyper("grad_accumulation_steps", static_cast<double>(micro));
+  return ex.setHyper(sabi::kGradAccumulationHyper, static_cast<double>(micro));
 }
 
 absl::Status Run::runStep(int64_t step,

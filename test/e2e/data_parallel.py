@@ -63,6 +63,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from safetensors_io import read_safetensors  # noqa: E402
+from trainer import nrel  # noqa: E402  (normwise relative difference)
 
 
 def fail(msg):
@@ -178,13 +179,6 @@ def wait_for_steps(log, n, proc, timeout=120):
             return
         time.sleep(0.1)
     fail(f"no step {n} after {timeout} s")
-
-
-def nrel(c, r):
-    c, r = c.astype(np.float64), r.astype(np.float64)
-    n = np.linalg.norm(r.ravel())
-    d = np.linalg.norm((c - r).ravel())
-    return d / n if n else (0.0 if d == 0 else np.inf)
 
 
 # ---------------------------------------------------------------------------
