@@ -486,10 +486,10 @@ private:
   /// Settings the model records but this version does not implement yet.
   static void warnAboutPendingFeatures(const TrainingConfig &config,
                                        Location loc) {
-    if (config.precision != "fp32")
-      emitWarning(loc) << "training.precision " << config.precision
-                       << " is recorded but not implemented yet; the step "
-                          "computes in the model's dtype";
+    if (config.precision == "fp16_mixed")
+      emitWarning(loc) << "training.precision fp16_mixed runs without loss "
+                          "scaling in this version: small gradients may "
+                          "flush to zero in f16";
   }
 };
 

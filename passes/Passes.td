@@ -55,6 +55,29 @@ def AutodiffPass : Pass<"sinter-autodiff", "mlir::ModuleOp"> {
                            "mlir::func::FuncDialect"];
 }
 
+def MixedPrecisionPass : Pass<"sinter-mixed-precision", "mlir::ModuleOp"> {
+  let summary = "Runs @forward's matmuls in bf16 or f16";
+  let description = [{
+    With `training.precision` bf16_mixed (fp16_mixed), every f32 matmul of
+    `@forward` reads its operands cast to bf16 (f16) and its half result is
+    cast back to f32; everything else stays f32. Runs before autodiff, so
+    the backward matmuls follow (docs/MixedPrecision.md):
+
+    ```mlir
+    %a16 = sgraph.cast %a : tensor<8x64xf32> to tensor<8x64xbf16>
+    %w16 = sgraph.cast %w : tensor<64x64xf32> to tensor<64x64xbf16>
+    %y16 = sgraph.matmul %a16, %w16 : (...xbf16, ...xbf16) -> tensor<8x64xbf16>
+    %y = sgraph.cast %y16 : tensor<8x64xbf16> to tensor<8x64xf32>
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"\"",
+           "fp32, bf16_mixed or fp16_mixed; empty: the module's "
+           "training.precision">,
+  ];
+  let dependentDialects = ["sinter::sgraph::SGraphDialect"];
+}
+
 def BuildEvalStepPass : Pass<"sinter-build-eval-step", "mlir::ModuleOp"> {
   let summary = "Builds @eval_step: @forward in eval mode";
   let description = [{

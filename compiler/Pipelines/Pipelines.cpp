@@ -68,6 +68,9 @@ void sinter::buildTrainingPipeline(OpPassManager &pm,
                                    const TrainingPipelineOptions &options) {
   // Reverse mode, the optimizer step and the schedule: @train_step (or
   // only the gradients: @forward_grad).
+  // training.precision: @forward's matmuls in bf16 or f16, before autodiff
+  // derives the backward graph from them.
+  pm.addPass(createMixedPrecisionPass());
   AutodiffPassOptions autodiff;
   autodiff.mode = options.gradientsOnly ? "gradients" : "train-step";
   autodiff.runtimeLr = options.runtimeLr && !options.gradientsOnly;

@@ -131,7 +131,7 @@ CpuExecutor::create(StepProgram program, const SinterKernelFn *kernels,
       continue;
     const MatmulStep &m = step.matmul;
     auto ptr = [&](int64_t id) {
-      return id < 0 ? nullptr : static_cast<float *>(ex->bufferData(id));
+      return id < 0 ? nullptr : ex->bufferData(id);
     };
     absl::StatusOr<std::unique_ptr<BoundMatmul>> bound = ex->backend->bind(
         prog.matmulDesc(m), ptr(m.lhs), ptr(m.rhs), ptr(m.bias), ptr(m.out));

@@ -1,4 +1,4 @@
-//===- Matmul.cpp - f32 batched matmul through oneDNN ---------------------===//
+//===- Matmul.cpp - batched matmul through oneDNN -------------------------===//
 //
 // How a matmul step becomes oneDNN primitives (all decided in bind(), at
 // program load):
@@ -24,11 +24,20 @@
 // alpha != 1 the bias becomes a binary-add post-op after the scale instead
 // of the primitive's own bias. The activation is an eltwise post-op.
 //
+// Half precision: bf16 operands go to oneDNN as they are (AMX or
+// avx512_bf16 kernels, f32 accumulation, the epilogue in f32, dst rounded
+// once). Where the library has no kernel for the type (f16 on oneDNN 2.6),
+// bind() falls back to widening: the operands are converted into f32
+// scratch before each run, the f32 primitive runs, and out is rounded back,
+// which computes the same products (every half value is exact in f32).
+//
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Exec/Matmul.h"
 
 #include "runtime/Support/Status.h"
+
+#include "abi/HalfFloat.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -49,9 +58,44 @@ static std::string shapeText(const std::vector<int64_t> &shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ","), "]");
 }
 
+/// Element `i` of a buffer of `type` (f32, bf16 or f16), widened.
+static double loadElement(sabi::DType type, const void *data, int64_t i) {
+  switch (type) {
+  case sabi::ElementType::bf16:
+    return sinter::half::bf16BitsToFloat(static_cast<const uint16_t *>(data)[i]);
+  case sabi::ElementType::f16:
+    return sinter::half::f16BitsToFloat(static_cast<const uint16_t *>(data)[i]);
+  default:
+    return static_cast<const float *>(data)[i];
+  }
+}
+
+/// Rounds `value` to `type` into element `i`. Half types round from f32:
+/// the f32 rounding of a double is exact for the f32 ops this models.
+static void storeElement(sabi::DType type, void *data, int64_t i,
+                         double value) {
+  float f = static_cast<float>(value);
+  switch (type) {
+  case sabi::ElementType::bf16:
+    static_cast<uint16_t *>(data)[i] = sinter::half::floatToBf16Bits(f);
+    return;
+  case sabi::ElementType::f16:
+    static_cast<uint16_t *>(data)[i] = sinter::half::floatToF16Bits(f);
+    return;
+  default:
+    static_cast<float *>(data)[i] = f;
+  }
+}
+
 absl::StatusOr<MatmulGeometry>
 sinter::exec::analyzeMatmul(const MatmulDesc &desc) {
   const auto &lhs = desc.lhsShape, &rhs = desc.rhsShape, &out = desc.outShape;
+  if (desc.dtype != sabi::ElementType::f32 &&
+      desc.dtype != sabi::ElementType::bf16 &&
+      desc.dtype != sabi::ElementType::f16)
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, absl::StrFormat("matmul of %s; needs f32, bf16 or f16",
+                                     sabi::dtypeName(desc.dtype)));
   for (auto [what, shape] :
        {std::pair{"lhs", &lhs}, {"rhs", &rhs}, {"out", &out}})
     if (shape->size() < 2)
@@ -142,27 +186,30 @@ static double activate(Activation act, double x) {
 }
 
 absl::Status sinter::exec::referenceMatmul(const MatmulDesc &desc,
-                                           const float *lhs, const float *rhs,
-                                           const float *bias, float *out) {
+                                           const void *lhs, const void *rhs,
+                                           const void *bias, void *out) {
   SINTER_ASSIGN_OR_RETURN(const MatmulGeometry g, analyzeMatmul(desc));
   const int64_t M = g.m, K = g.k, N = g.n;
+  const sabi::DType t = desc.dtype;
   for (int64_t b = 0; b < g.batchCount; ++b) {
     auto [lhsOff, rhsOff] = batchOffsets(g, b);
-    const float *a = lhs + lhsOff * M * K; // (M, K) or (K, M)
-    const float *w = rhs + rhsOff * K * N; // (K, N) or (N, K)
-    float *o = out + b * M * N;            // (M, N)
+    const int64_t a = lhsOff * M * K; // (M, K) or (K, M)
+    const int64_t w = rhsOff * K * N; // (K, N) or (N, K)
+    const int64_t o = b * M * N;      // (M, N)
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {
         double acc = 0;
         for (int64_t p = 0; p < K; ++p) {
-          double x = desc.transposeLhs ? a[p * M + i] : a[i * K + p];
-          double y = desc.transposeRhs ? w[j * K + p] : w[p * N + j];
+          double x = loadElement(
+              t, lhs, a + (desc.transposeLhs ? p * M + i : i * K + p));
+          double y = loadElement(
+              t, rhs, w + (desc.transposeRhs ? j * K + p : p * N + j));
           acc += x * y;
         }
         double v = static_cast<double>(desc.alpha) * acc;
         if (desc.hasBias)
-          v += bias[j];
-        o[i * N + j] = static_cast<float>(activate(desc.activation, v));
+          v += loadElement(t, bias, j);
+        storeElement(t, out, o + i * N + j, activate(desc.activation, v));
       }
   }
   return absl::OkStatus();
@@ -184,6 +231,7 @@ struct PrimitiveSpec {
   BiasMode bias = BiasMode::None;
   float alpha = 1.0f;
   Activation activation = sabi::MatmulStep::none;
+  memory::data_type type = memory::data_type::f32; // of every operand
 
   Dims biasDims() const {
     Dims d(dstDims.size(), 1);
@@ -192,11 +240,11 @@ struct PrimitiveSpec {
   }
   std::string key() const {
     return absl::StrFormat(
-        "%s/%s|%s/%s|%s/%s|b%d|a%a|%s", absl::StrJoin(srcDims, ","),
+        "%s/%s|%s/%s|%s/%s|b%d|a%a|%s|t%d", absl::StrJoin(srcDims, ","),
         absl::StrJoin(srcStrides, ","), absl::StrJoin(weiDims, ","),
         absl::StrJoin(weiStrides, ","), absl::StrJoin(dstDims, ","),
         absl::StrJoin(dstStrides, ","), static_cast<int>(bias), alpha,
-        sabi::activationName(activation));
+        sabi::activationName(activation), static_cast<int>(type));
   }
 };
 
@@ -237,10 +285,10 @@ public:
   dnnl::matmul primitive;
   std::vector<memory> memories; // keeps the handles alive
   std::vector<dnnl_exec_arg_t> args;
-  // Fallback loop: per out batch index, element offsets of lhs/rhs/out.
+  // Fallback loop: per out batch index, byte offsets of lhs/rhs/out.
   memory srcMem, weiMem, dstMem;
-  const float *lhs = nullptr, *rhs = nullptr;
-  float *out = nullptr;
+  const char *lhs = nullptr, *rhs = nullptr;
+  char *out = nullptr;
   std::vector<std::array<int64_t, 3>> loopOffsets;
   std::string planText;
 
@@ -248,8 +296,8 @@ public:
     if (loopOffsets.empty())
       return execute();
     for (const auto &[l, r, o] : loopOffsets) {
-      dnnl_memory_set_data_handle(srcMem.get(), const_cast<float *>(lhs + l));
-      dnnl_memory_set_data_handle(weiMem.get(), const_cast<float *>(rhs + r));
+      dnnl_memory_set_data_handle(srcMem.get(), const_cast<char *>(lhs + l));
+      dnnl_memory_set_data_handle(weiMem.get(), const_cast<char *>(rhs + r));
       dnnl_memory_set_data_handle(dstMem.get(), out + o);
       SINTER_RETURN_IF_ERROR(execute());
     }
@@ -277,16 +325,68 @@ private:
 class ReferenceBound final : public BoundMatmul {
 public:
   MatmulDesc desc;
-  const float *lhs, *rhs, *bias;
-  float *out;
-  ReferenceBound(MatmulDesc desc, const float *lhs, const float *rhs,
-                 const float *bias, float *out)
+  const void *lhs, *rhs, *bias;
+  void *out;
+  ReferenceBound(MatmulDesc desc, const void *lhs, const void *rhs,
+                 const void *bias, void *out)
       : desc(std::move(desc)), lhs(lhs), rhs(rhs), bias(bias), out(out) {}
   absl::Status run() override {
     return referenceMatmul(desc, lhs, rhs, bias, out);
   }
   std::string_view plan() const override { return "reference (empty axis)"; }
 };
+
+int64_t elementCount(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+/// A half matmul the library has no kernel for: the f32 one on widened
+/// copies (see the file's header).
+class WidenedBound final : public BoundMatmul {
+public:
+  sabi::DType type;
+  std::vector<float> lhs32, rhs32, bias32, out32;
+  const void *lhs, *rhs, *bias;
+  void *out;
+  std::unique_ptr<BoundMatmul> inner;
+  std::string planText;
+
+  absl::Status run() override {
+    widen(lhs, lhs32);
+    widen(rhs, rhs32);
+    if (bias)
+      widen(bias, bias32);
+    SINTER_RETURN_IF_ERROR(inner->run());
+    auto *o = static_cast<uint16_t *>(out);
+    for (size_t i = 0; i < out32.size(); ++i)
+      o[i] = type == sabi::ElementType::bf16 ? sinter::half::floatToBf16Bits(out32[i])
+                                             : sinter::half::floatToF16Bits(out32[i]);
+    return absl::OkStatus();
+  }
+  std::string_view plan() const override { return planText; }
+
+private:
+  void widen(const void *from, std::vector<float> &to) const {
+    auto *h = static_cast<const uint16_t *>(from);
+    for (size_t i = 0; i < to.size(); ++i)
+      to[i] = type == sabi::ElementType::bf16 ? sinter::half::bf16BitsToFloat(h[i])
+                                              : sinter::half::f16BitsToFloat(h[i]);
+  }
+};
+
+memory::data_type dnnlType(sabi::DType type) {
+  switch (type) {
+  case sabi::ElementType::bf16:
+    return memory::data_type::bf16;
+  case sabi::ElementType::f16:
+    return memory::data_type::f16;
+  default:
+    return memory::data_type::f32;
+  }
+}
 } // namespace
 
 struct MatmulBackend::Impl {
@@ -300,11 +400,11 @@ struct MatmulBackend::Impl {
     if (auto it = cache.find(key); it != cache.end())
       return it->second;
     try {
-      auto f32 = memory::data_type::f32;
-      memory::desc src(spec.srcDims, f32, spec.srcStrides);
-      memory::desc wei(spec.weiDims, f32, spec.weiStrides);
-      memory::desc dst(spec.dstDims, f32, spec.dstStrides);
-      memory::desc bias(spec.biasDims(), f32, stridesFor(spec.biasDims()));
+      auto t = spec.type;
+      memory::desc src(spec.srcDims, t, spec.srcStrides);
+      memory::desc wei(spec.weiDims, t, spec.weiStrides);
+      memory::desc dst(spec.dstDims, t, spec.dstStrides);
+      memory::desc bias(spec.biasDims(), t, stridesFor(spec.biasDims()));
       dnnl::primitive_attr attr;
       dnnl::post_ops ops;
       if (spec.alpha != 1.0f)
@@ -354,17 +454,72 @@ MatmulBackend::create(const MatmulBackendOptions &options) {
   return std::unique_ptr<MatmulBackend>(new MatmulBackend(std::move(impl)));
 }
 
+std::string MatmulBackend::isa() {
+  switch (dnnl::get_effective_cpu_isa()) {
+  case dnnl::cpu_isa::sse41:
+    return "sse41";
+  case dnnl::cpu_isa::avx:
+    return "avx";
+  case dnnl::cpu_isa::avx2:
+    return "avx2";
+  case dnnl::cpu_isa::avx2_vnni:
+    return "avx2_vnni";
+  case dnnl::cpu_isa::avx512_core:
+    return "avx512_core";
+  case dnnl::cpu_isa::avx512_core_vnni:
+    return "avx512_core_vnni";
+  case dnnl::cpu_isa::avx512_core_bf16:
+    return "avx512_core_bf16";
+  case dnnl::cpu_isa::avx512_core_amx:
+    return "avx512_core_amx";
+  default:
+    return "other";
+  }
+}
+
 int64_t MatmulBackend::numCachedPrimitives() const {
   return static_cast<int64_t>(impl->cache.size());
 }
 
 absl::StatusOr<std::unique_ptr<BoundMatmul>>
-MatmulBackend::bind(const MatmulDesc &desc, const float *lhs, const float *rhs,
-                    const float *bias, float *out) {
+MatmulBackend::bind(const MatmulDesc &desc, const void *lhs, const void *rhs,
+                    const void *bias, void *out) {
   SINTER_ASSIGN_OR_RETURN(const MatmulGeometry g, analyzeMatmul(desc));
   if (g.m == 0 || g.n == 0 || g.k == 0 || g.batchCount == 0)
     return std::make_unique<ReferenceBound>(desc, lhs, rhs,
                                             desc.hasBias ? bias : nullptr, out);
+  absl::StatusOr<std::unique_ptr<BoundMatmul>> bound =
+      bindNative(desc, g, lhs, rhs, bias, out);
+  if (bound.ok() || desc.dtype == sabi::ElementType::f32)
+    return bound;
+  // No kernel for the half type: widen.
+  auto widened = std::make_unique<WidenedBound>();
+  widened->type = desc.dtype;
+  widened->lhs32.resize(elementCount(desc.lhsShape));
+  widened->rhs32.resize(elementCount(desc.rhsShape));
+  widened->out32.resize(elementCount(desc.outShape));
+  if (desc.hasBias)
+    widened->bias32.resize(elementCount(desc.biasShape));
+  widened->lhs = lhs;
+  widened->rhs = rhs;
+  widened->bias = desc.hasBias ? bias : nullptr;
+  widened->out = out;
+  MatmulDesc wide = desc;
+  wide.dtype = sabi::ElementType::f32;
+  SINTER_ASSIGN_OR_RETURN(
+      widened->inner,
+      bindNative(wide, g, widened->lhs32.data(), widened->rhs32.data(),
+                 widened->bias32.data(), widened->out32.data()));
+  widened->planText =
+      absl::StrFormat("%s (widened from %s)", widened->inner->plan(),
+                      sabi::dtypeName(desc.dtype));
+  return std::unique_ptr<BoundMatmul>(std::move(widened));
+}
+
+absl::StatusOr<std::unique_ptr<BoundMatmul>>
+MatmulBackend::bindNative(const MatmulDesc &desc, const MatmulGeometry &g,
+                          const void *lhs, const void *rhs, const void *bias,
+                          void *out) {
 
   // 1. Canonical batch: drop size-1 out axes, merge runs that broadcast
   // alike. A merged axis is {size, lhs broadcast, rhs broadcast}.
@@ -398,6 +553,7 @@ MatmulBackend::bind(const MatmulDesc &desc, const float *lhs, const float *rhs,
   PrimitiveSpec spec;
   spec.alpha = desc.alpha;
   spec.activation = desc.activation;
+  spec.type = dnnlType(desc.dtype);
   spec.bias = !desc.hasBias        ? BiasMode::None
               : desc.alpha == 1.0f ? BiasMode::Native
                                    : BiasMode::PostOp;
@@ -442,10 +598,9 @@ MatmulBackend::bind(const MatmulDesc &desc, const float *lhs, const float *rhs,
 
   try {
     const dnnl::engine &engine = impl->engine;
-    auto f32 = memory::data_type::f32;
     auto bindArg = [&](int arg, const Dims &dims, const Dims &strides,
                        const void *ptr) {
-      memory mem(memory::desc(dims, f32, strides), engine,
+      memory mem(memory::desc(dims, spec.type, strides), engine,
                  const_cast<void *>(ptr));
       bound->memories.push_back(mem);
       bound->args.push_back({arg, mem.get()});
@@ -465,21 +620,26 @@ MatmulBackend::bind(const MatmulDesc &desc, const float *lhs, const float *rhs,
     return dnnlError(e, "memory creation");
   }
 
-  bound->lhs = lhs;
-  bound->rhs = rhs;
-  bound->out = out;
+  bound->lhs = static_cast<const char *>(lhs);
+  bound->rhs = static_cast<const char *>(rhs);
+  bound->out = static_cast<char *>(out);
   if (loop) {
+    const int64_t e = sabi::elementBytes(desc.dtype);
     for (int64_t b = 0; b < g.batchCount; ++b) {
       auto [l, r] = batchOffsets(g, b);
       bound->loopOffsets.push_back(
-          {l * g.m * g.k, r * g.k * g.n, b * g.m * g.n});
+          {l * g.m * g.k * e, r * g.k * g.n * e, b * g.m * g.n * e});
     }
     bound->planText = absl::StrFormat("loop %d x 2d M=%d K=%d N=%d",
                                       g.batchCount, g.m, g.k, g.n);
+    if (desc.dtype != sabi::ElementType::f32)
+      bound->planText += " " + std::string(sabi::dtypeName(desc.dtype));
   } else {
     bound->planText =
         absl::StrFormat("%dd %s x %s", spec.dstDims.size(),
                         shapeText(spec.srcDims), shapeText(spec.weiDims));
+    if (desc.dtype != sabi::ElementType::f32)
+      bound->planText += " " + std::string(sabi::dtypeName(desc.dtype));
   }
   return std::unique_ptr<BoundMatmul>(std::move(bound));
 }

@@ -1,4 +1,4 @@
-//===- Matmul.h - f32 batched matmul steps through oneDNN -----------------===//
+//===- Matmul.h - batched matmul steps through oneDNN ---------------------===//
 //
 // The `matmul` step of a step program (docs/StepProgram.md):
 //
@@ -9,6 +9,10 @@
 //   bias [N]            optional, added to every row
 //   out  [ob..., M, N]  ob = numpy broadcast of lb and rb (ranks aligned by
 //                       leading 1s), with out's rank = max(lhs, rhs rank)
+//
+// All four have one element type: f32, or bf16 / f16 for mixed precision
+// (docs/MixedPrecision.md), where the products are accumulated in f32 and
+// the epilogue runs in f32 before out is rounded once.
 //
 // Three layers:
 //
@@ -39,6 +43,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -56,6 +61,8 @@ struct MatmulDesc {
   bool hasBias = false;
   std::vector<int64_t> biasShape; // meaningful only with hasBias
   Activation activation = abi::MatmulStep::none;
+  /// The element type of lhs, rhs, bias and out: f32, bf16 or f16.
+  abi::DType dtype = abi::ElementType::f32;
 };
 
 /// What analyzeMatmul derives. The batch vectors all have the out's batch
@@ -66,16 +73,17 @@ struct MatmulGeometry {
   int64_t batchCount = 1; // product of outBatch
 };
 
-/// Checks ranks (>= 2), K, batch broadcasting, out's shape and bias [N].
+/// Checks the element type, ranks (>= 2), K, batch broadcasting, out's
+/// shape and bias [N].
 /// Messages name the operand ("rhs K=12 does not match lhs K=13") and leave
 /// the step index to the caller.
 absl::StatusOr<MatmulGeometry> analyzeMatmul(const MatmulDesc &desc);
 
-/// The reference: every output element accumulated in double, then alpha,
-/// bias and the activation in double, rounded to f32 once. `bias` may be
-/// null when !desc.hasBias.
-absl::Status referenceMatmul(const MatmulDesc &desc, const float *lhs,
-                             const float *rhs, const float *bias, float *out);
+/// The reference: every output element accumulated in double from the
+/// operands as stored, then alpha, bias and the activation in double,
+/// rounded to desc.dtype once. `bias` may be null when !desc.hasBias.
+absl::Status referenceMatmul(const MatmulDesc &desc, const void *lhs,
+                             const void *rhs, const void *bias, void *out);
 
 /// A matmul bound to its buffers: run() computes it (on the OpenMP threads
 /// oneDNN sees, omp_get_max_threads()).
@@ -108,8 +116,11 @@ public:
   /// pointers, which must stay valid for the BoundMatmul's lifetime.
   /// `bias` is ignored (may be null) when !desc.hasBias.
   absl::StatusOr<std::unique_ptr<BoundMatmul>>
-  bind(const MatmulDesc &desc, const float *lhs, const float *rhs,
-       const float *bias, float *out);
+  bind(const MatmulDesc &desc, const void *lhs, const void *rhs,
+       const void *bias, void *out);
+
+  /// The instruction set oneDNN dispatches to ("avx512_core_amx", ...).
+  static std::string isa();
 
   /// Distinct primitives created so far.
   int64_t numCachedPrimitives() const;
@@ -118,6 +129,10 @@ public:
 
 private:
   explicit MatmulBackend(std::unique_ptr<Impl> impl);
+  /// bind() with oneDNN's kernel for desc.dtype; fails if it has none.
+  absl::StatusOr<std::unique_ptr<BoundMatmul>>
+  bindNative(const MatmulDesc &desc, const MatmulGeometry &g, const void *lhs,
+             const void *rhs, const void *bias, void *out);
   std::unique_ptr<Impl> impl;
 };
 

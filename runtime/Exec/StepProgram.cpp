@@ -67,6 +67,7 @@ MatmulDesc StepProgram::matmulDesc(const MatmulStep &step) const {
   if (desc.hasBias)
     desc.biasShape = buffers[step.bias].shape;
   desc.activation = step.activation;
+  desc.dtype = buffers[step.out].type;
   return desc;
 }
 
@@ -496,15 +497,25 @@ absl::Status Reader::matmul(std::string_view where, const sabi::MatmulStep &in,
     return programError(SINTER_HERE, where, "alpha is not a finite f32");
   std::pair<const char *, int64_t> operands[] = {
       {"lhs", m.lhs}, {"rhs", m.rhs}, {"out", m.out}, {"bias", m.bias}};
+  const sabi::DType type = out->buffers[m.out].type;
   for (auto [what, id] : operands) {
     if (id < 0)
       continue;
     const Buffer &b = out->buffers[id];
-    if (b.type != sabi::ElementType::f32)
-      return programError(SINTER_HERE, where,
-                          absl::StrFormat("%s (%s) is %s; matmul needs f32",
-                                          what, bufferPlace(*out, id),
-                                          sabi::dtypeName(b.type)));
+    if (b.type != sabi::ElementType::f32 && b.type != sabi::ElementType::bf16 &&
+        b.type != sabi::ElementType::f16)
+      return programError(
+          SINTER_HERE, where,
+          absl::StrFormat("%s (%s) is %s; matmul needs f32, bf16 or f16",
+                          what, bufferPlace(*out, id),
+                          sabi::dtypeName(b.type)));
+    if (b.type != type)
+      return programError(
+          SINTER_HERE, where,
+          absl::StrFormat("%s (%s) is %s but out is %s; a matmul's operands "
+                          "and out have one type",
+                          what, bufferPlace(*out, id), sabi::dtypeName(b.type),
+                          sabi::dtypeName(type)));
     if (id != m.out && overlaps(b, out->buffers[m.out]))
       return programError(SINTER_HERE, where,
                           absl::StrFormat("out (%s) overlaps %s (%s)",

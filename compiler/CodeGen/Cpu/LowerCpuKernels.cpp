@@ -198,11 +198,12 @@ void LowerCpuKernelsPass::runOnOperation() {
     for (auto launch : program.getBlock().getOps<sched::LaunchOp>())
       if (failed(lowerLaunch(launch, symbols->kernelPrefix, launches)))
         return signalPassFailure();
-    // The CPU's matmul library (oneDNN) is called with f32 buffers only.
+    // The CPU's matmul library (oneDNN) is called with f32, bf16 or f16
+    // buffers, one type per matmul.
     for (auto mm : program.getBlock().getOps<sched::MatmulOp>()) {
       Type et = cast<sched::BufferType>(mm.getOut().getType()).getElementType();
-      if (!et.isF32()) {
-        mm.emitOpError("CPU matmuls are f32 only for now, got ") << et;
+      if (!et.isF32() && !et.isBF16() && !et.isF16()) {
+        mm.emitOpError("CPU matmuls are f32, bf16 or f16, got ") << et;
         return signalPassFailure();
       }
     }

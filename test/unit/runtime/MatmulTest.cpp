@@ -25,9 +25,12 @@
 
 #include "runtime/Exec/Matmul.h"
 
+#include "abi/HalfFloat.h"
+
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <iostream>
 #include <random>
 
 using namespace sinter::exec;
@@ -275,6 +278,134 @@ TEST(MatmulTest, EmptyAxes) {
   ASSERT_TRUE((*bound)->run().ok());
   EXPECT_EQ(out[0], 1.5f);
   EXPECT_EQ(out[5], -2.0f);
+}
+
+// Half precision (bf16, f16). Both sides read the same half operands and
+// round out to the half type once; oneDNN accumulates in f32, the reference
+// in double, so the two roundings can land one half ulp apart (2^-8 |want|
+// for bf16's 8-bit significand, 2^-11 for f16's 11: half an ulp each side)
+// on top of the f32 bound above. Where oneDNN has no kernel for the type
+// the plan says "widened" and the same bound holds.
+void checkHalf(MatmulBackend &backend, MatmulDesc desc, sabi::DType type,
+               std::mt19937 &rng) {
+  desc.dtype = type;
+  SCOPED_TRACE(testing::Message()
+               << sabi::dtypeName(type) << " tl=" << desc.transposeLhs
+               << " tr=" << desc.transposeRhs << " bias=" << desc.hasBias
+               << " act=" << sabi::activationName(desc.activation)
+               << " alpha=" << desc.alpha);
+  absl::StatusOr<MatmulGeometry> g = analyzeMatmul(desc);
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto toHalf = [&](const std::vector<float> &v) {
+    std::vector<uint16_t> h(v.size());
+    for (size_t i = 0; i < v.size(); ++i)
+      h[i] = type == sabi::ElementType::bf16
+                 ? sinter::half::floatToBf16Bits(v[i])
+                 : sinter::half::floatToF16Bits(v[i]);
+    return h;
+  };
+  auto widen = [&](uint16_t h) {
+    return type == sabi::ElementType::bf16 ? sinter::half::bf16BitsToFloat(h)
+                                           : sinter::half::f16BitsToFloat(h);
+  };
+  std::vector<uint16_t> lhs = toHalf(randomVector(product(desc.lhsShape), rng));
+  std::vector<uint16_t> rhs = toHalf(randomVector(product(desc.rhsShape), rng));
+  std::vector<uint16_t> bias = toHalf(randomVector(g->n, rng));
+  size_t outSize = product(desc.outShape);
+  std::vector<uint16_t> got(outSize, 0x7fc0), want(outSize);
+  absl::StatusOr<std::unique_ptr<BoundMatmul>> bound =
+      backend.bind(desc, lhs.data(), rhs.data(), bias.data(), got.data());
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  SCOPED_TRACE((*bound)->plan());
+  EXPECT_NE((*bound)->plan().find(sabi::dtypeName(type)), std::string::npos);
+  if (g->m * g->k * g->n > 1000000) // which kernel the library has, for logs
+    std::cout << "plan: " << (*bound)->plan() << " (" << MatmulBackend::isa()
+              << ")\n";
+  ASSERT_TRUE((*bound)->run().ok());
+  ASSERT_TRUE(
+      referenceMatmul(desc, lhs.data(), rhs.data(), bias.data(), want.data())
+          .ok());
+  // The f32 bound's scale, from the widened operands' magnitudes.
+  MatmulDesc absDesc = desc;
+  absDesc.dtype = sabi::ElementType::f32;
+  absDesc.alpha = std::fabs(desc.alpha);
+  absDesc.activation = sabi::MatmulStep::none;
+  auto absWide = [&](const std::vector<uint16_t> &h) {
+    std::vector<float> v(h.size());
+    for (size_t i = 0; i < h.size(); ++i)
+      v[i] = std::fabs(widen(h[i]));
+    return v;
+  };
+  std::vector<float> la = absWide(lhs), ra = absWide(rhs), ba = absWide(bias),
+                     scale(outSize);
+  ASSERT_TRUE(
+      referenceMatmul(absDesc, la.data(), ra.data(), ba.data(), scale.data())
+          .ok());
+  double halfUlp = type == sabi::ElementType::bf16 ? 0x1p-8 : 0x1p-11;
+  double factor = 1e-5 * std::sqrt(static_cast<double>(g->k));
+  int bad = 0;
+  for (size_t i = 0; i < outSize && bad < 5; ++i) {
+    double w = widen(want[i]), r = widen(got[i]);
+    double tol = 2 * halfUlp * std::fabs(w) + factor * scale[i] + 1e-6;
+    if (!(std::fabs(r - w) <= tol)) {
+      ADD_FAILURE() << "element " << i << ": got " << r << ", want " << w
+                    << " (tolerance " << tol << ")";
+      ++bad;
+    }
+  }
+}
+
+TEST_P(MatmulGridTest, HalfMatchesReference) {
+  std::mt19937 rng(4321);
+  auto backend = MatmulBackend::create();
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  for (sabi::DType type : {sabi::ElementType::bf16, sabi::ElementType::f16})
+    for (bool tl : {false, true})
+      for (bool tr : {false, true})
+        for (bool bias : {false, true})
+          for (Activation act :
+               {sabi::MatmulStep::none, sabi::MatmulStep::gelu_tanh})
+            for (float alpha : {1.0f, 0.125f})
+              checkHalf(**backend,
+                        makeDesc(GetParam(), tl, tr, bias, act, alpha), type,
+                        rng);
+}
+
+TEST(MatmulTest, HalfTransformerSized) {
+  std::mt19937 rng(7);
+  auto backend = MatmulBackend::create();
+  ASSERT_TRUE(backend.ok());
+  Pattern p{"big", {}, {}, 128, 384, 1152};
+  for (sabi::DType type : {sabi::ElementType::bf16, sabi::ElementType::f16}) {
+    checkHalf(**backend,
+              makeDesc(p, false, true, false, sabi::MatmulStep::none, 1.0f),
+              type, rng);
+    checkHalf(**backend,
+              makeDesc(p, true, false, false, sabi::MatmulStep::none, 1.0f),
+              type, rng);
+  }
+}
+
+// The reference rounds to the half type once: 1.00390625 (1 + 2^-8) is
+// exact in f32 and f16 but a tie in bf16, rounded to even (1.0).
+TEST(MatmulTest, HalfReferenceRoundsOnce) {
+  MatmulDesc d;
+  d.lhsShape = {1, 2};
+  d.rhsShape = {2, 1};
+  d.outShape = {1, 1};
+  d.dtype = sabi::ElementType::bf16;
+  uint16_t one = sinter::half::floatToBf16Bits(1.0f);
+  uint16_t small = sinter::half::floatToBf16Bits(0x1p-8f);
+  uint16_t a[] = {one, small}, b[] = {one, one}, c[1];
+  ASSERT_TRUE(referenceMatmul(d, a, b, nullptr, c).ok());
+  EXPECT_EQ(sinter::half::bf16BitsToFloat(c[0]), 1.0f);
+  d.dtype = sabi::ElementType::f16;
+  a[0] = b[0] = b[1] = sinter::half::floatToF16Bits(1.0f);
+  a[1] = sinter::half::floatToF16Bits(0x1p-8f);
+  ASSERT_TRUE(referenceMatmul(d, a, b, nullptr, c).ok());
+  EXPECT_EQ(sinter::half::f16BitsToFloat(c[0]), 1.00390625f);
+  d.dtype = sabi::ElementType::i32;
+  EXPECT_FALSE(analyzeMatmul(d).ok());
 }
 
 TEST(MatmulTest, ActivationNames) {
