@@ -22,8 +22,10 @@
 // Fusion then stores the cast-down operands straight from the kernels that
 // produce them: the activations the backward pass keeps are the half ones.
 //
-// A matmul whose operands are not f32 (an integer one, or one already in
-// half precision) is left as it is.
+// An f64 model's matmuls are cast the same way (f64 to bf16 and back),
+// which gives the checks an exact evaluation with the same rounding points
+// (test/e2e/compare_compiled.py). A matmul of integers, or of operands
+// already in half precision, is left as it is.
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,10 +80,11 @@ public:
 
 private:
   static void rewrite(sgraph::MatmulOp op, Type half) {
-    auto f32 = [](Value v) {
-      return cast<RankedTensorType>(v.getType()).getElementType().isF32();
+    auto wide = [](Value v) {
+      Type t = cast<RankedTensorType>(v.getType()).getElementType();
+      return t.isF32() || t.isF64();
     };
-    if (!f32(op.getLhs()) || !f32(op.getRhs()) || !f32(op.getResult()))
+    if (!wide(op.getLhs()) || !wide(op.getRhs()) || !wide(op.getResult()))
       return;
     OpBuilder b(op);
     Location loc = op.getLoc();
@@ -93,9 +96,9 @@ private:
     auto product = b.create<sgraph::MatmulOp>(loc, lhs, rhs,
                                               op.getTransposeLhsAttr(),
                                               op.getTransposeRhsAttr());
-    Value wide =
+    Value widened =
         b.create<sgraph::CastOp>(loc, op.getResult().getType(), product);
-    op.getResult().replaceAllUsesWith(wide);
+    op.getResult().replaceAllUsesWith(widened);
     op.erase();
   }
 };

@@ -254,6 +254,7 @@ LogicalResult Compilation::load() {
   if (!isMlir) {
     ImportOptions importOptions;
     importOptions.batchSize = options.batchSize;
+    importOptions.precision = options.precision;
     importOptions.recompute = options.recompute;
     module = importModelFile(options.input, context, importOptions);
     if (!module)

@@ -31,6 +31,8 @@ struct DriverOptions {
   /// Write numbered per-phase IR here.
   std::string dumpDir;
   std::optional<int64_t> batchSize;
+  /// Replaces training.precision (model files only).
+  std::optional<std::string> precision;
   /// Print a table of the parameters instead of IR (--summary).
   bool summary = false;
 

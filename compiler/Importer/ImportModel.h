@@ -30,6 +30,9 @@ struct ImportOptions {
   /// training.recompute.policy BLOCKS); "none" marks nothing; "blocks"
   /// behaves as policy BLOCKS.
   std::optional<std::string> recompute;
+  /// Replaces training.precision: "fp32", "bf16_mixed" or "fp16_mixed"
+  /// (docs/MixedPrecision.md).
+  std::optional<std::string> precision;
 };
 
 /// Limits that keep hostile or mistaken files from exhausting memory.

@@ -387,18 +387,23 @@ DictionaryAttr ModelImporter::trainingConfig(const Node &root) {
   if (!config.number(node, "grad_clip", "grad_clip", t.grad_clip(), 0, kHuge))
     return {};
 
-  // Recorded for the phases that will implement them.
-  switch (t.precision()) {
-  case model::PRECISION_UNSPECIFIED:
-  case model::FP32:
-    config.string("precision", "fp32");
-    break;
-  case model::BF16_MIXED:
-    config.string("precision", "bf16_mixed");
-    break;
-  case model::FP16_MIXED:
-    config.string("precision", "fp16_mixed");
-    break;
+  // For sinter-mixed-precision (docs/MixedPrecision.md); the command line
+  // may override it (sinterc --precision, checked there).
+  if (options.precision) {
+    config.string("precision", *options.precision);
+  } else {
+    switch (t.precision()) {
+    case model::PRECISION_UNSPECIFIED:
+    case model::FP32:
+      config.string("precision", "fp32");
+      break;
+    case model::BF16_MIXED:
+      config.string("precision", "bf16_mixed");
+      break;
+    case model::FP16_MIXED:
+      config.string("precision", "fp16_mixed");
+      break;
+    }
   }
   if (!config.integer(node, "grad_accumulation_steps",
                       "grad_accumulation_steps", t.grad_accumulation_steps(),

@@ -476,16 +476,43 @@ LogicalResult MatmulOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
     return b.create<MatmulOp>(getLoc(), l, r, b.getBoolAttr(t0),
                               b.getBoolAttr(t1));
   };
-  if (needed[0]) {
-    Value da = !tl ? (!tr ? mm(g, bb, false, true) : mm(g, bb, false, false))
-                   : (!tr ? mm(bb, g, false, true) : mm(bb, g, true, true));
-    grads[0] = gb.sumToType(da, a.getType());
-  }
-  if (needed[1]) {
-    Value db = !tr ? (!tl ? mm(a, g, true, false) : mm(a, g, false, false))
-                   : (!tl ? mm(g, a, true, false) : mm(g, a, true, true));
-    grads[1] = gb.sumToType(db, bb.getType());
-  }
+  // The gradient of an operand the whole batch shares (a weight) is one
+  // matmul that contracts over the batch and the rows together, not a
+  // batched one summed afterwards: what the backend runs best, and in half
+  // precision the sum's only rounding (docs/MixedPrecision.md), so that the
+  // interpreter and the compiled step round at the same points.
+  auto product = [&](Value l, Value r, bool t0, bool t1, Type target) {
+    RankedTensorType lt = GradBuilder::tensorType(l),
+                     rt = GradBuilder::tensorType(r);
+    auto tt = cast<RankedTensorType>(target);
+    int64_t rank = lt.getRank();
+    ArrayRef<int64_t> out = tt.getShape();
+    bool shared =
+        t0 && !t1 && rank >= 3 && rt.getRank() == rank &&
+        lt.getShape().drop_back() == rt.getShape().drop_back() &&
+        tt.getRank() >= 2 &&
+        out.take_back(2) ==
+            ArrayRef<int64_t>{lt.getShape().back(), rt.getShape().back()} &&
+        llvm::all_of(out.drop_back(2), [](int64_t d) { return d == 1; });
+    if (!shared)
+      return gb.sumToType(mm(l, r, t0, t1), target);
+    int64_t rows = 1;
+    for (int64_t d : lt.getShape().drop_back())
+      rows *= d;
+    Value l2 = gb.reshape(l, {rows, lt.getShape().back()});
+    Value r2 = gb.reshape(r, {rows, rt.getShape().back()});
+    return gb.reshape(mm(l2, r2, true, false), out);
+  };
+  if (needed[0])
+    grads[0] = !tl ? (!tr ? product(g, bb, false, true, a.getType())
+                          : product(g, bb, false, false, a.getType()))
+                   : (!tr ? product(bb, g, false, true, a.getType())
+                          : product(bb, g, true, true, a.getType()));
+  if (needed[1])
+    grads[1] = !tr ? (!tl ? product(a, g, true, false, bb.getType())
+                          : product(a, g, false, false, bb.getType()))
+                   : (!tl ? product(g, a, true, false, bb.getType())
+                          : product(g, a, true, true, bb.getType()));
   return success();
 }
 

@@ -7,6 +7,7 @@
         [--params=given|init] [--state=zero|random]
         [--sinterc=PATH] [--binary=BIN --program=STEP_PROGRAM.json]
         [--lr-scale=K] [--exact-fixed-lr] [--work-dir=DIR] [--threads=N]
+        [--precision=fp32|bf16_mixed|fp16_mixed] [--flip-band]
 
 What it does:
 
@@ -95,6 +96,31 @@ Tolerances (u = 2^-24 ~ 6e-8, the f32 unit roundoff):
     interpreter's own error (+ RTOL) of that exact value, printing both
     errors. A real bug (wrong term, index, fusion) leaves the compiled
     result far from the truth while the interpreter's is close, and fails.
+  * mixed precision (--precision, docs/MixedPrecision.md). Both sides round
+    the same values to bf16 (f16) at the same points: the operands and
+    results of every matmul. Where the f32 values in front of a rounding
+    differ by their ~1e-6 of noise, one may round up and the other down, a
+    difference of one half ulp (2^-8 relative in bf16); in a one-layer MLP
+    that is rare and leaves every tensor within the f32 tolerances above,
+    while a rounding point missing on one side shows as errors of the half
+    type's roundoff (measured with an f32 binary against the MLP's bf16
+    interpreter: 0.004-0.05 normwise; against f16: 3e-4-4.5e-4). In a
+    deep model those one-ulp differences feed later roundings and grow (the
+    two sides' gradients of char-GPT differ by ~0.7% normwise, as much as
+    either differs from the exact f64 function); such a tensor fails the
+    normwise check and goes to the f64 arbiter above, whose f64 model keeps
+    the same rounding points (its matmuls cast to bf16 and back, everything
+    else exact), and passes if the compiled result is as close to that as
+    the interpreter's. In the MLP that truth is within ~1e-7 of the
+    interpreter, so a compiled side rounding elsewhere cannot pass there
+    either: the MLP is what pins the rounding points; the deep models show
+    that nothing else (fusion of the casts, half buffers) goes wrong.
+    With a few flips and no chaos (tiny GPT in f16: 2 of 1024 elements of
+    a weight gradient differ, by one f16 half ulp) the arbiter's truth
+    sides with the interpreter, whose sums are exact too; --flip-band (for
+    such models, never the MLP) accepts a normwise error up to RTOL + the
+    half type's unit roundoff (2^-11 for f16, 2^-8 for bf16): one rounding
+    in every element, far below what a wrong term or index gives.
 """
 
 import argparse
@@ -455,6 +481,24 @@ def exact_fixed_lr(args, batch, inp, got, work):
     return problems
 
 
+HALF_UNIT_ROUNDOFF = {"bf16_mixed": 2.0 ** -8, "fp16_mixed": 2.0 ** -11}
+
+
+def flip_band(rows, precision):
+    """--flip-band: a failing normwise check passes within RTOL plus the
+    half type's unit roundoff (flipped roundings; see the header)."""
+    u = HALF_UNIT_ROUNDOFF.get(precision)
+    if u is None:
+        return
+    for r in rows:
+        if r.ok or not r.check.startswith("normwise rel"):
+            continue
+        if r.err <= r.bound + u:
+            r.ok = True
+            r.check = r.check.replace("normwise rel", "half flip band")
+            r.bound += u
+
+
 def arbitrate(rows, got, ref, truth):
     """A normwise check that fails is a bug unless the tensor is so badly
     conditioned that the interpreter's own f32 result is about as far from
@@ -500,6 +544,12 @@ def main():
                     "forward_grad)")
     ap.add_argument("--state", choices=["zero", "random"], default="zero")
     ap.add_argument("--sinterc", default="sinterc")
+    ap.add_argument("--precision",
+                    choices=["fp32", "bf16_mixed", "fp16_mixed"],
+                    help="override the model's training.precision")
+    ap.add_argument("--flip-band", action="store_true",
+                    help="with --precision: accept flipped half roundings "
+                    "(RTOL + the half unit roundoff, normwise)")
     ap.add_argument("--binary")
     ap.add_argument("--program", help="step program JSON of --binary")
     ap.add_argument("--work-dir")
@@ -525,6 +575,8 @@ def main():
     os.makedirs(work, exist_ok=True)
     dump = os.path.join(work, "dump")
     batch = [f"--batch-size={args.batch_size}"] if args.batch_size else []
+    if args.precision:
+        batch.append(f"--precision={args.precision}")
     label = args.label or os.path.basename(args.model)
     label += (f" {args.entry} B={args.batch_size or 'model'} step={args.step}"
               f" steps={args.steps} seed={args.seed}")
@@ -591,6 +643,8 @@ def main():
 
     # 4. Compare.
     rows = compare(args, prog, got, ref, given, cfg, acc_n)
+    if args.flip_band:
+        flip_band(rows, args.precision)
     if args.steps == 1 and any(not r.ok and r.check.startswith("normwise")
                                for r in rows):
         arbitrate(rows, got, ref, f64_truth(args, given, batch, work))

@@ -107,9 +107,10 @@ func.func @forward(%p: tensor<3xf32> {sgraph.param = "p"}) -> (tensor<f32> {sgra
 // CHECK: %[[DIFF:.*]] = sgraph.sub %[[PROBS]], %[[ONEHOT]]
 // CHECK: %[[DLOGITS:.*]] = sgraph.mul %[[DIFF]]
 // CHECK: %[[DE:.*]] = sgraph.matmul %[[DLOGITS]], %[[T]] : (tensor<2x3x5xf32>, tensor<5x4xf32>) -> tensor<2x3x4xf32>
-// CHECK: %[[DHEAD:.*]] = sgraph.matmul %[[DLOGITS]], %[[E]] {transpose_lhs = true} : (tensor<2x3x5xf32>, tensor<2x3x4xf32>) -> tensor<2x5x4xf32>
-// CHECK: %[[DHEADSUM:.*]] = sgraph.reduce_sum %[[DHEAD]] axes = [0] {keepdims = true}
-// CHECK: %[[DHEADR:.*]] = sgraph.reshape %[[DHEADSUM]] : tensor<1x5x4xf32> to tensor<5x4xf32>
+// The head's weight gradient contracts over batch and rows in one matmul.
+// CHECK: %[[DLROWS:.*]] = sgraph.reshape %[[DLOGITS]] : tensor<2x3x5xf32> to tensor<6x5xf32>
+// CHECK: %[[EROWS:.*]] = sgraph.reshape %[[E]] : tensor<2x3x4xf32> to tensor<6x4xf32>
+// CHECK: %[[DHEADR:.*]] = sgraph.matmul %[[DLROWS]], %[[EROWS]] {transpose_lhs = true} : (tensor<6x5xf32>, tensor<6x4xf32>) -> tensor<5x4xf32>
 // CHECK: %[[DTABLE:.*]] = sgraph.embedding_grad %[[DE]], %[[IDX]] : (tensor<2x3x4xf32>, tensor<2x3xi64>) -> tensor<5x4xf32>
 // CHECK: %[[TOTAL:.*]] = sgraph.add %[[DHEADR]], %[[DTABLE]]
 // CHECK: return %{{.*}}, %[[TOTAL]]

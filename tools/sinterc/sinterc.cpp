@@ -50,6 +50,11 @@ int main(int argc, char **argv) {
   cl::opt<int64_t> batchSize(
       "batch-size", cl::desc("Override training.batch_size"),
       cl::value_desc("n"), cl::init(0), cl::cat(category));
+  cl::opt<std::string> precision(
+      "precision",
+      cl::desc("Override training.precision: fp32, bf16_mixed (matmuls in "
+               "bf16) or fp16_mixed; see docs/MixedPrecision.md"),
+      cl::value_desc("name"), cl::cat(category));
   cl::opt<bool> summary(
       "summary",
       cl::desc("Print the parameters (names, shapes, counts) and their total"),
@@ -197,6 +202,15 @@ int main(int argc, char **argv) {
       return 1;
     }
     options.batchSize = batchSize;
+  }
+  if (precision.getNumOccurrences()) {
+    if (precision != "fp32" && precision != "bf16_mixed" &&
+        precision != "fp16_mixed") {
+      mlir::emitError(here) << "--precision=" << precision
+                            << " is not one of fp32, bf16_mixed, fp16_mixed";
+      return 1;
+    }
+    options.precision = precision;
   }
   auto parsePhaseFlag = [&](const std::string &flag,
                             const std::string &value) -> bool {
