@@ -1,20 +1,27 @@
-//===- peak_sgemm.cpp - the machine's measured oneDNN f32 matmul peak -----===//
+//===- peak_sgemm.cpp - the machine's measured oneDNN matmul peak ---------===//
 //
-// A benchmark, not a test. Times one large square f32 matmul C = A B
-// (row-major, no transposes, no bias: the shape oneDNN's kernels like best)
-// through a plain dnnl::matmul primitive, at the given thread count
-// (omp_set_num_threads before the primitive exists, as the Executor does).
-// Its GFLOP/s are the denominator of bench/peers.py's MFU: the most a
-// training step's matmuls could reach on this machine with this oneDNN.
+// A benchmark, not a test. Times one large square matmul C = A B (row-major,
+// no transposes, no bias: the shape oneDNN's kernels like best) through a
+// plain dnnl::matmul primitive, at the given thread count (omp_set_num_threads
+// before the primitive exists, as the Executor does). --dtype=f32 (the
+// default) has A, B and C in f32; --dtype=bf16 has A and B in bf16 and C in
+// f32 (oneDNN's bf16:bf16:f32 matmul, which accumulates in f32). Its GFLOP/s
+// are the denominator of bench/peers.py's MFU (f32 for its fp32 rows, bf16
+// for its bf16 mixed-precision ones): the most a training step's matmuls
+// could reach on this machine with this oneDNN.
 //
 // Each size is run once to warm up (first touch, JIT), then --reps times;
 // the best run counts (on a shared machine the best is the least
 // disturbed one). The largest figure over all sizes is the peak.
 //
 // Usage: peak_sgemm [--sizes=2048,4096] [--threads=T] [--reps=N]
-// Output: one line per size, then
-//   peak_sgemm threads=... n=... best_ms=... gflops=...
-// for the best size.
+//                   [--dtype=f32|bf16]
+// Output: one line per size (with the implementation oneDNN chose for it,
+// impl_info_str), then
+//   peak_sgemm threads=... n=... best_ms=... gflops=... dtype=... isa=...
+// for the best size, where isa is dnnl::get_effective_cpu_isa(): the
+// widest instruction set oneDNN dispatches to on this machine (e.g.
+// avx512_core_amx).
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +47,7 @@ struct Options {
   std::vector<int64_t> sizes = {2048, 4096};
   int threads = 0; // 0: all cores, like the training binary
   int reps = 5;
+  bool bf16 = false; // --dtype=bf16: A and B in bf16, C in f32
 };
 
 bool parseSizes(const char *text, std::vector<int64_t> &sizes) {
@@ -72,6 +80,11 @@ bool parseOptions(int argc, char **argv, Options &opts) {
       if (!sinter::bench::parseAtLeast(v, 1, n))
         return false;
       opts.reps = static_cast<int>(n);
+    } else if (const char *v = flagValue(argv[i], "--dtype=")) {
+      std::string_view dtype(v);
+      if (dtype != "f32" && dtype != "bf16")
+        return false;
+      opts.bf16 = dtype == "bf16";
     } else {
       return false;
     }
@@ -93,18 +106,73 @@ void fill(std::vector<float> &v, uint64_t seed) {
   }
 }
 
-/// Best seconds of `reps` runs of an n x n x n matmul.
+/// `v` rounded to bf16 (to nearest, ties to even; the values are finite).
+void toBf16(const std::vector<float> &v, std::vector<uint16_t> &out) {
+  int64_t n = static_cast<int64_t>(v.size());
+  out.resize(v.size());
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &v[i], sizeof bits);
+    bits += 0x7FFFu + ((bits >> 16) & 1u);
+    out[i] = static_cast<uint16_t>(bits >> 16);
+  }
+}
+
+/// The name of oneDNN's cpu_isa enumerator `isa` (oneDNN 2.x's list).
+const char *isaName(dnnl::cpu_isa isa) {
+  using dnnl::cpu_isa;
+  switch (isa) {
+  case cpu_isa::all:
+    return "all";
+  case cpu_isa::sse41:
+    return "sse41";
+  case cpu_isa::avx:
+    return "avx";
+  case cpu_isa::avx2:
+    return "avx2";
+  case cpu_isa::avx2_vnni:
+    return "avx2_vnni";
+  case cpu_isa::avx512_mic:
+    return "avx512_mic";
+  case cpu_isa::avx512_mic_4ops:
+    return "avx512_mic_4ops";
+  case cpu_isa::avx512_core:
+    return "avx512_core";
+  case cpu_isa::avx512_core_vnni:
+    return "avx512_core_vnni";
+  case cpu_isa::avx512_core_bf16:
+    return "avx512_core_bf16";
+  case cpu_isa::avx512_core_amx:
+    return "avx512_core_amx";
+  }
+  return "unknown";
+}
+
+/// Best seconds of `reps` runs of an n x n x n matmul (A and B in bf16
+/// when `bf16`, C always f32); `impl` gets oneDNN's implementation name.
 double timeSize(dnnl::engine &engine, dnnl::stream &stream, int64_t n,
-                int reps) {
+                int reps, bool bf16, std::string &impl) {
   using dnnl::memory;
   memory::desc md({n, n}, memory::data_type::f32, memory::format_tag::ab);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(md, md, md), engine);
+  memory::desc inMd({n, n},
+                    bf16 ? memory::data_type::bf16 : memory::data_type::f32,
+                    memory::format_tag::ab);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(inMd, inMd, md),
+                                  engine);
+  impl = pd.impl_info_str();
   dnnl::matmul mm(pd);
   std::vector<float> a(n * n), b(n * n), c(n * n);
   fill(a, 1);
   fill(b, 2);
   fill(c, 3);
-  memory ma(md, engine, a.data()), mb(md, engine, b.data()),
+  std::vector<uint16_t> a16, b16;
+  if (bf16) {
+    toBf16(a, a16);
+    toBf16(b, b16);
+  }
+  memory ma(inMd, engine, bf16 ? static_cast<void *>(a16.data()) : a.data()),
+      mb(inMd, engine, bf16 ? static_cast<void *>(b16.data()) : b.data()),
       mc(md, engine, c.data());
   auto once = [&] {
     mm.execute(stream, {{DNNL_ARG_SRC, ma},
@@ -130,7 +198,8 @@ int main(int argc, char **argv) {
   Options opts;
   if (!parseOptions(argc, argv, opts)) {
     std::fprintf(stderr,
-                 "usage: %s [--sizes=2048,4096] [--threads=T] [--reps=N]\n",
+                 "usage: %s [--sizes=2048,4096] [--threads=T] [--reps=N] "
+                 "[--dtype=f32|bf16]\n",
                  argv[0]);
     return 2;
   }
@@ -143,18 +212,22 @@ int main(int argc, char **argv) {
     double bestGflops = 0, bestMs = 0;
     int64_t bestN = 0;
     for (int64_t n : opts.sizes) {
-      double s = timeSize(engine, stream, n, opts.reps);
+      std::string impl;
+      double s = timeSize(engine, stream, n, opts.reps, opts.bf16, impl);
       double gflops = 2.0 * static_cast<double>(n) * n * n / s * 1e-9;
-      std::printf("  n=%-6lld best %10.3f ms %8.1f GFLOP/s\n",
-                  static_cast<long long>(n), s * 1e3, gflops);
+      std::printf("  n=%-6lld best %10.3f ms %8.1f GFLOP/s  impl %s\n",
+                  static_cast<long long>(n), s * 1e3, gflops, impl.c_str());
       if (gflops > bestGflops) {
         bestGflops = gflops;
         bestMs = s * 1e3;
         bestN = n;
       }
     }
-    std::printf("peak_sgemm threads=%d n=%lld best_ms=%.3f gflops=%.1f\n",
-                threads, static_cast<long long>(bestN), bestMs, bestGflops);
+    std::printf("peak_sgemm threads=%d n=%lld best_ms=%.3f gflops=%.1f "
+                "dtype=%s isa=%s\n",
+                threads, static_cast<long long>(bestN), bestMs, bestGflops,
+                opts.bf16 ? "bf16" : "f32",
+                isaName(dnnl::get_effective_cpu_isa()));
   } catch (const dnnl::error &e) {
     std::fprintf(stderr, "error: oneDNN: %s (status %d)\n", e.what(),
                  static_cast<int>(e.status));

@@ -8,16 +8,26 @@ JAX"). In one invocation it:
      are missing (pip, with pip's cache); a peer that cannot be installed
      shows as "not available (why)" in the table;
   2. builds sinterc, the runtime and bench/peak_sgemm (ninja, -j1);
-  3. measures the oneDNN f32 peak (bench/peak_sgemm, before and after the
-     workloads; the better figure counts);
-  4. for each workload (bench/peers/workloads.py): compiles the .pbtxt with
-     `sinterc --batch-size=B -o train`, checks that every peer's model has
-     `sinterc --summary`'s parameter count, starts one worker process per
-     peer (PyTorch eager, torch.compile, JAX jit; bench/peers/*_peer.py)
+  3. measures the oneDNN matmul peak of the --precision (bench/peak_sgemm,
+     --dtype=f32 for fp32, --dtype=bf16 for bf16; before and after the
+     workloads; the better figure counts), and the ISA oneDNN dispatches to;
+  4. for each workload (bench/peers/workloads.py): compiles the .pbtxt (a
+     copy with the workload's `pbtxt_replace` edits, if it has any) with
+     `sinterc --batch-size=B -o train` (plus `--precision=bf16_mixed` for
+     bf16), checks that every peer's model has `sinterc --summary`'s
+     parameter count, starts one worker process per peer (PyTorch eager,
+     torch.compile, JAX jit; bench/peers/*_peer.py, given --precision)
      that builds, compiles and warms up its step, and then runs --repeats
      rounds, each timing Sinter and every peer once, in a rotating order,
      so that machine load falls on all of them alike;
   5. prints one Markdown table and writes every number to --out.
+
+Precision: fp32 (the default) is fp32 everywhere. bf16 is mixed precision:
+Sinter's binary with matmul operands and results in bf16 (oneDNN),
+everything else f32; the PyTorch peers' forward pass (model call and loss)
+under torch.autocast("cpu", dtype=torch.bfloat16) as nanoGPT's train.py,
+with fp32 master weights, optimizer and clipping; JAX is not measured in
+bf16 (shown as not available). MFU is then against the bf16 peak.
 
 Times: a peer's figure for a round is the median of its --steps timed
 steps; Sinter's is the mean of its steady steps: the binary runs 1+N
@@ -28,9 +38,9 @@ table shows each system's best round. MFU = model FLOPs per step
 
 Usage (from anywhere; /usr/bin/python3 with numpy is enough):
   /usr/bin/python3 bench/peers.py [--build-dir=build] [--steps=10]
-      [--repeats=3] [--only=mlp,chargpt,gpt2] [--threads=N]
+      [--repeats=3] [--only=mlp,chargpt,chargpt-nodrop,gpt2] [--threads=N]
       [--peers=torch-eager,torch-compile,jax-jit] [--out=FILE]
-      [--torch-compile-mode=default]
+      [--precision=fp32|bf16] [--torch-compile-mode=default]
       [--no-build] [--no-install]
 """
 
@@ -72,6 +82,14 @@ PEERS = {
     "torch-eager": ("torch_peer.py", "eager", "torch", "PyTorch eager"),
     "torch-compile": ("torch_peer.py", "compile", "torch", "torch.compile"),
     "jax-jit": ("jax_peer.py", "jit", "jax", "JAX jit"),
+}
+
+# --precision -> (sinterc's extra flags, peak_sgemm's --dtype, table title,
+# what the peak is)
+PRECISIONS = {
+    "fp32": ([], "f32", "fp32", "f32 matmul"),
+    "bf16": (["--precision=bf16_mixed"], "bf16", "bf16 mixed",
+             "bf16 matmul: bf16 A and B, f32 C"),
 }
 
 NO_ALLOCATOR = ("glibc malloc (neither jemalloc nor tcmalloc is installed: "
@@ -206,7 +224,8 @@ def peer_env(threads, allocator):
 class Peer:
     """One worker process (bench/peers/worker.py's protocol)."""
 
-    def __init__(self, name, workload, threads, env, log_dir, mode=None):
+    def __init__(self, name, workload, threads, env, log_dir, mode=None,
+                 precision="fp32"):
         script, default_mode, _, _ = PEERS[name]
         mode = mode or default_mode
         self.name = name
@@ -215,7 +234,7 @@ class Peer:
         self.log_file = open(self.log_path, "w")
         cmd = [VENV_PYTHON, os.path.join(PEERS_DIR, script),
                f"--workload={workload}", f"--mode={mode}",
-               f"--threads={threads}"]
+               f"--threads={threads}", f"--precision={precision}"]
         self.proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self.log_file, text=True, env=dict(os.environ, **env))
@@ -273,6 +292,26 @@ def summary_params(sinterc, pbtxt):
     return int(m.group(1).replace(",", "")) if m else None
 
 
+def model_file(workload, tmp_dir):
+    """The .pbtxt to compile: the workload's file, or a copy of it in
+    `tmp_dir` with its `pbtxt_replace` edits (each must match)."""
+    path = os.path.join(ROOT, workload["pbtxt"])
+    edits = workload.get("pbtxt_replace")
+    if not edits:
+        return path
+    with open(path) as f:
+        text = f.read()
+    for old, new in edits:
+        if old not in text:
+            sys.exit(f"error: workloads.py's pbtxt_replace: {old!r} is not "
+                     f"in {workload['pbtxt']}")
+        text = text.replace(old, new)
+    copy = os.path.join(tmp_dir, os.path.basename(path))
+    with open(copy, "w") as f:
+        f.write(text)
+    return copy
+
+
 def write_inputs(workload, path):
     """Random values for the model inputs (workloads.py's `inputs`)."""
     rng = np.random.default_rng(0)
@@ -309,30 +348,35 @@ def sinter_step_ms(binary, inputs, steps, threads):
 
 # ---- measuring --------------------------------------------------------------
 
-def peak_gflops(build, threads):
+def peak_gflops(build, threads, dtype):
+    """peak_sgemm's best {gflops, n, isa, impl} at `dtype` (f32 or bf16),
+    or None if it failed."""
     code, out = run([os.path.join(build, "bin", "peak_sgemm"),
                      f"--threads={threads}", "--sizes=2048,3072,4096",
-                     "--reps=5"], check=False)
+                     "--reps=5", f"--dtype={dtype}"], check=False)
     m = re.search(r"peak_sgemm threads=\d+ n=(\d+) best_ms=[\d.]+ "
-                  r"gflops=([\d.]+)", out)
+                  r"gflops=([\d.]+) dtype=\w+ isa=(\w+)", out)
     if code != 0 or not m:
         log(f"peak_sgemm failed:\n{out}")
-        return None, None
-    return float(m.group(2)), int(m.group(1))
+        return None
+    impl = re.search(rf"n={m.group(1)}\s+best .* impl (\S+)", out)
+    return {"gflops": float(m.group(2)), "n": int(m.group(1)),
+            "isa": m.group(3), "impl": impl.group(1) if impl else None}
 
 
 def measure_workload(name, args, build, env, available, tmp, log_dir):
     w = WORKLOADS[name]
     result = {"batch": w["batch"], "sinter": {}, "peers": {}}
     sinterc = os.path.join(build, "bin", "sinterc")
-    pbtxt = os.path.join(ROOT, w["pbtxt"])
-    params = summary_params(sinterc, pbtxt)
-    result["params"] = params
     binary = os.path.join(tmp, name, "train")
     inputs = os.path.join(tmp, name, "inputs.safetensors")
     os.makedirs(os.path.dirname(binary), exist_ok=True)
-    code, out = run([sinterc, pbtxt, f"--batch-size={w['batch']}", "-o",
-                     binary], check=False)
+    pbtxt = model_file(w, os.path.dirname(binary))
+    params = summary_params(sinterc, pbtxt)
+    result["params"] = params
+    flags = PRECISIONS[args.precision][0]
+    code, out = run([sinterc, pbtxt, f"--batch-size={w['batch']}", *flags,
+                     "-o", binary], check=False)
     if code != 0:
         result["sinter"]["error"] = f"sinterc failed: {out.strip()[-160:]}"
     write_inputs(w, inputs)
@@ -350,7 +394,8 @@ def measure_workload(name, args, build, env, available, tmp, log_dir):
         else:
             mode = (f"compile:{args.torch_compile_mode}"
                     if p == "torch-compile" else None)
-            peers[p] = Peer(p, name, args.threads, env, log_dir, mode)
+            peers[p] = Peer(p, name, args.threads, env, log_dir, mode,
+                            args.precision)
     for p, peer in peers.items():
         log(f"  {name}: setting up {p} (compile + {w['warmup']} warm-up "
             f"steps)")
@@ -411,7 +456,8 @@ def mfu(gflop, ms, peak):
 
 def print_table(results, meta, args):
     cols = [PEERS[p][3] for p in args.peers]
-    print(f"\n### Sinter against PyTorch and JAX (fp32, {args.threads} "
+    print(f"\n### Sinter against PyTorch and JAX "
+          f"({PRECISIONS[args.precision][2]}, {args.threads} "
           f"threads, best of {args.repeats} rounds)\n")
     print("| workload | GFLOP/step | Sinter ms | " +
           " | ".join(f"{c} ms (×)" for c in cols) +
@@ -445,10 +491,15 @@ def print_table(results, meta, args):
     loads = [l for _, l in LOADS] or [meta["load_start"]]
     print("\n(×): peer time / Sinter time (> 1: Sinter is faster). "
           "MFU: model FLOPs / step time / peak.")
+    what = PRECISIONS[args.precision][3]
     peak = (f"{meta['peak_gflops']:.1f} GFLOP/s (oneDNN {meta['onednn']} "
-            f"f32 matmul, n={meta['peak_n']}, {args.threads} threads)"
+            f"{what}, peak_sgemm --dtype={meta['peak_dtype']}, "
+            f"n={meta['peak_n']}, {args.threads} threads)"
             if meta["peak_gflops"] else "not measured (peak_sgemm failed)")
-    print(f"Peak: {peak}. CPU: {meta['cpu']}, "
+    isa = meta.get("isa") or "? (peak_sgemm failed)"
+    if meta.get("peak_impl"):
+        isa += f" (peak matmul: {meta['peak_impl']})"
+    print(f"Peak: {peak}. ISA: {isa}. CPU: {meta['cpu']}, "
           f"{os.cpu_count()} cores. 1-min load average: "
           f"{meta['load_start']:.2f} at start, {min(loads):.2f} .. "
           f"{max(loads):.2f} while measuring.")
@@ -481,6 +532,10 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--torch-compile-mode", default="default",
                     help="torch.compile's mode (e.g. max-autotune)")
+    ap.add_argument("--precision", choices=list(PRECISIONS), default="fp32",
+                    help="fp32, or bf16 mixed precision (Sinter's "
+                         "--precision=bf16_mixed, PyTorch's autocast; MFU "
+                         "against the bf16 peak)")
     ap.add_argument("--out", default="/tmp/sinter-peers/results.json")
     ap.add_argument("--setup-timeout", type=float, default=1800,
                     help="seconds a peer may take to compile and warm up")
@@ -502,7 +557,10 @@ def main():
                      f"(known: {', '.join(PEERS)})")
     build = os.path.abspath(args.build_dir)
     start = time.time()
-    meta = {"load_start": read_load(), "threads": args.threads}
+    meta = {"load_start": read_load(), "threads": args.threads,
+            "precision": args.precision,
+            "sinterc_flags": PRECISIONS[args.precision][0],
+            "peak_dtype": PRECISIONS[args.precision][1]}
 
     versions, unavailable = ensure_venv(not args.no_install)
     meta["versions"], meta["unavailable"] = versions, unavailable
@@ -521,7 +579,15 @@ def main():
                         open("/proc/cpuinfo") if l.startswith("model name")),
                        platform.processor())
     meta["onednn"] = onednn_version(build)
-    meta["peak_gflops"], meta["peak_n"] = peak_gflops(build, args.threads)
+    meta["peak_gflops"] = meta["peak_n"] = meta["isa"] = None
+    meta["peak_impl"] = None
+
+    def take_peak(peak):  # the better of the figures before and after
+        if peak and peak["gflops"] > (meta["peak_gflops"] or 0):
+            meta.update(peak_gflops=peak["gflops"], peak_n=peak["n"],
+                        isa=peak["isa"], peak_impl=peak["impl"])
+
+    take_peak(peak_gflops(build, args.threads, meta["peak_dtype"]))
 
     results = {}
     log_dir = os.path.join(os.path.dirname(os.path.abspath(args.out)),
@@ -532,9 +598,7 @@ def main():
             log(f"== {name}")
             results[name] = measure_workload(name, args, build, env,
                                              unavailable, tmp, log_dir)
-    after, n = peak_gflops(build, args.threads)
-    if after and after > (meta["peak_gflops"] or 0):
-        meta["peak_gflops"], meta["peak_n"] = after, n
+    take_peak(peak_gflops(build, args.threads, meta["peak_dtype"]))
     for r in results.values():
         for e in [r["sinter"], *r["peers"].values()]:
             if e.get("ms"):

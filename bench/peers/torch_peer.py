@@ -6,11 +6,19 @@ same shapes, parameter names and tying as the .pbtxt files
 does: set the scheduled lr, forward, cross-entropy, backward, global-norm
 clipping, optimizer update (and, for the MLP, the accuracy metric).
 
-Settings (the fastest fp32 ones PyTorch offers on a CPU):
+Settings (the fastest ones PyTorch offers on a CPU at each precision):
   - torch.set_num_threads(threads); the driver also sets OMP_NUM_THREADS
     and MKL_NUM_THREADS and preloads jemalloc/tcmalloc when installed;
-  - fp32 throughout: set_float32_matmul_precision("highest") (no bf16 or
-    tf32 shortcuts, since Sinter is fp32), oneDNN (mkldnn) enabled;
+  - precision "fp32": fp32 throughout, set_float32_matmul_precision(
+    "highest") (no bf16 or tf32 shortcuts, since Sinter is fp32 there),
+    oneDNN (mkldnn) enabled;
+  - precision "bf16" (Sinter's --precision=bf16_mixed): as nanoGPT's
+    train.py, the forward pass (model call and loss) runs under
+    torch.autocast("cpu", dtype=torch.bfloat16), so matmuls (linear,
+    attention) run in bf16 and autocast's fp32 ops (layer_norm,
+    cross_entropy, ...) in fp32; backward, clipping and the optimizer stay
+    outside it, on fp32 master weights and gradients (no GradScaler: bf16
+    needs none);
   - attention through F.scaled_dot_product_attention, as nanoGPT: the
     fused CPU flash kernel where PyTorch allows it (no dropout), its math
     fallback otherwise;
@@ -22,6 +30,8 @@ Settings (the fastest fp32 ones PyTorch offers on a CPU):
     mode. The optimizer stays the fused kernel, as in nanoGPT's train.py.
 """
 
+import contextlib
+import functools
 import math
 import os
 import sys
@@ -186,7 +196,7 @@ def make_optimizer(model, optim):
         return make(foreach=True), "foreach"
 
 
-def build(workload, mode, threads):
+def build(workload, mode, threads, precision):
     torch.set_num_threads(threads)
     torch.set_float32_matmul_precision("highest")
     torch.backends.mkldnn.enabled = True
@@ -196,8 +206,15 @@ def build(workload, mode, threads):
     params = sum(p.numel() for p in model.parameters())
     opt, opt_impl = make_optimizer(model, optim)
     inputs = make_inputs(workload)
+    if precision == "bf16":
+        autocast = functools.partial(torch.autocast, "cpu",
+                                     dtype=torch.bfloat16)
+    elif precision == "fp32":
+        autocast = contextlib.nullcontext
+    else:
+        raise ValueError(f"unknown precision {precision!r}")
     info = {"torch": torch.__version__, "threads": torch.get_num_threads(),
-            "optimizer": opt_impl,
+            "optimizer": opt_impl, "precision": precision,
             "allocator": os.environ.get("LD_PRELOAD", "") or "glibc"}
     if mode.startswith("compile"):
         # "compile" or "compile:MODE" (torch.compile's mode argument).
@@ -213,8 +230,9 @@ def build(workload, mode, threads):
         lr = get_lr(optim, counter[0])
         for group in opt.param_groups:
             group["lr"] = lr
-        out = model(*inputs)
-        loss = out[0] if isinstance(out, tuple) else out
+        with autocast():  # forward and loss only, as nanoGPT's train.py
+            out = model(*inputs)
+            loss = out[0] if isinstance(out, tuple) else out
         opt.zero_grad(set_to_none=True)
         loss.backward()
         if clip > 0:
