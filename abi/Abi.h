@@ -155,6 +155,11 @@ const ProgramSymbols *programSymbols(std::string_view role);
 inline constexpr std::string_view kGradAccumulationHyper =
     "grad_accumulation_steps";
 
+/// The hyper argument of a training step with loss scaling
+/// (docs/MixedPrecision.md): the scale the backward pass starts from; the
+/// trainer moves it as StepProgram.loss_scaling says.
+inline constexpr std::string_view kLossScaleHyper = "loss_scale";
+
 /// `extern "C" const char sinter_default_data[]`: the absolute data folder
 /// the binary reads when given none, or "".
 inline constexpr std::string_view kDefaultDataSymbol =

@@ -56,10 +56,11 @@ using namespace sinter;
 namespace {
 
 /// Gradients of `loss` with respect to `wrt`, built at the end of `body`
-/// (before its terminator). An entry is null when the loss does not depend
-/// on that value.
+/// (before its terminator), starting from `seed` (a 0-d tensor; null: 1).
+/// An entry is null when the loss does not depend on that value.
 FailureOr<SmallVector<Value>> reverseMode(OpBuilder &b, Block &body,
-                                          ArrayRef<Value> wrt, Value loss) {
+                                          ArrayRef<Value> wrt, Value loss,
+                                          Value seed) {
   auto isFloat = [](Value v) { return sgraph::isFloatTensor(v.getType()); };
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator())
@@ -92,9 +93,13 @@ FailureOr<SmallVector<Value>> reverseMode(OpBuilder &b, Block &body,
   // 2. Reverse sweep.
   llvm::DenseMap<Value, Value> grads;
   b.setInsertionPoint(body.getTerminator());
-  grads[loss] = sgraph::buildScalarConstant(
-      b, loss.getLoc(),
-      cast<RankedTensorType>(loss.getType()).getElementType(), 1.0);
+  auto lossType = cast<RankedTensorType>(loss.getType());
+  if (!seed)
+    seed = sgraph::buildScalarConstant(b, loss.getLoc(),
+                                       lossType.getElementType(), 1.0);
+  else if (seed.getType() != lossType)
+    seed = b.create<sgraph::CastOp>(loss.getLoc(), lossType, seed);
+  grads[loss] = seed;
 
   for (Operation *op : llvm::reverse(ops)) {
     SmallVector<Value> resultGrads;
@@ -187,11 +192,31 @@ private:
   /// (reverseMode).
   static FailureOr<SmallVector<Value>> gradientsOf(OpBuilder &b, Block &body,
                                                    ArrayRef<unsigned> indices,
-                                                   Value loss) {
+                                                   Value loss,
+                                                   Value seed = {}) {
     SmallVector<Value> wrt;
     for (unsigned i : indices)
       wrt.push_back(body.getArgument(i));
-    return reverseMode(b, body, wrt, loss);
+    return reverseMode(b, body, wrt, loss, seed);
+  }
+
+  /// Loss scaling: the `loss_scale` hyper argument (f64, appended), the
+  /// seed of the backward pass; null without scaling.
+  static Value addLossScale(Block &body, const TrainingConfig &config) {
+    if (config.lossScale == "none")
+      return {};
+    return body.addArgument(
+        RankedTensorType::get({}, Float64Type::get(body.getParent()->getContext())),
+        body.getParentOp()->getLoc());
+  }
+
+  static DictionaryAttr lossScaleAttrs(Builder &b,
+                                       const TrainingConfig &config) {
+    return b.getDictionaryAttr(
+        {b.getNamedAttr(sgraph::attr::kHyper,
+                        b.getStringAttr(sinter::abi::kLossScaleHyper)),
+         b.getNamedAttr(sgraph::attr::kDefault,
+                        b.getF64FloatAttr(config.initScale))});
   }
 
   /// Names each result (`sgraph.name`).
@@ -279,7 +304,8 @@ private:
     }
 
     SmallVector<unsigned> trainable = trainableArgs(forward);
-    auto grads = gradientsOf(b, body, trainable, ret.getOperand(0));
+    Value lossScale = addLossScale(body, *config);
+    auto grads = gradientsOf(b, body, trainable, ret.getOperand(0), lossScale);
     if (failed(grads))
       return failure();
 
@@ -305,6 +331,15 @@ private:
     SmallVector<std::pair<Value, std::string>> accumulators;
     if (config->gradAccumulationSteps > 1)
       microBatches = addAccumulation(b, body, paramCount, params, accumulators);
+    // Scaled gradients (and accumulator sums) back to the loss's scale.
+    if (lossScale)
+      for (ParamGradient &p : params) {
+        auto type = cast<RankedTensorType>(p.grad.getType());
+        Value s = b.create<sgraph::CastOp>(
+            forward.getLoc(), RankedTensorType::get({}, type.getElementType()),
+            lossScale);
+        p.grad = b.create<sgraph::DivOp>(forward.getLoc(), p.grad, s);
+      }
     SmallVector<std::pair<Value, std::string>> stateArgs;
     auto addState = [&](Type type, StringRef name) -> Value {
       Value arg = body.insertArgument(
@@ -368,6 +403,9 @@ private:
     unsigned stepIndex = cast<BlockArgument>(step).getArgNumber();
     argAttrs[stepIndex] = b.getDictionaryAttr(
         b.getNamedAttr(sgraph::attr::kStep, b.getUnitAttr()));
+    if (lossScale)
+      argAttrs[cast<BlockArgument>(lossScale).getArgNumber()] =
+          lossScaleAttrs(b, *config);
     if (peakLr)
       argAttrs[cast<BlockArgument>(peakLr).getArgNumber()] =
           b.getDictionaryAttr(
@@ -380,7 +418,7 @@ private:
     fn.setAllArgAttrs(argAttrs);
     setResultNames(fn, names);
     if (config->gradAccumulationSteps > 1)
-      return buildAccumulateStep(module, forward);
+      return buildAccumulateStep(module, forward, *config);
     return success();
   }
 
@@ -435,7 +473,8 @@ private:
   /// micro-batch that is not a step's last, each gradient added to its
   /// accumulator. The parameters and accumulators are the ones @train_step
   /// takes, in the same order, so that both programs lay them out alike.
-  LogicalResult buildAccumulateStep(ModuleOp module, func::FuncOp forward) {
+  LogicalResult buildAccumulateStep(ModuleOp module, func::FuncOp forward,
+                                    const TrainingConfig &config) {
     if (module.lookupSymbol("accumulate_step"))
       return module.emitError("@accumulate_step already exists");
     func::FuncOp fn = cloneForward(forward, "accumulate_step");
@@ -443,7 +482,10 @@ private:
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     OpBuilder b(ret);
     SmallVector<unsigned> trainable = trainableArgs(forward);
-    auto grads = gradientsOf(b, body, trainable, ret.getOperand(0));
+    // With loss scaling the accumulators sum scaled gradients; @train_step
+    // divides the total by the same scale.
+    Value lossScale = addLossScale(body, config);
+    auto grads = gradientsOf(b, body, trainable, ret.getOperand(0), lossScale);
     if (failed(grads))
       return failure();
 
@@ -476,6 +518,9 @@ private:
     for (auto [k, name] : llvm::enumerate(accumulators))
       argAttrs[paramCount + k] = b.getDictionaryAttr(b.getNamedAttr(
           sgraph::attr::kAccumulator, b.getStringAttr(name)));
+    if (lossScale)
+      argAttrs[cast<BlockArgument>(lossScale).getArgNumber()] =
+          lossScaleAttrs(b, config);
     fn.setFunctionType(FunctionType::get(
         &getContext(), body.getArgumentTypes(), ValueRange(results).getTypes()));
     fn.setAllArgAttrs(argAttrs);
@@ -483,13 +528,12 @@ private:
     return success();
   }
 
-  /// Settings the model records but this version does not implement yet.
+  /// Settings that are likely mistakes.
   static void warnAboutPendingFeatures(const TrainingConfig &config,
                                        Location loc) {
-    if (config.precision == "fp16_mixed")
-      emitWarning(loc) << "training.precision fp16_mixed runs without loss "
-                          "scaling in this version: small gradients may "
-                          "flush to zero in f16";
+    if (config.precision == "fp16_mixed" && config.lossScale == "none")
+      emitWarning(loc) << "training.precision fp16_mixed with loss_scale "
+                          "NONE: gradients below 2^-24 flush to zero in f16";
   }
 };
 

@@ -21,6 +21,8 @@
 
 #include "mlir/IR/Diagnostics.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace sinter;
 
@@ -86,6 +88,10 @@ FailureOr<TrainingConfig> sinter::readTrainingConfig(ModuleOp module,
   }
   c.precision = getString(training, "precision", "fp32");
   c.gradAccumulationSteps = getInt(training, "grad_accumulation_steps", 1);
+  if (auto scale = training.getAs<DictionaryAttr>("loss_scale")) {
+    c.lossScale = getString(scale, "kind", "none");
+    c.initScale = getDouble(scale, "init_scale", c.initScale);
+  }
   if (auto recompute = training.getAs<DictionaryAttr>("recompute"))
     c.recompute = getString(recompute, "policy", "none");
   return c;
@@ -154,6 +160,32 @@ OptimizerStepValues sinter::emitOptimizerStep(OpBuilder &b, Location loc,
       b.getI64IntegerAttr(config.warmupSteps),
       b.getI64IntegerAttr(config.decaySteps));
 
+  // Loss scaling: skip the update when the gradients overflowed. The norm
+  // is computed from the all-reduced gradients, so every rank decides
+  // alike; NaN fails `< inf` too.
+  Value finite, optimizerStep, newOptimizerStep;
+  bool skips = config.lossScale != "none" && !params.empty();
+  if (skips) {
+    Value inf = scalar(std::numeric_limits<double>::infinity(), scalarElement);
+    finite = b.create<sgraph::CompareOp>(loc, out.gradNorm, inf,
+                                         b.getStringAttr("lt"));
+    auto f32 = RankedTensorType::get({}, b.getF32Type());
+    optimizerStep = addState(f32, "optimizer.step");
+    out.stateArgs.push_back(optimizerStep);
+    Value next = b.create<sgraph::AddOp>(loc, optimizerStep,
+                                         scalar(1.0, b.getF32Type()));
+    newOptimizerStep =
+        b.create<sgraph::SelectOp>(loc, f32, finite, next, optimizerStep);
+    step = b.create<sgraph::CastOp>(
+        loc, RankedTensorType::get({}, b.getI64Type()), optimizerStep);
+  }
+  auto keep = [&](Value updated, Value old) -> Value {
+    if (!skips)
+      return updated;
+    return b.create<sgraph::SelectOp>(loc, old.getType(), finite, updated,
+                                      old);
+  };
+
   for (auto [p, g] : llvm::zip(params, grads)) {
     Type type = p.param.getType();
     bool decays = !config.decayMatricesOnly ||
@@ -165,8 +197,9 @@ OptimizerStepValues sinter::emitOptimizerStep(OpBuilder &b, Location loc,
       return arg;
     };
     if (config.optimizer == "sgd" && config.momentum == 0) {
-      out.newParams.push_back(
-          b.create<sgraph::SgdUpdateOp>(loc, p.param, g, out.lr, wd));
+      out.newParams.push_back(keep(
+          b.create<sgraph::SgdUpdateOp>(loc, p.param, g, out.lr, wd),
+          p.param));
     } else if (config.optimizer == "sgd") {
       Value buffer = state("momentum_buffer");
       auto update = b.create<sgraph::MomentumUpdateOp>(
@@ -174,8 +207,8 @@ OptimizerStepValues sinter::emitOptimizerStep(OpBuilder &b, Location loc,
           b.getF64FloatAttr(config.momentum),
           b.getF64FloatAttr(config.dampening), b.getBoolAttr(config.nesterov),
           wd);
-      out.newParams.push_back(update.getNewParam());
-      out.newState.push_back(update.getNewMomentumBuffer());
+      out.newParams.push_back(keep(update.getNewParam(), p.param));
+      out.newState.push_back(keep(update.getNewMomentumBuffer(), buffer));
     } else {
       Value expAvg = state("exp_avg");
       Value expAvgSq = state("exp_avg_sq");
@@ -184,10 +217,14 @@ OptimizerStepValues sinter::emitOptimizerStep(OpBuilder &b, Location loc,
           b.getF64FloatAttr(config.beta1), b.getF64FloatAttr(config.beta2),
           b.getF64FloatAttr(config.epsilon), wd,
           b.getBoolAttr(config.optimizer == "adamw"));
-      out.newParams.push_back(update.getNewParam());
-      out.newState.push_back(update.getNewExpAvg());
-      out.newState.push_back(update.getNewExpAvgSq());
+      out.newParams.push_back(keep(update.getNewParam(), p.param));
+      out.newState.push_back(keep(update.getNewExpAvg(), expAvg));
+      out.newState.push_back(keep(update.getNewExpAvgSq(), expAvgSq));
     }
   }
+  // The step count's state comes first among the state tensors (it was
+  // added first), so its new value does too.
+  if (skips)
+    out.newState.insert(out.newState.begin(), newOptimizerStep);
   return out;
 }

@@ -36,6 +36,11 @@ struct TrainingConfig {
   /// What f32 gradients travel as between ranks: "bf16", "f16" or "" (f32).
   std::string gradCommDtype;
   std::string precision = "fp32";
+  /// Loss scaling (training.loss_scale): "none", "static" or "dynamic";
+  /// the scale the step starts from. With scaling, a step whose global
+  /// norm is not finite updates nothing (emitOptimizerStep).
+  std::string lossScale = "none";
+  double initScale = 65536;
   int64_t gradAccumulationSteps = 1;
   std::string recompute = "none";
 };
@@ -70,7 +75,12 @@ using AddStateFn = llvm::function_ref<mlir::Value(mlir::Type type,
 /// Emits clipping, the learning rate and the updates at the builder's
 /// insertion point. With `peakLr` (a 0-d float tensor, e.g. the training
 /// step's `lr` argument) the schedule takes its peak from that value
-/// instead of `config.lr` (lr_schedule's `peak_lr`).
+/// instead of `config.lr` (lr_schedule's `peak_lr`). With loss scaling
+/// (config.lossScale != "none") the updates are kept only where the
+/// global norm is finite: otherwise every parameter and state tensor is
+/// returned as it came, and the optimizer's own step count (an f32 state
+/// tensor "optimizer.step", which Adam and momentum then use instead of
+/// `step`, as torch.optim's state["step"]) does not advance.
 OptimizerStepValues emitOptimizerStep(mlir::OpBuilder &builder,
                                       mlir::Location loc,
                                       const TrainingConfig &config,

@@ -85,11 +85,20 @@ private:
     if (!hasStep)
       return fn.emitError("@train_step has no step argument (sgraph.step)");
 
-    // Returned values by name.
+    // Returned values by name. With loss scaling a new value is returned
+    // through the skipped-step guard `select(finite, new, old)`, old being
+    // the argument itself; the guarded value is what is checked.
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     llvm::StringMap<Value> returned;
-    for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-      returned[sgraph::resultName(fn, i)] = v;
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      auto guard = v.getDefiningOp<sgraph::SelectOp>();
+      std::string name = sgraph::resultName(fn, i);
+      if (guard && isa<BlockArgument>(guard.getOnFalse()) &&
+          sgraph::argumentName(fn, cast<BlockArgument>(guard.getOnFalse())
+                                       .getArgNumber()) == name)
+        v = guard.getOnTrue();
+      returned[name] = v;
+    }
 
     llvm::DenseMap<Value, Update> updateOf;
     llvm::DenseMap<Value, Update> stateUser;
@@ -137,6 +146,15 @@ private:
         if (returned.lookup(name) != it->second.newParam)
           return it->second.op->emitOpError("the new value of parameter '")
                  << name << "' is not returned under its name";
+      }
+      // The optimizer's own step count (loss scaling) feeds no single
+      // update; it must be returned.
+      if (fn.getArgAttr(i, sgraph::attr::kOptState) &&
+          name == "optimizer.step") {
+        if (!returned.count(name))
+          return emitError(arg.getLoc())
+                 << "optimizer state '" << name << "' is not returned";
+        continue;
       }
       if (fn.getArgAttr(i, sgraph::attr::kOptState)) {
         auto it = stateUser.find(arg);

@@ -10,7 +10,10 @@
 
 #include "compiler/CodeGen/StepProgramBuilder.h"
 
+#include "abi/Abi.h"
 #include "dialects/Schedule/ScheduleOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
 
 #include "google/protobuf/util/json_util.h"
 
@@ -70,6 +73,51 @@ LogicalResult setInit(Operation *at, DictionaryAttr init,
            << init << " is not normal with std, uniform with bound or "
            << "constant with value";
   }
+  return success();
+}
+
+/// A program with a `loss_scale` hyper argument gets the policy the
+/// trainer moves it by: the module's training.loss_scale.
+LogicalResult setLossScaling(sched::ProgramOp program, abi::StepProgram &out) {
+  bool scaled = llvm::any_of(out.arguments(), [](const abi::Argument &a) {
+    return a.kind() == abi::Argument::hyper &&
+           a.name() == abi::kLossScaleHyper;
+  });
+  if (!scaled)
+    return success();
+  auto module = program->getParentOfType<ModuleOp>();
+  auto training =
+      module ? module->getAttrOfType<DictionaryAttr>("sgraph.training")
+             : DictionaryAttr();
+  auto policy =
+      training ? training.getAs<DictionaryAttr>("loss_scale") : DictionaryAttr();
+  if (!policy)
+    return program.emitOpError("has a loss_scale argument but the module has "
+                               "no sgraph.training.loss_scale");
+  auto number = [&](StringRef key) -> std::optional<double> {
+    if (auto f = policy.getAs<FloatAttr>(key))
+      return f.getValueAsDouble();
+    if (auto i = policy.getAs<IntegerAttr>(key))
+      return static_cast<double>(i.getInt());
+    return std::nullopt;
+  };
+  auto kind = policy.getAs<StringAttr>("kind");
+  std::optional<double> init = number("init_scale"),
+                        growth = number("growth_factor"),
+                        backoff = number("backoff_factor"),
+                        interval = number("growth_interval"),
+                        overflows = number("max_consecutive_overflows");
+  if (!kind || !init || !growth || !backoff || !interval || !overflows)
+    return program.emitOpError("sgraph.training.loss_scale ")
+           << policy << " lacks kind, init_scale, growth_factor, "
+           << "backoff_factor, growth_interval or max_consecutive_overflows";
+  abi::LossScaling *s = out.mutable_loss_scaling();
+  s->set_dynamic(kind.getValue() == "dynamic");
+  s->set_init_scale(*init);
+  s->set_growth_factor(*growth);
+  s->set_backoff_factor(*backoff);
+  s->set_growth_interval(static_cast<int64_t>(*interval));
+  s->set_max_consecutive_overflows(static_cast<int64_t>(*overflows));
   return success();
 }
 
@@ -225,6 +273,8 @@ sinter::codegen::buildStepProgram(sched::ProgramOp program) {
       return op.emitOpError("has no step-program encoding yet (only the "
                             "all-reduce of the collectives has one)");
   }
+  if (failed(setLossScaling(program, out)))
+    return failure();
   return out;
 }
 

@@ -405,6 +405,43 @@ DictionaryAttr ModelImporter::trainingConfig(const Node &root) {
       break;
     }
   }
+  {
+    // Loss scaling: dynamic by default for f16, none otherwise.
+    Node sNode = child(node, "loss_scale");
+    const model::LossScale &ls = t.loss_scale();
+    std::string precision = options.precision.value_or(
+        t.precision() == model::FP16_MIXED ? "fp16_mixed" : "");
+    ConfigBuilder s(*this);
+    switch (ls.kind()) {
+    case model::LossScale::KIND_UNSPECIFIED:
+      s.string("kind", precision == "fp16_mixed" ? "dynamic" : "none");
+      break;
+    case model::LossScale::NONE:
+      s.string("kind", "none");
+      break;
+    case model::LossScale::STATIC:
+      s.string("kind", "static");
+      break;
+    case model::LossScale::DYNAMIC:
+      s.string("kind", "dynamic");
+      break;
+    }
+    if (!s.number(sNode, "init_scale", "init_scale", ls.init_scale(), 0x1p-24,
+                  0x1p64) ||
+        !s.number(sNode, "growth_factor", "growth_factor", ls.growth_factor(),
+                  1, 1024) ||
+        !s.number(sNode, "backoff_factor", "backoff_factor",
+                  ls.backoff_factor(), 0x1p-10, 1, /*maxExclusive=*/true) ||
+        !s.integer(sNode, "growth_interval", "growth_interval",
+                   ls.growth_interval(), 1, kMaxSteps) ||
+        !s.integer(sNode, "max_consecutive_overflows",
+                   "max_consecutive_overflows", ls.max_consecutive_overflows(),
+                   1, 1 << 20))
+      return {};
+    // Absent when off, so that models without it keep their IR.
+    if (s.get().getAs<StringAttr>("kind").getValue() != "none")
+      config.dict("loss_scale", s.get());
+  }
   if (!config.integer(node, "grad_accumulation_steps",
                       "grad_accumulation_steps", t.grad_accumulation_steps(),
                       1, 1 << 20))

@@ -128,6 +128,8 @@ private:
   absl::Status collective(const sabi::Collective &c, int64_t index);
   /// Starts before dones, once each, nothing touching a bucket in flight.
   absl::Status collectiveOrder() const;
+  /// loss_scaling present exactly with a loss_scale argument, in range.
+  absl::Status lossScaling();
   absl::Status matmul(std::string_view where, const sabi::MatmulStep &in,
                       MatmulStep &m);
   absl::Status bufferId(std::string_view where, std::string_view what,
@@ -529,6 +531,48 @@ absl::Status Reader::matmul(std::string_view where, const sabi::MatmulStep &in,
   return absl::OkStatus();
 }
 
+absl::Status Reader::lossScaling() {
+  const StepProgram &p = *out;
+  bool argument = std::any_of(
+      p.arguments.begin(), p.arguments.end(), [](const Argument &a) {
+        return a.kind == sabi::Argument::hyper &&
+               a.name == sabi::kLossScaleHyper;
+      });
+  if (!in.has_loss_scaling()) {
+    if (argument)
+      return programError(SINTER_HERE, "loss_scaling",
+                          "missing, but the program has a loss_scale argument");
+    return absl::OkStatus();
+  }
+  if (!argument)
+    return programError(SINTER_HERE, "loss_scaling",
+                        "present, but the program has no loss_scale argument");
+  const sabi::LossScaling &s = in.loss_scaling();
+  auto bad = [&](std::string_view what) {
+    return programError(SINTER_HERE, "loss_scaling",
+                        absl::StrFormat("%s is out of range", what));
+  };
+  if (!(s.init_scale() > 0) || !std::isfinite(s.init_scale()))
+    return bad("init_scale");
+  if (!(s.growth_factor() >= 1) || !std::isfinite(s.growth_factor()))
+    return bad("growth_factor");
+  if (!(s.backoff_factor() > 0 && s.backoff_factor() < 1))
+    return bad("backoff_factor");
+  if (s.growth_interval() < 1)
+    return bad("growth_interval");
+  if (s.max_consecutive_overflows() < 1)
+    return bad("max_consecutive_overflows");
+  LossScaling l;
+  l.dynamic = s.dynamic();
+  l.initScale = s.init_scale();
+  l.growthFactor = s.growth_factor();
+  l.backoffFactor = s.backoff_factor();
+  l.growthInterval = s.growth_interval();
+  l.maxConsecutiveOverflows = s.max_consecutive_overflows();
+  out->lossScaling = l;
+  return absl::OkStatus();
+}
+
 absl::Status Reader::step(const sabi::Step &in, int64_t index) {
   Step s;
   switch (in.op_case()) {
@@ -723,7 +767,7 @@ absl::Status Reader::read(StepProgram &program) {
   for (int i = 0; i < in.steps_size(); ++i)
     SINTER_RETURN_IF_ERROR(step(in.steps(i), i));
   SINTER_RETURN_IF_ERROR(collectiveOrder());
-  return absl::OkStatus();
+  return lossScaling();
 }
 
 } // namespace

@@ -131,6 +131,13 @@ struct Step {
   int64_t collective = 0;   // Start, Done
 };
 
+/// abi::LossScaling: how the trainer moves the loss_scale argument.
+struct LossScaling {
+  bool dynamic = false;
+  double initScale = 65536, growthFactor = 2, backoffFactor = 0.5;
+  int64_t growthInterval = 2000, maxConsecutiveOverflows = 20;
+};
+
 struct StepProgram {
   int64_t version = 1;
   std::string function;
@@ -143,6 +150,7 @@ struct StepProgram {
   std::vector<Kernel> kernels;
   std::vector<Step> steps;
   std::vector<Collective> collectives;
+  std::optional<LossScaling> lossScaling;
 
   /// The MatmulDesc of a (validated) matmul step.
   MatmulDesc matmulDesc(const MatmulStep &step) const;

@@ -94,6 +94,14 @@ Json stateToJson(const TrainerState &s) {
     state["world_size"] = s.worldSize;
   if (s.gradAccumulationSteps != 1)
     state["grad_accumulation_steps"] = s.gradAccumulationSteps;
+  if (s.lossScale) {
+    Json scale = Json::object();
+    scale["scale"] = s.lossScale->scale;
+    scale["growth_tracker"] = s.lossScale->growthTracker;
+    scale["skipped_steps"] = s.lossScale->skippedSteps;
+    scale["consecutive_overflows"] = s.lossScale->consecutiveOverflows;
+    state["loss_scale"] = scale;
+  }
   return state;
 }
 
@@ -166,6 +174,28 @@ absl::StatusOr<TrainerState> stateFromJson(std::string_view text,
     if (s.gradAccumulationSteps < 1)
       return formats::formatError(
           SINTER_HERE, path, "'grad_accumulation_steps' must be at least 1");
+  }
+  if (const Json *scale = formats::findMember(json, "loss_scale")) {
+    auto member = [&](const char *name, bool integer) -> const Json * {
+      const Json *v =
+          scale->is_object() ? formats::findMember(*scale, name) : nullptr;
+      if (!v || !(integer ? v->is_number_integer() : v->is_number()) ||
+          (integer ? v->get<int64_t>() < 0 : !(v->get<double>() > 0)))
+        return nullptr;
+      return v;
+    };
+    const Json *value = member("scale", false),
+               *tracker = member("growth_tracker", true),
+               *skipped = member("skipped_steps", true),
+               *consecutive = member("consecutive_overflows", true);
+    if (!value || !tracker || !skipped || !consecutive)
+      return formats::formatError(
+          SINTER_HERE, path, document->offsetOf(*scale),
+          "'loss_scale' needs a positive 'scale' and non-negative integers "
+          "'growth_tracker', 'skipped_steps', 'consecutive_overflows'");
+    s.lossScale = LossScaleState{value->get<double>(), tracker->get<int64_t>(),
+                                 skipped->get<int64_t>(),
+                                 consecutive->get<int64_t>()};
   }
   return s;
 }

@@ -35,6 +35,8 @@
 #include <optional>
 #include <string>
 
+#include "runtime/Train/LossScaler.h"
+
 namespace sinter::train {
 
 /// What a checkpoint holds besides tensors (trainer.json).
@@ -52,6 +54,8 @@ struct TrainerState {
   /// Micro-batches per step (gradient accumulation; 1 without). Older
   /// checkpoints have none: 1.
   int64_t gradAccumulationSteps = 1;
+  /// Loss scaling (LossScaler.h), when the program has it.
+  std::optional<LossScaleState> lossScale;
 };
 
 struct Checkpoint {

@@ -81,8 +81,13 @@ void ProgressReporter::step(const StepReport &r, double secondsSoFar) {
     absl::StrAppend(&line, absl::StrFormat(" | lr %.3e", *r.lr));
   if (r.gradNorm)
     absl::StrAppend(&line, absl::StrFormat(" | grad norm %.3f", *r.gradNorm));
+  // Whole numbers (a loss scale, a count of skipped steps) print as such.
   for (const auto &[name, value] : r.metrics)
-    absl::StrAppend(&line, absl::StrFormat(" | %s %.4f", name, value));
+    absl::StrAppend(&line,
+                    value == std::floor(value) && std::fabs(value) < 1e15
+                        ? absl::StrFormat(" | %s %d", name,
+                                          static_cast<int64_t>(value))
+                        : absl::StrFormat(" | %s %.4f", name, value));
   absl::StrAppend(&line, " | ", formatRate(r.itemsPerSecond), " ", unit, "/s",
                   " | ", formatDuration(r.stepSeconds), "/step");
   int64_t done = r.step - startStep;

@@ -238,7 +238,51 @@ private:
   absl::Status averageMetrics(std::vector<std::pair<std::string, double>> &m,
                               bool *stop, std::string_view what);
   int64_t driftStep = -1;
+  /// Loss scaling, when the program has a loss_scale argument.
+  std::optional<LossScaler> scaler;
+  /// Sets the loss scale of this step in the training and accumulate
+  /// programs.
+  absl::Status setLossScale();
+  /// Records the step in the scaler; true when it was skipped. Fails when
+  /// too many steps in a row have overflowed.
+  absl::StatusOr<bool>
+  recordLossScale(int64_t step, std::vector<std::pair<std::string, double>> &m);
 };
+
+absl::Status Run::setLossScale() {
+  for (Executor *e : {&ex, acc})
+    if (e && e->program().findArgument(sabi::kLossScaleHyper))
+      SINTER_RETURN_IF_ERROR(
+          e->setHyper(sabi::kLossScaleHyper, scaler->state.scale));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool>
+Run::recordLossScale(int64_t step,
+                     std::vector<std::pair<std::string, double>> &m) {
+  // The program skipped the update where its global norm (of the
+  // all-reduced gradients: every rank's alike) is not finite.
+  std::optional<double> norm = find(m, "grad_norm");
+  std::optional<double> loss = find(m, "loss");
+  bool skipped = !norm || !std::isfinite(*norm) || !loss ||
+                 !std::isfinite(*loss);
+  double used = scaler->state.scale;
+  bool stop = scaler->record(skipped);
+  m.push_back({"loss_scale", used});
+  m.push_back({"skipped", skipped ? 1.0 : 0.0});
+  if (stop)
+    return sinter::DataLossError(
+        SINTER_HERE,
+        absl::StrFormat(
+            "steps %d to %d all overflowed (%d in a row, "
+            "loss_scale.max_consecutive_overflows), the loss scale is now %g: "
+            "the model's values overflow whatever the scale (check the data "
+            "and lower --lr); the last checkpoint is %s",
+            step + 2 - scaler->state.consecutiveOverflows, step + 1,
+            scaler->state.consecutiveOverflows, scaler->state.scale,
+            lastCheckpoint.empty() ? "none" : opt.save + "/" + lastCheckpoint));
+  return skipped;
+}
 
 absl::Status
 Run::averageMetrics(std::vector<std::pair<std::string, double>> &m, bool *stop,
@@ -550,6 +594,8 @@ absl::Status Run::save(int64_t step) {
   c.state.loss = lastLoss;
   c.state.worldSize = dp->worldSize();
   c.state.gradAccumulationSteps = micro;
+  if (scaler)
+    c.state.lossScale = scaler->state;
   SINTER_ASSIGN_OR_RETURN(std::string dir, saveCheckpoint(opt.save, c));
   lastCheckpoint = checkpointName(step);
   progress->note(absl::StrCat("saved ", dir), /*important=*/false);
@@ -591,6 +637,12 @@ absl::Status Run::run() {
   progress = std::make_unique<ProgressReporter>(
       stdout, interactive, quiet, opt.logEvery, startStep, opt.steps, "");
   SINTER_RETURN_IF_ERROR(prepareAccumulation());
+  if (const std::optional<exec::LossScaling> &policy =
+          ex.program().lossScaling) {
+    scaler.emplace(*policy);
+    if (resumed && resumed->state.lossScale)
+      scaler->state = *resumed->state.lossScale;
+  }
   if (resumed && resumed->state.gradAccumulationSteps != micro)
     progress->note(absl::StrFormat(
         "note: the checkpoint was trained with %d micro-batch(es) a step, "
@@ -671,18 +723,24 @@ absl::Status Run::run() {
     double t0 = now();
     dp->setStep(step);
     std::vector<std::pair<std::string, double>> m;
+    if (scaler)
+      SINTER_RETURN_IF_ERROR(setLossScale());
     SINTER_RETURN_IF_ERROR(runStep(step, m));
     double seconds = now() - t0;
     // The job's loss and metrics: the mean over ranks.
     SINTER_RETURN_IF_ERROR(
         averageMetrics(m, &stop, "the mean of the step's metrics"));
+    bool skipped = false;
+    if (scaler) {
+      SINTER_ASSIGN_OR_RETURN(skipped, recordLossScale(step, m));
+    }
     if (step + 1 == driftStep && dp->rank() == dp->worldSize() - 1)
       SINTER_RETURN_IF_ERROR(perturbFirstParameter(ex));
     std::optional<double> loss = find(m, "loss");
     if (!loss)
       return sinter::InternalError(SINTER_HERE,
                                    "the step program has no 'loss' metric");
-    if (!std::isfinite(*loss))
+    if (!std::isfinite(*loss) && !skipped)
       return sinter::DataLossError(
           SINTER_HERE, absl::StrFormat("the loss is %f at step %d: training "
                                        "diverged (lower --lr or check "
@@ -691,7 +749,8 @@ absl::Status Run::run() {
                                        lastCheckpoint.empty()
                                            ? "none"
                                            : opt.save + "/" + lastCheckpoint));
-    lastLoss = loss;
+    if (!skipped)
+      lastLoss = loss;
     double rate = seconds > 0 ? double(itemsPerStep) / seconds : 0;
     smoothedRate = step == startStep ? rate : 0.9 * smoothedRate + 0.1 * rate;
 
@@ -701,8 +760,12 @@ absl::Status Run::run() {
     report.lr = find(m, "lr");
     report.gradNorm = find(m, "grad_norm");
     for (const auto &[name, value] : m)
-      if (name != "loss" && name != "lr" && name != "grad_norm")
+      if (name != "loss" && name != "lr" && name != "grad_norm" &&
+          name != "skipped")
         report.metrics.push_back({name, value});
+    if (scaler && scaler->state.skippedSteps > 0)
+      report.metrics.push_back(
+          {"skipped", static_cast<double>(scaler->state.skippedSteps)});
     report.stepSeconds = seconds;
     report.itemsPerSecond = smoothedRate;
     progress->step(report, now() - began);
@@ -745,6 +808,12 @@ absl::Status Run::run() {
   if (lastEvalLoss)
     absl::StrAppend(&summary,
                     absl::StrFormat("; eval loss %.4f", *lastEvalLoss));
+  if (scaler)
+    absl::StrAppend(&summary,
+                    absl::StrFormat("; loss scale %g, %d step(s) skipped on "
+                                    "overflow",
+                                    scaler->state.scale,
+                                    scaler->state.skippedSteps));
   if (!lastCheckpoint.empty())
     absl::StrAppend(&summary, "; checkpoint ", opt.save, "/", lastCheckpoint);
   if (rankZero())
