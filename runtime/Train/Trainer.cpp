@@ -243,10 +243,13 @@ private:
   /// Sets the loss scale of this step in the training and accumulate
   /// programs.
   absl::Status setLossScale();
-  /// Records the step in the scaler; true when it was skipped. Fails when
-  /// too many steps in a row have overflowed.
-  absl::StatusOr<bool>
-  recordLossScale(int64_t step, std::vector<std::pair<std::string, double>> &m);
+  /// Records the step in the scaler and adds loss_scale and skipped to
+  /// `m`; true when the step was skipped. `stop` gets the error that ends
+  /// the run when too many steps in a row have overflowed (returned once
+  /// the step is logged).
+  bool recordLossScale(int64_t step,
+                       std::vector<std::pair<std::string, double>> &m,
+                       absl::Status &stop);
 };
 
 absl::Status Run::setLossScale() {
@@ -257,9 +260,9 @@ absl::Status Run::setLossScale() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool>
-Run::recordLossScale(int64_t step,
-                     std::vector<std::pair<std::string, double>> &m) {
+bool Run::recordLossScale(int64_t step,
+                          std::vector<std::pair<std::string, double>> &m,
+                          absl::Status &stop) {
   // The program skipped the update where its global norm (of the
   // all-reduced gradients: every rank's alike) is not finite.
   std::optional<double> norm = find(m, "grad_norm");
@@ -267,11 +270,11 @@ Run::recordLossScale(int64_t step,
   bool skipped = !norm || !std::isfinite(*norm) || !loss ||
                  !std::isfinite(*loss);
   double used = scaler->state.scale;
-  bool stop = scaler->record(skipped);
+  bool tooMany = scaler->record(skipped);
   m.push_back({"loss_scale", used});
   m.push_back({"skipped", skipped ? 1.0 : 0.0});
-  if (stop)
-    return sinter::DataLossError(
+  if (tooMany)
+    stop = sinter::DataLossError(
         SINTER_HERE,
         absl::StrFormat(
             "steps %d to %d all overflowed (%d in a row, "
@@ -731,9 +734,9 @@ absl::Status Run::run() {
     SINTER_RETURN_IF_ERROR(
         averageMetrics(m, &stop, "the mean of the step's metrics"));
     bool skipped = false;
-    if (scaler) {
-      SINTER_ASSIGN_OR_RETURN(skipped, recordLossScale(step, m));
-    }
+    absl::Status overflowStop;
+    if (scaler)
+      skipped = recordLossScale(step, m, overflowStop);
     if (step + 1 == driftStep && dp->rank() == dp->worldSize() - 1)
       SINTER_RETURN_IF_ERROR(perturbFirstParameter(ex));
     std::optional<double> loss = find(m, "loss");
@@ -780,6 +783,10 @@ absl::Status Run::run() {
       fields.push_back(
           {unit == "tok" ? "tokens_per_second" : "samples_per_second", rate});
       SINTER_RETURN_IF_ERROR(metrics->write(fields));
+    }
+    if (!overflowStop.ok()) {
+      progress->finish();
+      return overflowStop;
     }
     int64_t done = step + 1;
     if (dp->distributed() && opt.checkEvery > 0 && done % opt.checkEvery == 0)

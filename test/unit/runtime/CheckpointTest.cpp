@@ -259,6 +259,75 @@ TEST_F(CheckpointTest, WorldSizeAndMicroBatchesRoundTrip) {
             std::string::npos);
 }
 
+// The loss scaler's state (LossScaler.h) is written only with loss
+// scaling, comes back exactly, and a malformed one is refused by name.
+TEST_F(CheckpointTest, LossScaleRoundTrips) {
+  Checkpoint c = make(5, 1);
+  c.state.lossScale = LossScaleState{0x1p-3, 7, 12, 2};
+  absl::StatusOr<std::string> dir = saveCheckpoint(root, c);
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  absl::StatusOr<Checkpoint> back = loadCheckpoint(root);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_TRUE(back->state.lossScale.has_value());
+  EXPECT_EQ(back->state.lossScale->scale, 0x1p-3);
+  EXPECT_EQ(back->state.lossScale->growthTracker, 7);
+  EXPECT_EQ(back->state.lossScale->skippedSteps, 12);
+  EXPECT_EQ(back->state.lossScale->consecutiveOverflows, 2);
+
+  replaceState(*dir, R"({"step":5,"seed":"1","data":"","data_state":"",)"
+                     R"("program":"","loss_scale":{"scale":-1,)"
+                     R"("growth_tracker":0,"skipped_steps":0,)"
+                     R"("consecutive_overflows":0}})");
+  back = loadCheckpoint(root);
+  ASSERT_FALSE(back.ok());
+  EXPECT_NE(back.status().message().find("'loss_scale' needs a positive "
+                                         "'scale'"),
+            std::string::npos)
+      << back.status();
+  ASSERT_TRUE(saveCheckpoint(root, make(6, 1)).ok());
+  EXPECT_EQ(slurp(fs::path(root) / "step-00000006" / "trainer.json")
+                .find("loss_scale"),
+            std::string::npos);
+}
+
+// GradScaler's update rule: an overflow halves the scale (dynamic) and
+// restarts the clean count; growth_interval clean steps in a row double it;
+// a static policy only counts; the N-th overflow in a row asks to stop.
+TEST(LossScalerTest, MovesAsGradScaler) {
+  sinter::exec::LossScaling policy;
+  policy.dynamic = true;
+  policy.initScale = 1024;
+  policy.growthInterval = 3;
+  policy.maxConsecutiveOverflows = 3;
+  LossScaler s(policy);
+  EXPECT_FALSE(s.record(false));
+  EXPECT_FALSE(s.record(false));
+  EXPECT_EQ(s.state.scale, 1024);
+  EXPECT_FALSE(s.record(false)); // third clean step: doubles
+  EXPECT_EQ(s.state.scale, 2048);
+  EXPECT_FALSE(s.record(false));
+  EXPECT_FALSE(s.record(true)); // overflow: halves, clean count restarts
+  EXPECT_EQ(s.state.scale, 1024);
+  EXPECT_EQ(s.state.growthTracker, 0);
+  EXPECT_FALSE(s.record(false));
+  EXPECT_FALSE(s.record(false));
+  EXPECT_EQ(s.state.scale, 1024);
+  EXPECT_FALSE(s.record(true));
+  EXPECT_FALSE(s.record(true));
+  EXPECT_TRUE(s.record(true)); // three in a row
+  EXPECT_EQ(s.state.scale, 128);
+  EXPECT_EQ(s.state.skippedSteps, 4);
+  EXPECT_EQ(s.state.consecutiveOverflows, 3);
+
+  policy.dynamic = false;
+  LossScaler fixed(policy);
+  for (int i = 0; i < 5; ++i)
+    fixed.record(false);
+  fixed.record(true);
+  EXPECT_EQ(fixed.state.scale, 1024);
+  EXPECT_EQ(fixed.state.skippedSteps, 1);
+}
+
 // lr and loss come back bit for bit, however the writer spells them, and a
 // trainer.json in the first writer's spelling ("3e-04") still loads.
 TEST_F(CheckpointTest, NumbersRoundTripExactly) {

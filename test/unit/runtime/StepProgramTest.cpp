@@ -386,6 +386,47 @@ INSTANTIATE_TEST_SUITE_P(Malformed, StepProgramErrorTest,
                            return std::string(info.param.name);
                          });
 
+// loss_scaling comes with a loss_scale hyper argument and only with one,
+// its numbers in range.
+TEST(StepProgramTest, LossScaling) {
+  sabi::StepProgram p = valid();
+  p.mutable_arguments(5)->set_name("loss_scale");
+  auto errorOf = [](const sabi::StepProgram &m) {
+    absl::StatusOr<StepProgram> r = validateStepProgram(m);
+    return r.ok() ? std::string("ok") : std::string(r.status().message());
+  };
+  EXPECT_NE(errorOf(p).find("loss_scaling: missing, but the program has a "
+                            "loss_scale argument"),
+            std::string::npos)
+      << errorOf(p);
+  sabi::LossScaling *s = p.mutable_loss_scaling();
+  s->set_dynamic(true);
+  s->set_init_scale(65536);
+  s->set_growth_factor(2);
+  s->set_backoff_factor(0.5);
+  s->set_growth_interval(2000);
+  s->set_max_consecutive_overflows(20);
+  absl::StatusOr<StepProgram> ok = validateStepProgram(p);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  ASSERT_TRUE(ok->lossScaling.has_value());
+  EXPECT_TRUE(ok->lossScaling->dynamic);
+  EXPECT_EQ(ok->lossScaling->growthInterval, 2000);
+  s->set_backoff_factor(1);
+  EXPECT_NE(errorOf(p).find("loss_scaling: backoff_factor is out of range"),
+            std::string::npos)
+      << errorOf(p);
+  s->set_backoff_factor(0.5);
+  s->set_growth_interval(0);
+  EXPECT_NE(errorOf(p).find("growth_interval is out of range"),
+            std::string::npos);
+  s->set_growth_interval(2000);
+  p.mutable_arguments(5)->set_name("lr");
+  EXPECT_NE(errorOf(p).find("present, but the program has no loss_scale "
+                            "argument"),
+            std::string::npos)
+      << errorOf(p);
+}
+
 TEST(StepProgramTest, RejectsBytesThatAreNoProgram) {
   const char junk[] = "\xff\xff\xff\xff not a StepProgram";
   absl::StatusOr<StepProgram> p = parseStepProgram(junk, sizeof(junk) - 1);
