@@ -3,6 +3,7 @@
 (docs/MixedPrecision.md) on the training binary.
 
     mixed_precision.py overflow --sinterc=PATH --work-dir=DIR
+        [--launch=SINTER_LAUNCH --world=N]
     mixed_precision.py growth   --sinterc=PATH --work-dir=DIR --model=GPT
     mixed_precision.py stop     --sinterc=PATH --work-dir=DIR --model=GPT
     mixed_precision.py resume   --sinterc=PATH --work-dir=DIR --model=GPT
@@ -17,7 +18,11 @@ overflow: the MLP example in fp16_mixed (dynamic loss scaling) on a small
   momentum buffers and the optimizer's step count `optimizer.step`), every
   clean step changes the parameters and advances optimizer.step by one,
   the JSONL says `skipped` exactly on the steps whose loss is not finite,
-  and the loss scale is halved after each of them and kept otherwise.
+  and the loss scale is halved after each of them and kept otherwise. With
+  --launch and --world=N the same on N ranks, each training its own rows of
+  the global batch: the rank whose rows hold the inf overflows, the
+  all-reduced gradients carry it to every rank, and all ranks skip alike
+  (the binary's parameter check every step proves they stay equal).
 growth: a small GPT in fp16_mixed with loss_scale { growth_interval: 3 }:
   no step overflows at 2^16 and the scale doubles after every 3 clean steps
   (GradScaler's schedule: steps 1-3 at 2^16, 4-6 at 2^17, ...).
@@ -122,13 +127,17 @@ def cmd_overflow(a):
     np.save(os.path.join(data, "image.npy"), images)
     np.save(os.path.join(data, "label.npy"),
             rng.integers(0, 10, 20).astype(np.int64))
+    rows_per_rank = 4 // a.world
     binary = compile_model(a, os.path.join(EXAMPLES, "mlp_classifier.pbtxt"),
                            "mlp-f16", "--precision=fp16_mixed",
-                           "--batch-size=4")
+                           f"--batch-size={rows_per_rank}")
     save, log = fresh(os.path.join(w, "ck")), fresh(os.path.join(w, "log"))
     steps = 16
-    run([binary, f"--data={data}", f"--steps={steps}", f"--save={save}",
-         "--save-every=1", f"--log-jsonl={log}", "--quiet"], "fp16 MLP")
+    launch = [a.launch, "-n", str(a.world)] if a.launch else []
+    check = ["--check-every=1"] if a.launch else []
+    run([*launch, binary, f"--data={data}", f"--steps={steps}",
+         f"--save={save}", "--save-every=1", f"--log-jsonl={log}", "--quiet",
+         *check], "fp16 MLP")
     rows = {r["step"]: r for r in jsonl(log)}
     skipped = [s for s in range(1, steps + 1) if rows[s]["skipped"]]
     bad = [s for s in range(1, steps + 1)
@@ -161,7 +170,8 @@ def cmd_overflow(a):
     if total != steps - len(skipped):
         fail(f"optimizer.step is {total} after {steps} steps with "
              f"{len(skipped)} skipped")
-    print(f"ok: {len(skipped)} of {steps} steps overflowed ({skipped}) and "
+    print(f"ok: {a.world} rank(s): {len(skipped)} of {steps} steps "
+          f"overflowed ({skipped}) and "
           f"changed nothing; the scale halved after each; optimizer.step "
           f"{total:.0f}")
 
@@ -295,6 +305,8 @@ def main():
     ap.add_argument("--data", default="")
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--launch", help="sinter-launch, for --world ranks")
+    ap.add_argument("--world", type=int, default=1, choices=[1, 2, 4])
     a = ap.parse_args()
     os.makedirs(a.work_dir, exist_ok=True)
     if a.command != "overflow" and not a.model:
