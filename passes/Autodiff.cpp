@@ -36,6 +36,11 @@
 // of @forward, is every earlier micro-batch: accumulator + gradient, no
 // update (docs/Autodiff.md, "Gradient accumulation").
 //
+// With training.loss_scale, both start the reverse sweep from a hyper
+// argument `loss_scale` instead of 1, @train_step divides each gradient by
+// it, and the optimizer step keeps nothing of an overflowed step
+// (passes/OptimizerStep.cpp; docs/MixedPrecision.md).
+//
 //===----------------------------------------------------------------------===//
 
 #include "abi/Abi.h"
