@@ -18,9 +18,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <map>
 #include <unistd.h>
 
@@ -416,7 +418,31 @@ absl::Status Run::prepareData() {
 
 absl::Status Run::prepareParameters() {
   if (resumed) {
-    const Checkpoint &c = *resumed;
+    Checkpoint &c = *resumed;
+    // The optimizer's own step count exists only with loss scaling. A run
+    // that starts scaling from a checkpoint without it took every earlier
+    // step, so the count is the step; one that stops scaling drops it (the
+    // global step then counts, skipped steps included).
+    constexpr std::string_view kCount = "optimizer.step";
+    bool wants = ex.program().findArgument(kCount) != nullptr;
+    auto &tensors = c.optimizer.tensors;
+    auto has = std::find_if(tensors.begin(), tensors.end(),
+                            [&](const auto &t) { return t.first == kCount; });
+    if (wants && has == tensors.end()) {
+      formats::HostTensor count;
+      float value = static_cast<float>(c.state.step);
+      count.data.resize(sizeof value);
+      std::memcpy(count.data.data(), &value, sizeof value);
+      tensors.push_back({std::string(kCount), std::move(count)});
+      progress->note(absl::StrFormat(
+          "note: the checkpoint has no optimizer.step (it was trained without "
+          "loss scaling); counting its %d steps as the optimizer's",
+          c.state.step));
+    } else if (!wants && has != tensors.end()) {
+      tensors.erase(has);
+      progress->note("note: the checkpoint's optimizer.step (loss scaling) "
+                     "is dropped; the optimizer counts the training step");
+    }
     for (auto [file, kind, name] :
          {std::tuple{&c.model, sabi::Argument::param, "model.safetensors"},
           std::tuple{&c.optimizer, sabi::Argument::opt_state,

@@ -310,11 +310,14 @@ def cmd_faults(a):
     d = a.work_dir
     common = ["--threads=1", "--quiet"] + data_flags(a)
 
-    # A rank killed mid-run (once training is under way).
+    # A rank killed mid-run (once training is under way). The survivors
+    # get as long as a collective may wait to say what they saw before the
+    # launcher kills them (once, in a loaded full-suite run with 5 s, the
+    # survivor printed nothing: presumably SIGKILLed before it could).
     log = os.path.join(d, "killed.jsonl")
     fresh(log)
     proc = subprocess.Popen(
-        [a.launch, "-n", str(w), "--grace-seconds=5", "--", binary,
+        [a.launch, "-n", str(w), "--grace-seconds=20", "--", binary,
          "--steps=100000", "--collective-timeout=20", f"--log-jsonl={log}"] +
         common, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True)

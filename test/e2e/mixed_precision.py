@@ -7,6 +7,7 @@
     mixed_precision.py growth   --sinterc=PATH --work-dir=DIR --model=GPT
     mixed_precision.py stop     --sinterc=PATH --work-dir=DIR --model=GPT
     mixed_precision.py resume   --sinterc=PATH --work-dir=DIR --model=GPT
+    mixed_precision.py switch   --sinterc=PATH --work-dir=DIR --model=GPT
     mixed_precision.py band     --sinterc=PATH --work-dir=DIR --model=GPT
         [--steps=300]
 
@@ -32,6 +33,10 @@ stop: the same GPT with a static scale of 2^60 (every step overflows f16)
 resume: fp16 with dynamic scaling (growth_interval 2, so the scale moves
   during the run) and 2 micro-batches a step: 2K steps equal K steps, a
   stop and a resume for K more, bit for bit, the loss-scale state included.
+switch: a run checkpointed in fp32 resumes in fp16 (with loss scaling:
+  the optimizer's step count starts at the checkpoint's step, with a note,
+  so Adam's bias correction goes on where it was) and back in fp32 (the
+  count is dropped, with a note); both continue to the end.
 band: --steps steps of the GPT in fp32, bf16_mixed and fp16_mixed from the
   same initialization and data; over the last quarter, each half-precision
   run's loss must be within BAND of the fp32 run's on average (cmd_band
@@ -291,6 +296,31 @@ def cmd_band(a):
     print("ok: bf16 and fp16 within the band of fp32")
 
 
+def cmd_switch(a):
+    w = a.work_dir
+    f32 = compile_model(a, a.model, "switch-fp32")
+    f16 = compile_model(a, a.model, "switch-fp16", "--precision=fp16_mixed")
+    save = fresh(os.path.join(w, "ck"))
+    run([f32, "--steps=3", f"--save={save}", "--quiet", *data_flag(a)],
+        "fp32 start")
+    p = run([f16, "--steps=6", f"--save={save}", "--resume", *data_flag(a)],
+            "fp16 resume of an fp32 checkpoint")
+    if "counting its 3 steps as the optimizer's" not in p.stdout:
+        fail(f"no note about optimizer.step:\n{p.stdout}")
+    _, optim, state = checkpoint(save, 6)
+    skipped = state["loss_scale"]["skipped_steps"]
+    if float(optim["optimizer.step"]) != 6 - skipped:
+        fail(f"optimizer.step {optim['optimizer.step']} after 6 steps, "
+             f"{skipped} skipped")
+    p = run([f32, "--steps=8", f"--save={save}", "--resume", *data_flag(a)],
+            "fp32 resume of an fp16 checkpoint")
+    if "optimizer.step (loss scaling) is dropped" not in p.stdout:
+        fail(f"no note about dropping optimizer.step:\n{p.stdout}")
+    if "optimizer.step" in checkpoint(save, 8)[1]:
+        fail("the fp32 checkpoint still has optimizer.step")
+    print("ok: fp32 -> fp16 -> fp32 across resumes")
+
+
 def data_flag(a):
     return [f"--data={a.data}"] if a.data else []
 
@@ -298,7 +328,8 @@ def data_flag(a):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("command",
-                    choices=["overflow", "growth", "stop", "resume", "band"])
+                    choices=["overflow", "growth", "stop", "resume", "switch",
+                             "band"])
     ap.add_argument("--sinterc", required=True)
     ap.add_argument("--work-dir", required=True)
     ap.add_argument("--model")
@@ -312,7 +343,8 @@ def main():
     if a.command != "overflow" and not a.model:
         fail("--model is needed")
     {"overflow": cmd_overflow, "growth": cmd_growth, "stop": cmd_stop,
-     "resume": cmd_resume, "band": cmd_band}[a.command](a)
+     "resume": cmd_resume, "switch": cmd_switch,
+     "band": cmd_band}[a.command](a)
 
 
 if __name__ == "__main__":

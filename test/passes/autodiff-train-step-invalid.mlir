@@ -27,7 +27,7 @@ module attributes {sgraph.training = {optimizer = {kind = "sgd", lr = 0.1 : f64}
 // Tests that what this version does not do yet is reported, not silently
 // left out.
 module attributes {sgraph.training = {optimizer = {kind = "sgd", lr = 0.1 : f64}, precision = "fp16_mixed"}} {
-  // expected-warning @+1 {{training.precision fp16_mixed runs without loss scaling in this version: small gradients may flush to zero in f16}}
+  // expected-warning @+1 {{training.precision fp16_mixed with loss_scale NONE: gradients below 2^-24 flush to zero in f16}}
   func.func @forward(%p: tensor<3xf32> {sgraph.param = "p"}) -> (tensor<f32> {sgraph.name = "loss"}) {
     %l = sgraph.reduce_sum %p axes = [0] : (tensor<3xf32>) -> tensor<f32>
     return %l : tensor<f32>
