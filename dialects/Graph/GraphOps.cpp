@@ -249,11 +249,78 @@ struct SwapReshapeAndSlice : public OpRewritePattern<ReshapeOp> {
   }
 };
 
+/// Whether `cast` widens one float type to another exactly (bf16 or f16 to
+/// f32 or f64, f32 to f64): every value survives, so narrowing back gives
+/// the original.
+bool isExactWidening(CastOp cast) {
+  auto from = dyn_cast<FloatType>(tensorType(cast.getOperand()).getElementType());
+  auto to = dyn_cast<FloatType>(cast.getType().getElementType());
+  if (!from || !to || from.getWidth() >= to.getWidth())
+    return false;
+  return from.isBF16() || from.isF16() || from.isF32();
+}
+
+/// layout(cast(x)) -> cast(layout(x)) for an exact widening used only
+/// there: the layout op then moves the narrow elements, and a cast back to
+/// x's type meets the widening (FoldWidenAndNarrow). Mixed precision's
+/// attention (docs/MixedPrecision.md): a bf16 matmul result widened,
+/// transposed to heads and narrowed again for the next matmul becomes a
+/// bf16 transpose.
+template <typename LayoutOp>
+struct SinkWideningCast : public OpRewritePattern<LayoutOp> {
+  using OpRewritePattern<LayoutOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LayoutOp op,
+                                PatternRewriter &rewriter) const override {
+    auto cast = op.getOperand().template getDefiningOp<CastOp>();
+    if (!cast || !cast->hasOneUse() || !isExactWidening(cast))
+      return failure();
+    Value x = cast.getOperand();
+    auto narrowType = op.getType().clone(tensorType(x).getElementType());
+    Operation *moved = rewriter.clone(*op);
+    moved->setOperand(0, x);
+    moved->getResult(0).setType(narrowType);
+    rewriter.replaceOpWithNewOp<CastOp>(op, op.getType(),
+                                        moved->getResult(0));
+    return success();
+  }
+};
+
 } // namespace
 
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                             MLIRContext *context) {
-  results.add<SwapReshapeAndSlice>(context);
+  results.add<SwapReshapeAndSlice, SinkWideningCast<ReshapeOp>>(context);
+}
+
+void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<SinkWideningCast<TransposeOp>>(context);
+}
+
+namespace {
+
+/// cast(cast(x)) -> x when the inner cast widens exactly and the outer one
+/// narrows back to x's type.
+struct FoldWidenAndNarrow : public OpRewritePattern<CastOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(CastOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getOperand().getDefiningOp<CastOp>();
+    if (!inner || !isExactWidening(inner) ||
+        inner.getOperand().getType() != op.getType())
+      return failure();
+    rewriter.replaceOp(op, inner.getOperand());
+    return success();
+  }
+};
+
+} // namespace
+
+void CastOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                         MLIRContext *context) {
+  results.add<FoldWidenAndNarrow>(context);
 }
 
 namespace {

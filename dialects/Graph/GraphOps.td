@@ -447,6 +447,7 @@ def SG_TransposeOp : SG_Op<"transpose",
     $operand `permutation` `=` $permutation attr-dict
     `:` functional-type(operands, results)
   }];
+  let hasCanonicalizer = 1;
 }
 
 def SG_BroadcastOp : SG_Op<"broadcast", [Pure, SG_Differentiable]> {
@@ -545,6 +546,7 @@ def SG_CastOp : SG_Op<"cast", [Pure, SG_Differentiable]> {
   let assemblyFormat = "$operand attr-dict `:` type($operand) `to` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//

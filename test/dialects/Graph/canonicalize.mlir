@@ -67,3 +67,42 @@ func.func @not_weight_gradient(%a: tensor<8x6x16xf32>, %b: tensor<8x16x6xf32>) -
   %w = sgraph.reduce_sum %g axes = [0] : (tensor<8x6x6xf32>) -> tensor<6x6xf32>
   return %w : tensor<6x6xf32>
 }
+
+// -----
+
+// Tests that an exact widening (bf16 -> f32) sinks below a transpose and a
+// reshape used only by it, and meets the cast back to bf16: mixed
+// precision's attention output, widened, moved to [B, T, C] and narrowed
+// for the next matmul, becomes a bf16 transpose and reshape.
+// CHECK-LABEL: func.func @widen_move_narrow(
+// CHECK-SAME: %[[O:.*]]: tensor<2x3x4x5xbf16>
+// CHECK: %[[T:.*]] = sgraph.transpose %[[O]] permutation = [0, 2, 1, 3] : (tensor<2x3x4x5xbf16>) -> tensor<2x4x3x5xbf16>
+// CHECK: %[[R:.*]] = sgraph.reshape %[[T]] : tensor<2x4x3x5xbf16> to tensor<2x4x15xbf16>
+// CHECK-NOT: sgraph.cast
+// CHECK: return %[[R]]
+func.func @widen_move_narrow(%o: tensor<2x3x4x5xbf16>) -> tensor<2x4x15xbf16> {
+  %w = sgraph.cast %o : tensor<2x3x4x5xbf16> to tensor<2x3x4x5xf32>
+  %t = sgraph.transpose %w permutation = [0, 2, 1, 3] : (tensor<2x3x4x5xf32>) -> tensor<2x4x3x5xf32>
+  %r = sgraph.reshape %t : tensor<2x4x3x5xf32> to tensor<2x4x15xf32>
+  %n = sgraph.cast %r : tensor<2x4x15xf32> to tensor<2x4x15xbf16>
+  return %n : tensor<2x4x15xbf16>
+}
+
+// -----
+
+// Tests what must not fold: narrowing then widening rounds (f32 -> bf16 ->
+// f32 is not the identity), and a widening with another use stays where
+// it is (sinking it would cast twice).
+// CHECK-LABEL: func.func @casts_that_stay(
+// CHECK: %[[N:.*]] = sgraph.cast %{{.*}} : tensor<4xf32> to tensor<4xbf16>
+// CHECK: %[[W:.*]] = sgraph.cast %[[N]] : tensor<4xbf16> to tensor<4xf32>
+// CHECK: %[[X:.*]] = sgraph.cast %{{.*}} : tensor<2x3xbf16> to tensor<2x3xf32>
+// CHECK: sgraph.transpose %[[X]]
+// CHECK: return %[[W]], %[[X]]
+func.func @casts_that_stay(%a: tensor<4xf32>, %b: tensor<2x3xbf16>) -> (tensor<4xf32>, tensor<2x3xf32>, tensor<3x2xf32>) {
+  %n = sgraph.cast %a : tensor<4xf32> to tensor<4xbf16>
+  %w = sgraph.cast %n : tensor<4xbf16> to tensor<4xf32>
+  %x = sgraph.cast %b : tensor<2x3xbf16> to tensor<2x3xf32>
+  %t = sgraph.transpose %x permutation = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  return %w, %x, %t : tensor<4xf32>, tensor<2x3xf32>, tensor<3x2xf32>
+}
