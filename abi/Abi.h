@@ -160,6 +160,10 @@ inline constexpr std::string_view kGradAccumulationHyper =
 /// trainer moves it as StepProgram.loss_scaling says.
 inline constexpr std::string_view kLossScaleHyper = "loss_scale";
 
+/// The optimizer-state scalar (f32) of a loss-scaled training step: the
+/// optimizer's own step count, which skipped steps do not advance.
+inline constexpr std::string_view kOptimizerStepState = "optimizer.step";
+
 /// `extern "C" const char sinter_default_data[]`: the absolute data folder
 /// the binary reads when given none, or "".
 inline constexpr std::string_view kDefaultDataSymbol =

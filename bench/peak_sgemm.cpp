@@ -19,13 +19,16 @@
 // Output: one line per size (with the implementation oneDNN chose for it,
 // impl_info_str), then
 //   peak_sgemm threads=... n=... best_ms=... gflops=... dtype=... isa=...
-// for the best size, where isa is dnnl::get_effective_cpu_isa(): the
+// for the best size, where isa is dnnl::get_effective_cpu_isa() as the
+// runtime names it (MatmulBackend::isa, runtime/Exec/Matmul.h): the
 // widest instruction set oneDNN dispatches to on this machine (e.g.
 // avx512_core_amx).
 //
 //===----------------------------------------------------------------------===//
 
+#include "abi/HalfFloat.h"
 #include "bench/BenchFlags.h"
+#include "runtime/Exec/Matmul.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
@@ -112,41 +115,8 @@ void toBf16(const std::vector<float> &v, std::vector<uint16_t> &out) {
   out.resize(v.size());
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, &v[i], sizeof bits);
-    bits += 0x7FFFu + ((bits >> 16) & 1u);
-    out[i] = static_cast<uint16_t>(bits >> 16);
+    out[i] = sinter::half::floatToBf16Bits(v[i]);
   }
-}
-
-/// The name of oneDNN's cpu_isa enumerator `isa` (oneDNN 2.x's list).
-const char *isaName(dnnl::cpu_isa isa) {
-  using dnnl::cpu_isa;
-  switch (isa) {
-  case cpu_isa::all:
-    return "all";
-  case cpu_isa::sse41:
-    return "sse41";
-  case cpu_isa::avx:
-    return "avx";
-  case cpu_isa::avx2:
-    return "avx2";
-  case cpu_isa::avx2_vnni:
-    return "avx2_vnni";
-  case cpu_isa::avx512_mic:
-    return "avx512_mic";
-  case cpu_isa::avx512_mic_4ops:
-    return "avx512_mic_4ops";
-  case cpu_isa::avx512_core:
-    return "avx512_core";
-  case cpu_isa::avx512_core_vnni:
-    return "avx512_core_vnni";
-  case cpu_isa::avx512_core_bf16:
-    return "avx512_core_bf16";
-  case cpu_isa::avx512_core_amx:
-    return "avx512_core_amx";
-  }
-  return "unknown";
 }
 
 /// Best seconds of `reps` runs of an n x n x n matmul (A and B in bf16
@@ -227,7 +197,7 @@ int main(int argc, char **argv) {
                 "dtype=%s isa=%s\n",
                 threads, static_cast<long long>(bestN), bestMs, bestGflops,
                 opts.bf16 ? "bf16" : "f32",
-                isaName(dnnl::get_effective_cpu_isa()));
+                sinter::exec::MatmulBackend::isa().c_str());
   } catch (const dnnl::error &e) {
     std::fprintf(stderr, "error: oneDNN: %s (status %d)\n", e.what(),
                  static_cast<int>(e.status));

@@ -17,6 +17,7 @@
 
 #include "passes/OptimizerStep.h"
 
+#include "abi/Abi.h"
 #include "dialects/Graph/GraphOps.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -170,7 +171,9 @@ OptimizerStepValues sinter::emitOptimizerStep(OpBuilder &b, Location loc,
     finite = b.create<sgraph::CompareOp>(loc, out.gradNorm, inf,
                                          b.getStringAttr("lt"));
     auto f32 = RankedTensorType::get({}, b.getF32Type());
-    optimizerStep = addState(f32, "optimizer.step");
+    optimizerStep = addState(
+        f32, llvm::StringRef(sinter::abi::kOptimizerStepState.data(),
+                             sinter::abi::kOptimizerStepState.size()));
     out.stateArgs.push_back(optimizerStep);
     Value next = b.create<sgraph::AddOp>(loc, optimizerStep,
                                          scalar(1.0, b.getF32Type()));

@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "abi/Abi.h"
 #include "passes/Passes.h"
 
 namespace sinter {
@@ -150,7 +151,7 @@ private:
       // The optimizer's own step count (loss scaling) feeds no single
       // update; it must be returned.
       if (fn.getArgAttr(i, sgraph::attr::kOptState) &&
-          name == "optimizer.step") {
+          name == sinter::abi::kOptimizerStepState) {
         if (!returned.count(name))
           return emitError(arg.getLoc())
                  << "optimizer state '" << name << "' is not returned";

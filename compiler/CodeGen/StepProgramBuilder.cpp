@@ -11,6 +11,7 @@
 #include "compiler/CodeGen/StepProgramBuilder.h"
 
 #include "abi/Abi.h"
+#include "dialects/Graph/GraphOps.h"
 #include "dialects/Schedule/ScheduleOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -87,7 +88,7 @@ LogicalResult setLossScaling(sched::ProgramOp program, abi::StepProgram &out) {
     return success();
   auto module = program->getParentOfType<ModuleOp>();
   auto training =
-      module ? module->getAttrOfType<DictionaryAttr>("sgraph.training")
+      module ? module->getAttrOfType<DictionaryAttr>(sgraph::attr::kTraining)
              : DictionaryAttr();
   auto policy =
       training ? training.getAs<DictionaryAttr>("loss_scale") : DictionaryAttr();

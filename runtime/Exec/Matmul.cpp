@@ -498,6 +498,12 @@ MatmulBackend::create(const MatmulBackendOptions &options) {
 
 std::string MatmulBackend::isa() {
   switch (dnnl::get_effective_cpu_isa()) {
+  case dnnl::cpu_isa::all:
+    return "all";
+  case dnnl::cpu_isa::avx512_mic:
+    return "avx512_mic";
+  case dnnl::cpu_isa::avx512_mic_4ops:
+    return "avx512_mic_4ops";
   case dnnl::cpu_isa::sse41:
     return "sse41";
   case dnnl::cpu_isa::avx:
@@ -514,9 +520,8 @@ std::string MatmulBackend::isa() {
     return "avx512_core_bf16";
   case dnnl::cpu_isa::avx512_core_amx:
     return "avx512_core_amx";
-  default:
-    return "other";
   }
+  return "unknown";
 }
 
 int64_t MatmulBackend::numCachedPrimitives() const {

@@ -423,7 +423,7 @@ absl::Status Run::prepareParameters() {
     // that starts scaling from a checkpoint without it took every earlier
     // step, so the count is the step; one that stops scaling drops it (the
     // global step then counts, skipped steps included).
-    constexpr std::string_view kCount = "optimizer.step";
+    constexpr std::string_view kCount = sabi::kOptimizerStepState;
     bool wants = ex.program().findArgument(kCount) != nullptr;
     auto &tensors = c.optimizer.tensors;
     auto has = std::find_if(tensors.begin(), tensors.end(),
