@@ -160,6 +160,15 @@ inline constexpr std::string_view kGradAccumulationHyper =
 /// trainer moves it as StepProgram.loss_scaling says.
 inline constexpr std::string_view kLossScaleHyper = "loss_scale";
 
+/// The largest learning rate, momentum, epsilon, weight decay or gradient
+/// clip a model file may give, and the largest --lr the binary takes: one
+/// range for both, so that a flag cannot ask for what the model file may
+/// not.
+inline constexpr double kMaxHyperparameter = 1e9;
+/// The most micro-batches a step may have (grad_accumulation_steps,
+/// --grad-accum).
+inline constexpr int64_t kMaxGradAccumulationSteps = int64_t(1) << 20;
+
 /// The optimizer-state scalar (f32) of a loss-scaled training step: the
 /// optimizer's own step count, which skipped steps do not advance.
 inline constexpr std::string_view kOptimizerStepState = "optimizer.step";

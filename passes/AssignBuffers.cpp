@@ -23,9 +23,10 @@
 //     outside kernels a view of the constants slab and a `sched.fill`;
 //   - the arguments become `sched.argument`s (kind, initializer, aliases of
 //     tied parameters, the hyperparameter's default, and the bound of an
-//     integer input: the rows of the embedding tables it indexes, so the
-//     trainer can reject out-of-range token ids instead of training on
-//     clamped rows), and the results `sched.result`s, in order. A new
+//     integer input: the rows of the embedding tables it indexes or the
+//     classes of the cross-entropy it labels, with its ignore_index, so the
+//     trainer can reject out-of-range token ids and labels instead of
+//     training on clamped rows or meaningless losses), and the results `sched.result`s, in order. A new
 //     parameter or optimizer-state value the plan could not write in place
 //     is copied back into its argument by a final `sched.copy` (the state
 //     contract of docs/StepProgram.md).
@@ -44,6 +45,7 @@
 #include "passes/Recompute.h"
 #include "passes/StepPlan.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -59,10 +61,24 @@ using namespace sinter::sgraph;
 
 namespace {
 
-/// The rows of the embedding tables each integer argument indexes (the
-/// smallest, if several).
-llvm::DenseMap<unsigned, int64_t> inputBounds(func::FuncOp fn) {
-  llvm::DenseMap<unsigned, int64_t> bounds;
+/// What an integer argument may hold: values in [0, bound), or `ignore`.
+struct IndexBound {
+  int64_t bound = 0;
+  std::optional<int64_t> ignore;
+};
+
+/// The bound of each integer argument: the rows of the embedding tables it
+/// indexes and the classes of the cross-entropies it labels (recorded by
+/// sinter-decompose-ops as sgraph.index_bound), the smallest; the
+/// cross-entropy's ignore_index when no embedding reads it.
+llvm::DenseMap<unsigned, IndexBound> inputBounds(func::FuncOp fn) {
+  llvm::DenseMap<unsigned, IndexBound> bounds;
+  auto add = [&](unsigned i, int64_t rows) {
+    auto [it, inserted] = bounds.try_emplace(i, IndexBound{rows, {}});
+    if (!inserted)
+      it->second.bound = std::min(it->second.bound, rows);
+  };
+  llvm::DenseSet<unsigned> embedded;
   fn.walk([&](EmbeddingOp e) {
     Value indices = e.getIndices();
     if (auto inner = dyn_cast<BlockArgument>(indices))
@@ -71,11 +87,19 @@ llvm::DenseMap<unsigned, int64_t> inputBounds(func::FuncOp fn) {
     auto arg = dyn_cast<BlockArgument>(indices);
     if (!arg || arg.getOwner()->getParentOp() != fn)
       return;
-    int64_t rows = cast<RankedTensorType>(e.getTable().getType()).getDimSize(0);
-    auto [it, inserted] = bounds.try_emplace(arg.getArgNumber(), rows);
-    if (!inserted)
-      it->second = std::min(it->second, rows);
+    add(arg.getArgNumber(),
+        cast<RankedTensorType>(e.getTable().getType()).getDimSize(0));
+    embedded.insert(arg.getArgNumber());
   });
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+    auto classes = fn.getArgAttrOfType<IntegerAttr>(i, attr::kIndexBound);
+    if (!classes)
+      continue;
+    add(i, classes.getInt());
+    if (auto ignore = fn.getArgAttrOfType<IntegerAttr>(i, attr::kIndexIgnore))
+      if (!embedded.contains(i))
+        bounds[i].ignore = ignore.getInt();
+  }
   return bounds;
 }
 
@@ -125,7 +149,8 @@ class ProgramBuilder {
 public:
   ProgramBuilder(func::FuncOp fn, const plan::FunctionPlan &plan,
                  StringRef role)
-      : fn(fn), plan(plan), role(role), ctx(fn.getContext()), b(ctx) {}
+      : fn(fn), plan(plan), role(role), ctx(fn.getContext()), b(ctx),
+        symbols(fn->getParentOfType<ModuleOp>()) {}
 
   FailureOr<sched::ProgramOp> build();
 
@@ -168,6 +193,9 @@ private:
   sched::ProgramOp program;
   sched::SlabOp slabs[abi::kNumSlabs];
   DenseMap<Value, Value> views;
+  /// The module's symbols and the kernels made so far (a kernel's name must
+  /// be new; ModuleOp::lookupSymbol would scan the module once per kernel).
+  SymbolTable symbols;
 };
 
 Value ProgramBuilder::makeView(Value v, Type type, const plan::Place &place,
@@ -217,16 +245,16 @@ Value ProgramBuilder::viewOf(Value v) {
 
 LogicalResult ProgramBuilder::lowerKernel(FusionOp fusion) {
   // The region's ops, moved into a kernel of the module.
-  ModuleOp module = fn->getParentOfType<ModuleOp>();
   OpBuilder mb(ctx);
   mb.setInsertionPoint(program);
   auto type = FunctionType::get(ctx, fusion.getInputs().getTypes(),
                                 fusion.getResultTypes());
-  if (module.lookupSymbol(fusion.getSymName()))
+  if (symbols.lookup(fusion.getSymName()))
     return fusion.emitOpError("kernel name @")
            << fusion.getSymName() << " is already a symbol of the module";
   auto kernel = mb.create<sched::KernelOp>(fusion.getLoc(), fusion.getSymName(),
                                            type, fusion.getKind());
+  symbols.insert(kernel);
   for (NamedAttribute a : fusion->getDiscardableAttrs())
     kernel->setAttr(a.getName(), a.getValue());
   kernel.getBody().takeBody(fusion.getBody());
@@ -473,7 +501,7 @@ FailureOr<sched::ProgramOp> ProgramBuilder::build() {
   }
 
   // Arguments, in order.
-  llvm::DenseMap<unsigned, int64_t> bounds = inputBounds(fn);
+  llvm::DenseMap<unsigned, IndexBound> bounds = inputBounds(fn);
   for (BlockArgument arg : fn.getArguments()) {
     unsigned i = arg.getArgNumber();
     std::string name = argumentName(fn, i);
@@ -482,7 +510,7 @@ FailureOr<sched::ProgramOp> ProgramBuilder::build() {
     StringRef kind = abi::argumentKindName(abi::Argument::input);
     DictionaryAttr init;
     ArrayAttr aliases;
-    IntegerAttr bound;
+    IntegerAttr bound, ignore;
     FloatAttr defaultValue;
     if (fn.getArgAttr(i, attr::kParam)) {
       kind = abi::argumentKindName(abi::Argument::param);
@@ -512,11 +540,13 @@ FailureOr<sched::ProgramOp> ProgramBuilder::build() {
                << attr::kDefault << "'";
       defaultValue = b.getF64FloatAttr(value.getValueAsDouble());
     } else if (auto it = bounds.find(i); it != bounds.end()) {
-      bound = b.getI64IntegerAttr(it->second);
+      bound = b.getI64IntegerAttr(it->second.bound);
+      if (it->second.ignore)
+        ignore = b.getI64IntegerAttr(*it->second.ignore);
     }
     b.create<sched::ArgumentOp>(arg.getLoc(), b.getStringAttr(name),
                                 b.getStringAttr(kind), view, init, aliases,
-                                bound, defaultValue);
+                                bound, ignore, defaultValue);
   }
 
   // Steps in order.

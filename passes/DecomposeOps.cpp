@@ -33,10 +33,14 @@
 //
 // One behaviour is not representable: the op fails at run time for a label
 // outside [0, C) that is not ignore_index, but the decomposed graph has no
-// way to fail. Such a position picks no logit and contributes
-// logsumexp(x) - max(x), finite and meaningless, and the step goes on.
-// Nothing after this pass checks labels; running the undecomposed graph in
-// the reference interpreter (sinterc --run) still reports them.
+// way to fail (such a position would pick no logit and contribute
+// logsumexp(x) - max(x), finite and meaningless). So before expanding, the
+// pass records C and ignore_index on the function argument the labels come
+// from (through reshapes and casts): sgraph.index_bound and
+// sgraph.index_ignore, which become the step program's bound and ignore,
+// and the trainer checks every batch against them before it runs. Labels
+// computed in the graph are not checked; the reference interpreter
+// (sinterc --run) runs the undecomposed op and reports them.
 //
 // Preconditions: verified sgraph IR (static shapes). Place: after
 // sinter-autodiff and sinter-erase-stop-gradient (the gradient rules are
@@ -50,6 +54,7 @@
 
 #include "dialects/Graph/GraphBuilder.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace sinter {
@@ -244,6 +249,36 @@ Value expand(GlobalNormOp op) {
   return e.castTo(e.sqrt(total), resultElement);
 }
 
+/// Records the classes and ignore_index of `op` on the function argument
+/// its labels are (see the file comment): the smallest class count of the
+/// cross-entropies that read it, and their ignore_index while they agree.
+void recordLabelBound(SoftmaxCrossEntropyOp op) {
+  Value labels = op.getLabels();
+  while (Operation *def = labels.getDefiningOp()) {
+    if (!isa<ReshapeOp, CastOp>(def))
+      return;
+    labels = def->getOperand(0);
+  }
+  auto arg = dyn_cast<BlockArgument>(labels);
+  auto fn = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                : func::FuncOp();
+  if (!fn)
+    return;
+  unsigned i = arg.getArgNumber();
+  int64_t classes = tensorType(op.getLogits()).getShape().back();
+  int64_t ignore = op.getIgnoreIndex();
+  Builder b(op.getContext());
+  auto bound = fn.getArgAttrOfType<IntegerAttr>(i, attr::kIndexBound);
+  auto ignored = fn.getArgAttrOfType<IntegerAttr>(i, attr::kIndexIgnore);
+  bool first = !bound;
+  if (first || classes < bound.getInt())
+    fn.setArgAttr(i, attr::kIndexBound, b.getI64IntegerAttr(classes));
+  if (first)
+    fn.setArgAttr(i, attr::kIndexIgnore, b.getI64IntegerAttr(ignore));
+  else if (ignored && ignored.getInt() != ignore)
+    fn.removeArgAttr(i, attr::kIndexIgnore);
+}
+
 class DecomposeOpsPass
     : public sinter::impl::DecomposeOpsPassBase<DecomposeOpsPass> {
 public:
@@ -256,6 +291,9 @@ public:
               SoftmaxCrossEntropyOp, GlobalNormOp>(op))
         composites.push_back(op);
     });
+    for (Operation *op : composites)
+      if (auto ce = dyn_cast<SoftmaxCrossEntropyOp>(op))
+        recordLabelBound(ce);
     for (Operation *op : composites) {
       Value replacement =
           llvm::TypeSwitch<Operation *, Value>(op)

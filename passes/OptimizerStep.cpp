@@ -190,6 +190,9 @@ OptimizerStepValues sinter::emitOptimizerStep(OpBuilder &b, Location loc,
   };
 
   for (auto [p, g] : llvm::zip(params, grads)) {
+    // A parameter's update is at the layer that owns it (its argument's
+    // location), so that a report of a non-finite update names that layer.
+    Location at = p.param.getLoc();
     Type type = p.param.getType();
     bool decays = !config.decayMatricesOnly ||
                   cast<RankedTensorType>(type).getRank() >= 2;
@@ -201,12 +204,12 @@ OptimizerStepValues sinter::emitOptimizerStep(OpBuilder &b, Location loc,
     };
     if (config.optimizer == "sgd" && config.momentum == 0) {
       out.newParams.push_back(keep(
-          b.create<sgraph::SgdUpdateOp>(loc, p.param, g, out.lr, wd),
+          b.create<sgraph::SgdUpdateOp>(at, p.param, g, out.lr, wd),
           p.param));
     } else if (config.optimizer == "sgd") {
       Value buffer = state("momentum_buffer");
       auto update = b.create<sgraph::MomentumUpdateOp>(
-          loc, p.param, g, buffer, out.lr, step,
+          at, p.param, g, buffer, out.lr, step,
           b.getF64FloatAttr(config.momentum),
           b.getF64FloatAttr(config.dampening), b.getBoolAttr(config.nesterov),
           wd);
@@ -216,7 +219,7 @@ OptimizerStepValues sinter::emitOptimizerStep(OpBuilder &b, Location loc,
       Value expAvg = state("exp_avg");
       Value expAvgSq = state("exp_avg_sq");
       auto update = b.create<sgraph::AdamUpdateOp>(
-          loc, p.param, g, expAvg, expAvgSq, out.lr, step,
+          at, p.param, g, expAvg, expAvgSq, out.lr, step,
           b.getF64FloatAttr(config.beta1), b.getF64FloatAttr(config.beta2),
           b.getF64FloatAttr(config.epsilon), wd,
           b.getBoolAttr(config.optimizer == "adamw"));

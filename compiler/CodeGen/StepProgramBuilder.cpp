@@ -122,6 +122,42 @@ LogicalResult setLossScaling(sched::ProgramOp program, abi::StepProgram &out) {
   return success();
 }
 
+/// Adds `op` at `loc` to a step's origins: the innermost NameLoc names the
+/// layer, the first file place is where it is.
+void addOrigin(abi::Step &step, StringRef op, Location loc) {
+  abi::Origin *o = step.add_origins();
+  o->set_op(op.str());
+  loc->walk([&](Location inner) {
+    if (auto name = dyn_cast<NameLoc>(inner)) {
+      if (o->layer().empty())
+        o->set_layer(name.getName().str());
+    } else if (auto file = dyn_cast<FileLineColLoc>(inner)) {
+      if (o->file().empty()) {
+        o->set_file(file.getFilename().str());
+        o->set_line(file.getLine());
+        o->set_column(file.getColumn());
+      }
+    }
+    return WalkResult::advance();
+  });
+}
+
+/// A step's origins: a launch's sched.origins; any other step is its own
+/// op, at each place its location fuses.
+void addOrigins(abi::Step &step, Operation *op, StringRef name) {
+  if (auto origins = op->getAttrOfType<ArrayAttr>(sched::kOriginsAttr)) {
+    for (auto origin : origins.getAsRange<NameLoc>())
+      addOrigin(step, origin.getName(), origin.getChildLoc());
+    return;
+  }
+  if (auto fused = dyn_cast<FusedLoc>(op->getLoc())) {
+    for (Location part : fused.getLocations())
+      addOrigin(step, name, part);
+    return;
+  }
+  addOrigin(step, name, op->getLoc());
+}
+
 } // namespace
 
 FailureOr<abi::StepProgram>
@@ -181,6 +217,8 @@ sinter::codegen::buildStepProgram(sched::ProgramOp program) {
           a->add_aliases(alias.str());
       if (auto bound = arg.getBoundAttr())
         a->set_bound(bound.getInt());
+      if (auto ignore = arg.getIgnoreAttr())
+        a->set_ignore(ignore.getInt());
       if (auto value = arg.getDefaultValue())
         a->set_default_value(value->convertToDouble());
       continue;
@@ -210,11 +248,20 @@ sinter::codegen::buildStepProgram(sched::ProgramOp program) {
       k->set_extent(launch.getExtentAttr().getInt());
       if (auto bytes = launch.getBytesAttr())
         k->set_bytes(bytes.getInt());
-      out.add_steps()->mutable_kernel()->set_kernel(index);
+      abi::Step *step = out.add_steps();
+      abi::KernelStep *ks = step->mutable_kernel();
+      ks->set_kernel(index);
+      for (Value v : launch.getInputs())
+        ks->add_inputs(bufferId.lookup(v));
+      for (Value v : launch.getOutputs())
+        ks->add_outputs(bufferId.lookup(v));
+      addOrigins(*step, launch, "kernel");
       continue;
     }
     if (auto mm = dyn_cast<sched::MatmulOp>(op)) {
-      abi::MatmulStep *m = out.add_steps()->mutable_matmul();
+      abi::Step *step = out.add_steps();
+      addOrigins(*step, mm, "matmul");
+      abi::MatmulStep *m = step->mutable_matmul();
       m->set_lhs(bufferId.lookup(mm.getLhs()));
       m->set_rhs(bufferId.lookup(mm.getRhs()));
       m->set_out(bufferId.lookup(mm.getOut()));
@@ -232,7 +279,9 @@ sinter::codegen::buildStepProgram(sched::ProgramOp program) {
       continue;
     }
     if (auto copy = dyn_cast<sched::CopyOp>(op)) {
-      abi::CopyStep *c = out.add_steps()->mutable_copy();
+      abi::Step *step = out.add_steps();
+      addOrigins(*step, copy, "copy");
+      abi::CopyStep *c = step->mutable_copy();
       c->set_src(bufferId.lookup(copy.getSrc()));
       c->set_dst(bufferId.lookup(copy.getDst()));
       continue;

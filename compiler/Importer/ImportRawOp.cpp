@@ -173,18 +173,52 @@ Value ModelImporter::emitRawOp(const Node &layer, const Node &opNode,
     }
     Type element = resultType.getElementType();
     SmallVector<Attribute> elements;
-    for (double v : spec.value()) {
-      if (isa<FloatType>(element)) {
+    for (auto [index, v] : llvm::enumerate(spec.value())) {
+      // The value's own place when the parser kept one, else the field's.
+      Location valueLoc = fieldLoc(opNode, "value", static_cast<int>(index));
+      if (valueLoc == opNode.loc)
+        valueLoc = fieldLoc(opNode, "value");
+      if (auto floatType = dyn_cast<FloatType>(element)) {
+        // A finite value that rounds to an infinity in the element type
+        // would be a silently different constant (70000 in FLOAT16).
+        APFloat rounded(v);
+        bool lost;
+        rounded.convert(floatType.getFloatSemantics(),
+                        APFloat::rmNearestTiesToEven, &lost);
+        if (std::isfinite(v) && rounded.isInfinity()) {
+          APFloat largest = APFloat::getLargest(floatType.getFloatSemantics());
+          error(valueLoc) << "value " << v << " overflows " << element
+                          << " (its largest finite value is "
+                          << largest.convertToDouble() << ")";
+          return {};
+        }
         elements.push_back(builder.getFloatAttr(element, v));
-      } else if (v != std::trunc(v) || !(std::abs(v) < 9.0e15)) {
-        error(fieldLoc(opNode, "value")) << "value " << v
-                                         << " is not an integer";
-        return {};
-      } else if (element.isInteger(1)) {
-        elements.push_back(builder.getBoolAttr(v != 0));
-      } else {
-        elements.push_back(builder.getIntegerAttr(element, int64_t(v)));
+        continue;
       }
+      if (v != std::trunc(v) || !(std::abs(v) < 9.0e15)) {
+        error(valueLoc) << "value " << v << " is not an integer";
+        return {};
+      }
+      if (element.isInteger(1)) {
+        if (v != 0 && v != 1) {
+          error(valueLoc) << "value " << int64_t(v) << " is not a BOOL (0 or 1)";
+          return {};
+        }
+        elements.push_back(builder.getBoolAttr(v != 0));
+        continue;
+      }
+      // A value the element type cannot hold would wrap (3000000000 in
+      // INT32 is -1294967296).
+      unsigned width = element.getIntOrFloatBitWidth();
+      auto value = static_cast<int64_t>(v);
+      if (width < 64 && (value < -(int64_t(1) << (width - 1)) ||
+                         value >= (int64_t(1) << (width - 1)))) {
+        error(valueLoc) << "value " << value << " does not fit " << element
+                        << " (its range is [" << -(int64_t(1) << (width - 1))
+                        << ", " << (int64_t(1) << (width - 1)) - 1 << "])";
+        return {};
+      }
+      elements.push_back(builder.getIntegerAttr(element, value));
     }
     attrs.set("value", elements.size() == 1
                            ? DenseElementsAttr::get(resultType, elements[0])

@@ -9,6 +9,8 @@
 
 #include "compiler/Importer/ModelImporter.h"
 
+#include "abi/Abi.h"
+
 #include <cmath>
 #include <numeric>
 
@@ -280,7 +282,7 @@ DictionaryAttr ModelImporter::trainingConfig(const Node &root) {
   Node node = child(root, "training");
   const model::Training &t = model->training();
   ConfigBuilder config(*this);
-  constexpr double kHuge = 1e9;
+  constexpr double kHuge = abi::kMaxHyperparameter;
 
   if (!config.integer(node, "batch_size", "batch_size", batchSize, 1,
                       int64_t(1) << 31) ||
@@ -444,7 +446,7 @@ DictionaryAttr ModelImporter::trainingConfig(const Node &root) {
   }
   if (!config.integer(node, "grad_accumulation_steps",
                       "grad_accumulation_steps", t.grad_accumulation_steps(),
-                      1, 1 << 20))
+                      1, abi::kMaxGradAccumulationSteps))
     return {};
   {
     Node rNode = child(node, "recompute");

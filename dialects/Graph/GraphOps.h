@@ -54,6 +54,12 @@ inline constexpr llvm::StringLiteral kHyper = "sgraph.hyper";
 inline constexpr llvm::StringLiteral kDefault = "sgraph.default";
 /// On a function result: its name ("loss", a metric, a parameter).
 inline constexpr llvm::StringLiteral kName = "sgraph.name";
+/// On an integer data argument: the rows of the table it indexes, or the
+/// classes of the cross-entropy it labels (the smallest if several), as an
+/// i64; values must lie in [0, bound) ...
+inline constexpr llvm::StringLiteral kIndexBound = "sgraph.index_bound";
+/// ... or equal this i64 (the cross-entropy's ignore_index), when set.
+inline constexpr llvm::StringLiteral kIndexIgnore = "sgraph.index_ignore";
 /// On the module: the training configuration dictionary.
 inline constexpr llvm::StringLiteral kTraining = "sgraph.training";
 } // namespace attr

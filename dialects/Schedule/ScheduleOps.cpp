@@ -185,6 +185,8 @@ LogicalResult ArgumentOp::verify() {
     return emitOpError("only an integer input has a bound");
   if (getBoundAttr() && getBoundAttr().getInt() < 1)
     return emitOpError("bound must be >= 1, got ") << getBoundAttr().getInt();
+  if (getIgnore() && !getBound())
+    return emitOpError("only an input with a bound has an ignore value");
   // argument_c3
   if (*kind == abi::Argument::step &&
       (type.getRank() != 0 || !et.isInteger(64)))

@@ -45,6 +45,12 @@ bool isStep(mlir::Operation *op);
 /// start).
 llvm::SmallVector<mlir::Value> stepBuffers(mlir::Operation *op);
 
+/// On a lowered sched.launch: the ops its kernel computes, in order, each a
+/// NameLoc named by the op ("log") around the op's own location (the
+/// layer's NameLoc at its place in the model file). The step program's
+/// origins (abi/StepProgram.proto), for messages about non-finite values.
+inline constexpr llvm::StringLiteral kOriginsAttr = "sched.origins";
+
 } // namespace sinter::sched
 
 #endif // SINTER_DIALECTS_SCHEDULE_SCHEDULEOPS_H

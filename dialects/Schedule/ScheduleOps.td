@@ -154,7 +154,8 @@ def Sched_ArgumentOp : Sched_InProgramOp<"argument"> {
     `kind` is `param` (with optional `init`, the initializer dictionary of
     `sgraph.init`, and `aliases`, the other names of a tied parameter),
     `opt_state`, `input` (with optional `bound`: integer values must lie in
-    `[0, bound)`), `step` (the i64 step counter), `hyper` (a
+    `[0, bound)`, or equal `ignore` when it is set: a cross-entropy's
+    ignore_index), `step` (the i64 step counter), `hyper` (a
     hyperparameter the runtime may set between steps, with its
     `default_value`), `rank` (the i64 block of the global batch the run
     computes) or `accumulator` (a gradient accumulator, in the opt_state
@@ -167,8 +168,8 @@ def Sched_ArgumentOp : Sched_InProgramOp<"argument"> {
     ```
 
     Constraints: `kind` is one of those above (argument_c1); only a `param`
-    has `init` or `aliases`, and only an integer `input` has a `bound`
-    (argument_c2); a `step` is an i64 scalar (argument_c3); a `hyper` is an
+    has `init` or `aliases`, only an integer `input` has a `bound`, and
+    only one with a `bound` has an `ignore` (argument_c2); a `step` is an i64 scalar (argument_c3); a `hyper` is an
     f32 or f64 scalar with a finite `default_value`, and only a `hyper` has one
     (argument_c4).
   }];
@@ -176,6 +177,7 @@ def Sched_ArgumentOp : Sched_InProgramOp<"argument"> {
                        OptionalAttr<DictionaryAttr>:$init,
                        OptionalAttr<StrArrayAttr>:$aliases,
                        OptionalAttr<I64Attr>:$bound,
+                       OptionalAttr<I64Attr>:$ignore,
                        OptionalAttr<F64Attr>:$default_value);
   let assemblyFormat = "$name $kind $buffer attr-dict `:` qualified(type($buffer))";
   let hasVerifier = 1;

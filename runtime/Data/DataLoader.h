@@ -42,6 +42,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +54,11 @@ struct InputSpec {
   std::string name;
   formats::DType dtype;       // F32, F64, I64, I32 ...
   std::vector<int64_t> shape; // shape[0] = batch size
+  /// Integer inputs the model indexes with (token ids, class labels):
+  /// every value must lie in [0, bound), or equal `ignore` (a
+  /// cross-entropy's ignore_index). Checked by the .npy loader at open;
+  /// token data are checked against LoaderOptions::vocabSize.
+  std::optional<int64_t> bound, ignore;
 };
 
 struct LoaderOptions {

@@ -208,6 +208,53 @@ absl::StatusOr<HostTensor> convert(HostTensor array, const std::string &path,
   return out;
 }
 
+/// Refuses what would train silently wrong: a NaN or infinity in float
+/// data, an integer outside the input's bound (a token id past the
+/// embedding table, a label past the classes), naming the element and its
+/// example.
+absl::Status checkValues(const HostTensor &array, const std::string &path,
+                         const InputSpec &input) {
+  int64_t count = static_cast<int64_t>(array.data.size()) /
+                  formats::dtypeByteSize(array.dtype);
+  int64_t perExample =
+      array.shape[0] > 0 ? std::max<int64_t>(count / array.shape[0], 1) : 1;
+  auto where = [&](int64_t i) {
+    return perExample == 1
+               ? absl::StrCat("example ", i)
+               : absl::StrCat("element ", i, " (example ", i / perExample, ")");
+  };
+  int64_t first = -1;
+  if (int64_t bad = formats::countNonFinite(array, &first)) {
+    double value = loadFloat(array.data.data(), array.dtype, first);
+    return formats::formatError(
+        SINTER_HERE, path,
+        absl::StrCat(where(first), " of input ", describeInput(input), " is ",
+                     std::isnan(value) ? "NaN" : value > 0 ? "inf" : "-inf",
+                     bad > 1 ? absl::StrCat(" (", bad, " values are not finite)")
+                             : "",
+                     ": the model would train on it and every parameter it "
+                     "reaches would become NaN"));
+  }
+  if (!input.bound || isFloat(array.dtype) || array.dtype == DType::Bool)
+    return absl::OkStatus();
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t value = loadInt(array.data.data(), array.dtype, i);
+    if ((value >= 0 && value < *input.bound) ||
+        (input.ignore && value == *input.ignore))
+      continue;
+    return formats::formatError(
+        SINTER_HERE, path,
+        absl::StrCat(where(i), " of input ", describeInput(input), " is ",
+                     value, ", outside [0, ", *input.bound, ")",
+                     input.ignore ? absl::StrCat(" and not the ignore index ",
+                                                 *input.ignore)
+                                  : "",
+                     " (the model indexes with it: ", *input.bound,
+                     " embedding rows or classes)"));
+  }
+  return absl::OkStatus();
+}
+
 /// Reads `path` for `input`: shape [N, input.shape[1:]...], converted.
 absl::StatusOr<HostTensor> readArray(const std::string &path,
                                      const InputSpec &input) {
@@ -227,7 +274,10 @@ absl::StatusOr<HostTensor> readArray(const std::string &path,
                      ": expected [", absl::StrJoin(want, ", "),
                      "] (N examples)"));
   }
-  return convert(std::move(array), path, input);
+  SINTER_ASSIGN_OR_RETURN(HostTensor converted,
+                          convert(std::move(array), path, input));
+  SINTER_RETURN_IF_ERROR(checkValues(converted, path, input));
+  return converted;
 }
 
 /// Rows [begin, begin + count) of `array`.

@@ -180,8 +180,14 @@ absl::Status CpuExecutor::run() {
   Clock::time_point runStart;
   if (profiling)
     runStart = Clock::now();
+  if (checkNumerics)
+    numericsLog.steps.clear();
+  std::vector<int64_t> reads, writes;
+  StepScan scan;
   for (size_t i = 0; i < prog.steps.size(); ++i) {
     const Step &step = prog.steps[i];
+    if (checkNumerics)
+      scanStep(static_cast<int64_t>(i), /*before=*/true, reads, writes, scan);
     Clock::time_point start;
     if (profiling)
       start = Clock::now();
@@ -216,6 +222,8 @@ absl::Status CpuExecutor::run() {
       break;
     }
     }
+    if (checkNumerics)
+      scanStep(static_cast<int64_t>(i), /*before=*/false, reads, writes, scan);
     if (!profiling)
       continue;
     double seconds = secondsSince(start);
@@ -240,6 +248,60 @@ absl::Status CpuExecutor::run() {
   if (profiling)
     finishProfiledRun(secondsSince(runStart));
   return absl::OkStatus();
+}
+
+void CpuExecutor::scanStep(int64_t index, bool before,
+                           std::vector<int64_t> &reads,
+                           std::vector<int64_t> &writes, StepScan &scan) {
+  // A healthy step costs one vectorized exponent test per buffer; ranges
+  // and counts are computed only for a step that is recorded. A read the
+  // step overwrites in place is scanned in full before it runs, while its
+  // values are still there.
+  auto overlapsWrite = [&](int64_t id) {
+    const Buffer &r = prog.buffers[id];
+    for (int64_t w : writes) {
+      const Buffer &b = prog.buffers[w];
+      if (b.slab == r.slab && b.offset < r.offset + r.bytes &&
+          r.offset < b.offset + b.bytes)
+        return true;
+    }
+    return false;
+  };
+  BufferScan b;
+  if (before) {
+    prog.stepBuffers(index, reads, writes);
+    scan.step = index;
+    scan.reads.clear();
+    scan.writes.clear();
+    stepFinite = true;
+    for (int64_t id : reads) {
+      bool finite = allFinite(prog, id, bufferData(id));
+      stepFinite &= finite;
+      if ((!finite || overlapsWrite(id)) &&
+          scanBuffer(prog, id, bufferData(id), b))
+        scan.reads.push_back(b);
+    }
+    return;
+  }
+  for (int64_t id : writes)
+    stepFinite &= allFinite(prog, id, bufferData(id));
+  if (stepFinite)
+    return;
+  // Recorded: every float read and write in full, reads in step order.
+  std::vector<BufferScan> scanned = std::move(scan.reads);
+  scan.reads.clear();
+  for (int64_t id : reads) {
+    auto it = std::find_if(scanned.begin(), scanned.end(),
+                           [&](const BufferScan &s) { return s.buffer == id; });
+    if (it != scanned.end())
+      scan.reads.push_back(*it);
+    else if (scanBuffer(prog, id, bufferData(id), b))
+      scan.reads.push_back(b);
+  }
+  for (int64_t id : writes)
+    if (scanBuffer(prog, id, bufferData(id), b))
+      scan.writes.push_back(b);
+  numericsLog.steps.push_back(scan);
 }
 
 void CpuExecutor::finishProfiledRun(double seconds) {

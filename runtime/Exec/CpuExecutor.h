@@ -66,6 +66,11 @@ private:
   void *bufferData(int64_t id) const;
   void runKernel(int64_t index);
   void finishProfiledRun(double seconds);
+  /// A checked run's scan of step `index`: its reads (before it runs) or
+  /// its writes (after), recorded in numericsLog when any is not finite.
+  void scanStep(int64_t index, bool before, std::vector<int64_t> &reads,
+                std::vector<int64_t> &writes, StepScan &scan);
+  bool stepFinite = true; // the step being scanned, so far
 
   const SinterKernelFn *kernels = nullptr;
   int numThreads = 1;

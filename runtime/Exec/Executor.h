@@ -26,6 +26,7 @@
 
 #include "abi/KernelAbi.h"
 #include "runtime/Exec/Matmul.h"
+#include "runtime/Exec/Numerics.h"
 #include "runtime/Exec/StepProgram.h"
 #include "runtime/Formats/HostTensor.h"
 #include "runtime/Formats/SafeTensors.h"
@@ -120,6 +121,14 @@ public:
   void setCollectives(CollectiveRunner *runner) { collectives = runner; }
   CollectiveRunner *collectiveRunner() const { return collectives; }
 
+  /// Checked runs (--check-numerics): while on, run() scans every float
+  /// buffer each step reads, before the step, and writes, after it, and
+  /// numerics() holds the steps of the last run whose buffers were not all
+  /// finite (Numerics.h says what findFault makes of them). A checked run
+  /// reads each buffer it touches once or twice more.
+  void setCheckNumerics(bool on) { checkNumerics = on; }
+  const NumericsLog &numerics() const { return numericsLog; }
+
   /// Threads the executor runs kernels and matmuls on.
   virtual int threads() const = 0;
   /// Runs every step once, in order.
@@ -211,6 +220,8 @@ protected:
 
   StepProgram prog;
   CollectiveRunner *collectives = nullptr;
+  bool checkNumerics = false;
+  NumericsLog numericsLog;
 };
 
 } // namespace sinter::exec

@@ -86,6 +86,35 @@ const Result *StepProgram::findResult(std::string_view name) const {
   return nullptr;
 }
 
+void StepProgram::stepBuffers(int64_t index, std::vector<int64_t> &reads,
+    std::vector<int64_t> &writes) const {
+  reads.clear();
+  writes.clear();
+  const Step &s = steps[static_cast<size_t>(index)];
+  switch (s.kind) {
+  case sabi::Step::kKernel:
+    reads = s.inputs;
+    writes = s.outputs;
+    return;
+  case sabi::Step::kMatmul:
+    reads = {s.matmul.lhs, s.matmul.rhs};
+    if (s.matmul.bias >= 0)
+      reads.push_back(s.matmul.bias);
+    writes = {s.matmul.out};
+    return;
+  case sabi::Step::kCopy:
+    reads = {s.src};
+    writes = {s.dst};
+    return;
+  case sabi::Step::kStart:
+    reads = {collectives[static_cast<size_t>(s.collective)].buffer};
+    return;
+  case sabi::Step::kDone:
+    writes = {collectives[static_cast<size_t>(s.collective)].buffer};
+    return;
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Validation
 //===----------------------------------------------------------------------===//
@@ -302,6 +331,12 @@ absl::Status Reader::argument(const sabi::Argument &in, int64_t index) {
       return programError(SINTER_HERE, where,
                           "'bound' must be a positive integer");
     a.bound = in.bound();
+  }
+  if (in.has_ignore()) {
+    if (!a.bound)
+      return programError(SINTER_HERE, where,
+                          "only an input with a 'bound' has an 'ignore'");
+    a.ignore = in.ignore();
   }
   if (in.has_default_value() && a.kind != sabi::Argument::hyper)
     return programError(SINTER_HERE, where,
@@ -585,6 +620,13 @@ absl::Status Reader::step(const sabi::Step &in, int64_t index) {
           SINTER_HERE, where,
           absl::StrFormat("'kernel' must be a kernel index in [0, %d]", max));
     s.kernel = in.kernel().kernel();
+    for (auto [list, field, into] :
+         {std::tuple{&in.kernel().inputs(), "inputs", &s.inputs},
+          std::tuple{&in.kernel().outputs(), "outputs", &s.outputs}})
+      for (int64_t id : *list) {
+        SINTER_RETURN_IF_ERROR(bufferId(where, field, id));
+        into->push_back(id);
+      }
     break;
   }
   case sabi::Step::kMatmul:
@@ -628,7 +670,9 @@ absl::Status Reader::step(const sabi::Step &in, int64_t index) {
                         "has no op this runtime knows (kernel, matmul, copy, "
                         "start, done)");
   }
-  out->steps.push_back(s);
+  for (const sabi::Origin &o : in.origins())
+    s.origins.push_back({o.op(), o.layer(), o.file(), o.line(), o.column()});
+  out->steps.push_back(std::move(s));
   return absl::OkStatus();
 }
 

@@ -77,9 +77,13 @@ struct Argument {
   /// Params only: other names of a tied parameter ("lm_head.weight");
   /// findArgument matches them too.
   std::vector<std::string> aliases;
-  /// Integer inputs only: every value must be below this (the rows of the
-  /// embedding table the input indexes), when the compiler knows one.
+  /// Integer inputs only: every value must lie in [0, bound) (the rows of
+  /// the embedding tables the input indexes, the classes of the
+  /// cross-entropies it labels: the smallest), when the compiler knows one.
   std::optional<int64_t> bound;
+  /// With a bound: one more value the input may hold (a cross-entropy's
+  /// ignore_index), inside [0, bound) or not.
+  std::optional<int64_t> ignore;
   /// Hyper only (and always there): the value the compiler built the step
   /// with, which the executor sets at creation (e.g. the peak lr).
   std::optional<double> defaultValue;
@@ -123,13 +127,24 @@ struct Collective {
   std::optional<abi::DType> commType;
 };
 
+/// abi::Origin: an op a step computes and its layer's place in the model.
+struct Origin {
+  std::string op, layer, file;
+  int64_t line = 0, column = 0;
+};
+
 struct Step {
   abi::StepKind kind = abi::Step::kKernel;
   int64_t kernel = 0;       // Kernel
   MatmulStep matmul;        // Matmul
   int64_t src = 0, dst = 0; // Copy
   int64_t collective = 0;   // Start, Done
+  /// Kernel: the buffers it reads and writes (empty in programs compiled
+  /// before they were recorded).
+  std::vector<int64_t> inputs, outputs;
+  std::vector<Origin> origins;
 };
+
 
 /// abi::LossScaling: how the trainer moves the loss_scale argument.
 struct LossScaling {
@@ -157,6 +172,12 @@ struct StepProgram {
   /// The argument called `name` (or with `name` among its aliases).
   const Argument *findArgument(std::string_view name) const;
   const Result *findResult(std::string_view name) const;
+  /// The buffers step `index` reads and writes: a kernel's inputs and
+  /// outputs, a matmul's operands (bias included) and output, a copy's
+  /// source and destination, a collective's bucket (read by its start,
+  /// written by its done).
+  void stepBuffers(int64_t index, std::vector<int64_t> &reads,
+                   std::vector<int64_t> &writes) const;
 };
 
 /// Reads and validates a serialized StepProgram (the object's bytes).

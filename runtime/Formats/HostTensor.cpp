@@ -7,11 +7,16 @@
 
 #include "runtime/Formats/HostTensor.h"
 
+#include "abi/HalfFloat.h"
+
 #include "runtime/Formats/AbslCompat.h"
 #include "runtime/Support/Status.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+
+#include <cmath>
+#include <cstring>
 
 namespace sinter::formats {
 
@@ -173,6 +178,41 @@ absl::StatusOr<HostTensor> HostTensor::zeros(DType dtype,
   tensor.shape = std::move(shape);
   tensor.data.assign(static_cast<size_t>(bytes), 0);
   return tensor;
+}
+
+int64_t countNonFinite(const HostTensor &tensor, int64_t *first) {
+  if (first)
+    *first = -1;
+  size_t width = static_cast<size_t>(dtypeByteSize(tensor.dtype));
+  auto value = [&](size_t i) -> double {
+    const uint8_t *p = tensor.data.data() + i * width;
+    switch (tensor.dtype) {
+    case DType::F64: {
+      double v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    case DType::F32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    default: {
+      uint16_t bits;
+      std::memcpy(&bits, p, 2);
+      return tensor.dtype == DType::F16 ? half::f16BitsToFloat(bits)
+                                        : half::bf16BitsToFloat(bits);
+    }
+    }
+  };
+  if (tensor.dtype != DType::F64 && tensor.dtype != DType::F32 &&
+      tensor.dtype != DType::F16 && tensor.dtype != DType::BF16)
+    return 0;
+  int64_t count = 0;
+  for (size_t i = 0, n = tensor.data.size() / width; i < n; ++i)
+    if (!std::isfinite(value(i)) && count++ == 0 && first)
+      *first = static_cast<int64_t>(i);
+  return count;
 }
 
 bool operator==(const HostTensor &lhs, const HostTensor &rhs) {

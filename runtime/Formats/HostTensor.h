@@ -92,6 +92,10 @@ struct HostTensor {
                                           std::vector<int64_t> shape);
 };
 
+/// The NaN and infinite elements of a float tensor (0 for other dtypes),
+/// and in `first` the index of the first of them (-1 when none).
+int64_t countNonFinite(const HostTensor &tensor, int64_t *first = nullptr);
+
 bool operator==(const HostTensor &lhs, const HostTensor &rhs);
 inline bool operator!=(const HostTensor &lhs, const HostTensor &rhs) {
   return !(lhs == rhs);

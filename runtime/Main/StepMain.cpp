@@ -132,6 +132,10 @@ Trains the model compiled into this binary.
   --save=DIR         write checkpoints to DIR (at the end, and every
                      --save-every steps); DIR/latest names the newest
   --save-every=N     checkpoint every N steps (needs --save)
+  --keep-last=N      keep only the newest N checkpoints in --save's DIR
+                     (default: all)
+  --keep-every=M     with --keep-last, also keep every checkpoint whose step
+                     is a multiple of M
   --resume[=DIR]     continue from DIR's latest checkpoint (bit-exact); bare
                      --resume continues from --save's DIR if it has one
   --eval-every=N     evaluate on held-out batches every N steps and at the end
@@ -143,6 +147,9 @@ Trains the model compiled into this binary.
                      divided by the ranks on this machine)
   --quiet            print only warnings, errors and the summary line
   --profile          print where the step time went at the end
+  --check-numerics   check every step's values; the first op that makes a
+                     NaN or infinity stops the run, named with its layer and
+                     model-file line (steps run about 2x slower)
 
 Data parallelism (docs/Distributed.md): started by sinter-launch -n N,
 torchrun, mpirun or srun, every rank trains on its own rows of a global
@@ -251,14 +258,17 @@ Flags parseFlags(int argc, char **argv) {
       flags.train.batchSize = integer(1, kMax);
     } else if (name == "--grad-accum") {
       training();
-      flags.train.gradAccum = integer(1, 1 << 20);
+      flags.train.gradAccum = integer(1, sabi::kMaxGradAccumulationSteps);
     } else if (name == "--lr") {
       training();
+      // The model file's range for lr (ImportTraining.cpp), so that the
+      // flag cannot ask for what the model may not.
       double lr;
       if (!absl::SimpleAtod(needValue(), &lr) || !(lr >= 0) ||
-          !std::isfinite(lr))
-        fail(2,
-             absl::StrFormat("--lr: '%s' is not a non-negative number", value));
+          !(lr <= sabi::kMaxHyperparameter))
+        fail(2, absl::StrFormat("--lr: '%s' is not a learning rate in [0, %g] "
+                                "(the range a model file's lr must lie in)",
+                                value, sabi::kMaxHyperparameter));
       flags.train.lr = lr;
     } else if (name == "--seed") {
       training();
@@ -276,6 +286,16 @@ Flags parseFlags(int argc, char **argv) {
     } else if (name == "--save-every") {
       training();
       flags.train.saveEvery = integer(1, kMax);
+    } else if (name == "--keep-last") {
+      training();
+      flags.train.keepLast = integer(1, kMax);
+    } else if (name == "--keep-every") {
+      training();
+      flags.train.keepEvery = integer(1, kMax);
+    } else if (name == "--check-numerics") {
+      training();
+      noValue();
+      flags.train.checkNumerics = true;
     } else if (name == "--resume") {
       training();
       if (hasValue)
@@ -331,6 +351,11 @@ Flags parseFlags(int argc, char **argv) {
     flags.train.steps = 1;
   if (!raw && flags.train.saveEvery && flags.train.save.empty())
     fail(2, "--save-every needs --save=DIR");
+  if (!raw && flags.train.keepLast && flags.train.save.empty())
+    fail(2, "--keep-last needs --save=DIR");
+  if (!raw && flags.train.keepEvery && !flags.train.keepLast)
+    fail(2, "--keep-every needs --keep-last=N (without it every checkpoint "
+            "is kept)");
   if (flags.resumeAuto) {
     if (flags.train.save.empty())
       fail(2, "bare --resume continues from --save's directory; give "

@@ -7,6 +7,8 @@
 
 #include "runtime/Train/Checkpoint.h"
 
+#include "abi/Abi.h"
+
 #include "runtime/Formats/AbslCompat.h"
 #include "runtime/Formats/FileIO.h"
 #include "runtime/Formats/JsonDocument.h"
@@ -16,13 +18,16 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <optional>
 #include <unistd.h>
 
 using namespace sinter;
@@ -159,8 +164,14 @@ absl::StatusOr<TrainerState> stateFromJson(std::string_view text,
   s.data = string(data);
   s.dataState = string(dataState);
   s.program = string(program);
-  if (lr)
+  if (lr) {
     s.lr = lr->get<double>();
+    if (!(*s.lr >= 0 && *s.lr <= sinter::abi::kMaxHyperparameter))
+      return formats::formatError(
+          SINTER_HERE, path, document->offsetOf(*lr),
+          absl::StrFormat("'lr' is %g, not a learning rate in [0, %g]", *s.lr,
+                          sinter::abi::kMaxHyperparameter));
+  }
   if (loss)
     s.loss = loss->get<double>();
   if (worldSize) {
@@ -228,6 +239,18 @@ absl::StatusOr<std::string> readChecked(const std::string &dir,
   return std::move(text);
 }
 
+/// The first tensor of `file` with a NaN or infinity, described.
+std::optional<std::string> nonFinite(const formats::SafeTensorsFile &file) {
+  for (const auto &[name, tensor] : file.tensors) {
+    int64_t first = -1;
+    if (int64_t count = formats::countNonFinite(tensor, &first))
+      return absl::StrFormat("tensor %s holds %d NaN or infinite value(s) "
+                             "(the first at element %d)",
+                             formats::quoteForMessage(name), count, first);
+  }
+  return std::nullopt;
+}
+
 bool isCheckpointName(std::string_view text) {
   absl::string_view name = toAbsl(text);
   if (!absl::ConsumePrefix(&name, "step-") || name.empty())
@@ -276,6 +299,24 @@ void sinter::train::removeStaleTemporaries(const std::string &root) {
   }
 }
 
+absl::Status sinter::train::checkWritable(const std::string &root) {
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  if (ec)
+    return sinter::PermissionDeniedError(
+        SINTER_HERE, absl::StrCat(root, ": cannot create the checkpoint "
+                                        "directory: ",
+                                  ec.message()));
+  std::string probe =
+      (fs::path(root) / absl::StrCat(".write-test-", ::getpid())).string();
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return errnoStatus(SINTER_HERE, root, "cannot write checkpoints here");
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string>
 sinter::train::saveCheckpoint(const std::string &root,
                               const Checkpoint &checkpoint) {
@@ -291,6 +332,15 @@ sinter::train::saveCheckpoint(const std::string &root,
                        formats::quoteForMessage(*text),
                        " is not valid UTF-8 (trainer.json holds it as JSON "
                        "text)"));
+  // A checkpoint is a recovery point: one that holds NaN or infinities is
+  // not written.
+  for (auto [file, tensors] : {std::pair{kModelFile, &checkpoint.model},
+                               std::pair{kOptimizerFile, &checkpoint.optimizer}})
+    if (std::optional<std::string> bad = nonFinite(*tensors))
+      return sinter::DataLossError(
+          SINTER_HERE,
+          absl::StrFormat("not saving the checkpoint of step %d: its %s %s",
+                          checkpoint.state.step, file, *bad));
   std::error_code ec;
   fs::create_directories(root, ec);
   if (ec)
@@ -409,10 +459,87 @@ sinter::train::loadCheckpoint(const std::string &path,
 
   SINTER_ASSIGN_OR_RETURN(std::string state,
                           readChecked(dir, *marker, kStateFile));
-  SINTER_ASSIGN_OR_RETURN(
-      checkpoint.state,
-      stateFromJson(state, (fs::path(dir) / kStateFile).string()));
+  std::string statePath = (fs::path(dir) / kStateFile).string();
+  SINTER_ASSIGN_OR_RETURN(checkpoint.state, stateFromJson(state, statePath));
+
+  // The step is written three times more: COMPLETE, the directory's name
+  // and the model's metadata. A disagreement is files mixed from two
+  // checkpoints, which would resume a model at the wrong step.
+  std::vector<std::string> disagree;
+  const Json *markerStep = formats::findMember(*marker, "step");
+  if (!markerStep || !markerStep->is_number_integer() ||
+      markerStep->get<int64_t>() != checkpoint.state.step)
+    disagree.push_back(absl::StrCat(
+        "COMPLETE says ",
+        markerStep ? formats::writeJson(*markerStep) : std::string("nothing")));
+  std::string dirName = fs::path(dir).lexically_normal().filename().string();
+  if (dirName.empty())
+    dirName = fs::path(dir).lexically_normal().parent_path().filename().string();
+  if (isCheckpointName(dirName) &&
+      dirName != checkpointName(checkpoint.state.step))
+    disagree.push_back(absl::StrCat("the directory is ", dirName));
+  auto metadataStep = checkpoint.model.metadata.find("sinter.step");
+  if (metadataStep != checkpoint.model.metadata.end() &&
+      metadataStep->second != absl::StrCat(checkpoint.state.step))
+    disagree.push_back(absl::StrCat("model.safetensors says ",
+                                    metadataStep->second));
+  if (!disagree.empty())
+    return formats::formatError(
+        SINTER_HERE, statePath,
+        absl::StrFormat("'step' is %d, but %s: the checkpoint's files do not "
+                        "belong together (copied from different checkpoints?)",
+                        checkpoint.state.step, absl::StrJoin(disagree, ", ")));
+  for (auto [file, tensors] : {std::pair{kModelFile, &checkpoint.model},
+                               std::pair{kOptimizerFile, &checkpoint.optimizer}})
+    if (std::optional<std::string> bad = nonFinite(*tensors))
+      return formats::formatError(
+          SINTER_HERE, (fs::path(dir) / file).string(),
+          absl::StrCat(*bad, ": a checkpoint with non-finite state is no "
+                             "recovery point; resume from an earlier one"));
   if (loadedFrom)
     *loadedFrom = dir;
   return checkpoint;
 }
+
+absl::Status sinter::train::pruneCheckpoints(const std::string &root,
+                                             int64_t keepLast,
+                                             int64_t keepEvery) {
+  if (keepLast <= 0)
+    return absl::OkStatus();
+  std::vector<std::pair<int64_t, fs::path>> steps;
+  std::error_code ec;
+  for (fs::directory_iterator it(root, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    int64_t step;
+    if (isCheckpointName(name) && it->is_directory(ec) &&
+        absl::SimpleAtoi(name.substr(5), &step))
+      steps.push_back({step, it->path()});
+  }
+  if (ec)
+    return errnoStatus(SINTER_HERE, root, "cannot list the checkpoints");
+  std::sort(steps.begin(), steps.end());
+  // `latest` is kept whatever it names.
+  std::string latest;
+  if (absl::StatusOr<std::string> text =
+          readWholeFile((fs::path(root) / kLatestFile).string());
+      text.ok())
+    latest = std::string(absl::StripAsciiWhitespace(*text));
+  int64_t newer = 0;
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+    bool keep = newer++ < keepLast ||
+                (keepEvery > 0 && it->first % keepEvery == 0) ||
+                it->second.filename() == latest;
+    if (keep)
+      continue;
+    fs::remove_all(it->second, ec);
+    if (ec)
+      return sinter::PermissionDeniedError(
+          SINTER_HERE, absl::StrCat(it->second.string(),
+                                    ": cannot remove an old checkpoint "
+                                    "(--keep-last): ",
+                                    ec.message()));
+  }
+  return fsyncDirectory(root);
+}
+

@@ -19,7 +19,12 @@
 // root is fsync'ed, and only then is `latest` replaced (temp file + rename).
 // So `latest` names a complete checkpoint or the previous one. Loading
 // checks COMPLETE's sizes and hashes, so truncation or corruption of any file
-// is one error line, not a silently different model.
+// is one error line, not a silently different model; and that the step of
+// trainer.json, COMPLETE, the directory's name and the model's metadata
+// agree (files mixed from two checkpoints are an error too).
+//
+// A checkpoint is a recovery point, so neither saving nor loading accepts
+// one whose parameters or optimizer state hold a NaN or an infinity.
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,9 +82,20 @@ absl::StatusOr<std::string> saveCheckpoint(const std::string &root,
 absl::StatusOr<Checkpoint> loadCheckpoint(const std::string &path,
                                           std::string *loadedFrom = nullptr);
 
+/// Creates `root` if needed and proves a file can be written there (a probe
+/// created and removed), so that an unwritable --save fails at the start
+/// rather than at the first checkpoint, after the work.
+absl::Status checkWritable(const std::string &root);
+
 /// Removes temp directories that killed saves left in `root` (names
 /// starting with ".step-"). Missing `root` is fine.
 void removeStaleTemporaries(const std::string &root);
+
+/// --keep-last: removes the checkpoints of `root` but the newest
+/// `keepLast`, those whose step is a multiple of `keepEvery` (when > 0) and
+/// the one `latest` names. keepLast <= 0 keeps every one.
+absl::Status pruneCheckpoints(const std::string &root, int64_t keepLast,
+                              int64_t keepEvery);
 
 /// A fast 64-bit hash of `bytes` (for the COMPLETE marker and program
 /// fingerprints; not cryptographic).

@@ -2,6 +2,9 @@
 
 #include "runtime/Train/Progress.h"
 
+#include "runtime/Formats/FileIO.h"
+#include "runtime/Formats/JsonDocument.h"
+#include "runtime/Formats/Utf8.h"
 #include "runtime/Support/Status.h"
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -134,6 +138,15 @@ void ProgressReporter::finish() {
 
 absl::StatusOr<std::unique_ptr<MetricsLog>>
 MetricsLog::open(const std::string &path) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty())
+    std::filesystem::create_directories(parent, ec);
+  if (ec)
+    return sinter::PermissionDeniedError(
+        SINTER_HERE, absl::StrCat(parent.string(),
+                                  ": cannot create the --log-jsonl directory: ",
+                                  ec.message()));
   FILE *file = std::fopen(path.c_str(), "a");
   if (!file)
     return sinter::PermissionDeniedError(
@@ -158,6 +171,23 @@ MetricsLog::write(const std::vector<std::pair<std::string, double>> &fields) {
       absl::StrAppend(&line, absl::StrFormat("%.9g", value));
   }
   line += "}\n";
+  return writeLine(line);
+}
+
+absl::Status MetricsLog::writeResume(int64_t step,
+                                     const std::string &checkpoint) {
+  formats::Json record = formats::Json::object();
+  record["event"] = "resume";
+  record["step"] = step;
+  // JSON text holds only UTF-8; another path is written as the messages
+  // quote it.
+  record["checkpoint"] = formats::isValidUtf8(checkpoint)
+                             ? checkpoint
+                             : formats::quoteForMessage(checkpoint);
+  return writeLine(formats::writeJson(record) + "\n");
+}
+
+absl::Status MetricsLog::writeLine(const std::string &line) {
   if (std::fputs(line.c_str(), file) < 0 || std::fflush(file) != 0)
     return sinter::DataLossError(
         SINTER_HERE, absl::StrCat(path, ": write failed: ", strerror(errno)));

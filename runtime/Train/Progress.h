@@ -72,7 +72,8 @@ private:
 /// Append-only JSONL metrics.
 class MetricsLog {
 public:
-  /// Opens `path` for appending (a resumed run continues the same file).
+  /// Opens `path` for appending (a resumed run continues the same file),
+  /// creating its directory if needed.
   static absl::StatusOr<std::unique_ptr<MetricsLog>>
   open(const std::string &path);
   ~MetricsLog();
@@ -80,10 +81,16 @@ public:
   /// Writes {"key": value, ...} as one line; values are numbers. Non-finite
   /// values are written as null.
   absl::Status write(const std::vector<std::pair<std::string, double>> &fields);
+  /// Writes {"event": "resume", "step": K, "checkpoint": DIR}: the run
+  /// continues from step K, so a reader drops the earlier lines' records
+  /// of steps after K (a run that was killed after its last checkpoint
+  /// logged them once already).
+  absl::Status writeResume(int64_t step, const std::string &checkpoint);
 
 private:
   explicit MetricsLog(FILE *file, std::string path)
       : file(file), path(std::move(path)) {}
+  absl::Status writeLine(const std::string &line);
   FILE *file;
   std::string path;
 };

@@ -3,6 +3,7 @@
 #include "runtime/Train/Trainer.h"
 
 #include "runtime/Train/DataParallel.h"
+#include "runtime/Train/Run.h"
 
 #include "absl/strings/numbers.h"
 
@@ -36,6 +37,8 @@ using sabi::ArgumentKind;
 using sabi::DType;
 using sabi::ResultKind;
 
+namespace sinter::train::detail {
+
 namespace {
 
 volatile std::sig_atomic_t interrupted = 0;
@@ -48,13 +51,14 @@ extern "C" void onInterrupt(int) {
   interrupted = 1;
 }
 
+} // namespace
+
 double now() {
   return std::chrono::duration<double>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
-/// The metric results of a program, by name, downloaded after a run.
 absl::StatusOr<std::vector<std::pair<std::string, double>>>
 readMetrics(const Executor &ex) {
   std::vector<std::pair<std::string, double>> out;
@@ -83,7 +87,6 @@ std::vector<const Argument *> argumentsOf(const Executor &ex,
   return out;
 }
 
-/// Params or optimizer state as a safetensors file, in argument order.
 absl::StatusOr<formats::SafeTensorsFile> collect(const Executor &ex,
                                                  sabi::ArgumentKind kind) {
   formats::SafeTensorsFile file;
@@ -95,15 +98,10 @@ absl::StatusOr<formats::SafeTensorsFile> collect(const Executor &ex,
   return file;
 }
 
-/// Sets every `kind` argument from `file`; a tensor may use the argument's
-/// name or an alias (a tied parameter's other name). With `requireAll`, an
-/// argument missing from the file is an error; a tensor that names no such
-/// argument always is (the file belongs to another model), and so are two
-/// tensors for one argument. Returns how many were set.
 absl::StatusOr<int64_t> restore(Executor &ex, sabi::ArgumentKind kind,
                                 const formats::SafeTensorsFile &file,
                                 std::string_view fileName, bool requireAll,
-                                std::vector<std::string> *missing = nullptr) {
+                                std::vector<std::string> *missing) {
   std::vector<std::string> unknown;
   std::map<const Argument *,
            const std::pair<std::string, formats::HostTensor> *>
@@ -170,89 +168,6 @@ absl::Status perturbFirstParameter(Executor &ex) {
   return ex.upload(params.front()->buffer, bytes.data(), bytes.size());
 }
 
-class Run {
-public:
-  Run(Executor &trainer, Executor *eval, Executor *accumulate,
-      const TrainOptions &options)
-      : ex(trainer), eval(eval), acc(accumulate), opt(options) {}
-  absl::Status run();
-
-private:
-  absl::Status prepareAccumulation();
-  absl::Status prepareData();
-  absl::Status prepareParameters();
-  /// One optimizer step: K - 1 accumulate runs and the training run, each
-  /// on its micro-batch; `m` gets the training run's metrics, the loss and
-  /// the model's metrics averaged over the K.
-  absl::Status runStep(int64_t step,
-                       std::vector<std::pair<std::string, double>> &m);
-  absl::Status evaluate(int64_t step);
-  absl::Status save(int64_t step);
-  std::string dataDescription() const;
-  /// Uploads part `part` of `parts` equal row blocks of hostBatch[k] to
-  /// buffer id for each (id, k) of `targets`.
-  absl::Status
-  uploadBatch(Executor &to,
-              const std::vector<std::pair<int64_t, size_t>> &targets,
-              int64_t part = 0, int64_t parts = 1);
-
-  Executor &ex;
-  Executor *eval;
-  /// The accumulate program (null without gradient accumulation): it runs
-  /// in ex's params and opt_state slabs (ExecutorOptions::shareStateWith).
-  Executor *acc;
-  /// Micro-batches per step: the compiled grad_accumulation_steps, or
-  /// --grad-accum.
-  int64_t micro = 1;
-  int64_t microRows = 0; // the compiled batch size B
-  const TrainOptions &opt;
-  std::unique_ptr<data::DataLoader> loader;
-  /// The batch the data loader writes: one host buffer per model input, in
-  /// the training program's input order, allocated once and uploaded to
-  /// the input buffers of the executor that runs it.
-  std::vector<std::vector<unsigned char>> hostBatch;
-  std::vector<void *> hostBatchPointers;
-  /// (input buffer, hostBatch index) of the training, eval and accumulate
-  /// programs. The host batch holds K micro-batches.
-  std::vector<std::pair<int64_t, size_t>> trainUploads, evalUploads,
-      accUploads;
-  /// Parameters on their way from the training to the eval executor, sized
-  /// by the first evaluation and reused by every later one.
-  std::vector<unsigned char> paramTransfer;
-  std::unique_ptr<ProgressReporter> progress;
-  std::unique_ptr<MetricsLog> metrics;
-  std::string dataSpec;
-  std::optional<Checkpoint> resumed;
-  std::optional<double> lr;
-  uint64_t seed = 0;
-  int64_t startStep = 0;
-  int64_t itemsPerStep = 0;
-  std::string unit;
-  std::optional<double> lastLoss, lastEvalLoss;
-  std::string lastCheckpoint;
-  /// The job (never null: one rank when the binary runs alone).
-  DataParallel *dp = nullptr;
-  std::unique_ptr<DataParallel> single;
-  bool rankZero() const { return dp->rank() == 0; }
-  /// Means over ranks of `m`'s values; with `stop`, whether any rank was
-  /// interrupted (folded into the same collective, so that every rank stops
-  /// after the same step).
-  absl::Status averageMetrics(std::vector<std::pair<std::string, double>> &m,
-                              bool *stop, std::string_view what);
-  int64_t driftStep = -1;
-  /// Loss scaling, when the program has a loss_scale argument.
-  std::optional<LossScaler> scaler;
-  /// Sets the loss scale of this step in the training and accumulate
-  /// programs.
-  absl::Status setLossScale();
-  /// Records the step in the scaler and adds loss_scale and skipped to
-  /// `m`; true when the step was skipped. `stop` gets the error that ends
-  /// the run when too many steps in a row have overflowed (returned once
-  /// the step is logged).
-  bool recordLossScale(int64_t step,
-                       std::vector<std::pair<std::string, double>> &m,
-                       absl::Status &stop);
-};
 
 absl::Status Run::setLossScale() {
   for (Executor *e : {&ex, acc})
@@ -322,7 +237,8 @@ absl::Status Run::prepareData() {
     // The loader reads this rank's K micro-batches as one batch of K x B.
     std::vector<int64_t> shape = b.shape;
     shape.front() *= micro;
-    specs.push_back({a->name, exec::toDType(b.type), shape});
+    specs.push_back({a->name, exec::toDType(b.type), shape, a->bound,
+                     a->ignore});
     trainUploads.push_back({a->buffer, hostBatch.size()});
     hostBatch.emplace_back(static_cast<size_t>(b.bytes * micro));
   }
@@ -416,44 +332,49 @@ absl::Status Run::prepareData() {
   return absl::OkStatus();
 }
 
-absl::Status Run::prepareParameters() {
-  if (resumed) {
-    Checkpoint &c = *resumed;
-    // The optimizer's own step count exists only with loss scaling. A run
-    // that starts scaling from a checkpoint without it took every earlier
-    // step, so the count is the step; one that stops scaling drops it (the
-    // global step then counts, skipped steps included).
-    constexpr std::string_view kCount = sabi::kOptimizerStepState;
-    bool wants = ex.program().findArgument(kCount) != nullptr;
-    auto &tensors = c.optimizer.tensors;
-    auto has = std::find_if(tensors.begin(), tensors.end(),
-                            [&](const auto &t) { return t.first == kCount; });
-    if (wants && has == tensors.end()) {
-      formats::HostTensor count;
-      float value = static_cast<float>(c.state.step);
-      count.data.resize(sizeof value);
-      std::memcpy(count.data.data(), &value, sizeof value);
-      tensors.push_back({std::string(kCount), std::move(count)});
+absl::Status Run::restoreState(Checkpoint &c, const std::string &source,
+                              bool notes) {
+  // The optimizer's own step count exists only with loss scaling. A run
+  // that starts scaling from a checkpoint without it took every earlier
+  // step, so the count is the step; one that stops scaling drops it (the
+  // global step then counts, skipped steps included).
+  constexpr std::string_view kCount = sabi::kOptimizerStepState;
+  bool wants = ex.program().findArgument(kCount) != nullptr;
+  auto &tensors = c.optimizer.tensors;
+  auto has = std::find_if(tensors.begin(), tensors.end(),
+                          [&](const auto &t) { return t.first == kCount; });
+  if (wants && has == tensors.end()) {
+    formats::HostTensor count;
+    float value = static_cast<float>(c.state.step);
+    count.data.resize(sizeof value);
+    std::memcpy(count.data.data(), &value, sizeof value);
+    tensors.push_back({std::string(kCount), std::move(count)});
+    if (notes)
       progress->note(absl::StrFormat(
-          "note: the checkpoint has no optimizer.step (it was trained without "
-          "loss scaling); counting its %d steps as the optimizer's",
-          c.state.step));
-    } else if (!wants && has != tensors.end()) {
-      tensors.erase(has);
+        "note: the checkpoint has no optimizer.step (it was trained without "
+        "loss scaling); counting its %d steps as the optimizer's",
+        c.state.step));
+  } else if (!wants && has != tensors.end()) {
+    tensors.erase(has);
+    if (notes)
       progress->note("note: the checkpoint's optimizer.step (loss scaling) "
-                     "is dropped; the optimizer counts the training step");
-    }
-    for (auto [file, kind, name] :
-         {std::tuple{&c.model, sabi::Argument::param, "model.safetensors"},
-          std::tuple{&c.optimizer, sabi::Argument::opt_state,
-                     "optimizer.safetensors"}}) {
-      SINTER_ASSIGN_OR_RETURN(int64_t set,
-                              restore(ex, kind, *file,
-                                      absl::StrCat(opt.resume, ": ", name),
-                                      /*requireAll=*/true));
-    }
-    return absl::OkStatus();
+                   "is dropped; the optimizer counts the training step");
   }
+  for (auto [file, kind, name] :
+       {std::tuple{&c.model, sabi::Argument::param, "model.safetensors"},
+        std::tuple{&c.optimizer, sabi::Argument::opt_state,
+                   "optimizer.safetensors"}}) {
+    SINTER_ASSIGN_OR_RETURN(int64_t set,
+                            restore(ex, kind, *file,
+                                    absl::StrCat(source, ": ", name),
+                                    /*requireAll=*/true));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Run::prepareParameters(bool notes) {
+  if (resumed)
+    return restoreState(*resumed, opt.resume, notes);
   SINTER_RETURN_IF_ERROR(ex.initializeParameters());
   if (opt.init.empty())
     return absl::OkStatus();
@@ -469,7 +390,8 @@ absl::Status Run::prepareParameters() {
     absl::StrAppend(&note, absl::StrFormat("; %d from their initializers (%s)",
                                            missing.size(),
                                            absl::StrJoin(missing, ", ")));
-  progress->note(note, /*important=*/false);
+  if (notes)
+    progress->note(note, /*important=*/false);
   return absl::OkStatus();
 }
 
@@ -526,6 +448,8 @@ absl::Status Run::runStep(int64_t step,
     SINTER_RETURN_IF_ERROR(runner.setStep(step));
     SINTER_RETURN_IF_ERROR(runner.setRank(dp->rank() * micro + k));
     SINTER_RETURN_IF_ERROR(runner.run());
+    if (checking)
+      checkRun(runner, step, k);
     SINTER_ASSIGN_OR_RETURN(m, readMetrics(runner));
     if (!last)
       for (const auto &[name, value] : m)
@@ -625,9 +549,20 @@ absl::Status Run::save(int64_t step) {
   c.state.gradAccumulationSteps = micro;
   if (scaler)
     c.state.lossScale = scaler->state;
-  SINTER_ASSIGN_OR_RETURN(std::string dir, saveCheckpoint(opt.save, c));
+  absl::StatusOr<std::string> dir = saveCheckpoint(opt.save, c);
+  if (!dir.ok() && dir.status().code() == absl::StatusCode::kDataLoss)
+    return sinter::withMessage(
+        SINTER_HERE, dir.status(),
+        absl::StrCat(dir.status().message(), "; the last checkpoint is ",
+                     lastCheckpoint.empty() ? "none"
+                                            : opt.save + "/" + lastCheckpoint));
+  if (!dir.ok())
+    return dir.status();
   lastCheckpoint = checkpointName(step);
-  progress->note(absl::StrCat("saved ", dir), /*important=*/false);
+  progress->note(absl::StrCat("saved ", *dir), /*important=*/false);
+  if (absl::Status s = pruneCheckpoints(opt.save, opt.keepLast, opt.keepEvery);
+      !s.ok())
+    progress->note(absl::StrCat("warning: ", s.message()));
   return absl::OkStatus();
 }
 
@@ -655,8 +590,7 @@ absl::Status Run::run() {
           SINTER_HERE,
           "--init and --resume exclude each other (a checkpoint already "
           "holds the parameters)");
-    std::string from;
-    SINTER_ASSIGN_OR_RETURN(resumed, loadCheckpoint(opt.resume, &from));
+    SINTER_ASSIGN_OR_RETURN(resumed, loadCheckpoint(opt.resume, &resumedFrom));
     startStep = resumed->state.step;
     if (!opt.seedGiven)
       seed = resumed->state.seed;
@@ -665,6 +599,12 @@ absl::Status Run::run() {
   }
   progress = std::make_unique<ProgressReporter>(
       stdout, interactive, quiet, opt.logEvery, startStep, opt.steps, "");
+  // Where the run writes, proven before the work.
+  if (!opt.save.empty() && rankZero())
+    SINTER_RETURN_IF_ERROR(checkWritable(opt.save));
+  if (!opt.logJsonl.empty() && rankZero()) {
+    SINTER_ASSIGN_OR_RETURN(metrics, MetricsLog::open(opt.logJsonl));
+  }
   SINTER_RETURN_IF_ERROR(prepareAccumulation());
   if (const std::optional<exec::LossScaling> &policy =
           ex.program().lossScaling) {
@@ -712,11 +652,17 @@ absl::Status Run::run() {
   if (lr) {
     SINTER_RETURN_IF_ERROR(ex.setHyper("lr", *lr));
   }
-  if (!opt.logJsonl.empty() && rankZero()) {
-    SINTER_ASSIGN_OR_RETURN(metrics, MetricsLog::open(opt.logJsonl));
-  }
+  if (metrics && resumed)
+    SINTER_RETURN_IF_ERROR(metrics->writeResume(startStep, resumedFrom));
   if (!opt.save.empty() && rankZero())
     removeStaleTemporaries(opt.save);
+  initialDataState = loader->state();
+  if (scaler)
+    initialScale = scaler->state;
+  checking = opt.checkNumerics;
+  for (Executor *e : {&ex, acc})
+    if (e)
+      e->setCheckNumerics(checking);
 
   progress->note(
       absl::StrFormat(
@@ -754,6 +700,7 @@ absl::Status Run::run() {
     std::vector<std::pair<std::string, double>> m;
     if (scaler)
       SINTER_RETURN_IF_ERROR(setLossScale());
+    stepFault.reset();
     SINTER_RETURN_IF_ERROR(runStep(step, m));
     double seconds = now() - t0;
     // The job's loss and metrics: the mean over ranks.
@@ -769,15 +716,20 @@ absl::Status Run::run() {
     if (!loss)
       return sinter::InternalError(SINTER_HERE,
                                    "the step program has no 'loss' metric");
+    if (stepFault && skipped)
+      progress->note(absl::StrFormat(
+          "step %d overflowed and was skipped; its first non-finite value: %s",
+          step + 1, stepFault->headline));
+    else if (stepFault)
+      return diverged(step, "");
+    std::optional<double> norm = find(m, "grad_norm");
+    auto text = [](double v) {
+      return std::isnan(v) ? std::string("NaN") : absl::StrFormat("%g", v);
+    };
     if (!std::isfinite(*loss) && !skipped)
-      return sinter::DataLossError(
-          SINTER_HERE, absl::StrFormat("the loss is %f at step %d: training "
-                                       "diverged (lower --lr or check "
-                                       "the data); the last checkpoint is %s",
-                                       *loss, step + 1,
-                                       lastCheckpoint.empty()
-                                           ? "none"
-                                           : opt.save + "/" + lastCheckpoint));
+      return diverged(step, "the loss is " + text(*loss));
+    if (norm && !std::isfinite(*norm) && !skipped)
+      return diverged(step, "the gradients' global norm is " + text(*norm));
     if (!skipped)
       lastLoss = loss;
     double rate = seconds > 0 ? double(itemsPerStep) / seconds : 0;
@@ -867,11 +819,11 @@ absl::Status Run::run() {
   return absl::OkStatus();
 }
 
-} // namespace
+} // namespace sinter::train::detail
 
 absl::Status sinter::train::train(Executor &trainer, Executor *eval,
                                   Executor *accumulate,
                                   const TrainOptions &options) {
-  Run run(trainer, eval, accumulate, options);
+  detail::Run run(trainer, eval, accumulate, options);
   return run.run();
 }

@@ -60,6 +60,13 @@ struct TrainOptions {
   int64_t logEvery = 10; // plain-line interval when not on a terminal
   bool quiet = false;
   bool profile = false;
+  /// --check-numerics: every run checked (Executor::setCheckNumerics); the
+  /// first step that makes a non-finite value stops the run, naming it.
+  bool checkNumerics = false;
+  /// --keep-last=N: after each save, remove all but the newest N
+  /// checkpoints (0: keep every one), except those --keep-every=M keeps
+  /// (steps that are multiples of M).
+  int64_t keepLast = 0, keepEvery = 0;
   /// Fingerprint of the step program, stored in checkpoints.
   std::string program;
   /// The job this rank belongs to (null: one process). Its collectives are

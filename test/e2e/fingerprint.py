@@ -10,7 +10,7 @@ random_models.py) it compiles the training binary with a dump, and records
 
   * `program`, `eval_program`: a hash of the step program's structure, the
     same whatever format the program is written in: slab sizes; arguments
-    and results (name, kind, initializer, aliases, bound, default, and
+    and results (name, kind, initializer, aliases, bound, default, ignore, and
     their buffer as slab, offset, dtype and shape); constants; and every
     step in order (a kernel's name and extent; a matmul's buffers,
     transposes, alpha, bias and activation; a copy's buffers). Buffer ids
@@ -108,6 +108,7 @@ def canonical_program(prog):
     arguments = [[a["name"], a["kind"], where(a["buffer"]), init(a),
                   sorted(a.get("aliases", [])), a.get("bound"),
                   a.get("default_value")]
+                 + ([a["ignore"]] if "ignore" in a else [])
                  for a in prog["arguments"]]
     results = [[r["name"], r["kind"], where(r["buffer"])]
                for r in prog["results"]]

@@ -12,7 +12,9 @@
         [--steps=300]
 
 overflow: the MLP example in fp16_mixed (dynamic loss scaling) on a small
-  .npy dataset one of whose images holds an inf, so that the step whose
+  .npy dataset one of whose images holds 1e30 (finite in f32, the data's
+  type, but an infinity once cast to f16 for the matmul: the loader refuses
+  non-finite data), so that the step whose
   batch has it overflows (its loss and gradients are not finite) and every
   other step does not. With a checkpoint after every step: each skipped
   step's checkpoint equals the one before it bit for bit (parameters,
@@ -21,7 +23,7 @@ overflow: the MLP example in fp16_mixed (dynamic loss scaling) on a small
   the JSONL says `skipped` exactly on the steps whose loss is not finite,
   and the loss scale is halved after each of them and kept otherwise. With
   --launch and --world=N the same on N ranks, each training its own rows of
-  the global batch: the rank whose rows hold the inf overflows, the
+  the global batch: the rank whose rows hold the 1e30 overflows, the
   all-reduced gradients carry it to every rank, and all ranks skip alike
   (the binary's parameter check every step proves they stay equal).
 growth: a small GPT in fp16_mixed with loss_scale { growth_interval: 3 }:
@@ -128,7 +130,7 @@ def cmd_overflow(a):
     os.makedirs(data)
     rng = np.random.default_rng(3)
     images = rng.standard_normal((20, 784)).astype(np.float32)
-    images[5, 100] = np.inf
+    images[5, 100] = 1e30
     np.save(os.path.join(data, "image.npy"), images)
     np.save(os.path.join(data, "label.npy"),
             rng.integers(0, 10, 20).astype(np.int64))
@@ -150,7 +152,7 @@ def cmd_overflow(a):
     if bad:
         fail(f"steps {bad}: 'skipped' is not 'the loss is not finite'")
     if not skipped or len(skipped) == steps or skipped == [1]:
-        fail(f"the inf sample should overflow some steps after the first "
+        fail(f"the 1e30 sample should overflow some steps after the first "
              f"and not all: skipped {skipped}")
     for s in range(2, steps + 1):
         before, after = checkpoint(save, s - 1), checkpoint(save, s)

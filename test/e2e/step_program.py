@@ -2,10 +2,10 @@
 NN-eval-step-program.json; docs/StepProgram.md) into plain Python values.
 
 The dump is the JSON form of abi/StepProgram.proto: int64 values
-are strings, a step is a one-key object ({"kernel": {...}}), a constant's
-bytes are base64. load() returns the same fields with ints as ints, each
-step as a dict with an "op" key ("kernel", "matmul", "copy") and its
-fields, constants' bytes as bytes, and optional fields present only when
+are strings, a step is an object with one op key ({"kernel": {...}}) and
+its "origins" (the model ops it computes), a constant's bytes are base64.
+load() returns the same fields with ints as ints, each step as a dict with
+an "op" key ("kernel", "matmul", "copy"), its fields and "origins", constants' bytes as bytes, and optional fields present only when
 set. It also reads the format's first version (a JSON object with
 "version": 1, written by sinterc before StepProgram.proto), mapping its
 names to the schema's, so that recorded dumps stay readable.
@@ -17,8 +17,8 @@ import os
 import re
 
 INT_FIELDS = {"version", "seed", "bytes", "id", "offset", "buffer", "bound",
-              "extent", "kernel", "lhs", "rhs", "out", "bias", "src", "dst",
-              "view_of"}
+              "ignore", "extent", "kernel", "lhs", "rhs", "out", "bias", "src",
+              "dst", "view_of", "line", "column"}
 
 
 def _ints(value, key=None):
@@ -70,8 +70,12 @@ def parse(text):
         c["data"] = base64.b64decode(c.get("data", ""))
     steps = []
     for s in prog["steps"]:
-        (op, body), = s.items()
-        steps.append(dict(body, op=op))
+        origins = s.get("origins", [])
+        (op, body), = [(k, v) for k, v in s.items() if k != "origins"]
+        if op == "kernel":
+            for key in ("inputs", "outputs"):
+                body[key] = [int(b) for b in body.get(key, [])]
+        steps.append(dict(body, op=op, origins=origins))
     prog["steps"] = steps
     return prog
 

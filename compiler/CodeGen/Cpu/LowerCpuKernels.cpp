@@ -6,7 +6,8 @@
 // KernelEmitter.h as an entry `<prefix><kernel>` with the uniform kernel
 // signature and a body `<prefix><kernel>_body`; the launch then names the
 // entry and records what the step program needs (extent, bytes moved, its
-// profile label, the C-interface symbol the runtime calls). A kernel
+// profile label, the C-interface symbol the runtime calls, and the ops it
+// computes with their places in the model: sched.origins). A kernel
 // launched twice gets one function per launch (`_1`, `_2`, ...): the
 // places are compiled into the entry.
 //
@@ -35,6 +36,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/AsmState.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace sinter::codegen {
@@ -138,6 +140,21 @@ LogicalResult LowerCpuKernelsPass::lowerLaunch(sched::LaunchOp launch,
   if (failed(k))
     return failure();
   Builder b(&getContext());
+  // The ops the kernel computes, each as a location named by the op
+  // ("log" at the layer's place), in order and once each: the step
+  // program's origins, what the runtime names when the kernel's outputs go
+  // non-finite. The kernel's body is erased below.
+  SmallVector<Attribute> origins;
+  llvm::SmallDenseSet<Attribute, 16> seen;
+  kernel.walk([&](Operation *op) {
+    if (op == kernel.getOperation() || op->hasTrait<OpTrait::IsTerminator>())
+      return;
+    auto origin = NameLoc::get(
+        b.getStringAttr(op->getName().stripDialect()), op->getLoc());
+    if (seen.insert(origin).second)
+      origins.push_back(origin);
+  });
+  launch->setAttr(sched::kOriginsAttr, b.getArrayAttr(origins));
   launch.setKernel(symbol);
   launch.setExtentAttr(b.getI64IntegerAttr(k->extent));
   launch.setBytesAttr(b.getI64IntegerAttr(k->bytes));

@@ -4,18 +4,22 @@
 // Tests that each launch becomes a kernel entry with the uniform signature
 // (one byte buffer per slab, then begin and end) that cuts the launch's
 // buffers out of the slabs at their offsets and calls a body; that the
-// launch then names the entry and carries its extent, bytes, label and the
-// symbol the runtime calls; that a kernel launched twice gets an entry per
+// launch then names the entry and carries its extent, bytes, label, the
+// symbol the runtime calls and the ops it computes (sched.origins); that a kernel launched twice gets an entry per
 // launch; that the bodies of the 16K-element tanh kernels (k0 twice, and
 // k1, which computes the same) are one body all three entries call, marked
 // shared; that the small reduction keeps a body of its own; and that the
 // sched.kernels are gone.
+// The origins, printed first as aliases: each kernel's ops, named, at
+// their own places.
+// CHECK: #[[TANH0:loc[0-9]*]] = loc("tanh"(#loc{{[0-9]*}}))
+// CHECK: #[[SUM:loc[0-9]*]] = loc("reduce_sum"(#loc{{[0-9]*}}))
 // CHECK-NOT: sched.kernel
 // CHECK-LABEL: sched.program @f
-// CHECK: sched.launch @sinter_k0(%x : {{.*}}) -> (%[[A:.*]] : {{.*}}) {bytes = 131072 : i64, extent = 1 : i64, label = "k0_tanh", symbol = "_mlir_ciface_sinter_k0"}
-// CHECK: sched.launch @sinter_k1({{.*}}) {bytes = 131072 : i64, extent = 1 : i64, label = "k1_tanh", symbol = "_mlir_ciface_sinter_k1"}
-// CHECK: sched.launch @sinter_k0_1({{.*}}) {{{.*}}label = "k0_tanh", symbol = "_mlir_ciface_sinter_k0_1"}
-// CHECK: sched.launch @sinter_k2({{.*}}) {bytes = 20 : i64, extent = 1 : i64, label = "k2_reduce_sum", symbol = "_mlir_ciface_sinter_k2"}
+// CHECK: sched.launch @sinter_k0(%x : {{.*}}) -> (%[[A:.*]] : {{.*}}) {bytes = 131072 : i64, extent = 1 : i64, label = "k0_tanh", sched.origins = [#[[TANH0]]], symbol = "_mlir_ciface_sinter_k0"}
+// CHECK: sched.launch @sinter_k1({{.*}}) {bytes = 131072 : i64, extent = 1 : i64, label = "k1_tanh", sched.origins = [#loc{{[0-9]*}}], symbol = "_mlir_ciface_sinter_k1"}
+// CHECK: sched.launch @sinter_k0_1({{.*}}) {{{.*}}label = "k0_tanh", sched.origins = [#[[TANH0]]], symbol = "_mlir_ciface_sinter_k0_1"}
+// CHECK: sched.launch @sinter_k2({{.*}}) {bytes = 20 : i64, extent = 1 : i64, label = "k2_reduce_sum", sched.origins = [#[[SUM]]], symbol = "_mlir_ciface_sinter_k2"}
 // CHECK: func.func private @[[BODY:sinter_k0_body]](%arg0: memref<?xi8> {llvm.noalias}, %arg1: memref<?xi8> {llvm.noalias}, %arg2: index, %arg3: index) attributes {sinter.shared_body}
 // CHECK: linalg.generic
 // CHECK: math.tanh

@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -331,7 +333,7 @@ TEST(LossScalerTest, MovesAsGradScaler) {
 // lr and loss come back bit for bit, however the writer spells them, and a
 // trainer.json in the first writer's spelling ("3e-04") still loads.
 TEST_F(CheckpointTest, NumbersRoundTripExactly) {
-  for (double lr : {3e-4, 0.1 + 0.2, 6e-4, 1e-300, 123456789012345680000.0,
+  for (double lr : {3e-4, 0.1 + 0.2, 6e-4, 1e-300, 123456789.01234567,
                     4.9406564584124654e-324}) {
     Checkpoint c = make(5, 1);
     c.state.lr = lr;
@@ -405,6 +407,144 @@ TEST(HashBytes, DependsOnEveryByteAndTheLength) {
   }
   EXPECT_NE(hashBytes(std::string(36, 'x')), h);
   EXPECT_NE(hashBytes(""), hashBytes(std::string(1, '\0')));
+}
+
+/// Replaces file `name` of the checkpoint in `dir` with `bytes` and its
+/// COMPLETE entry to match, so that only what reads the file can object.
+void replaceFile(const fs::path &dir, const std::string &name,
+                 const std::string &bytes) {
+  std::string marker = sinter::test::readFile((dir / "COMPLETE").string());
+  size_t at = marker.find("\"" + name + "\"");
+  ASSERT_NE(at, std::string::npos);
+  size_t end = marker.find('}', at) + 1;
+  marker.replace(at, end - at,
+                 absl::StrFormat("\"%s\":{\"bytes\":%d,\"hash\":\"%016x\"}",
+                                 name, bytes.size(), hashBytes(bytes)));
+  sinter::test::writeFile((dir / "COMPLETE").string(), marker);
+  sinter::test::writeFile((dir / name).string(), bytes);
+}
+
+// A checkpoint is a recovery point: non-finite parameters or optimizer
+// state are neither written nor loaded.
+TEST_F(CheckpointTest, NonFiniteStateIsNeitherSavedNorLoaded) {
+  Checkpoint nan = make(4, NAN);
+  absl::StatusOr<std::string> saved = saveCheckpoint(root, nan);
+  ASSERT_FALSE(saved.ok());
+  EXPECT_EQ(saved.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(saved.status().message().find(
+                "not saving the checkpoint of step 4: its model.safetensors "
+                "tensor 'fc.weight' holds 1 NaN or infinite value(s) (the "
+                "first at element 0)"),
+            std::string::npos)
+      << saved.status();
+  EXPECT_FALSE(fs::exists(fs::path(root) / "step-00000004"));
+  Checkpoint inf = make(4, 1);
+  inf.optimizer.tensors[0].second = tensor({0, 0, INFINITY});
+  ASSERT_FALSE(saveCheckpoint(root, inf).ok());
+
+  // One written elsewhere (or by an older version) is refused on load.
+  ASSERT_TRUE(saveCheckpoint(root, make(4, 1)).ok());
+  formats::SafeTensorsFile bad = make(4, 1).model;
+  bad.tensors[1].second = tensor({-INFINITY});
+  absl::StatusOr<std::string> bytes = formats::serializeSafeTensors(bad);
+  ASSERT_TRUE(bytes.ok());
+  replaceFile(fs::path(root) / "step-00000004", "model.safetensors", *bytes);
+  absl::StatusOr<Checkpoint> c = loadCheckpoint(root);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find(
+                "model.safetensors: tensor 'fc.bias' holds 1 NaN or infinite "
+                "value(s) (the first at element 0): a checkpoint with "
+                "non-finite state is no recovery point"),
+            std::string::npos)
+      << c.status();
+}
+
+// trainer.json, COMPLETE, the directory's name and the model's metadata
+// all give the step; files mixed from two checkpoints disagree.
+TEST_F(CheckpointTest, StepsThatDisagreeAreAnError) {
+  Checkpoint c = make(2, 1);
+  c.model.metadata["sinter.step"] = "2";
+  ASSERT_TRUE(saveCheckpoint(root, c).ok());
+  fs::path dir = fs::path(root) / "step-00000002";
+  fs::rename(dir, fs::path(root) / "step-00000007");
+  sinter::test::writeFile((fs::path(root) / "latest").string(),
+                          "step-00000007\n");
+  absl::StatusOr<Checkpoint> renamed = loadCheckpoint(root);
+  ASSERT_FALSE(renamed.ok());
+  EXPECT_NE(renamed.status().message().find(
+                "trainer.json: 'step' is 2, but the directory is "
+                "step-00000007: the checkpoint's files do not belong together"),
+            std::string::npos)
+      << renamed.status();
+  fs::rename(fs::path(root) / "step-00000007", dir);
+  sinter::test::writeFile((fs::path(root) / "latest").string(),
+                          "step-00000002\n");
+  ASSERT_TRUE(loadCheckpoint(root).ok());
+
+  // Another checkpoint's model file, with its COMPLETE entry.
+  Checkpoint other = make(9, 1);
+  other.model.metadata["sinter.step"] = "9";
+  absl::StatusOr<std::string> bytes = formats::serializeSafeTensors(other.model);
+  ASSERT_TRUE(bytes.ok());
+  replaceFile(dir, "model.safetensors", *bytes);
+  absl::StatusOr<Checkpoint> mixed = loadCheckpoint(root);
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.status().message().find("model.safetensors says 9"),
+            std::string::npos)
+      << mixed.status();
+
+  // A COMPLETE that names another step.
+  ASSERT_TRUE(saveCheckpoint(root, c).ok());
+  std::string marker = slurp(dir / "COMPLETE");
+  size_t at = marker.find("\"step\":2");
+  ASSERT_NE(at, std::string::npos);
+  marker.replace(at, 8, "\"step\":3");
+  sinter::test::writeFile((dir / "COMPLETE").string(), marker);
+  absl::StatusOr<Checkpoint> marked = loadCheckpoint(root);
+  ASSERT_FALSE(marked.ok());
+  EXPECT_NE(marked.status().message().find("COMPLETE says 3"),
+            std::string::npos)
+      << marked.status();
+}
+
+// --keep-last=2 --keep-every=4: the newest two, the multiples of 4 and the
+// one `latest` names survive.
+TEST_F(CheckpointTest, PruneKeepsTheNewestTheMultiplesAndLatest) {
+  for (int64_t step : {1, 2, 3, 4, 5, 6, 7, 8, 9})
+    ASSERT_TRUE(saveCheckpoint(root, make(step, 1)).ok());
+  sinter::test::writeFile((fs::path(root) / "latest").string(),
+                          "step-00000003\n");
+  ASSERT_TRUE(pruneCheckpoints(root, 2, 4).ok());
+  std::vector<std::string> left;
+  for (const auto &e : fs::directory_iterator(root))
+    if (e.path().filename() != "latest")
+      left.push_back(e.path().filename().string());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"step-00000003", "step-00000004",
+                                            "step-00000008", "step-00000009"}));
+  ASSERT_TRUE(pruneCheckpoints(root, 0, 0).ok()); // 0 keeps all
+  ASSERT_TRUE(pruneCheckpoints(root, 1, 0).ok());
+  left.clear();
+  for (const auto &e : fs::directory_iterator(root))
+    if (e.path().filename() != "latest")
+      left.push_back(e.path().filename().string());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left,
+            (std::vector<std::string>{"step-00000003", "step-00000009"}));
+}
+
+// An unwritable --save is found before the work.
+TEST_F(CheckpointTest, CheckWritableCreatesTheRootOrSaysWhy) {
+  fs::path fresh = fs::path(root) / "a" / "b";
+  ASSERT_TRUE(checkWritable(fresh.string()).ok());
+  EXPECT_TRUE(fs::is_directory(fresh));
+  EXPECT_TRUE(fs::is_empty(fresh)); // the probe is gone
+  sinter::test::writeFile((fs::path(root) / "file").string(), "x");
+  absl::Status s = checkWritable((fs::path(root) / "file" / "ck").string());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("cannot create the checkpoint directory"),
+            std::string::npos)
+      << s;
 }
 
 } // namespace

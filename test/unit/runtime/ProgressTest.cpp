@@ -121,7 +121,33 @@ TEST(Progress, MetricsLogAppendsOneObjectPerLine) {
                       "{\"step\":2,\"loss\":2.25}\n"
                       "{\"step\":9,\"eval_loss\":null}\n");
   std::filesystem::remove(path);
-  EXPECT_FALSE(MetricsLog::open("/nonexistent-dir/x.jsonl").ok());
+}
+
+// The log's directory is created, as --save's is; a resume is one record.
+TEST(Progress, MetricsLogCreatesItsDirectoryAndRecordsResumes) {
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "sinter-progress-dir-test";
+  std::filesystem::remove_all(dir);
+  std::string path = (dir / "a" / "b" / "m.jsonl").string();
+  {
+    absl::StatusOr<std::unique_ptr<MetricsLog>> log = MetricsLog::open(path);
+    ASSERT_TRUE(log.ok()) << log.status();
+    ASSERT_TRUE((*log)->writeResume(6, "ck/step-00000006").ok());
+  }
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_EQ(ss.str(), "{\"event\":\"resume\",\"step\":6,"
+                      "\"checkpoint\":\"ck/step-00000006\"}\n");
+  // Under a regular file no directory can be made.
+  std::ofstream((dir / "file").string()) << "x";
+  absl::StatusOr<std::unique_ptr<MetricsLog>> bad =
+      MetricsLog::open((dir / "file" / "m.jsonl").string());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--log-jsonl directory"),
+            std::string::npos)
+      << bad.status();
+  std::filesystem::remove_all(dir);
 }
 
 } // namespace

@@ -1,0 +1,339 @@
+//===- Numerics.cpp - where a step's first non-finite value came from ----===//
+
+#include "runtime/Exec/Numerics.h"
+
+#include "abi/HalfFloat.h"
+#include "runtime/Formats/FileIO.h"
+#include "runtime/Formats/HostTensor.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <set>
+
+using namespace sinter;
+using namespace sinter::exec;
+namespace sabi = sinter::abi;
+
+namespace {
+
+/// A parameter this large has diverged: trained weights stay within a few
+/// hundred, and f32 overflows from 3.4e38.
+constexpr double kDivergedMagnitude = 1e8;
+
+template <typename Load>
+void scanElements(int64_t count, Load load, BufferScan &out) {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (int64_t i = 0; i < count; ++i) {
+    double v = load(i);
+    if (std::isfinite(v)) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+      continue;
+    }
+    if (out.firstBad < 0)
+      out.firstBad = i;
+    if (std::isnan(v))
+      ++out.nan;
+    else if (v > 0)
+      ++out.posInf;
+    else
+      ++out.negInf;
+  }
+  out.min = lo;
+  out.max = hi;
+}
+
+/// Whether buffers `a` and `b` share bytes.
+bool overlaps(const Buffer &a, const Buffer &b) {
+  return a.slab == b.slab && a.offset < b.offset + b.bytes &&
+         b.offset < a.offset + a.bytes;
+}
+
+/// Whether `id` is a result the trainer reads or keeps (the loss, a metric,
+/// a parameter, optimizer state): a non-finite value there is a fault even
+/// without a NaN.
+bool isResult(const StepProgram &program, int64_t id) {
+  for (const Result &r : program.results)
+    if (overlaps(program.buffers[r.buffer], program.buffers[id]))
+      return true;
+  return false;
+}
+
+/// "'fc1.weight' [256x784] f32" or "[64x10] f32 activations".
+std::string bufferText(const StepProgram &program, int64_t id) {
+  const Buffer &b = program.buffers[id];
+  std::string text = absl::StrFormat("[%s] %s", absl::StrJoin(b.shape, "x"),
+                                     std::string(sabi::dtypeName(b.type)));
+  for (const Result &r : program.results)
+    if (r.buffer == id)
+      return absl::StrCat(formats::quoteForMessage(r.name), " ", text);
+  if (!b.name.empty())
+    return absl::StrCat(formats::quoteForMessage(b.name), " ", text);
+  return b.category.empty() ? text : absl::StrCat(text, " ", b.category);
+}
+
+std::string badText(const BufferScan &s) {
+  std::vector<std::string> parts;
+  if (s.nan)
+    parts.push_back(absl::StrFormat("%d NaN", s.nan));
+  if (s.posInf)
+    parts.push_back(absl::StrFormat("%d +inf", s.posInf));
+  if (s.negInf)
+    parts.push_back(absl::StrFormat("%d -inf", s.negInf));
+  return absl::StrFormat("%s of %d values (the first at element %d)",
+                         absl::StrJoin(parts, ", "), s.elements, s.firstBad);
+}
+
+std::string rangeText(const BufferScan &s) {
+  if (s.min > s.max)
+    return "no finite values";
+  return absl::StrFormat("in [%g, %g]", s.min, s.max);
+}
+
+} // namespace
+
+bool sinter::exec::scanBuffer(const StepProgram &program, int64_t buffer,
+                              const void *data, BufferScan &out) {
+  const Buffer &b = program.buffers[buffer];
+  out = BufferScan();
+  out.buffer = buffer;
+  out.elements = b.numElements;
+  const auto *bytes = static_cast<const unsigned char *>(data);
+  auto load = [bytes](auto tag, int64_t i) {
+    decltype(tag) v;
+    std::memcpy(&v, bytes + i * sizeof v, sizeof v);
+    return v;
+  };
+  switch (b.type) {
+  case sabi::ElementType::f32:
+    scanElements(
+        b.numElements, [&](int64_t i) { return double(load(float(), i)); },
+        out);
+    return true;
+  case sabi::ElementType::f64:
+    scanElements(
+        b.numElements, [&](int64_t i) { return load(double(), i); }, out);
+    return true;
+  case sabi::ElementType::bf16:
+    scanElements(
+        b.numElements,
+        [&](int64_t i) {
+          return double(half::bf16BitsToFloat(load(uint16_t(), i)));
+        },
+        out);
+    return true;
+  case sabi::ElementType::f16:
+    scanElements(
+        b.numElements,
+        [&](int64_t i) {
+          return double(half::f16BitsToFloat(load(uint16_t(), i)));
+        },
+        out);
+    return true;
+  default:
+    return false;
+  }
+}
+
+namespace {
+
+/// Whether no element of `words` has every bit of `exponent` set (an
+/// infinity or a NaN). Branch-free, so that it vectorizes.
+template <typename Word>
+bool exponentsFinite(const unsigned char *bytes, int64_t count, Word exponent) {
+  bool bad = false;
+  for (int64_t i = 0; i < count; ++i) {
+    Word w;
+    std::memcpy(&w, bytes + i * sizeof(Word), sizeof(Word));
+    bad |= (w & exponent) == exponent;
+  }
+  return !bad;
+}
+
+} // namespace
+
+bool sinter::exec::allFinite(const StepProgram &program, int64_t buffer,
+                             const void *data) {
+  const Buffer &b = program.buffers[buffer];
+  const auto *bytes = static_cast<const unsigned char *>(data);
+  switch (b.type) {
+  case sabi::ElementType::f32:
+    return exponentsFinite<uint32_t>(bytes, b.numElements, 0x7f800000u);
+  case sabi::ElementType::f64:
+    return exponentsFinite<uint64_t>(bytes, b.numElements,
+                                     0x7ff0000000000000ull);
+  case sabi::ElementType::bf16:
+    return exponentsFinite<uint16_t>(bytes, b.numElements, 0x7f80);
+  case sabi::ElementType::f16:
+    return exponentsFinite<uint16_t>(bytes, b.numElements, 0x7c00);
+  default:
+    return true;
+  }
+}
+
+std::optional<Fault> sinter::exec::findFault(const StepProgram &program,
+                                             const NumericsLog &log) {
+  // The trigger: the first step that wrote a NaN, else the first that
+  // wrote a non-finite value into a result.
+  auto firstWrite = [&](auto wanted) -> std::optional<size_t> {
+    for (size_t k = 0; k < log.steps.size(); ++k)
+      for (const BufferScan &w : log.steps[k].writes)
+        if (wanted(w))
+          return k;
+    return std::nullopt;
+  };
+  std::optional<size_t> at =
+      firstWrite([](const BufferScan &w) { return w.nan > 0; });
+  if (!at)
+    at = firstWrite([&](const BufferScan &w) {
+      return !w.finite() && isResult(program, w.buffer);
+    });
+  if (!at)
+    return std::nullopt;
+
+  // Back through the first non-finite input of each step to the step that
+  // wrote it, until a step's inputs are finite.
+  size_t k = *at;
+  for (;;) {
+    const StepScan &s = log.steps[k];
+    auto input = std::find_if(s.reads.begin(), s.reads.end(),
+                              [](const BufferScan &r) { return !r.finite(); });
+    if (input == s.reads.end()) {
+      Fault f;
+      f.step = s.step;
+      f.value = *std::find_if(s.writes.begin(), s.writes.end(),
+                              [](const BufferScan &w) { return !w.finite(); });
+      f.inputs = s.reads;
+      return f;
+    }
+    const Buffer &read = program.buffers[input->buffer];
+    std::optional<size_t> producer;
+    for (size_t j = k; j-- > 0 && !producer;)
+      for (const BufferScan &w : log.steps[j].writes)
+        if (!w.finite() && overlaps(program.buffers[w.buffer], read))
+          producer = j;
+    if (!producer) {
+      Fault f;
+      f.value = *input;
+      return f;
+    }
+    k = *producer;
+  }
+}
+
+std::vector<const Origin *> sinter::exec::suspects(const StepProgram &program,
+                                                   const Fault &fault) {
+  std::vector<const Origin *> out;
+  if (fault.step < 0)
+    return out;
+  static const std::set<std::string> domain = {"log", "sqrt", "rsqrt", "pow",
+                                               "div"};
+  static const std::set<std::string> overflow = {"exp", "log", "rsqrt",
+                                                 "pow", "div", "cast"};
+  const Step &step = program.steps[static_cast<size_t>(fault.step)];
+  auto pick = [&](const std::set<std::string> *kinds) {
+    for (const Origin &o : step.origins)
+      if (!kinds || kinds->count(o.op))
+        out.push_back(&o);
+  };
+  // A NaN made inside one step may also be an overflow met by a 0 or
+  // another infinity there (exp(x) * 0).
+  if (fault.value.nan)
+    pick(&domain);
+  if (out.empty())
+    pick(&overflow);
+  if (out.empty())
+    pick(nullptr);
+  return out;
+}
+
+std::string sinter::exec::describeOrigin(const Origin &o) {
+  std::string text = o.op;
+  if (!o.layer.empty())
+    absl::StrAppend(&text, o.op.empty() ? "layer " : " of layer ",
+                    formats::quoteForMessage(o.layer));
+  if (!o.file.empty())
+    absl::StrAppend(&text,
+                    absl::StrFormat(" (%s:%d:%d)", o.file, o.line, o.column));
+  return text;
+}
+
+std::string sinter::exec::describeFault(const StepProgram &program,
+                                        const Fault &fault) {
+  if (fault.step < 0) {
+    const Buffer &b = program.buffers[fault.value.buffer];
+    std::string what = "a buffer";
+    for (const Argument &a : program.arguments)
+      if (overlaps(program.buffers[a.buffer], b))
+        what = absl::StrCat(std::string(sabi::argumentKindName(a.kind)), " ",
+                            formats::quoteForMessage(a.name));
+    return absl::StrFormat(
+        "%s already held %s when %s began (so an earlier step, or the data, "
+        "made them)",
+        what, badText(fault.value), program.function);
+  }
+  const Step &step = program.steps[static_cast<size_t>(fault.step)];
+  std::string kind(sabi::stepKindName(step.kind));
+  if (step.kind == sabi::Step::kKernel)
+    kind = absl::StrCat("kernel ",
+                        program.kernels[static_cast<size_t>(step.kernel)].name);
+  std::string out = absl::StrFormat(
+      "program step %d of %s (%s) wrote %s into %s, from finite inputs",
+      fault.step, program.function, kind, badText(fault.value),
+      bufferText(program, fault.value.buffer));
+  for (size_t i = 0; i < fault.inputs.size(); ++i)
+    absl::StrAppend(&out,
+                    absl::StrFormat("\n  input %s %s",
+                                    bufferText(program, fault.inputs[i].buffer),
+                                    rangeText(fault.inputs[i])));
+  // Parameters far beyond any trained model's: the values did not go bad
+  // here, they grew over the steps before (a learning rate too large).
+  auto diverged = [&]() -> std::string {
+    for (const BufferScan &in : fault.inputs) {
+      double magnitude = std::max(std::fabs(in.min), std::fabs(in.max));
+      if (in.min > in.max || magnitude <= kDivergedMagnitude)
+        continue;
+      for (const Argument &a : program.arguments)
+        if (a.kind == sabi::Argument::param &&
+            overlaps(program.buffers[a.buffer], program.buffers[in.buffer]))
+          return absl::StrFormat(
+              "\n  the parameters themselves diverged: %s reaches %g in "
+              "magnitude (lower --lr, or clip the gradients: "
+              "training.grad_clip)",
+              formats::quoteForMessage(a.name), magnitude);
+    }
+    return "";
+  };
+  absl::StrAppend(&out, diverged());
+  if (step.origins.empty())
+    return out;
+  std::vector<const Origin *> candidates = suspects(program, fault);
+  std::vector<std::string> all;
+  for (const Origin &o : step.origins)
+    all.push_back(describeOrigin(o));
+  if (candidates.size() == 1) {
+    absl::StrAppend(&out, "\n  the op: ", describeOrigin(*candidates.front()));
+    if (step.origins.size() > 1)
+      absl::StrAppend(
+          &out, absl::StrFormat(" (the only one of the step's %d ops that "
+                                "makes %s from finite values)",
+                                step.origins.size(),
+                                fault.value.nan ? "NaN" : "an infinity"));
+    return out;
+  }
+  std::vector<std::string> named;
+  for (const Origin *o : candidates)
+    named.push_back(describeOrigin(*o));
+  absl::StrAppend(&out, "\n  the step computes: ", absl::StrJoin(all, "; "));
+  if (!named.empty() && named.size() < all.size())
+    absl::StrAppend(&out, "\n  of these, what can make ",
+                    fault.value.nan ? "NaN" : "an infinity",
+                    " from finite values: ", absl::StrJoin(named, "; "));
+  return out;
+}
