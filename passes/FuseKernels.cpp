@@ -25,12 +25,17 @@
 // An op joins the kernel of a producer when (1) its result has the kernel's
 // iteration shape (so the producer's scalar is exactly the one it needs),
 // (2) it does not read the kernel's reduction result (only final after the
-// loop) or any value derived from the kernel outside it, and (3) joining
-// creates no cycle between kernels. A reduction joins a loop kernel that
-// iterates over its operand's shape, turning it into a reduction kernel; a
-// second reduction over the same axes may join too. Values used outside
-// their kernel are exported (multi-output kernels). Splat constants are
-// cloned into every kernel that reads them.
+// loop) or any value derived from the kernel outside it, (3) joining
+// creates no cycle between kernels, and (4) the kernel would read at most
+// `max-kernel-inputs` values from outside (each is an argument of its code;
+// the sum of a deep model's squared parameter norms goes on in a new
+// kernel, the same additions in the same order). Cycles are checked against
+// a topological order of the kernels kept as they grow (Pearce and Kelly),
+// so a query walks only the kernels between the two. A reduction joins a
+// loop kernel that iterates over its operand's shape, turning it into a
+// reduction kernel; a second reduction over the same axes may join too.
+// Values used outside their kernel are exported (multi-output kernels).
+// Splat constants are cloned into every kernel that reads them.
 //
 // Row phases relax (2): when a kernel's reductions run over the trailing
 // axes of its space, an op reading a per-row result (keepdims), or a row op
@@ -186,9 +191,43 @@ void KernelGrouper::sourcesOf(Value v, SmallVectorImpl<int> &out,
              c != OpClass::Reduction;
 }
 
+Value KernelGrouper::inputOf(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    OpClass c = classify(def);
+    if (c == OpClass::SplatConstant)
+      return {};
+    if (c != OpClass::View && c != OpClass::Alias)
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
+SmallVector<Value> KernelGrouper::newInputs(Operation *op, const Group &g) {
+  SmallVector<Value> added;
+  for (Value operand : op->getOperands()) {
+    Value in = inputOf(operand);
+    if (!in || g.inputs.contains(in) || llvm::is_contained(added, in))
+      continue;
+    if (Operation *def = in.getDefiningOp()) {
+      auto it = groupOf.find(def);
+      if (it != groupOf.end() && it->second == g.id)
+        continue;
+    }
+    added.push_back(in);
+  }
+  return added;
+}
+
 bool KernelGrouper::dependsOn(int from, int target) {
   if (from == target)
     return true;
+  // Dependencies come earlier in the topological order: nothing before
+  // `target` leads to it. Without this bound every query walks most of the
+  // groups built so far, quadratic in the step.
+  int floor = groups[target].order;
+  if (groups[from].order < floor)
+    return false;
   SmallVector<int> stack{from};
   llvm::DenseSet<int> seen{from};
   while (!stack.empty()) {
@@ -196,11 +235,51 @@ bool KernelGrouper::dependsOn(int from, int target) {
     for (int d : groups[g].deps) {
       if (d == target)
         return true;
-      if (seen.insert(d).second)
+      if (groups[d].order > floor && seen.insert(d).second)
         stack.push_back(d);
     }
   }
   return false;
+}
+
+void KernelGrouper::addDep(Group &g, int s) {
+  if (s == g.id || !g.deps.insert(s).second)
+    return;
+  groups[s].users.insert(g.id);
+  int lower = g.order, upper = groups[s].order;
+  if (upper < lower)
+    return;
+  // s is after g in the order: move what must come before g (s and its
+  // dependencies from g's place on) ahead of what must come after it (g
+  // and its readers up to s's place), on the same positions (Pearce and
+  // Kelly's dynamic topological order). The caller made sure s does not
+  // depend on g, so the two sets are disjoint.
+  auto collect = [&](int start, bool down) {
+    SmallVector<int> found{start}, stack{start};
+    llvm::DenseSet<int> seen{start};
+    while (!stack.empty()) {
+      int n = stack.pop_back_val();
+      for (int m : down ? groups[n].deps : groups[n].users) {
+        int o = groups[m].order;
+        if ((down ? o > lower : o < upper) && seen.insert(m).second) {
+          found.push_back(m);
+          stack.push_back(m);
+        }
+      }
+    }
+    llvm::sort(found,
+               [&](int a, int b) { return groups[a].order < groups[b].order; });
+    return found;
+  };
+  SmallVector<int> before = collect(s, /*down=*/true);
+  SmallVector<int> after = collect(g.id, /*down=*/false);
+  SmallVector<int> positions;
+  for (int n : llvm::concat<int>(before, after))
+    positions.push_back(groups[n].order);
+  llvm::sort(positions);
+  for (auto [n, position] :
+       llvm::zip(llvm::concat<int>(before, after), positions))
+    groups[n].order = position;
 }
 
 int KernelGrouper::newGroup(Operation *op, Group::Kind kind,
@@ -210,6 +289,7 @@ int KernelGrouper::newGroup(Operation *op, Group::Kind kind,
   g.kind = kind;
   g.space.assign(space.begin(), space.end());
   g.firstPosition = position[op];
+  g.order = nextOrder++; // read by no group yet
   groups.push_back(std::move(g));
   addMember(groups.back(), op);
   return groups.back().id;
@@ -217,6 +297,8 @@ int KernelGrouper::newGroup(Operation *op, Group::Kind kind,
 
 void KernelGrouper::addMember(Group &g, Operation *op) {
   phase[op] = phaseIn(op, g);
+  for (Value in : newInputs(op, g))
+    g.inputs.insert(in);
   g.members.push_back(op);
   groupOf[op] = g.id;
   for (Value operand : op->getOperands()) {
@@ -224,8 +306,7 @@ void KernelGrouper::addMember(Group &g, Operation *op) {
     bool isMember;
     sourcesOf(operand, sources, isMember);
     for (int s : sources)
-      if (s != g.id)
-        g.deps.insert(s);
+      addDep(g, s);
   }
   if (auto reduce = dyn_cast<ReduceSumOp>(op))
     g.reduceAxes.assign(reduce.getAxes().begin(), reduce.getAxes().end());
@@ -295,6 +376,14 @@ std::string KernelGrouper::whyNotJoin(Operation *op, Group &g) {
     return llvm::formatv("k{0} iterates over {1}, this op over {2}", g.id,
                          shapeText(g.space), shapeText(iterShape))
         .str();
+  // Each value a kernel reads is an argument of its code
+  // (FusionTarget::maxInputs).
+  if (size_t added = newInputs(op, g).size())
+    if ((int64_t)(g.inputs.size() + added) > target.maxInputs)
+      return llvm::formatv("k{0} reads {1} values already, and a kernel "
+                           "reads at most {2}",
+                           g.id, g.inputs.size(), target.maxInputs)
+          .str();
   // Code generation keeps such values for a chunk of rows in a stack
   // buffer (compiler/CodeGen/KernelPhases.cpp) when a chunk is small enough.
   // The largest chunk whose costly values code generation keeps on the
@@ -435,6 +524,18 @@ void KernelGrouper::absorbLoneProducers(Operation *op) {
     if (!onlyForG ||
         llvm::any_of(h.deps, [&](int d) { return dependsOn(d, g.id); }))
       continue;
+    // The merged kernel reads what both read, but h's values: within the
+    // bound too (FusionTarget::maxInputs).
+    size_t merged = h.inputs.size();
+    for (Value in : g.inputs) {
+      Operation *d = in.getDefiningOp();
+      auto from = d ? groupOf.find(d) : groupOf.end();
+      if ((from == groupOf.end() || from->second != h.id) &&
+          !h.inputs.contains(in))
+        ++merged;
+    }
+    if ((int64_t)merged > target.maxInputs)
+      continue;
     // Keep program order inside the kernel: h's ops go, in their order,
     // right before the first op of g that reads one of them.
     llvm::SmallPtrSet<Operation *, 8> moved(h.members.begin(), h.members.end());
@@ -450,11 +551,20 @@ void KernelGrouper::absorbLoneProducers(Operation *op) {
                                 "so the two became one loop",
                                 g.id, h.id);
     }
-    for (int d : h.deps)
-      g.deps.insert(d);
+    for (int d : h.deps) {
+      groups[d].users.erase(h.id);
+      addDep(g, d);
+    }
     g.deps.erase(h.id);
+    h.users.erase(g.id);
+    // g reads what h read; what g read of h's is computed inside now.
+    g.inputs.insert(h.inputs.begin(), h.inputs.end());
+    for (Operation *m : h.members)
+      for (Value r : m->getResults())
+        g.inputs.erase(r);
     h.members.clear();
     h.deps.clear();
+    h.inputs.clear();
     if (auto r = recompute.find(h.id); r != recompute.end()) {
       llvm::DenseSet<Value> moved = std::move(r->second);
       recompute.erase(h.id);
@@ -496,7 +606,7 @@ void KernelGrouper::planRecompute(Operation *op) {
       continue;
     // The chain behind v, and what it reads.
     SmallVector<Operation *> chain;
-    SmallVector<Value> rowLeaves;
+    SmallVector<Value> rowLeaves, leafInputs;
     llvm::SmallPtrSet<Operation *, 8> seen;
     llvm::SmallSetVector<int, 4> sources;
     llvm::SmallPtrSet<void *, 4> fullReads; // distinct full-size values
@@ -535,6 +645,12 @@ void KernelGrouper::planRecompute(Operation *op) {
         }
         if (shapeOf(w) == ArrayRef<int64_t>(h.space))
           fullReads.insert(w.getAsOpaquePointer());
+        if (Value in = inputOf(w)) {
+          Operation *leaf = in.getDefiningOp();
+          auto it = leaf ? groupOf.find(leaf) : groupOf.end();
+          if (it == groupOf.end() || it->second != hId)
+            leafInputs.push_back(in);
+        }
         SmallVector<int> from;
         bool isMember;
         sourcesOf(w, from, isMember);
@@ -548,11 +664,15 @@ void KernelGrouper::planRecompute(Operation *op) {
     walk(d);
     if (!ok || fullReads.size() > 1)
       continue;
+    // h reads the chain's leaves instead of its result.
     for (Operation *e : chain)
-      for (Value r : e->getResults())
+      for (Value r : e->getResults()) {
         recompute[hId].insert(r);
+        h.inputs.erase(r);
+      }
+    h.inputs.insert(leafInputs.begin(), leafInputs.end());
     for (int s : sources)
-      h.deps.insert(s);
+      addDep(h, s);
     forceExport.insert(rowLeaves.begin(), rowLeaves.end());
   }
 }
@@ -674,6 +794,7 @@ public:
 
   void runOnOperation() override {
     FusionTarget target;
+    target.maxInputs = maxKernelInputs;
     target.limits.minElementsToSplit = minElementsToSplit;
     target.limits.chunkElements = chunkElements;
     target.limits.maxScratchBytes = maxScratchBytes;

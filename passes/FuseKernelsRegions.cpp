@@ -118,6 +118,7 @@ void KernelGrouper::buildRegions() {
   OpBuilder b(ctx);
   SmallVector<Operation *> toErase;
   DenseMap<Value, Value> builtResult; // member result -> kernel result
+  DenseMap<Value, Value> builtMember; // kernel result -> member result
   for (int n : order) {
     if (nodes[n].op) {
       nodes[n].op->moveBefore(ret);
@@ -218,9 +219,12 @@ void KernelGrouper::buildRegions() {
     IRMapping map;
     for (Value in : inputs)
       map.map(in, block->addArgument(in.getType(), in.getLoc()));
-    for (auto [member, result] : builtResult)
-      if (inputs.contains(result))
-        map.map(member, map.lookup(result));
+    // A recomputed chain reads a built kernel's member as that kernel's
+    // result, an input (looked up per input: walking every result built so
+    // far would be quadratic in the step).
+    for (Value in : inputs)
+      if (Value member = builtMember.lookup(in))
+        map.map(member, map.lookup(in));
     b.setInsertionPointToEnd(block);
     for (Operation *c : clones) {
       Operation *copy = b.clone(*c, map);
@@ -251,6 +255,7 @@ void KernelGrouper::buildRegions() {
         return !memberSet.count(use.getOwner());
       });
       builtResult[out] = res;
+      builtMember[res] = out;
     }
     for (Operation *m : g.members)
       toErase.push_back(m);

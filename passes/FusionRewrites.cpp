@@ -93,6 +93,15 @@ static void padsToConcat(AddOp root, llvm::DenseSet<Operation *> &erased) {
       return;
     }
     if (auto add = dyn_cast<AddOp>(def)) {
+      // Both operands first, so that a long chain of sums of other values
+      // (the global norm's) fails here and is not walked from every add.
+      for (Value operand : {add.getLhs(), add.getRhs()}) {
+        Operation *d = operand.getDefiningOp();
+        if (!d || !isa<AddOp, PadOp>(d)) {
+          ok = false;
+          return;
+        }
+      }
       tree.push_back(add);
       collect(add.getLhs(), false);
       collect(add.getRhs(), false);

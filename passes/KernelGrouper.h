@@ -45,6 +45,13 @@ struct Group {
   llvm::SmallVector<int64_t> reduceAxes;        // for Reduction
   llvm::SmallVector<mlir::Operation *> members; // in program order
   llvm::SmallDenseSet<int, 8> deps;             // groups this one reads from
+  llvm::SmallDenseSet<int, 8> users;            // groups that read this one
+  /// Position in a topological order of the groups, kept as dependencies
+  /// are added: each of `deps` has a smaller one.
+  int order = 0;
+  /// The values it reads from outside (views and reshapes looked through;
+  /// splat constants are cloned in): the buffers its code takes.
+  llvm::DenseSet<mlir::Value> inputs;
   int firstPosition = 0;
   /// For Library groups: how far the matmul's epilogue has grown
   /// (0 none, 1 scaled, 2 bias added, 3 activation applied).
@@ -57,6 +64,12 @@ struct FusionTarget {
   analysis::KernelLimits limits;
   /// The epilogues the matmul library applies in the same call.
   bool scaleEpilogue = true, biasEpilogue = true, activationEpilogue = true;
+  /// Values one kernel reads from outside at most. Each is an argument of
+  /// the kernel's code, and LLVM's work on a function grows with the square
+  /// of its arguments: without a bound, the sum of the squared norms of a
+  /// thousand-layer model's parameters would be one kernel of thousands of
+  /// arguments and take most of the compile time and memory.
+  int64_t maxInputs = 256;
 };
 
 class KernelGrouper {
@@ -71,7 +84,15 @@ private:
   /// (readable as a scalar inside that group).
   void sourcesOf(mlir::Value v, llvm::SmallVectorImpl<int> &groups,
                  bool &isMember);
+  /// Whether group `from` reads `target`, directly or through others.
   bool dependsOn(int from, int target);
+  /// Records that `g` reads group `s`, keeping the topological order.
+  void addDep(Group &g, int s);
+  /// The value `v` is read as by a kernel: through views and reshapes;
+  /// null for a splat constant (cloned into the kernel).
+  mlir::Value inputOf(mlir::Value v);
+  /// The values `op` would add to `g`'s inputs.
+  llvm::SmallVector<mlir::Value> newInputs(mlir::Operation *op, const Group &g);
   /// Why `op` may not join `g`, or empty when it may.
   std::string whyNotJoin(mlir::Operation *op, Group &g);
   /// Whether `op` reads a per-row value of group `gId` (a reduction result
@@ -110,6 +131,7 @@ private:
   /// directly (per-row leaves of chains another kernel recomputes).
   llvm::DenseSet<mlir::Value> forceExport;
   std::vector<Group> groups;
+  int nextOrder = 0;
   llvm::DenseMap<mlir::Operation *, int> groupOf;
   llvm::DenseMap<mlir::Operation *, int>
       phase; // row phase of a member (0 mostly)

@@ -151,7 +151,10 @@ def FuseKernelsPass : Pass<"sinter-fuse-kernels", "mlir::ModuleOp"> {
     is, or is not, fused in a `sinter.fusion` attribute. How big a chunk
     of rows a row-phased kernel works on, what it may keep on the stack and
     which epilogues the matmul library applies are the target's
-    (compiler/CodeGen/Target.h); the defaults are the CPU's.
+    (compiler/CodeGen/Target.h); the defaults are the CPU's. A kernel
+    reads at most `max-kernel-inputs` values from outside: the sum of a
+    deep model's per-parameter squared norms continues in a new kernel
+    rather than taking one argument per parameter.
     Precondition: `sinter-decompose-ops` has run.
   }];
   let options = [
@@ -167,6 +170,10 @@ def FuseKernelsPass : Pass<"sinter-fuse-kernels", "mlir::ModuleOp"> {
     ListOption<"matmulEpilogues", "matmul-epilogues", "std::string",
                "What the matmul library applies in the same call: scale, "
                "bias, activation (default: all three)">,
+    Option<"maxKernelInputs", "max-kernel-inputs", "int64_t",
+           /*default=*/"256",
+           "Values a kernel reads from outside at most (each is an "
+           "argument of its code)">,
   ];
   let dependentDialects = ["sinter::sgraph::SGraphDialect"];
 }

@@ -9,6 +9,12 @@
 // set none. A role without a program (no evaluation program) has no
 // symbols; the runtime declares them weak.
 //
+// The kernel table is a struct of rows of `table-row` pointers, laid out
+// as one array: LLVM folds each `llvm.insertvalue` of a global's
+// initializer into a new constant of the whole aggregate, so filling one
+// flat array of N entries would cost N^2 (seconds from ~10,000 kernels
+// on); rows of R entries cost N * R + (N / R)^2.
+//
 // Precondition: each launch's `symbol` names an LLVM function of the
 // module (the target's conversion to the LLVM dialect has run).
 //
@@ -34,10 +40,12 @@ namespace {
 class LowerStepPass
     : public sinter::codegen::impl::LowerStepPassBase<LowerStepPass> {
 public:
+  using LowerStepPassBase::LowerStepPassBase;
+
   void runOnOperation() override;
 
 private:
-  LogicalResult lower(sched::ProgramOp program);
+  LogicalResult lower(sched::ProgramOp program, const SymbolTable &functions);
   void addBytes(Location loc, StringRef name, StringRef bytes);
 
   OpBuilder *b = nullptr;
@@ -50,8 +58,8 @@ void LowerStepPass::addBytes(Location loc, StringRef name, StringRef bytes) {
                             b->getStringAttr(bytes));
 }
 
-LogicalResult LowerStepPass::lower(sched::ProgramOp program) {
-  ModuleOp module = getOperation();
+LogicalResult LowerStepPass::lower(sched::ProgramOp program,
+                                   const SymbolTable &functions) {
   const abi::ProgramSymbols *symbols =
       abi::programSymbols(program.getRole().str());
   FailureOr<abi::StepProgram> built = codegen::buildStepProgram(program);
@@ -73,26 +81,39 @@ LogicalResult LowerStepPass::lower(sched::ProgramOp program) {
   SmallVector<StringRef> entries;
   for (auto launch : program.getBlock().getOps<sched::LaunchOp>()) {
     StringRef symbol = *launch.getSymbol();
-    if (!module.lookupSymbol<LLVM::LLVMFuncOp>(symbol))
+    if (!functions.lookup<LLVM::LLVMFuncOp>(symbol))
       return launch.emitOpError("kernel symbol @")
              << symbol << " is not an LLVM function of the module";
     entries.push_back(symbol);
   }
   auto ptr = LLVM::LLVMPointerType::get(&getContext());
-  auto tableType = LLVM::LLVMArrayType::get(ptr, entries.size());
+  int64_t rowSize = std::max<int64_t>(1, tableRow);
+  SmallVector<ArrayRef<StringRef>> rows;
+  for (ArrayRef<StringRef> rest(entries); !rest.empty();
+       rest = rest.drop_front(rows.back().size()))
+    rows.push_back(rest.take_front(rowSize));
+  SmallVector<Type> rowTypes;
+  for (ArrayRef<StringRef> row : rows)
+    rowTypes.push_back(LLVM::LLVMArrayType::get(ptr, row.size()));
+  auto tableType = LLVM::LLVMStructType::getLiteral(&getContext(), rowTypes);
   auto table = b->create<LLVM::GlobalOp>(
       loc, tableType, /*isConstant=*/true, LLVM::Linkage::External,
       std::string(symbols->kernels), Attribute());
   {
     OpBuilder::InsertionGuard guard(*b);
     b->createBlock(&table.getInitializerRegion());
-    Value array = b->create<LLVM::UndefOp>(loc, tableType);
-    for (auto [i, symbol] : llvm::enumerate(entries)) {
-      Value address = b->create<LLVM::AddressOfOp>(loc, ptr, symbol);
-      array = b->create<LLVM::InsertValueOp>(loc, array, address,
-                                             ArrayRef<int64_t>{(int64_t)i});
+    Value tableValue = b->create<LLVM::UndefOp>(loc, tableType);
+    for (auto [r, row] : llvm::enumerate(rows)) {
+      Value rowValue = b->create<LLVM::UndefOp>(loc, rowTypes[r]);
+      for (auto [i, symbol] : llvm::enumerate(row)) {
+        Value address = b->create<LLVM::AddressOfOp>(loc, ptr, symbol);
+        rowValue = b->create<LLVM::InsertValueOp>(
+            loc, rowValue, address, ArrayRef<int64_t>{(int64_t)i});
+      }
+      tableValue = b->create<LLVM::InsertValueOp>(
+          loc, tableValue, rowValue, ArrayRef<int64_t>{(int64_t)r});
     }
-    b->create<LLVM::ReturnOp>(loc, array);
+    b->create<LLVM::ReturnOp>(loc, tableValue);
   }
   program.erase();
   return success();
@@ -103,6 +124,9 @@ void LowerStepPass::runOnOperation() {
   OpBuilder builder(&getContext());
   b = &builder;
   builder.setInsertionPointToEnd(module.getBody());
+  // The kernel entry points by name (ModuleOp::lookupSymbol scans the
+  // module: once per launch, that would be quadratic).
+  SymbolTable functions(module);
   llvm::StringSet<> roles;
   for (auto program :
        llvm::make_early_inc_range(module.getOps<sched::ProgramOp>())) {
@@ -115,7 +139,7 @@ void LowerStepPass::runOnOperation() {
           << program.getRole() << "'";
       return signalPassFailure();
     }
-    if (failed(lower(program)))
+    if (failed(lower(program, functions)))
       return signalPassFailure();
   }
   StringRef data;

@@ -25,14 +25,16 @@ def LowerStepPass : Pass<"sinter-lower-step", "mlir::ModuleOp"> {
     `abi/StepProgram.proto`) and replaces the program by the
     symbols `abi/Abi.h` names for its role: the serialized program,
     its size, and its kernel table (the address of each launch's `symbol`,
-    in step order). The module attribute `sinter.default_data` (the data
-    folder the binary reads when given none) becomes
-    `sinter_default_data` (`""` without one):
+    in step order, in rows of `table-row` entries: a struct of pointer
+    arrays, laid out as one array, which LLVM builds in linear time). The
+    module attribute `sinter.default_data` (the data folder the binary
+    reads when given none) becomes `sinter_default_data` (`""` without
+    one):
 
     ```mlir
     llvm.mlir.global external constant @sinter_program("\08\02...")
     llvm.mlir.global external constant @sinter_program_size(1234 : i64) : i64
-    llvm.mlir.global external constant @sinter_kernels() : !llvm.array<2 x ptr> {
+    llvm.mlir.global external constant @sinter_kernels() : !llvm.struct<(array<2 x ptr>)> {
       ... llvm.mlir.addressof @_mlir_ciface_sinter_k0 ...
     }
     ```
@@ -40,6 +42,10 @@ def LowerStepPass : Pass<"sinter-lower-step", "mlir::ModuleOp"> {
     Precondition: the kernels are the target's LLVM functions (the binary
     phase's conversion has run).
   }];
+  let options = [
+    Option<"tableRow", "table-row", "int64_t", /*default=*/"256",
+           "Entries per row of a kernel table">,
+  ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 

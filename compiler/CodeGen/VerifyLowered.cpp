@@ -58,6 +58,7 @@ public:
       return signalPassFailure();
     }
     llvm::StringSet<> roles;
+    SymbolTable symbols(module);
     for (auto program : module.getOps<sched::ProgramOp>()) {
       if (!roles.insert(program.getRole()).second) {
         program.emitOpError("is a second program of role '")
@@ -65,7 +66,7 @@ public:
         return signalPassFailure();
       }
       for (auto launch : program.getBlock().getOps<sched::LaunchOp>()) {
-        auto fn = module.lookupSymbol<func::FuncOp>(launch.getKernel());
+        auto fn = symbols.lookup<func::FuncOp>(launch.getKernel());
         if (!fn || !hasKernelSignature(fn)) {
           launch.emitOpError("kernel @")
               << launch.getKernel()

@@ -748,31 +748,35 @@ OwningOpRef<ModuleOp> ModelImporter::run(const model::Model &m,
   // Signature and names.
   forward.setFunctionType(builder.getFunctionType(
       body->getArgumentTypes(), ValueRange(results).getTypes()));
+  // Every argument's attributes at once: setting them one at a time makes
+  // a new array of all of them each time, which the context keeps (memory
+  // quadratic in the number of parameters).
+  SmallVector<NamedAttrList> argAttrs(body->getNumArguments());
   for (const ParamInfo &p : params) {
-    unsigned index = cast<BlockArgument>(p.value).getArgNumber();
-    SmallVector<NamedAttribute> attrs{
-        builder.getNamedAttr(sgraph::attr::kParam,
-                             builder.getStringAttr(p.name)),
-        builder.getNamedAttr(sgraph::attr::kInit, initAttr(builder, p.init))};
+    NamedAttrList &attrs =
+        argAttrs[cast<BlockArgument>(p.value).getArgNumber()];
+    attrs.append(sgraph::attr::kParam, builder.getStringAttr(p.name));
+    attrs.append(sgraph::attr::kInit, initAttr(builder, p.init));
     if (p.frozen)
-      attrs.push_back(
-          builder.getNamedAttr(sgraph::attr::kFrozen, builder.getUnitAttr()));
+      attrs.append(sgraph::attr::kFrozen, builder.getUnitAttr());
     if (!p.aliases.empty()) {
       SmallVector<StringRef> aliases(p.aliases.begin(), p.aliases.end());
-      attrs.push_back(builder.getNamedAttr(sgraph::attr::kAliases,
-                                           builder.getStrArrayAttr(aliases)));
+      attrs.append(sgraph::attr::kAliases, builder.getStrArrayAttr(aliases));
     }
-    forward.setArgAttrs(index, attrs);
   }
   for (const auto &[name, value] : inputs)
-    forward.setArgAttr(cast<BlockArgument>(value).getArgNumber(),
-                       sgraph::attr::kInput, builder.getStringAttr(name));
+    argAttrs[cast<BlockArgument>(value).getArgNumber()].append(
+        sgraph::attr::kInput, builder.getStringAttr(name));
   if (step)
-    forward.setArgAttr(cast<BlockArgument>(step).getArgNumber(),
-                       sgraph::attr::kStep, builder.getUnitAttr());
+    argAttrs[cast<BlockArgument>(step).getArgNumber()].append(
+        sgraph::attr::kStep, builder.getUnitAttr());
   if (rank)
-    forward.setArgAttr(cast<BlockArgument>(rank).getArgNumber(),
-                       sgraph::attr::kRank, builder.getUnitAttr());
+    argAttrs[cast<BlockArgument>(rank).getArgNumber()].append(
+        sgraph::attr::kRank, builder.getUnitAttr());
+  SmallVector<DictionaryAttr> argDicts;
+  for (NamedAttrList &attrs : argAttrs)
+    argDicts.push_back(attrs.getDictionary(&context));
+  forward.setAllArgAttrs(argDicts);
   for (auto [i, name] : llvm::enumerate(resultNames))
     forward.setResultAttr(i, sgraph::attr::kName, builder.getStringAttr(name));
 

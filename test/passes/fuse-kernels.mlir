@@ -1,4 +1,5 @@
 // RUN: sinter-opt %s -split-input-file --sinter-fuse-kernels | FileCheck %s
+// RUN: sinter-opt %s -split-input-file --sinter-fuse-kernels="max-kernel-inputs=3" | FileCheck %s --check-prefix=CAP
 
 // Tests that a chain of elementwise ops with broadcast operands becomes one
 // loop kernel whose inputs are the chain's outside operands, and that a splat
@@ -379,3 +380,27 @@ func.func @small_bias_gradient(%x: tensor<2x8x64xf32>) -> tensor<1x1x64xf32> {
   return %s : tensor<1x1x64xf32>
 }
 
+// -----
+
+// Tests that a kernel reads at most max-kernel-inputs values from outside:
+// a sum of five scalars (the global norm's sum of squared parameter norms)
+// is one kernel by default; at three it goes on in a second kernel that
+// reads the first's partial sum, the same additions in the same order,
+// and the first is not merged back into it.
+// CHECK-LABEL: func.func @wide_sum(
+// CHECK: sgraph.fusion "k0" kind = "loop"(%arg0, %arg1, %arg2, %arg3, %arg4)
+// CHECK-NOT: sgraph.fusion
+// CAP-LABEL: func.func @wide_sum(
+// CAP-SAME: %[[A:[a-z0-9]+]]: tensor<f64>, %[[B:[a-z0-9]+]]: tensor<f64>, %[[C:[a-z0-9]+]]: tensor<f64>, %[[D:[a-z0-9]+]]: tensor<f64>, %[[E:[a-z0-9]+]]: tensor<f64>
+// CAP: %[[K0:.*]] = sgraph.fusion "k0" kind = "loop"(%[[A]], %[[B]], %[[C]])
+// CAP: %[[K1:.*]] = sgraph.fusion "k1" kind = "loop"(%[[K0]], %[[D]], %[[E]])
+// CAP: sinter.fusion = "k1: starts a loop kernel over scalar; not k0: k0 reads 3 values already, and a kernel reads at most 3"
+// CAP: return %[[K1]]
+func.func @wide_sum(%a: tensor<f64>, %b: tensor<f64>, %c: tensor<f64>,
+                    %d: tensor<f64>, %e: tensor<f64>) -> tensor<f64> {
+  %0 = sgraph.add %a, %b : (tensor<f64>, tensor<f64>) -> tensor<f64>
+  %1 = sgraph.add %0, %c : (tensor<f64>, tensor<f64>) -> tensor<f64>
+  %2 = sgraph.add %1, %d : (tensor<f64>, tensor<f64>) -> tensor<f64>
+  %3 = sgraph.add %2, %e : (tensor<f64>, tensor<f64>) -> tensor<f64>
+  return %3 : tensor<f64>
+}

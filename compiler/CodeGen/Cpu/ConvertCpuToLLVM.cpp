@@ -108,10 +108,16 @@ public:
       fn.setLinkage(LLVM::Linkage::Internal);
       if (shared.contains(fn.getName()))
         fn.setNoInline(true);
-      for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      // All at once: setting one argument's attributes makes a new array
+      // of every argument's, which the context keeps.
+      SmallVector<DictionaryAttr> argAttrs;
+      for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+        NamedAttrList attrs(fn.getArgAttrDict(i));
         if (isa<LLVM::LLVMPointerType>(fn.getArgument(i).getType()))
-          fn.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
-                        b.getUnitAttr());
+          attrs.set(LLVM::LLVMDialect::getNoAliasAttrName(), b.getUnitAttr());
+        argAttrs.push_back(attrs.getDictionary(&getContext()));
+      }
+      fn.setAllArgAttrs(argAttrs);
     });
   }
 };

@@ -125,6 +125,16 @@ private:
                  ArrayRef<int64_t> shape, Type elementType);
   /// A subview of `base` for `dims`, and the map it is indexed with.
   std::pair<Value, AffineMap> subviewFor(Value base, ArrayRef<Dim> dims);
+  /// linalg takes its loop bounds from its operands' shapes, so each
+  /// dimension of the space must index one of them; a reduction over an
+  /// axis only a broadcast makes (`reduce_sum(broadcast(w))`) has none.
+  /// Appends to `inputs` (whose maps are the first inputs.size() of `maps`,
+  /// the outputs' follow) one that spans the missing dimensions: a stack
+  /// buffer of a byte per index, never written, whose block argument the
+  /// payload ignores (the loads the loops get are dead; LLVM drops them and
+  /// the buffer).
+  void spanEveryDimension(SmallVectorImpl<Value> &inputs,
+                          SmallVectorImpl<AffineMap> &maps);
   LogicalResult emitGeneric();
   LogicalResult emitSpecial();
   LogicalResult emitConcat(ConcatOp concat, Value out);

@@ -271,8 +271,12 @@ void KernelBuilder::beginFunction() {
   bodyFn = b.create<func::FuncOp>(loc, symbol + "_body",
                                   b.getFunctionType(bodyArgs, {}));
   bodyFn.setPrivate();
+  SmallVector<DictionaryAttr> argAttrs(bodyArgs.size(),
+                                       b.getDictionaryAttr({}));
   for (unsigned i = 0; i < places.size(); ++i)
-    bodyFn.setArgAttr(i, "llvm.noalias", b.getUnitAttr());
+    argAttrs[i] =
+        b.getDictionaryAttr(b.getNamedAttr("llvm.noalias", b.getUnitAttr()));
+  bodyFn.setAllArgAttrs(argAttrs);
   Block *entry = bodyFn.addEntryBlock();
   b.setInsertionPointToStart(entry);
   for (unsigned i = 0; i < places.size(); ++i)
@@ -574,6 +578,32 @@ LogicalResult KernelBuilder::computeMembers(
   return success();
 }
 
+void KernelBuilder::spanEveryDimension(SmallVectorImpl<Value> &inputs,
+                                       SmallVectorImpl<AffineMap> &maps) {
+  SmallVector<bool> spanned(space.size(), false);
+  for (AffineMap map : maps)
+    for (AffineExpr e : map.getResults())
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        spanned[d.getPosition()] = true;
+  SmallVector<int64_t> sizes;
+  SmallVector<AffineExpr> exprs;
+  for (auto [p, s] : llvm::enumerate(spanned))
+    if (!s) {
+      sizes.push_back(space[p]);
+      exprs.push_back(b.getAffineDimExpr(p));
+    }
+  if (sizes.empty())
+    return;
+  // At the top of the body, not in a chunk loop.
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&bodyFn.getBody().front());
+  Value span = b.create<memref::AllocaOp>(
+      src.op->getLoc(), MemRefType::get(sizes, b.getI8Type()));
+  maps.insert(maps.begin() + inputs.size(),
+              AffineMap::get(space.size(), 0, exprs, ctx));
+  inputs.push_back(span);
+}
+
 LogicalResult KernelBuilder::emitGeneric() {
   Location loc = src.op->getLoc();
   Block &body = *src.body;
@@ -660,6 +690,8 @@ LogicalResult KernelBuilder::emitGeneric() {
       for (auto &it : iterators)
         it = utils::IteratorType::parallel;
 
+  spanEveryDimension(inputs, maps);
+  size_t numInputs = inputs.size();
   LogicalResult status = success();
   b.create<linalg::GenericOp>(
       loc, TypeRange{}, inputs, outputs, maps, iterators,
@@ -682,7 +714,7 @@ LogicalResult KernelBuilder::emitGeneric() {
         for (auto [j, v] : llvm::enumerate(yield->getOperands())) {
           Value s = readOfYield.count(j) ? load(readOfYield[j], elementOf(v))
                                          : scalar[v];
-          s = combine(bb, l, reduceOfOutput[j], args[reads.size() + j], s);
+          s = combine(bb, l, reduceOfOutput[j], args[numInputs + j], s);
           yielded.push_back(toStorage(bb, l, s));
         }
         bb.create<linalg::YieldOp>(l, yielded);
@@ -717,6 +749,7 @@ FailureOr<EmittedKernel> KernelBuilder::emit() {
   }
   finishFunction();
   k.symbol = ("_mlir_ciface_" + fn.getName()).str();
+  k.body = bodyFn;
   k.bytes = bytesMoved();
   if (src.kind == "special") {
     for (const KernelOperand &o :

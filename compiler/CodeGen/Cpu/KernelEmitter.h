@@ -26,6 +26,7 @@
 #include "passes/Analysis/KernelChunks.h"
 #include "abi/Abi.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include <string>
@@ -64,6 +65,8 @@ struct EmittedKernel {
   /// The elements the kernel iterates over (its space, or a special
   /// kernel's largest buffer): how big its loops are.
   int64_t elements = 1;
+  /// The body function, `<symbol>_body`, which the entry calls.
+  mlir::func::FuncOp body;
 };
 
 /// Emits `source` as a kernel function `symbol` (and its body

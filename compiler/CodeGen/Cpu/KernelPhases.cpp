@@ -290,6 +290,7 @@ KernelBuilder::emitPhase(int phase,
     iterators.push_back(r && !anyElementwise ? utils::IteratorType::reduction
                                              : utils::IteratorType::parallel);
 
+  spanEveryDimension(inputs, maps);
   size_t numInputs = inputs.size();
   b.create<linalg::GenericOp>(
       loc, TypeRange{}, inputs, outputs, maps, iterators,

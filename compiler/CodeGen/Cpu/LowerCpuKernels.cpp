@@ -96,6 +96,7 @@ public:
 
 private:
   LogicalResult lowerLaunch(sched::LaunchOp launch, StringRef prefix,
+                            const SymbolTable &symbolTable,
                             llvm::StringMap<int> &launches);
   void shareBodies();
 
@@ -114,9 +115,10 @@ KernelOperand operandOf(Value buffer, Type tensorType) {
 
 LogicalResult LowerCpuKernelsPass::lowerLaunch(sched::LaunchOp launch,
                                                StringRef prefix,
+                                               const SymbolTable &symbolTable,
                                                llvm::StringMap<int> &launches) {
   ModuleOp module = getOperation();
-  auto kernel = module.lookupSymbol<sched::KernelOp>(launch.getKernel());
+  auto kernel = symbolTable.lookup<sched::KernelOp>(launch.getKernel());
   if (!kernel)
     return launch.emitOpError("launches @")
            << launch.getKernel() << ", which is not a sched.kernel";
@@ -165,9 +167,8 @@ LogicalResult LowerCpuKernelsPass::lowerLaunch(sched::LaunchOp launch,
   // straight-line code differently inlined and out of line, so sharing it
   // would change results in the last bit. Elementwise code computes the same
   // bits however it is compiled.
-  auto body = module.lookupSymbol<func::FuncOp>(symbol + "_body");
-  if (k->elements >= kMinSharedElements || !reassociates(body))
-    bodies.push_back(body);
+  if (k->elements >= kMinSharedElements || !reassociates(k->body))
+    bodies.push_back(k->body);
   return success();
 }
 
@@ -205,6 +206,9 @@ void LowerCpuKernelsPass::runOnOperation() {
   limits.chunkElements = chunkElements;
   limits.maxScratchBytes = maxScratchBytes;
   llvm::StringMap<int> launches;
+  // The kernels by name, looked up once per launch: ModuleOp::lookupSymbol
+  // scans the module, which grows by two functions per launch.
+  SymbolTable symbolTable(module);
   for (auto program : module.getOps<sched::ProgramOp>()) {
     const abi::ProgramSymbols *symbols =
         abi::programSymbols(program.getRole().str());
@@ -213,7 +217,8 @@ void LowerCpuKernelsPass::runOnOperation() {
       return signalPassFailure();
     }
     for (auto launch : program.getBlock().getOps<sched::LaunchOp>())
-      if (failed(lowerLaunch(launch, symbols->kernelPrefix, launches)))
+      if (failed(lowerLaunch(launch, symbols->kernelPrefix, symbolTable,
+                             launches)))
         return signalPassFailure();
     // The CPU's matmul library (oneDNN) is called with f32, bf16 or f16
     // buffers, one type per matmul.

@@ -6,16 +6,20 @@
 // writes machine code.
 //
 // Kernels are independent, so the optimization and the machine code, most
-// of sinterc's time, run on every core. The module is cut into one part per
-// thread: functions that call one another (an entry and its body, the
-// entries sharing a body) stay in one part, so the inliner sees what it saw
-// in one module, and the parts are balanced by instruction count; the
-// globals (the step programs, the kernel tables, the data folder) go with
-// the first part, which declares the functions it takes the addresses of.
-// Each part is handed over as bitcode, optimized and compiled in an
-// LLVMContext and TargetMachine of its own, and the objects are merged
-// into one by the system linker (`ld -r`). The machine code is what one
-// module gives: O2 does no work across kernels.
+// of sinterc's time, run on every core. The module is cut into parts, at
+// least one per thread and none much above kPartInstructions (LLVM's
+// interprocedural passes, CalledValuePropagation, IPSCCP and function-attrs,
+// take time superlinear in the size of a module: one module of a
+// thousand-layer model's kernels would take minutes in them alone).
+// Functions that call one another (an entry and its body, the entries
+// sharing a body) stay in one part, so the inliner sees what it saw in one
+// module, and the parts are balanced by instruction count; the globals (the
+// step programs, the kernel tables, the data folder) go with the first part.
+// A part declares only the functions and globals it refers to, so the parts
+// together are the size of the module. Each part is handed over as bitcode,
+// optimized and compiled in an LLVMContext and TargetMachine of its own,
+// and the objects are merged into one by the system linker (`ld -r`). The
+// machine code is what one module gives: O2 does no work across kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +53,11 @@
 using namespace mlir;
 
 namespace {
+
+/// The instructions a part aims at: enough that the fixed cost of a part
+/// (a context, a target machine, the pass pipeline) is small beside its
+/// work, few enough that LLVM's module-wide passes stay near linear.
+constexpr size_t kPartInstructions = 40000;
 
 /// The host's target machine; one per thread (they are not shared).
 struct HostTarget {
@@ -91,10 +100,12 @@ bool compile(llvm::Module &module, llvm::TargetMachine &tm,
   return true;
 }
 
-/// The module's functions in `parts` groups: connected by calls within a
-/// group, groups balanced by instruction count. Declarations belong to none.
+/// The module's functions in groups, at least `minParts` and enough that
+/// each holds about kPartInstructions: connected by calls within a group,
+/// groups balanced by instruction count, each in module order.
+/// Declarations belong to none.
 std::vector<std::vector<const llvm::Function *>>
-splitModule(const llvm::Module &module, unsigned parts) {
+splitModule(const llvm::Module &module, unsigned minParts) {
   llvm::EquivalenceClasses<const llvm::Function *> linked;
   for (const llvm::Function &f : module) {
     if (f.isDeclaration())
@@ -122,8 +133,13 @@ splitModule(const llvm::Module &module, unsigned parts) {
     }
     clusters.push_back(std::move(c));
   }
+  size_t total = 0;
+  for (const Cluster &c : clusters)
+    total += c.cost;
+  size_t parts = std::max<size_t>(minParts, (total + kPartInstructions - 1) /
+                                                kPartInstructions);
   // Largest first into the lightest part (ties to the first, so that the
-  // parts do not depend on anything but the module).
+  // parts do not depend on anything but the module and the thread count).
   std::stable_sort(
       clusters.begin(), clusters.end(),
       [](const Cluster &a, const Cluster &b) { return a.cost > b.cost; });
@@ -137,7 +153,118 @@ splitModule(const llvm::Module &module, unsigned parts) {
   out.erase(std::remove_if(out.begin(), out.end(),
                            [](const auto &p) { return p.empty(); }),
             out.end());
+  // Module order within a part, as in one module.
+  llvm::DenseMap<const llvm::Function *, size_t> position;
+  for (const llvm::Function &f : module)
+    position[&f] = position.size();
+  for (auto &part : out)
+    llvm::sort(part, [&](const llvm::Function *a, const llvm::Function *b) {
+      return position.lookup(a) < position.lookup(b);
+    });
   return out;
+}
+
+/// Declares, in a part, the functions and globals it refers to but does not
+/// define, on first reference, as llvm::CloneModule declares them.
+class Declarer final : public llvm::ValueMaterializer {
+public:
+  explicit Declarer(llvm::Module &part) : part(part) {}
+
+  llvm::Value *materialize(llvm::Value *v) override {
+    if (auto *f = llvm::dyn_cast<llvm::Function>(v)) {
+      llvm::Function *decl =
+          llvm::Function::Create(f->getFunctionType(), f->getLinkage(),
+                                 f->getAddressSpace(), f->getName(), &part);
+      decl->copyAttributesFrom(f);
+      if (!f->isDeclaration()) {
+        decl->setLinkage(llvm::GlobalValue::ExternalLinkage);
+        decl->setPersonalityFn(nullptr);
+      }
+      return decl;
+    }
+    if (auto *g = llvm::dyn_cast<llvm::GlobalVariable>(v)) {
+      auto *decl = new llvm::GlobalVariable(
+          part, g->getValueType(), g->isConstant(), g->getLinkage(),
+          /*Initializer=*/nullptr, g->getName(), /*InsertBefore=*/nullptr,
+          g->getThreadLocalMode(), g->getAddressSpace());
+      decl->copyAttributesFrom(g);
+      if (!g->isDeclaration())
+        decl->setLinkage(llvm::GlobalValue::ExternalLinkage);
+      return decl;
+    }
+    return nullptr;
+  }
+
+private:
+  llvm::Module &part;
+};
+
+/// A module of `functions` (and, with `globals`, every global variable) of
+/// `module`, declaring only what they refer to: llvm::CloneModule declares
+/// every global value of the module in each part, which for a part per
+/// kPartInstructions would be quadratic in the module.
+std::unique_ptr<llvm::Module>
+clonePart(const llvm::Module &module,
+          llvm::ArrayRef<const llvm::Function *> functions, bool globals) {
+  auto part = std::make_unique<llvm::Module>(module.getModuleIdentifier(),
+                                             module.getContext());
+  part->setSourceFileName(module.getSourceFileName());
+  part->setDataLayout(module.getDataLayout());
+  part->setTargetTriple(module.getTargetTriple());
+  part->setModuleInlineAsm(module.getModuleInlineAsm());
+  part->IsNewDbgInfoFormat = module.IsNewDbgInfoFormat;
+  llvm::ValueToValueMapTy map;
+  Declarer declarer(*part);
+  // Definitions first, so that references among them are not declared.
+  for (const llvm::Function *f : functions) {
+    llvm::Function *nf =
+        llvm::Function::Create(f->getFunctionType(), f->getLinkage(),
+                               f->getAddressSpace(), f->getName(), part.get());
+    nf->copyAttributesFrom(f);
+    map[f] = nf;
+  }
+  SmallVector<std::pair<const llvm::GlobalVariable *, llvm::GlobalVariable *>>
+      variables;
+  if (globals)
+    for (const llvm::GlobalVariable &g : module.globals()) {
+      auto *ng = llvm::cast<llvm::GlobalVariable>(
+          declarer.materialize(const_cast<llvm::GlobalVariable *>(&g)));
+      ng->setLinkage(g.getLinkage());
+      map[&g] = ng;
+      variables.push_back({&g, ng});
+    }
+  for (auto [g, ng] : variables) {
+    SmallVector<std::pair<unsigned, llvm::MDNode *>, 1> metadata;
+    g->getAllMetadata(metadata);
+    for (auto [kind, node] : metadata)
+      ng->addMetadata(kind, *llvm::MapMetadata(node, map, llvm::RF_None,
+                                               nullptr, &declarer));
+    if (g->hasInitializer())
+      ng->setInitializer(llvm::MapValue(g->getInitializer(), map, llvm::RF_None,
+                                        nullptr, &declarer));
+  }
+  for (const llvm::Function *f : functions) {
+    auto *nf = llvm::cast<llvm::Function>(map[f]);
+    auto arg = nf->arg_begin();
+    for (const llvm::Argument &a : f->args()) {
+      arg->setName(a.getName());
+      map[&a] = &*arg++;
+    }
+    SmallVector<llvm::ReturnInst *, 8> returns;
+    llvm::CloneFunctionInto(nf, f, map,
+                            llvm::CloneFunctionChangeType::ClonedModule,
+                            returns, "", nullptr, nullptr, &declarer);
+    if (f->hasPersonalityFn())
+      nf->setPersonalityFn(llvm::MapValue(f->getPersonalityFn(), map,
+                                          llvm::RF_None, nullptr, &declarer));
+  }
+  for (const llvm::NamedMDNode &named : module.named_metadata()) {
+    llvm::NamedMDNode *copy = part->getOrInsertNamedMetadata(named.getName());
+    for (const llvm::MDNode *node : named.operands())
+      copy->addOperand(
+          llvm::MapMetadata(node, map, llvm::RF_None, nullptr, &declarer));
+  }
+  return part;
 }
 
 /// Merges `objects` into the relocatable object `path` with the system
@@ -223,16 +350,13 @@ LogicalResult sinter::codegen::emitHostObject(ModuleOp module, StringRef path,
   std::vector<std::string> bitcode(parts.size());
   {
     TimingScope t = timing.nest("split into parts");
+    if (!llvmModule->alias_empty() || !llvmModule->ifunc_empty())
+      return emitError(loc, "the kernels' LLVM module has aliases or ifuncs, "
+                            "which cannot be split into parts");
     for (auto [p, functions] : llvm::enumerate(parts)) {
-      llvm::DenseSet<const llvm::GlobalValue *> member(functions.begin(),
-                                                       functions.end());
-      llvm::ValueToValueMapTy map;
+      // The programs, tables and data folder go with the first part.
       std::unique_ptr<llvm::Module> part =
-          llvm::CloneModule(*llvmModule, map, [&](const llvm::GlobalValue *gv) {
-            if (llvm::isa<llvm::Function>(gv))
-              return member.contains(gv);
-            return p == 0; // the programs, tables and data folder
-          });
+          clonePart(*llvmModule, functions, /*globals=*/p == 0);
       llvm::raw_string_ostream os(bitcode[p]);
       llvm::WriteBitcodeToFile(*part, os);
     }
@@ -244,7 +368,10 @@ LogicalResult sinter::codegen::emitHostObject(ModuleOp module, StringRef path,
   std::mutex failureMutex;
   {
     TimingScope t = timing.nest("LLVM O2 and machine code");
-    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(parts.size()));
+    // One thread per core, not per part: there are more parts than cores
+    // for a big module, and each part in flight holds a context of its own.
+    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(
+        std::min<size_t>(std::max(1u, threads), parts.size())));
     for (size_t p = 0; p < parts.size(); ++p)
       pool.async([&, p] {
         llvm::LLVMContext context;

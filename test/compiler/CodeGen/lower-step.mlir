@@ -1,27 +1,41 @@
 // RUN: sinter-opt %s --sinter-lower-step --sinter-verify-binary | FileCheck %s
 // RUN: sinter-opt %S/Inputs/one-program.mlir --sinter-lower-step --sinter-verify-binary | FileCheck %s --check-prefix=EMPTY
+// RUN: sinter-opt %s --sinter-lower-step="table-row=1" --sinter-verify-binary | FileCheck %s --check-prefix=ROWS
 
 // Tests that each program becomes the three symbols of its role, as
 // constant globals: the serialized step program (its labels and symbols
 // are in the bytes), its size, and the kernel table (the address of each
-// launch's symbol, in order); the evaluation program gets the sinter_eval_
-// ones; the module's default data folder becomes a null-terminated string;
-// and no program is left.
+// launch's symbol, in order, in rows of table-row entries: one row here);
+// the evaluation program gets the sinter_eval_ ones; the module's default
+// data folder becomes a null-terminated string; and no program is left.
 // CHECK-NOT: sched.program
 // CHECK: llvm.mlir.global external constant @sinter_program("\08\02{{.*}}k0_tanh{{.*}}_mlir_ciface_sinter_k0{{.*}}")
 // CHECK: llvm.mlir.global external constant @sinter_program_size({{[0-9]+}} : i64)
-// CHECK: llvm.mlir.global external constant @sinter_kernels() {{.*}} : !llvm.array<2 x ptr> {
+// CHECK: llvm.mlir.global external constant @sinter_kernels() {{.*}} : !llvm.struct<(array<2 x ptr>)> {
 // CHECK: llvm.mlir.addressof @_mlir_ciface_sinter_k0 : !llvm.ptr
-// CHECK: llvm.insertvalue %{{.*}}, %{{.*}}[0]
+// CHECK: llvm.insertvalue %{{.*}}, %{{.*}}[0] : !llvm.array<2 x ptr>
 // CHECK: llvm.mlir.addressof @_mlir_ciface_sinter_k1 : !llvm.ptr
-// CHECK: llvm.insertvalue %{{.*}}, %{{.*}}[1]
+// CHECK: llvm.insertvalue %{{.*}}, %{{.*}}[1] : !llvm.array<2 x ptr>
+// CHECK: llvm.insertvalue %{{.*}}, %{{.*}}[0] : !llvm.struct<(array<2 x ptr>)>
 // CHECK: llvm.return
 // CHECK: llvm.mlir.global external constant @sinter_eval_program("{{.*}}eval_step{{.*}}")
 // CHECK: llvm.mlir.global external constant @sinter_eval_program_size(
-// CHECK: llvm.mlir.global external constant @sinter_eval_kernels() {{.*}} : !llvm.array<1 x ptr> {
+// CHECK: llvm.mlir.global external constant @sinter_eval_kernels() {{.*}} : !llvm.struct<(array<1 x ptr>)> {
 // CHECK: llvm.mlir.addressof @_mlir_ciface_sinter_eval_k0
 // CHECK: llvm.mlir.global external constant @sinter_default_data("/data/mini\00")
 // CHECK-NOT: sched.program
+
+// Tests that a table longer than a row is several rows, each filled on its
+// own and then put in its place: with rows of one entry, the two kernels'
+// addresses are rows 0 and 1.
+// ROWS: llvm.mlir.global external constant @sinter_kernels() {{.*}} : !llvm.struct<(array<1 x ptr>, array<1 x ptr>)> {
+// ROWS: llvm.mlir.addressof @_mlir_ciface_sinter_k0 : !llvm.ptr
+// ROWS: llvm.insertvalue %{{.*}}, %{{.*}}[0] : !llvm.array<1 x ptr>
+// ROWS: llvm.insertvalue %{{.*}}, %{{.*}}[0] : !llvm.struct<(array<1 x ptr>, array<1 x ptr>)>
+// ROWS: llvm.mlir.addressof @_mlir_ciface_sinter_k1 : !llvm.ptr
+// ROWS: llvm.insertvalue %{{.*}}, %{{.*}}[0] : !llvm.array<1 x ptr>
+// ROWS: llvm.insertvalue %{{.*}}, %{{.*}}[1] : !llvm.struct<(array<1 x ptr>, array<1 x ptr>)>
+// ROWS: llvm.return
 module attributes {sinter.default_data = "/data/mini"} {
   llvm.func @sinter_k0(%arg0: !llvm.ptr) {
     llvm.return
