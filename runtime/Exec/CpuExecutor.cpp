@@ -352,6 +352,15 @@ absl::Status CpuExecutor::download(int64_t bufferId, void *host,
   return absl::OkStatus();
 }
 
+absl::Status CpuExecutor::downloadPart(int64_t bufferId, size_t offset,
+                                       void *host, size_t bytes) const {
+  SINTER_RETURN_IF_ERROR(checkPart("download from", bufferId, offset, bytes));
+  if (bytes)
+    std::memcpy(host, static_cast<const char *>(bufferData(bufferId)) + offset,
+                bytes);
+  return absl::OkStatus();
+}
+
 absl::Status CpuExecutor::zeroBuffer(int64_t bufferId) {
   if (bufferId < 0 || bufferId >= static_cast<int64_t>(prog.buffers.size()))
     return sinter::InvalidArgumentError(

@@ -45,6 +45,8 @@ public:
                       size_t bytes) override;
   absl::Status download(int64_t bufferId, void *host,
                         size_t bytes) const override;
+  absl::Status downloadPart(int64_t bufferId, size_t offset, void *host,
+                            size_t bytes) const override;
   absl::Status zeroBuffer(int64_t bufferId) override;
   absl::Status setStep(int64_t step) override;
   absl::StatusOr<int64_t> step() const override;

@@ -125,6 +125,24 @@ absl::Status Executor::checkTransfer(std::string_view direction, int64_t id,
   return absl::OkStatus();
 }
 
+absl::Status Executor::checkPart(std::string_view direction, int64_t id,
+                                 size_t offset, size_t bytes) const {
+  if (id < 0 || id >= static_cast<int64_t>(prog.buffers.size()))
+    return checkTransfer(direction, id, bytes);
+  const Buffer &b = prog.buffers[id];
+  uint64_t size = static_cast<uint64_t>(b.bytes);
+  if (offset > size || bytes > size - offset)
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
+        absl::StrFormat("%s buffer %d%s: bytes [%d, %d) asked for, the buffer "
+                        "holds %d",
+                        direction, id,
+                        b.name.empty() ? std::string()
+                                       : " " + formats::quoteForMessage(b.name),
+                        offset, uint64_t(offset) + bytes, b.bytes));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Executor::HyperValue> Executor::hyperValue(std::string_view name,
                                                           double value) const {
   const Argument *a = prog.findArgument(name);
@@ -186,6 +204,22 @@ absl::StatusOr<HostTensor> Executor::readBuffer(int64_t id) const {
   t.data.resize(static_cast<size_t>(b.bytes));
   SINTER_RETURN_IF_ERROR(download(id, t.data.data(), t.data.size()));
   return t;
+}
+
+absl::StatusOr<formats::TensorSource>
+Executor::bufferSource(int64_t id, std::string name) const {
+  if (id < 0 || id >= static_cast<int64_t>(prog.buffers.size()))
+    return addFrame(SINTER_HERE, checkTransfer("download from", id, 0));
+  const Buffer &b = prog.buffers[id];
+  formats::TensorSource source;
+  source.name = std::move(name);
+  source.dtype = toDType(b.type);
+  source.shape = b.shape;
+  source.read = [this, id](uint64_t offset, uint64_t count, void *dst) {
+    return downloadPart(id, static_cast<size_t>(offset), dst,
+                        static_cast<size_t>(count));
+  };
+  return source;
 }
 
 absl::Status Executor::writeBuffer(int64_t id, const HostTensor &tensor,

@@ -142,6 +142,11 @@ public:
   /// `host`.
   virtual absl::Status download(int64_t bufferId, void *host,
                                 size_t bytes) const = 0;
+  /// Copies bytes [offset, offset + bytes) of buffer `bufferId` to `host`: a
+  /// piece of it (a checkpoint streams the state out a piece at a time). A
+  /// range outside the buffer is InvalidArgument naming it.
+  virtual absl::Status downloadPart(int64_t bufferId, size_t offset,
+                                    void *host, size_t bytes) const = 0;
   /// Sets every byte of buffer `bufferId` to zero (an accumulator, between
   /// steps).
   virtual absl::Status zeroBuffer(int64_t bufferId) = 0;
@@ -176,6 +181,10 @@ public:
 
   /// Buffer `id` as a HostTensor (a copy).
   absl::StatusOr<formats::HostTensor> readBuffer(int64_t id) const;
+  /// Buffer `id` as a tensor `name` to write streamed, read with
+  /// downloadPart (no copy of the whole); the executor must outlive it.
+  absl::StatusOr<formats::TensorSource> bufferSource(int64_t id,
+                                                     std::string name) const;
   /// Copies `tensor` into buffer `id`; its dtype and shape must match.
   /// Errors name `what` ("argument 'wte'").
   absl::Status writeBuffer(int64_t id, const formats::HostTensor &tensor,
@@ -207,6 +216,9 @@ protected:
   /// "download from", for the message.
   absl::Status checkTransfer(std::string_view direction, int64_t id,
                              size_t bytes) const;
+  /// The same for a part of a buffer: [offset, offset + bytes) lies in it.
+  absl::Status checkPart(std::string_view direction, int64_t id, size_t offset,
+                         size_t bytes) const;
 
   /// The buffer of hyper argument `name` and `value` in its dtype (f32 or
   /// f64), after setHyper's checks; what a device's setHyper uploads.

@@ -167,8 +167,36 @@ static std::string parentDirectory(const std::string &path) {
   return path.substr(0, slash);
 }
 
+namespace {
+
+/// The temp file's descriptor as a sink.
+class FileSink final : public ByteSink {
+public:
+  FileSink(int fd, const std::string &path, const std::string &tempPath)
+      : fd(fd), path(path), tempPath(tempPath) {}
+  absl::Status write(std::string_view bytes) override {
+    return writeAll(fd, bytes, path, tempPath);
+  }
+
+private:
+  int fd;
+  const std::string &path, &tempPath;
+};
+
+} // namespace
+
 absl::Status writeFileAtomic(const std::string &path,
                              const std::vector<std::string_view> &pieces) {
+  return writeFileAtomic(path, [&](ByteSink &sink) {
+    for (std::string_view piece : pieces)
+      SINTER_RETURN_IF_ERROR(sink.write(piece));
+    return absl::OkStatus();
+  });
+}
+
+absl::Status
+writeFileAtomic(const std::string &path,
+                absl::FunctionRef<absl::Status(ByteSink &)> produce) {
   std::string tempPath = absl::StrCat(path, ".tmp.", ::getpid());
   int fd;
   do {
@@ -187,9 +215,9 @@ absl::Status writeFileAtomic(const std::string &path,
     ::unlink(tempPath.c_str());
     return status;
   };
-  for (std::string_view piece : pieces)
-    if (absl::Status status = writeAll(fd, piece, path, tempPath); !status.ok())
-      return abandon(addFrame(SINTER_HERE, std::move(status)));
+  FileSink sink(fd, path, tempPath);
+  if (absl::Status status = produce(sink); !status.ok())
+    return abandon(addFrame(SINTER_HERE, std::move(status)));
   if (::fsync(fd) != 0)
     return abandon(errnoError(SINTER_HERE, errno, path,
                               absl::StrCat("fsync of ", tempPath)));

@@ -9,7 +9,8 @@
 //     straight into the tensor instead of slurping the whole file first.
 //   - writeFileAtomic: the temp-file + fsync + rename + directory-fsync
 //     sequence, so a crash mid-save never leaves a partial file under the
-//     final name (a half-written checkpoint that loads is worse than none).
+//     final name (a half-written checkpoint that loads is worse than none);
+//     its streamed form takes the bytes from a producer, through a ByteSink.
 //   - formatError: the one-line "<file>: byte offset N: why" shape of every
 //     malformed-input error, made at the caller's SINTER_HERE.
 //
@@ -20,6 +21,7 @@
 
 #include "runtime/Support/Status.h"
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
@@ -91,6 +93,19 @@ private:
 /// too, although by then `path` already holds the new bytes.
 absl::Status writeFileAtomic(const std::string &path,
                              const std::vector<std::string_view> &pieces);
+
+/// Where a streamed write puts its bytes, in order.
+class ByteSink {
+public:
+  virtual ~ByteSink() = default;
+  virtual absl::Status write(std::string_view bytes) = 0;
+};
+
+/// writeFileAtomic for bytes made a piece at a time (a checkpoint read out
+/// of device buffers): `produce` writes them to the sink it is given, and
+/// its error abandons the write as a failed write would.
+absl::Status writeFileAtomic(const std::string &path,
+                             absl::FunctionRef<absl::Status(ByteSink &)> produce);
 
 /// InvalidArgument "<name>: byte offset <offset>: <message>", made at
 /// `where` (SINTER_HERE).

@@ -180,13 +180,13 @@ absl::StatusOr<HostTensor> HostTensor::zeros(DType dtype,
   return tensor;
 }
 
-int64_t countNonFinite(const HostTensor &tensor, int64_t *first) {
+int64_t countNonFinite(DType dtype, std::string_view bytes, int64_t *first) {
   if (first)
     *first = -1;
-  size_t width = static_cast<size_t>(dtypeByteSize(tensor.dtype));
+  size_t width = static_cast<size_t>(dtypeByteSize(dtype));
   auto value = [&](size_t i) -> double {
-    const uint8_t *p = tensor.data.data() + i * width;
-    switch (tensor.dtype) {
+    const char *p = bytes.data() + i * width;
+    switch (dtype) {
     case DType::F64: {
       double v;
       std::memcpy(&v, p, 8);
@@ -200,19 +200,27 @@ int64_t countNonFinite(const HostTensor &tensor, int64_t *first) {
     default: {
       uint16_t bits;
       std::memcpy(&bits, p, 2);
-      return tensor.dtype == DType::F16 ? half::f16BitsToFloat(bits)
-                                        : half::bf16BitsToFloat(bits);
+      return dtype == DType::F16 ? half::f16BitsToFloat(bits)
+                                 : half::bf16BitsToFloat(bits);
     }
     }
   };
-  if (tensor.dtype != DType::F64 && tensor.dtype != DType::F32 &&
-      tensor.dtype != DType::F16 && tensor.dtype != DType::BF16)
+  if (dtype != DType::F64 && dtype != DType::F32 && dtype != DType::F16 &&
+      dtype != DType::BF16)
     return 0;
   int64_t count = 0;
-  for (size_t i = 0, n = tensor.data.size() / width; i < n; ++i)
+  for (size_t i = 0, n = bytes.size() / width; i < n; ++i)
     if (!std::isfinite(value(i)) && count++ == 0 && first)
       *first = static_cast<int64_t>(i);
   return count;
+}
+
+int64_t countNonFinite(const HostTensor &tensor, int64_t *first) {
+  return countNonFinite(
+      tensor.dtype,
+      std::string_view(reinterpret_cast<const char *>(tensor.data.data()),
+                       tensor.data.size()),
+      first);
 }
 
 bool operator==(const HostTensor &lhs, const HostTensor &rhs) {

@@ -95,6 +95,9 @@ struct HostTensor {
 /// The NaN and infinite elements of a float tensor (0 for other dtypes),
 /// and in `first` the index of the first of them (-1 when none).
 int64_t countNonFinite(const HostTensor &tensor, int64_t *first = nullptr);
+/// The same for `bytes` holding whole elements of `dtype`.
+int64_t countNonFinite(DType dtype, std::string_view bytes,
+                       int64_t *first = nullptr);
 
 bool operator==(const HostTensor &lhs, const HostTensor &rhs);
 inline bool operator!=(const HostTensor &lhs, const HostTensor &rhs) {

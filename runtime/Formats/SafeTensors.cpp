@@ -20,6 +20,7 @@
 #include "absl/strings/str_join.h"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <set>
 
@@ -345,10 +346,23 @@ parseSafeTensors(std::string_view bytes, std::string_view nameForErrors) {
   return parseSafeTensorsSource(MemorySource(bytes, nameForErrors));
 }
 
-/// The 8-byte length and the padded JSON header for `file`. Errors have no
-/// file name; callers add it.
+namespace {
+
+/// What the header says of one tensor.
+struct HeaderEntry {
+  std::string_view name;
+  DType dtype;
+  const std::vector<int64_t> *shape;
+  uint64_t bytes;
+};
+
+} // namespace
+
+/// The 8-byte length and the padded JSON header for `entries`, in order.
+/// Errors have no file name; callers add it.
 static absl::StatusOr<std::string>
-buildSafeTensorsHeader(const SafeTensorsFile &file) {
+buildSafeTensorsHeader(const std::map<std::string, std::string> &metadataIn,
+                       const std::vector<HeaderEntry> &entries) {
   // Members are appended to the objects' member lists directly: the keys
   // are distinct (checked here, or map keys), and ordered_json's operator[]
   // would search the list for each one.
@@ -357,9 +371,9 @@ buildSafeTensorsHeader(const SafeTensorsFile &file) {
 
   Json metadata = Json::object();
   Json::object_t &metadataMembers = metadata.get_ref<Json::object_t &>();
-  if (!file.metadata.count("format"))
+  if (!metadataIn.count("format"))
     metadataMembers.emplace_back("format", "pt");
-  for (const auto &[key, value] : file.metadata) {
+  for (const auto &[key, value] : metadataIn) {
     if (!isValidUtf8(key) || !isValidUtf8(value))
       return sinter::InvalidArgumentError(
           SINTER_HERE, absl::StrCat("metadata entry ", quoteForMessage(key),
@@ -370,34 +384,31 @@ buildSafeTensorsHeader(const SafeTensorsFile &file) {
 
   std::set<std::string_view> names;
   uint64_t offset = 0;
-  for (const auto &[name, tensor] : file.tensors) {
-    std::string quoted = quoteForMessage(name);
-    if (name == kMetadataKey)
+  for (const HeaderEntry &tensor : entries) {
+    std::string quoted = quoteForMessage(tensor.name);
+    if (tensor.name == kMetadataKey)
       return sinter::InvalidArgumentError(
           SINTER_HERE, "a tensor cannot be named '__metadata__'");
-    if (!names.insert(name).second)
+    if (!names.insert(tensor.name).second)
       return sinter::InvalidArgumentError(
           SINTER_HERE, absl::StrCat("tensor name ", quoted, " appears twice"));
-    if (!isValidUtf8(name))
+    if (!isValidUtf8(tensor.name))
       return sinter::InvalidArgumentError(
           SINTER_HERE,
           absl::StrCat("tensor name ", quoted, " is not valid UTF-8"));
-    if (absl::Status s = tensor.validate(); !s.ok())
-      return withMessage(SINTER_HERE, s,
-                         absl::StrCat("tensor ", quoted, ": ", s.message()));
     uint64_t end;
-    if (__builtin_add_overflow(offset, tensor.data.size(), &end))
+    if (__builtin_add_overflow(offset, tensor.bytes, &end))
       return sinter::InvalidArgumentError(SINTER_HERE,
                                           "total tensor size overflows");
 
     Json entry = Json::object();
     Json::object_t &fields = entry.get_ref<Json::object_t &>();
     fields.emplace_back("dtype", std::string(dtypeName(tensor.dtype)));
-    fields.emplace_back("shape", Json(tensor.shape));
+    fields.emplace_back("shape", Json(*tensor.shape));
     Json span =
         Json::array({static_cast<int64_t>(offset), static_cast<int64_t>(end)});
     fields.emplace_back("data_offsets", std::move(span));
-    members.emplace_back(name, std::move(entry));
+    members.emplace_back(std::string(tensor.name), std::move(entry));
     offset = end;
   }
 
@@ -415,6 +426,20 @@ buildSafeTensorsHeader(const SafeTensorsFile &file) {
     out[i] = static_cast<char>((uint64_t(json.size()) >> (8 * i)) & 0xFF);
   out += json;
   return out;
+}
+
+/// The header for `file`, whose tensors are checked against their shapes.
+static absl::StatusOr<std::string>
+buildSafeTensorsHeader(const SafeTensorsFile &file) {
+  std::vector<HeaderEntry> entries;
+  for (const auto &[name, tensor] : file.tensors) {
+    if (absl::Status s = tensor.validate(); !s.ok())
+      return withMessage(SINTER_HERE, s,
+                         absl::StrCat("tensor ", quoteForMessage(name), ": ",
+                                      s.message()));
+    entries.push_back({name, tensor.dtype, &tensor.shape, tensor.data.size()});
+  }
+  return buildSafeTensorsHeader(file.metadata, entries);
 }
 
 absl::StatusOr<std::string> serializeSafeTensors(const SafeTensorsFile &file) {
@@ -442,6 +467,64 @@ absl::Status writeSafeTensors(const std::string &path,
         reinterpret_cast<const char *>(entry.second.data.data()),
         entry.second.data.size());
   return writeFileAtomic(path, pieces);
+}
+
+SafeTensorsSources sourcesOf(const SafeTensorsFile &file) {
+  SafeTensorsSources out;
+  out.metadata = file.metadata;
+  for (const auto &[name, tensor] : file.tensors)
+    out.tensors.push_back(
+        {name, tensor.dtype, tensor.shape,
+         [&tensor = tensor](uint64_t offset, uint64_t count, void *dst) {
+           if (offset > tensor.data.size() ||
+               count > tensor.data.size() - offset)
+             return sinter::OutOfRangeError(
+                 SINTER_HERE,
+                 absl::StrCat("read of bytes [", offset, ", ", offset + count,
+                              ") of a tensor of ", tensor.data.size()));
+           std::memcpy(dst, tensor.data.data() + offset, count);
+           return absl::OkStatus();
+         }});
+  return out;
+}
+
+absl::Status streamSafeTensors(const SafeTensorsSources &file, ByteSink &sink,
+                               const PieceCheck &check) {
+  std::vector<HeaderEntry> entries;
+  for (const TensorSource &t : file.tensors) {
+    absl::StatusOr<int64_t> bytes = numBytes(t.dtype, t.shape);
+    if (!bytes.ok())
+      return withMessage(SINTER_HERE, bytes.status(),
+                         absl::StrCat("cannot write safetensors: tensor ",
+                                      quoteForMessage(t.name), ": ",
+                                      bytes.status().message()));
+    entries.push_back({t.name, t.dtype, &t.shape, uint64_t(*bytes)});
+  }
+  absl::StatusOr<std::string> header =
+      buildSafeTensorsHeader(file.metadata, entries);
+  if (!header.ok())
+    return withMessage(
+        SINTER_HERE, header.status(),
+        absl::StrCat("cannot write safetensors: ", header.status().message()));
+  SINTER_RETURN_IF_ERROR(sink.write(*header));
+  uint64_t largest = 0;
+  for (const HeaderEntry &e : entries)
+    largest = std::max(largest, e.bytes);
+  std::string piece(std::min(largest, kSafeTensorsPieceBytes), '\0');
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const TensorSource &t = file.tensors[i];
+    for (uint64_t offset = 0; offset < entries[i].bytes;
+         offset += kSafeTensorsPieceBytes) {
+      uint64_t count =
+          std::min(kSafeTensorsPieceBytes, entries[i].bytes - offset);
+      SINTER_RETURN_IF_ERROR(t.read(offset, count, piece.data()));
+      std::string_view bytes(piece.data(), static_cast<size_t>(count));
+      if (check)
+        SINTER_RETURN_IF_ERROR(check(t, offset, bytes));
+      SINTER_RETURN_IF_ERROR(sink.write(bytes));
+    }
+  }
+  return absl::OkStatus();
 }
 
 } // namespace sinter::formats

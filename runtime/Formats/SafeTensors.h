@@ -31,6 +31,8 @@
 // "format", because transformers' from_pretrained refuses files without
 // it), pads the header with spaces to a multiple of 8 bytes, and replaces
 // the file atomically (temp file, fsync, rename, directory fsync).
+// streamSafeTensors writes the same bytes from tensors read a piece at a
+// time (a checkpoint out of device buffers), holding one piece at once.
 //
 // Every error is one line starting with the file name and, where it has one
 // place, "byte offset N:".
@@ -40,11 +42,13 @@
 #ifndef SINTER_RUNTIME_FORMATS_SAFETENSORS_H
 #define SINTER_RUNTIME_FORMATS_SAFETENSORS_H
 
+#include "runtime/Formats/FileIO.h"
 #include "runtime/Formats/HostTensor.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -84,6 +88,42 @@ absl::StatusOr<std::string> serializeSafeTensors(const SafeTensorsFile &file);
 /// "__metadata__", or a name or metadata string is not valid UTF-8.
 absl::Status writeSafeTensors(const std::string &path,
                               const SafeTensorsFile &file);
+
+/// A tensor to write whose bytes are read a piece at a time (out of a
+/// device buffer, say), so that writing it holds no second copy of it.
+struct TensorSource {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  /// Copies bytes [offset, offset + count) of the tensor to `dst`.
+  std::function<absl::Status(uint64_t offset, uint64_t count, void *dst)> read;
+};
+
+/// A .safetensors file to write, by source.
+struct SafeTensorsSources {
+  std::vector<TensorSource> tensors;
+  std::map<std::string, std::string> metadata;
+};
+
+/// Sources that read `file`'s tensors in place (`file` must outlive them).
+SafeTensorsSources sourcesOf(const SafeTensorsFile &file);
+
+/// The pieces streamSafeTensors reads a tensor in: a multiple of every
+/// element size, so no element is split between two.
+inline constexpr uint64_t kSafeTensorsPieceBytes = uint64_t(4) << 20;
+
+/// Sees each piece of a streamed write before it is written: the tensor,
+/// the piece's byte offset in it and its bytes. An error stops the write.
+using PieceCheck = std::function<absl::Status(
+    const TensorSource &tensor, uint64_t offset, std::string_view piece)>;
+
+/// Writes the .safetensors encoding of `file` to `sink` (the bytes
+/// serializeSafeTensors gives for the same tensors), reading each tensor
+/// through one buffer of kSafeTensorsPieceBytes, and passes every piece to
+/// `check` (when set) before writing it. Errors are those of
+/// serializeSafeTensors, then of the reads, the check and the sink.
+absl::Status streamSafeTensors(const SafeTensorsSources &file, ByteSink &sink,
+                               const PieceCheck &check = {});
 
 } // namespace sinter::formats
 

@@ -263,26 +263,50 @@ bool isCheckpointName(std::string_view text) {
 
 } // namespace
 
-uint64_t sinter::train::hashBytes(std::string_view bytes) {
-  // Eight bytes at a time, multiply-xorshift mixed (splitmix64's finalizer),
-  // then the tail and the length.
-  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
+// Eight bytes at a time, multiply-xorshift mixed (splitmix64's finalizer),
+// then the tail and the length.
+static constexpr uint64_t kHashMul = 0x9E3779B97F4A7C15ull;
+
+void StreamHash::update(std::string_view bytes) {
+  total += bytes.size();
+  auto word = [&](const char *p) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * kHashMul;
+    h ^= h >> 29;
+  };
+  if (partialSize) {
+    size_t take = std::min(bytes.size(), 8 - partialSize);
+    std::memcpy(partial + partialSize, bytes.data(), take);
+    partialSize += take;
+    bytes.remove_prefix(take);
+    if (partialSize < 8)
+      return;
+    word(partial);
+    partialSize = 0;
+  }
+  size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 8)
+    word(bytes.data() + i);
+  partialSize = bytes.size() - i;
+  std::memcpy(partial, bytes.data() + i, partialSize);
+}
+
+uint64_t StreamHash::digest() const {
   auto mix = [](uint64_t z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
   };
-  uint64_t h = kMul;
-  size_t i = 0;
-  for (; i + 8 <= bytes.size(); i += 8) {
-    uint64_t w;
-    std::memcpy(&w, bytes.data() + i, 8);
-    h = (h ^ w) * kMul;
-    h ^= h >> 29;
-  }
   uint64_t tail = 0;
-  std::memcpy(&tail, bytes.data() + i, bytes.size() - i);
-  return mix(h ^ tail ^ (static_cast<uint64_t>(bytes.size()) * kMul));
+  std::memcpy(&tail, partial, partialSize);
+  return mix(h ^ tail ^ (total * kHashMul));
+}
+
+uint64_t sinter::train::hashBytes(std::string_view bytes) {
+  StreamHash hash;
+  hash.update(bytes);
+  return hash.digest();
 }
 
 std::string sinter::train::checkpointName(int64_t step) {
@@ -317,9 +341,45 @@ absl::Status sinter::train::checkWritable(const std::string &root) {
   return absl::OkStatus();
 }
 
+namespace {
+
+/// Hashes what it passes on (COMPLETE's entry of a file written streamed).
+class HashingSink final : public formats::ByteSink {
+public:
+  HashingSink(formats::ByteSink &inner, StreamHash &hash)
+      : inner(inner), hash(hash) {}
+  absl::Status write(std::string_view bytes) override {
+    hash.update(bytes);
+    return inner.write(bytes);
+  }
+
+private:
+  formats::ByteSink &inner;
+  StreamHash &hash;
+};
+
+Json fileEntry(const StreamHash &hash) {
+  Json entry = Json::object();
+  entry["bytes"] = static_cast<int64_t>(hash.size());
+  entry["hash"] = hashText(hash.digest());
+  return entry;
+}
+
+} // namespace
+
 absl::StatusOr<std::string>
 sinter::train::saveCheckpoint(const std::string &root,
                               const Checkpoint &checkpoint) {
+  CheckpointSources sources;
+  sources.model = formats::sourcesOf(checkpoint.model);
+  sources.optimizer = formats::sourcesOf(checkpoint.optimizer);
+  sources.state = checkpoint.state;
+  return saveCheckpoint(root, sources);
+}
+
+absl::StatusOr<std::string>
+sinter::train::saveCheckpoint(const std::string &root,
+                              const CheckpointSources &checkpoint) {
   // trainer.json is JSON text, which holds only UTF-8.
   for (auto [what, text] :
        {std::pair{"the data spec", &checkpoint.state.data},
@@ -332,15 +392,6 @@ sinter::train::saveCheckpoint(const std::string &root,
                        formats::quoteForMessage(*text),
                        " is not valid UTF-8 (trainer.json holds it as JSON "
                        "text)"));
-  // A checkpoint is a recovery point: one that holds NaN or infinities is
-  // not written.
-  for (auto [file, tensors] : {std::pair{kModelFile, &checkpoint.model},
-                               std::pair{kOptimizerFile, &checkpoint.optimizer}})
-    if (std::optional<std::string> bad = nonFinite(*tensors))
-      return sinter::DataLossError(
-          SINTER_HERE,
-          absl::StrFormat("not saving the checkpoint of step %d: its %s %s",
-                          checkpoint.state.step, file, *bad));
   std::error_code ec;
   fs::create_directories(root, ec);
   if (ec)
@@ -350,7 +401,8 @@ sinter::train::saveCheckpoint(const std::string &root,
             root, ": cannot create the checkpoint directory: ", ec.message()));
 
   // 1. Everything goes to a hidden temp directory first: a kill from here to
-  //    step 3 leaves at most a temp directory that loading never looks at.
+  //    step 3 leaves at most a temp directory that loading never looks at
+  //    (and the next run removes).
   std::string name = checkpointName(checkpoint.state.step);
   std::string finalDir = (fs::path(root) / name).string();
   std::string tempDir =
@@ -360,28 +412,62 @@ sinter::train::saveCheckpoint(const std::string &root,
     return sinter::PermissionDeniedError(
         SINTER_HERE,
         absl::StrCat(tempDir, ": cannot create the directory: ", ec.message()));
+  auto abandon = [&](absl::Status status) {
+    std::error_code ignored;
+    fs::remove_all(tempDir, ignored);
+    return status;
+  };
 
-  SINTER_ASSIGN_OR_RETURN(std::string model,
-                          formats::serializeSafeTensors(checkpoint.model));
-  SINTER_ASSIGN_OR_RETURN(std::string optimizer,
-                          formats::serializeSafeTensors(checkpoint.optimizer));
-  std::string state = formats::writeJson(stateToJson(checkpoint.state)) + "\n";
-
-  std::vector<std::pair<const char *, const std::string *>> files = {
-      {kModelFile, &model}, {kOptimizerFile, &optimizer}, {kStateFile, &state}};
+  // The tensors stream from their sources a piece at a time, each piece
+  // hashed for COMPLETE and checked as it goes: a checkpoint is a recovery
+  // point, so one holding NaN or infinities is not written.
   Json entries = Json::object();
-  for (auto [file, bytes] : files) {
-    SINTER_RETURN_IF_ERROR(formats::writeFileAtomic(
-        (fs::path(tempDir) / file).string(), {*bytes}));
-    entries[file] = fileEntry(*bytes);
+  for (auto [file, tensors] :
+       {std::pair{kModelFile, &checkpoint.model},
+        std::pair{kOptimizerFile, &checkpoint.optimizer}}) {
+    formats::PieceCheck finite = [&, file = file](
+                                     const formats::TensorSource &tensor,
+                                     uint64_t offset, std::string_view piece) {
+      int64_t first = -1;
+      if (!formats::countNonFinite(tensor.dtype, piece, &first))
+        return absl::OkStatus();
+      int64_t element =
+          static_cast<int64_t>(offset) / formats::dtypeByteSize(tensor.dtype) +
+          first;
+      return sinter::DataLossError(
+          SINTER_HERE,
+          absl::StrFormat("not saving the checkpoint of step %d: its %s "
+                          "tensor %s holds NaN or infinite values (the first "
+                          "at element %d)",
+                          checkpoint.state.step, file,
+                          formats::quoteForMessage(tensor.name), element));
+    };
+    StreamHash hash;
+    absl::Status written = formats::writeFileAtomic(
+        (fs::path(tempDir) / file).string(), [&](formats::ByteSink &sink) {
+          HashingSink hashing(sink, hash);
+          return formats::streamSafeTensors(*tensors, hashing, finite);
+        });
+    if (!written.ok())
+      return abandon(std::move(written));
+    entries[file] = fileEntry(hash);
   }
+  std::string state = formats::writeJson(stateToJson(checkpoint.state)) + "\n";
+  if (absl::Status s = formats::writeFileAtomic(
+          (fs::path(tempDir) / kStateFile).string(), {state});
+      !s.ok())
+    return abandon(std::move(s));
+  entries[kStateFile] = fileEntry(state);
+
   // 2. The marker last: a directory without it is not a checkpoint.
   Json markerJson = Json::object();
   markerJson["step"] = checkpoint.state.step;
   markerJson["files"] = std::move(entries);
   std::string marker = formats::writeJson(markerJson) + "\n";
-  SINTER_RETURN_IF_ERROR(formats::writeFileAtomic(
-      (fs::path(tempDir) / kMarkerFile).string(), {marker}));
+  if (absl::Status s = formats::writeFileAtomic(
+          (fs::path(tempDir) / kMarkerFile).string(), {marker});
+      !s.ok())
+    return abandon(std::move(s));
 
   // 3. Into place. Saving a step that already exists (a resumed run saving
   //    at the step it resumed from) exchanges the two directories

@@ -26,6 +26,10 @@
 // A checkpoint is a recovery point, so neither saving nor loading accepts
 // one whose parameters or optimizer state hold a NaN or an infinity.
 //
+// Saving streams the tensors from their sources (the executor's buffers)
+// a piece at a time, hashing and checking each piece as it goes: a save
+// holds no copy of the state.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef SINTER_RUNTIME_TRAIN_CHECKPOINT_H
@@ -69,11 +73,25 @@ struct Checkpoint {
   TrainerState state;
 };
 
+/// What a save writes, the tensors by source: a save reads them a piece at
+/// a time, so it holds one piece beside the training state, not a copy of
+/// it.
+struct CheckpointSources {
+  formats::SafeTensorsSources model;     // params
+  formats::SafeTensorsSources optimizer; // optimizer state
+  TrainerState state;
+};
+
 /// "step-00000100".
 std::string checkpointName(int64_t step);
 
 /// Writes `checkpoint` as `<root>/<checkpointName(step)>` and points
 /// `<root>/latest` at it; creates `root` if needed. Returns the directory.
+/// A non-finite value found while writing stops the save (DataLoss, naming
+/// the file, tensor and element) and leaves no trace of it.
+absl::StatusOr<std::string> saveCheckpoint(const std::string &root,
+                                           const CheckpointSources &checkpoint);
+/// The same, from tensors in memory.
 absl::StatusOr<std::string> saveCheckpoint(const std::string &root,
                                            const Checkpoint &checkpoint);
 
@@ -100,6 +118,24 @@ absl::Status pruneCheckpoints(const std::string &root, int64_t keepLast,
 /// A fast 64-bit hash of `bytes` (for the COMPLETE marker and program
 /// fingerprints; not cryptographic).
 uint64_t hashBytes(std::string_view bytes);
+
+/// hashBytes of the concatenation of what update() was given, for bytes
+/// that are never in memory at once.
+class StreamHash {
+public:
+  void update(std::string_view bytes);
+  uint64_t digest() const;
+  uint64_t size() const { return total; }
+
+private:
+  uint64_t h = kStart;
+  uint64_t total = 0;
+  // The bytes of a word not yet complete (fewer than eight).
+  char partial[8] = {};
+  size_t partialSize = 0;
+
+  static constexpr uint64_t kStart = 0x9E3779B97F4A7C15ull;
+};
 
 } // namespace sinter::train
 

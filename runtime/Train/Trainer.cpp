@@ -87,13 +87,15 @@ std::vector<const Argument *> argumentsOf(const Executor &ex,
   return out;
 }
 
-absl::StatusOr<formats::SafeTensorsFile> collect(const Executor &ex,
-                                                 sabi::ArgumentKind kind) {
-  formats::SafeTensorsFile file;
+/// The arguments of `kind` as tensors to save, read out of their buffers
+/// a piece at a time.
+absl::StatusOr<formats::SafeTensorsSources> sources(const Executor &ex,
+                                                   sabi::ArgumentKind kind) {
+  formats::SafeTensorsSources file;
   for (const Argument *a : argumentsOf(ex, kind)) {
-    SINTER_ASSIGN_OR_RETURN(formats::HostTensor tensor,
-                            ex.readBuffer(a->buffer));
-    file.tensors.push_back({a->name, std::move(tensor)});
+    SINTER_ASSIGN_OR_RETURN(formats::TensorSource tensor,
+                            ex.bufferSource(a->buffer, a->name));
+    file.tensors.push_back(std::move(tensor));
   }
   return file;
 }
@@ -534,10 +536,10 @@ absl::Status Run::save(int64_t step) {
     lastCheckpoint = checkpointName(step);
     return absl::OkStatus();
   }
-  Checkpoint c;
-  SINTER_ASSIGN_OR_RETURN(c.model, collect(ex, sabi::Argument::param));
+  CheckpointSources c;
+  SINTER_ASSIGN_OR_RETURN(c.model, sources(ex, sabi::Argument::param));
   c.model.metadata["sinter.step"] = absl::StrCat(step);
-  SINTER_ASSIGN_OR_RETURN(c.optimizer, collect(ex, sabi::Argument::opt_state));
+  SINTER_ASSIGN_OR_RETURN(c.optimizer, sources(ex, sabi::Argument::opt_state));
   c.state.step = step;
   c.state.seed = seed;
   c.state.data = dataSpec;

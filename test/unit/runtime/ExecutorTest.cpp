@@ -458,6 +458,26 @@ TEST(ExecutorTest, TransfersCheckTheBufferAndTheByteCount) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ex->writeBuffer(99, f32Tensor({1}, {1}), "t").message(),
             "upload to buffer 99: @train_step has no such buffer (it has 12)");
+
+  // A part of a buffer (what a streamed checkpoint reads) lies in it.
+  float two[2] = {0, 0};
+  ASSERT_TRUE(ex->downloadPart(7, 40, two, 8).ok());
+  EXPECT_EQ(two[0], 1.5f);
+  EXPECT_EQ(two[1], 1.5f);
+  s = ex->downloadPart(7, 44, two, 8);
+  EXPECT_EQ(s.message(), "download from buffer 7 'w': bytes [44, 52) asked "
+                         "for, the buffer holds 48");
+  s = ex->downloadPart(7, ~size_t(0), two, 8);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  s = ex->downloadPart(12, 0, two, 8);
+  EXPECT_EQ(s.message(),
+            "download from buffer 12: @train_step has no such buffer (it has "
+            "12)");
+  EXPECT_FALSE(ex->bufferSource(12, "x").ok());
+  absl::StatusOr<formats::TensorSource> source = ex->bufferSource(7, "w");
+  ASSERT_TRUE(source.ok());
+  EXPECT_EQ(source->shape, ex->program().buffers[7].shape);
+  EXPECT_FALSE(source->read(40, 12, two).ok());
 }
 
 // What goes in by upload comes out of run() by download: parameters and

@@ -339,6 +339,69 @@ TEST(SafeTensorsTest, RejectsMalformedFiles) {
               "No such file or directory");
 }
 
+/// Collects what a streamed write writes, and the size of each write.
+class StringSink final : public ByteSink {
+public:
+  absl::Status write(std::string_view bytes) override {
+    out.append(bytes.data(), bytes.size());
+    writes.push_back(bytes.size());
+    return absl::OkStatus();
+  }
+  std::string out;
+  std::vector<size_t> writes;
+};
+
+// A streamed write gives the bytes serializeSafeTensors gives, every dtype
+// and odd offset included, and a tensor larger than a piece goes out in
+// pieces of kSafeTensorsPieceBytes.
+TEST(SafeTensorsTest, StreamedWriteIsTheSerializedFile) {
+  std::mt19937_64 rng(11);
+  SafeTensorsFile file = everyDTypeFile(rng);
+  file.metadata["sinter.step"] = "3";
+  file.tensors.emplace_back(
+      "large", randomTensor(DType::F32, {(1 << 20) + 3}, rng)); // 4 MiB + 12
+  absl::StatusOr<std::string> serialized = serializeSafeTensors(file);
+  ASSERT_TRUE(serialized.ok()) << serialized.status();
+  StringSink sink;
+  std::vector<std::pair<std::string, uint64_t>> seen;
+  ASSERT_TRUE(streamSafeTensors(sourcesOf(file), sink,
+                                [&](const TensorSource &t, uint64_t offset,
+                                    std::string_view) {
+                                  seen.push_back({t.name, offset});
+                                  return absl::OkStatus();
+                                })
+                  .ok());
+  EXPECT_EQ(sink.out, *serialized);
+  EXPECT_EQ(sink.writes.back(), 12u);
+  EXPECT_EQ(sink.writes[sink.writes.size() - 2], kSafeTensorsPieceBytes);
+  ASSERT_GE(seen.size(), 2u);
+  EXPECT_EQ(seen.back(), (std::pair<std::string, uint64_t>{
+                             "large", kSafeTensorsPieceBytes}));
+
+  // The check's error stops the write before the piece it refused.
+  StringSink stopped;
+  absl::Status s = streamSafeTensors(
+      sourcesOf(file), stopped,
+      [&](const TensorSource &t, uint64_t, std::string_view) {
+        return t.name == "large" ? absl::DataLossError("refused")
+                                 : absl::OkStatus();
+      });
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(stopped.out.size(),
+            serialized->size() - file.tensors.back().second.data.size());
+
+  // A source whose shape is no shape is refused before anything is written.
+  SafeTensorsSources bad = sourcesOf(file);
+  bad.tensors[0].shape = {-1};
+  StringSink none;
+  s = streamSafeTensors(bad, none);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("cannot write safetensors: tensor 'layer0.F64'"),
+            std::string::npos)
+      << s;
+  EXPECT_TRUE(none.out.empty());
+}
+
 TEST(SafeTensorsTest, RejectsBadTensorsOnWrite) {
   TempDir dir;
   std::string path = dir.file("w.safetensors");
