@@ -33,12 +33,15 @@
 #include "gloo/rendezvous/context.h"
 #include "gloo/transport/tcp/address.h"
 #include "gloo/transport/tcp/device.h"
+#include "gloo/transport/unbound_buffer.h"
+#include "gloo/types.h"
 
 #include <csignal>
 #include <cctype>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 
 namespace sinter::comm {
 
@@ -215,6 +218,9 @@ public:
     } catch (const std::exception &e) {
       status = classify(what, e.what());
     }
+    if (status.code() == absl::StatusCode::kDeadlineExceeded)
+      if (std::optional<absl::Status> died = peerThatDied(what))
+        status = *died;
     std::lock_guard<std::mutex> lock(mu_);
     if (error_.ok())
       error_ = status;
@@ -222,6 +228,35 @@ public:
   }
 
 private:
+  /// After a collective timed out: whether a peer's connection had failed
+  /// meanwhile, that peer's failure. Gloo's own wait can miss one (a send
+  /// already handed to a socket whose peer then died is not woken by the
+  /// pair's failure, and waits for the whole timeout), but the failed pair
+  /// keeps its error, which posting a receive on it rethrows at once. A
+  /// healthy pair is left with a one-byte receive on a slot no collective
+  /// uses, pending; the communicator has failed by then and runs nothing
+  /// more. Only a peer's death counts: a pair that the timeout itself
+  /// closed proves nothing.
+  std::optional<absl::Status> peerThatDied(std::string_view what) {
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_)
+        continue;
+      try {
+        if (!probe_)
+          probe_ = context_->createUnboundBuffer(&probeByte_, 1);
+        std::unique_ptr<gloo::transport::Pair> &pair = context_->getPair(r);
+        if (!pair)
+          continue;
+        pair->recv(probe_.get(), gloo::Slot::build(kProbePrefix, 0), 0, 1);
+      } catch (const std::exception &e) {
+        absl::Status status = classify(what, e.what());
+        if (causedByPeer(status))
+          return status;
+      }
+    }
+    return std::nullopt;
+  }
+
   template <typename T>
   absl::Status allReduce(T *data, size_t count, uint32_t tag,
                          std::string_view what, ReduceFn reduce) {
@@ -238,8 +273,16 @@ private:
     });
   }
 
+  /// The slot prefix of peerThatDied's receive; Gloo's collectives use
+  /// 0x01 to 0x08 (gloo/types.h).
+  static constexpr uint8_t kProbePrefix = 0xff;
+
   const int rank_, size_;
   const std::chrono::milliseconds timeout_;
+  // Declared before the context, so destroyed after it: a pair may hold a
+  // pending receive into it to the end.
+  char probeByte_ = 0;
+  std::unique_ptr<gloo::transport::UnboundBuffer> probe_;
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
   std::map<std::string, int> peerByAddress_;
