@@ -253,6 +253,33 @@ std::vector<const Origin *> sinter::exec::suspects(const StepProgram &program,
   return out;
 }
 
+std::optional<std::string>
+sinter::exec::receivedFault(const StepProgram &program, const Fault &fault) {
+  if (fault.step < 0)
+    return std::nullopt;
+  const Step &step = program.steps[static_cast<size_t>(fault.step)];
+  if (step.kind != sabi::Step::kDone)
+    return std::nullopt;
+  const Collective &c =
+      program.collectives[static_cast<size_t>(step.collective)];
+  std::string made = fault.value.nan ? "NaN" : "an infinity";
+  std::string what = absl::StrFormat("the all-reduce of %s", c.name);
+  // An f32 bucket travelling as f16 overflows past f16's largest value,
+  // which this rank's own values may reach.
+  if (c.commType == abi::ElementType::f16 && !fault.value.nan)
+    for (const BufferScan &in : fault.inputs)
+      if (in.min <= in.max &&
+          std::max(std::fabs(in.min), std::fabs(in.max)) > 65504)
+        return absl::StrFormat(
+            "%s overflowed f16 in transit (data_parallel.grad_comm_dtype): "
+            "this rank's gradients reach %g, beyond f16's 65504",
+            what, std::max(std::fabs(in.min), std::fabs(in.max)));
+  return absl::StrFormat(
+      "%s returned %s from this rank's finite gradients: another rank sent "
+      "it (that rank's error names where it began)",
+      what, made);
+}
+
 std::string sinter::exec::describeOrigin(const Origin &o) {
   std::string text = o.op;
   if (!o.layer.empty())
@@ -279,6 +306,17 @@ std::string sinter::exec::describeFault(const StepProgram &program,
         what, badText(fault.value), program.function);
   }
   const Step &step = program.steps[static_cast<size_t>(fault.step)];
+  if (std::optional<std::string> received = receivedFault(program, fault)) {
+    std::string out = absl::StrFormat(
+        "program step %d of %s: %s (%s into %s)", fault.step, program.function,
+        *received, badText(fault.value),
+        bufferText(program, fault.value.buffer));
+    for (const BufferScan &in : fault.inputs)
+      absl::StrAppend(&out, absl::StrFormat("\n  this rank's %s %s",
+                                            bufferText(program, in.buffer),
+                                            rangeText(in)));
+    return out;
+  }
   std::string kind(sabi::stepKindName(step.kind));
   if (step.kind == sabi::Step::kKernel)
     kind = absl::StrCat("kernel ",

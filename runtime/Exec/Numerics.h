@@ -92,6 +92,12 @@ std::vector<const Origin *> suspects(const StepProgram &program,
 /// except between them.
 std::string describeFault(const StepProgram &program, const Fault &fault);
 
+/// When the origin step is the end of an all-reduce (data parallelism):
+/// the values came from another rank, or overflowed a 16-bit transfer,
+/// said in one phrase; nullopt for any other step.
+std::optional<std::string> receivedFault(const StepProgram &program,
+                                         const Fault &fault);
+
 /// "log of layer \"fc1\" (model.pbtxt:8:1)": the op, its layer and place,
 /// each when known ("of layer" only when there is an op).
 std::string describeOrigin(const Origin &origin);

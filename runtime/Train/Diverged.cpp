@@ -44,6 +44,8 @@ std::string headline(const exec::StepProgram &p, const exec::Fault &f) {
     return report.substr(0, report.find('\n'));
   std::string made = f.value.nan ? "NaN" : "an infinity";
   std::string at = absl::StrFormat("program step %d of %s", f.step, p.function);
+  if (std::optional<std::string> received = exec::receivedFault(p, f))
+    return absl::StrFormat("%s (%s)", *received, at);
   std::vector<const exec::Origin *> ops = exec::suspects(p, f);
   if (ops.size() == 1)
     return absl::StrFormat("%s made %s from finite inputs (%s)",

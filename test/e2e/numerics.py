@@ -2,9 +2,9 @@
 """End-to-end checks that the training binary never trains silently wrong
 (docs/Runtime.md, "When values go non-finite" and "Errors").
 
-    numerics.py provenance --sinterc=PATH --work-dir=DIR
-    numerics.py inputs     --sinterc=PATH --work-dir=DIR
-    numerics.py hygiene    --sinterc=PATH --work-dir=DIR
+    numerics.py provenance --sinterc=PATH --launch=PATH --work-dir=DIR
+    numerics.py inputs     --sinterc=PATH --launch=PATH --work-dir=DIR
+    numerics.py hygiene    --sinterc=PATH --launch=PATH --work-dir=DIR
 
 provenance: small MLPs with an injected fault, each trained until its loss
   is not finite; the error must name the op, the layer and its
@@ -17,6 +17,9 @@ provenance: small MLPs with an injected fault, each trained until its loss
     - a learning rate that diverges: the parameters grow until a matmul
       overflows, and the report says the parameters diverged;
     - --check-numerics finds the same op at the same step as it runs;
+    - the same outlier on two ranks (sinter-launch): the rank whose rows
+      hold it names the exp, the other that its all-reduce brought the NaN
+      in from a peer;
   and no checkpoint the diverging runs wrote holds a non-finite value,
   while the error names the last (good) one.
 inputs: data that would train silently wrong is refused at the start with
@@ -162,6 +165,30 @@ def cmd_provenance(a):
     if "re-running" in p.stdout:
         fail(f"--check-numerics re-ran steps:\n{p.stdout}")
 
+    # Under data parallelism (two ranks, sinter-launch) the outlier is in
+    # one rank's rows: that rank names the exp; the other finds the NaN
+    # came in through its gradients' all-reduce, from a peer.
+    ck = os.path.join(a.work_dir, "expov-dp-ck")
+    shutil.rmtree(ck, ignore_errors=True)
+    p = run([a.launch, "-n", "2", "--", train, data(a, "expov", x),
+             "--steps=100", f"--save={ck}", "--save-every=2", "--threads=1"],
+            expect=None)
+    errors = [l for l in (p.stdout + p.stderr).splitlines()
+              if "error: rank " in l]
+    if p.returncode == 0 or len(errors) != 2:
+        fail(f"wanted a failed job and an error per rank (exit "
+             f"{p.returncode}):\n{p.stdout}{p.stderr}")
+    made = [l for l in errors
+            if f"exp of layer 'bad' ({model}:5:1) made an infinity" in l]
+    received = [l for l in errors
+                if "the all-reduce of bucket 0 returned NaN from this rank's "
+                   "finite gradients: another rank sent it" in l]
+    if len(made) != 1 or len(received) != 1:
+        fail("wanted one rank to name the exp and the other the all-reduce:"
+             "\n" + "\n".join(errors))
+    checkpoints_finite(ck)
+    print(f"ok: {made[0].strip()}\nok: {received[0].strip()}")
+
     # A learning rate that diverges: a matmul overflows on huge parameters.
     model, train = build(a, "lr", "relu")
     ck = os.path.join(a.work_dir, "lr-ck")
@@ -235,6 +262,7 @@ def main():
     ap.add_argument("command", choices=["provenance", "inputs", "hygiene"])
     ap.add_argument("--sinterc", required=True)
     ap.add_argument("--work-dir", required=True)
+    ap.add_argument("--launch", required=True, help="sinter-launch")
     a = ap.parse_args()
     os.makedirs(a.work_dir, exist_ok=True)
     {"provenance": cmd_provenance, "inputs": cmd_inputs,

@@ -194,4 +194,55 @@ TEST(Numerics, AFusedKernelNamesTheOpThatCanMakeTheValue) {
             std::string::npos);
 }
 
+// Under data parallelism an all-reduce can bring in another rank's NaN:
+// this rank's gradients were finite, so the report says where the values
+// came from instead of blaming the collective's arithmetic; and an f32
+// bucket sent as f16 overflows in transit past 65504.
+TEST(Numerics, AnAllReduceNamesTheOtherRankOrTheTransfer) {
+  StepProgram p = program(3);
+  Collective c;
+  c.buffer = 1;
+  c.name = "bucket 0";
+  p.collectives.push_back(c);
+  kernel(p, {0}, {1}, "mul");
+  Step start, done;
+  start.kind = sabi::Step::kStart;
+  done.kind = sabi::Step::kDone;
+  p.steps.push_back(start);
+  p.steps.push_back(done);
+  kernel(p, {1}, {2}, "sub");
+  NumericsLog log;
+  BufferScan finite = scan(1, 0, 0, 0);
+  finite.min = -3;
+  finite.max = 70000;
+  log.steps.push_back({2, {finite}, {scan(1, 2, 0, 0)}});
+  log.steps.push_back({3, {scan(1, 2, 0, 0)}, {scan(2, 2, 0, 0)}});
+  std::optional<Fault> f = findFault(p, log);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->step, 2);
+  std::optional<std::string> received = receivedFault(p, *f);
+  ASSERT_TRUE(received);
+  EXPECT_EQ(*received, "the all-reduce of bucket 0 returned NaN from this "
+                       "rank's finite gradients: another rank sent it (that "
+                       "rank's error names where it began)");
+  EXPECT_NE(describeFault(p, *f).find("program step 2 of train_step: the "
+                                      "all-reduce of bucket 0 returned NaN"),
+            std::string::npos)
+      << describeFault(p, *f);
+
+  // The same values sent as f16: an infinity from 70000 is the transfer's.
+  p.collectives[0].commType = sabi::ElementType::f16;
+  f->value = scan(1, 0, 1, 0);
+  received = receivedFault(p, *f);
+  ASSERT_TRUE(received);
+  EXPECT_NE(received->find("the all-reduce of bucket 0 overflowed f16 in "
+                           "transit (data_parallel.grad_comm_dtype): this "
+                           "rank's gradients reach 70000"),
+            std::string::npos)
+      << *received;
+  // A kernel's fault is no collective's.
+  f->step = 0;
+  EXPECT_FALSE(receivedFault(p, *f));
+}
+
 } // namespace
