@@ -1,9 +1,12 @@
 //===- MemoryPlanner.cpp - Greedy-by-size best-fit arena planning ---------===//
 //
-// See MemoryPlanner.h for the contract. Three pieces:
+// See MemoryPlanner.h for the contract. Four pieces:
 //   * resolveBuffers: validates the input and maps every view to its root,
 //     widening each root's live interval over its views' uses (shared by the
 //     planner and the verifier, so both agree on what "live" means);
+//   * Occupancy: the bytes of the roots placed so far, by lifetime, so that
+//     one best-fit placement reads the few merged ranges of those live with
+//     the new root rather than scanning every root placed before it;
 //   * planMemory: the greedy-by-size, best-fit placement of the roots, then
 //     the live-bytes sweep that gives the lower bound and category peaks;
 //   * verifyPlan: an independent O(n log n) check of a finished plan.
@@ -205,6 +208,209 @@ struct Slot {
   }
 };
 
+/// Bytes in use, as disjoint ranges [begin, end) in offset order; ranges that
+/// overlap or touch are one. Best fit looks only at aligned gaps, so the
+/// caller rounds each end up to the alignment: the gap after a buffer,
+/// [alignUp(end), next offset), is then the gap after its range here.
+class TakenBytes {
+public:
+  struct Range {
+    int64_t begin, end;
+    bool operator<(const Range &o) const { return begin < o.begin; }
+  };
+
+  bool empty() const { return ranges.empty(); }
+  void clear() { ranges.clear(); }
+
+  void add(int64_t begin, int64_t end) {
+    // The first range that ends at or above `begin` and the first that
+    // begins above `end`: those in between merge with [begin, end).
+    auto first = std::lower_bound(
+        ranges.begin(), ranges.end(), begin,
+        [](const Range &r, int64_t offset) { return r.end < offset; });
+    auto last = std::upper_bound(
+        first, ranges.end(), end,
+        [](int64_t offset, const Range &r) { return offset < r.begin; });
+    if (first == last) {
+      ranges.insert(first, Range{begin, end});
+      return;
+    }
+    first->begin = std::min(first->begin, begin);
+    first->end = std::max(std::prev(last)->end, end);
+    ranges.erase(std::next(first), last);
+  }
+
+  void appendTo(std::vector<Range> &out) const {
+    out.insert(out.end(), ranges.begin(), ranges.end());
+  }
+
+private:
+  /// A sorted vector rather than a tree: best fit packs the buffers that
+  /// live together tightly, so each set merges into few ranges.
+  std::vector<Range> ranges;
+};
+
+/// The placed roots by lifetime, so that best fit sees the bytes of those
+/// live during [first, last] without a visit of each placed root.
+///
+/// A segment tree over the steps at which roots start or end. Its node sets
+/// split the roots live during [first, last] into O(log n) parts, each root
+/// in exactly one: those live at `first`, and those that start within
+/// (first, last]. A root is in `cover` of the O(log n) nodes that tile its
+/// lifetime, so the roots live at a step are those in `cover` of the nodes
+/// on the path from the top to the step's leaf; and it is in `starting` of
+/// the nodes on the path to the leaf of its first step, so the roots that
+/// start within (first, last] are those in `starting` of the nodes that
+/// tile (first, last]. Best fit then makes the scan it always made, over the
+/// sets' ranges merged in offset order instead of every placed root: the
+/// same gaps, as the ranges' union is the live roots' bytes.
+class Occupancy {
+public:
+  /// `steps`: sorted and unique, every firstUse and lastUse to come.
+  Occupancy(std::vector<int64_t> steps, int64_t alignment)
+      : steps(std::move(steps)), alignment(alignment) {
+    leaves = std::max<int64_t>(1, static_cast<int64_t>(this->steps.size()));
+    cover.resize(4 * leaves);
+    starting.resize(4 * leaves);
+  }
+
+  void clear() {
+    for (TakenBytes &set : cover)
+      set.clear();
+    for (TakenBytes &set : starting)
+      set.clear();
+  }
+
+  /// Marks [offset, offset + bytes) in use during [first, last].
+  void add(int64_t offset, int64_t bytes, int64_t first, int64_t last) {
+    int64_t begin = offset, end = alignUp(offset + bytes, alignment);
+    addCover(1, 0, leaves - 1, leafOf(first), leafOf(last), begin, end);
+    forEachOnPath(leafOf(first),
+                  [&](int64_t node) { starting[node].add(begin, end); });
+  }
+
+  /// Where best fit puts `bytes` (> 0) live during [first, last]: the lowest
+  /// of the smallest aligned gaps between the roots live at any of those
+  /// steps that holds them, or on top of those roots if none does.
+  int64_t bestFit(int64_t bytes, int64_t first, int64_t last) {
+    ranges.clear();
+    runs.clear();
+    forEachOnPath(leafOf(first), [&](int64_t node) { collect(cover[node]); });
+    if (first < last)
+      collectStarting(1, 0, leaves - 1, leafOf(first) + 1, leafOf(last));
+    mergeRuns();
+    // `prevEnd` is the highest byte in use below the current range, so
+    // [prevEnd, range.begin) is free. Best fit: the smallest gap that holds
+    // `bytes`, which keeps the big gaps for later buffers.
+    int64_t prevEnd = 0;
+    int64_t bestOffset = -1;
+    int64_t bestGap = std::numeric_limits<int64_t>::max();
+    for (const TakenBytes::Range &range : ranges) {
+      int64_t gap = range.begin - prevEnd;
+      if (gap >= bytes && gap < bestGap) {
+        bestGap = gap;
+        bestOffset = prevEnd;
+        // Every offset is aligned, so gaps are multiples of the alignment
+        // and this one (alignUp(bytes)) cannot be beaten.
+        if (gap - bytes < alignment)
+          break;
+      }
+      prevEnd = std::max(prevEnd, range.end);
+    }
+    return bestOffset >= 0 ? bestOffset : prevEnd;
+  }
+
+private:
+  int64_t leafOf(int64_t step) const {
+    return std::lower_bound(steps.begin(), steps.end(), step) - steps.begin();
+  }
+
+  /// Calls `f` on each node from the top of the tree down to `leaf`.
+  template <typename F> void forEachOnPath(int64_t leaf, F f) {
+    int64_t node = 1, lo = 0, hi = leaves - 1;
+    for (;;) {
+      f(node);
+      if (lo == hi)
+        return;
+      int64_t mid = lo + (hi - lo) / 2;
+      if (leaf <= mid) {
+        node = 2 * node;
+        hi = mid;
+      } else {
+        node = 2 * node + 1;
+        lo = mid + 1;
+      }
+    }
+  }
+
+  void addCover(int64_t node, int64_t lo, int64_t hi, int64_t first,
+                int64_t last, int64_t begin, int64_t end) {
+    if (last < lo || hi < first)
+      return;
+    if (first <= lo && hi <= last) {
+      cover[node].add(begin, end);
+      return;
+    }
+    int64_t mid = lo + (hi - lo) / 2;
+    addCover(2 * node, lo, mid, first, last, begin, end);
+    addCover(2 * node + 1, mid + 1, hi, first, last, begin, end);
+  }
+
+  void collectStarting(int64_t node, int64_t lo, int64_t hi, int64_t first,
+                       int64_t last) {
+    if (last < lo || hi < first)
+      return;
+    if (first <= lo && hi <= last) {
+      collect(starting[node]);
+      return;
+    }
+    int64_t mid = lo + (hi - lo) / 2;
+    collectStarting(2 * node, lo, mid, first, last);
+    collectStarting(2 * node + 1, mid + 1, hi, first, last);
+  }
+
+  /// Appends a set's ranges to `ranges`, as one sorted run.
+  void collect(const TakenBytes &set) {
+    if (set.empty())
+      return;
+    runs.push_back(ranges.size());
+    set.appendTo(ranges);
+  }
+
+  /// Sorts `ranges` by merging its runs pairwise, O(r log k) for r ranges
+  /// in k runs where a sort would take O(r log r).
+  void mergeRuns() {
+    runs.push_back(ranges.size());
+    while (runs.size() > 2) {
+      merged.resize(ranges.size());
+      size_t kept = 0;
+      for (size_t r = 0; r + 1 < runs.size(); r += 2) {
+        auto a = ranges.begin() + runs[r], b = ranges.begin() + runs[r + 1];
+        if (r + 2 == runs.size()) { // The odd one out.
+          std::copy(a, b, merged.begin() + runs[r]);
+          runs[++kept] = runs[r + 1];
+          break;
+        }
+        std::merge(a, b, b, ranges.begin() + runs[r + 2],
+                   merged.begin() + runs[r]);
+        runs[++kept] = runs[r + 2];
+      }
+      runs.resize(kept + 1);
+      ranges.swap(merged);
+    }
+  }
+
+  std::vector<int64_t> steps;
+  int64_t alignment;
+  int64_t leaves;
+  /// Indexed by node: the top is 1, the children of k are 2k and 2k + 1.
+  std::vector<TakenBytes> cover, starting;
+  /// The ranges collected for one placement, where each run of them begins
+  /// (and, last, where they end), and room to merge them.
+  std::vector<TakenBytes::Range> ranges, merged;
+  std::vector<size_t> runs;
+};
+
 } // namespace
 
 MemoryPlan planMemory(const std::vector<Buffer> &buffers,
@@ -262,21 +468,9 @@ MemoryPlan planMemory(const std::vector<Buffer> &buffers,
   // below needs them).
   computeLiveBytes(buffers, resolved, plan);
 
-  // `slots` in placement order; `byOffset` indexes them in offset order, so
-  // one placement is one scan over it. Keeping 4-byte indices sorted (rather
-  // than the 32-byte slots) makes the O(n) insertion a small memmove.
+  // The pins, checked against each other; the others are placed around
+  // them, so every placement starts from these.
   std::vector<Slot> slots;
-  std::vector<int32_t> byOffset;
-  slots.reserve(n);
-  byOffset.reserve(n);
-  auto insertSlot = [&](const Slot &slot) {
-    auto pos = std::upper_bound(
-        byOffset.begin(), byOffset.end(), slot.offset,
-        [&](int64_t offset, int32_t s) { return offset < slots[s].offset; });
-    byOffset.insert(pos, static_cast<int32_t>(slots.size()));
-    slots.push_back(slot);
-  };
-
   for (int32_t i : pinned) {
     const Buffer &b = buffers[i];
     Slot slot{*b.fixedOffset, *b.fixedOffset + b.bytes, resolved.firstUse[i],
@@ -296,56 +490,39 @@ MemoryPlan planMemory(const std::vector<Buffer> &buffers,
         return plan;
       }
     }
-    insertSlot(slot);
+    slots.push_back(slot);
   }
-  const size_t pinnedSlots = slots.size();
+
+  std::vector<int64_t> steps;
+  for (const std::vector<int32_t> *roots : {&pinned, &order})
+    for (int32_t i : *roots) {
+      steps.push_back(resolved.firstUse[i]);
+      steps.push_back(resolved.lastUse[i]);
+    }
+  std::sort(steps.begin(), steps.end());
+  steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+  Occupancy occupancy(std::move(steps), alignment);
 
   // Places `order` around the pins; returns the arena it needs.
   auto place = [&](const std::vector<int32_t> &order,
                    std::vector<int64_t> &offsets) {
-    slots.resize(pinnedSlots);
-    byOffset.clear();
-    for (size_t s = 0; s < pinnedSlots; ++s)
-      byOffset.push_back(static_cast<int32_t>(s));
-    std::sort(byOffset.begin(), byOffset.end(), [&](int32_t a, int32_t b) {
-      return slots[a].offset < slots[b].offset;
-    });
+    occupancy.clear();
     int64_t arena = 0;
-    for (const Slot &slot : slots)
+    for (const Slot &slot : slots) {
       arena = std::max(arena, slot.end);
+      occupancy.add(slot.offset, slot.end - slot.offset, slot.firstUse,
+                    slot.lastUse);
+    }
     for (int32_t i : order) {
       int64_t bytes = buffers[i].bytes;
       int64_t first = resolved.firstUse[i], last = resolved.lastUse[i];
-      // Walk the placed buffers in offset order, looking only at those live
-      // at the same time as this one. `prevEnd` is the highest byte any of
-      // them uses below the current one, so [alignUp(prevEnd), next.offset)
-      // is a free gap. Best fit: the smallest gap that holds `bytes`, which
-      // keeps the big gaps for later buffers; when none does, go on top of
-      // them all.
-      int64_t prevEnd = 0;
-      int64_t bestOffset = -1;
-      int64_t bestGap = std::numeric_limits<int64_t>::max();
-      for (int32_t s : byOffset) {
-        const Slot &other = slots[s];
-        if (!other.livesDuring(first, last))
-          continue;
-        int64_t candidate = alignUp(prevEnd, alignment);
-        int64_t gap = other.offset - candidate;
-        if (gap >= bytes && gap < bestGap) {
-          bestGap = gap;
-          bestOffset = candidate;
-          // Every offset is aligned, so gaps are multiples of the alignment
-          // and this one (alignUp(bytes)) cannot be beaten.
-          if (gap - bytes < alignment)
-            break;
-        }
-        prevEnd = std::max(prevEnd, other.end);
-      }
-      if (bestOffset < 0)
-        bestOffset = alignUp(prevEnd, alignment);
-      offsets[i] = bestOffset;
-      arena = std::max(arena, bestOffset + bytes);
-      insertSlot({bestOffset, bestOffset + bytes, first, last});
+      // Best fit: the smallest gap that holds `bytes` among the buffers
+      // live at the same time as this one, which keeps the big gaps for
+      // later buffers; when none does, on top of them all.
+      int64_t offset = occupancy.bestFit(bytes, first, last);
+      offsets[i] = offset;
+      arena = std::max(arena, offset + bytes);
+      occupancy.add(offset, bytes, first, last);
     }
     return arena;
   };

@@ -2,8 +2,9 @@
 //
 // Hand-checked placements (exact offsets), input errors, verifyPlan catching
 // broken plans, randomized property tests (valid plan, lower bound <= arena
-// <= no-reuse size), greedy against the exact optimum on tiny instances, and
-// a 20k-buffer run to catch complexity blowups.
+// <= no-reuse size), the same offsets as the O(n^2) scan the planner used to
+// do (random and training-like instances), greedy against the exact optimum
+// on tiny instances, and a 20k-buffer run to catch complexity blowups.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 #include <random>
 
@@ -399,6 +401,176 @@ TEST(MemoryPlannerTest, RandomCorruptionIsCaught) {
     caught += corruptOne();
   }
   EXPECT_GT(caught, 400);
+}
+
+//===----------------------------------------------------------------------===//
+// The same offsets as the scan the occupancy tree replaced
+//===----------------------------------------------------------------------===//
+
+/// The planner's placement as it was before its occupancy tree: each root,
+/// in the planner's order, goes to the best fit found by a scan of every
+/// root placed so far in offset order, O(n^2). Kept as the oracle: the
+/// offsets decide the fingerprints, so the tree must give the same ones.
+/// Takes the lower bound and the peak step from `plan` (checked elsewhere).
+std::vector<int64_t> scanOffsets(const std::vector<Buffer> &buffers,
+                                 int64_t alignment, const MemoryPlan &plan) {
+  size_t n = buffers.size();
+  auto alignUp = [&](int64_t v) {
+    return (v + alignment - 1) / alignment * alignment;
+  };
+  // Roots, and their lifetimes widened over their views'.
+  std::vector<size_t> root(n);
+  std::vector<int64_t> first(n), last(n);
+  for (size_t i = 0; i < n; ++i) {
+    size_t r = i;
+    while (buffers[r].aliasOf)
+      r = std::find_if(
+              buffers.begin(), buffers.end(),
+              [&](const Buffer &o) { return o.id == *buffers[r].aliasOf; }) -
+          buffers.begin();
+    root[i] = r;
+    first[i] = buffers[i].firstUse;
+    last[i] = buffers[i].lastUse;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    first[root[i]] = std::min(first[root[i]], buffers[i].firstUse);
+    last[root[i]] = std::max(last[root[i]], buffers[i].lastUse);
+  }
+  std::vector<size_t> pinned, order;
+  for (size_t i = 0; i < n; ++i) {
+    if (root[i] != i)
+      continue;
+    if (buffers[i].fixedOffset)
+      pinned.push_back(i);
+    else if (buffers[i].bytes > 0)
+      order.push_back(i);
+  }
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (buffers[a].bytes != buffers[b].bytes)
+      return buffers[a].bytes > buffers[b].bytes;
+    if (last[a] - first[a] != last[b] - first[b])
+      return last[a] - first[a] > last[b] - first[b];
+    return a < b;
+  });
+
+  struct Slot {
+    int64_t offset, end, first, last;
+  };
+  auto place = [&](const std::vector<size_t> &order,
+                   std::vector<int64_t> &offsets) {
+    std::vector<Slot> byOffset;
+    int64_t arena = 0;
+    for (size_t i : pinned) {
+      offsets[i] = *buffers[i].fixedOffset;
+      if (buffers[i].bytes == 0)
+        continue;
+      byOffset.push_back(
+          {offsets[i], offsets[i] + buffers[i].bytes, first[i], last[i]});
+      arena = std::max(arena, offsets[i] + buffers[i].bytes);
+    }
+    std::stable_sort(
+        byOffset.begin(), byOffset.end(),
+        [](const Slot &a, const Slot &b) { return a.offset < b.offset; });
+    for (size_t i : order) {
+      int64_t bytes = buffers[i].bytes, prevEnd = 0, bestOffset = -1;
+      int64_t bestGap = std::numeric_limits<int64_t>::max();
+      for (const Slot &other : byOffset) {
+        if (other.first > last[i] || first[i] > other.last)
+          continue;
+        int64_t gap = other.offset - alignUp(prevEnd);
+        if (gap >= bytes && gap < bestGap) {
+          bestGap = gap;
+          bestOffset = alignUp(prevEnd);
+        }
+        prevEnd = std::max(prevEnd, other.end);
+      }
+      if (bestOffset < 0)
+        bestOffset = alignUp(prevEnd);
+      offsets[i] = bestOffset;
+      arena = std::max(arena, bestOffset + bytes);
+      Slot slot{bestOffset, bestOffset + bytes, first[i], last[i]};
+      byOffset.insert(std::upper_bound(byOffset.begin(), byOffset.end(), slot,
+                                       [](const Slot &a, const Slot &b) {
+                                         return a.offset < b.offset;
+                                       }),
+                      slot);
+    }
+    return arena;
+  };
+  std::vector<int64_t> offsets(n, 0);
+  int64_t arena = place(order, offsets);
+  if (arena > alignUp(plan.lowerBoundBytes)) {
+    std::vector<size_t> peakFirst, rest;
+    for (size_t i : order)
+      (first[i] <= plan.peakStep && plan.peakStep <= last[i] ? peakFirst : rest)
+          .push_back(i);
+    peakFirst.insert(peakFirst.end(), rest.begin(), rest.end());
+    std::vector<int64_t> other(n, 0);
+    if (place(peakFirst, other) < arena)
+      offsets = other;
+  }
+  for (size_t i = 0; i < n; ++i)
+    offsets[i] = offsets[root[i]];
+  return offsets;
+}
+
+TEST(MemoryPlannerTest, RandomPlansMatchTheScan) {
+  const int64_t alignments[] = {1, 8, 64, 256, 24};
+  std::mt19937_64 rng(31337);
+  for (int trial = 0; trial < 3000; ++trial) {
+    int n = std::uniform_int_distribution<int>(1, 80)(rng);
+    int64_t steps = std::uniform_int_distribution<int64_t>(1, 50)(rng);
+    std::vector<Buffer> buffers = randomBuffers(rng, n, steps, 15);
+    int64_t alignment = alignments[trial % 5];
+    if (trial % 3 == 0) {
+      // A few pins in disjoint slots, aligned for every alignment above.
+      int64_t slot = 0;
+      for (Buffer &b : buffers)
+        if (!b.aliasOf && rng() % 8 == 0)
+          b.fixedOffset = 8192 * 3 * slot++;
+    }
+    MemoryPlan plan = planMemory(buffers, PlanOptions{alignment});
+    ASSERT_TRUE(plan.ok()) << "trial " << trial << ": " << plan.error;
+    ASSERT_EQ(plan.offsets, scanOffsets(buffers, alignment, plan))
+        << "trial " << trial;
+  }
+}
+
+TEST(MemoryPlannerTest, TrainingLikePlansMatchTheScan) {
+  // Forward/backward lifetimes: activations made in the forward half, a
+  // third of them saved until their mirror step in the backward half, the
+  // rest read by the next few steps; sizes from a short list, so that many
+  // buffers tie and exact fits are common, as in a model of repeated blocks.
+  const int64_t sizes[] = {4, 8, 512, 1024, 3072, 65536, 196608, 262144};
+  std::mt19937_64 rng(8086);
+  for (int trial = 0; trial < 12; ++trial) {
+    int n = 400 + 300 * trial;
+    int64_t steps = n;
+    std::vector<Buffer> buffers;
+    std::uniform_int_distribution<int> percent(0, 99);
+    std::uniform_int_distribution<int> size(0, 7);
+    std::geometric_distribution<int64_t> shortLife(0.3);
+    for (int i = 0; i < n; ++i) {
+      int64_t first = i * steps / n;
+      int64_t last = first + shortLife(rng);
+      if (first < steps / 2 && percent(rng) < 33)
+        last = steps - 1 - first;
+      Buffer b =
+          makeBuffer(i, sizes[size(rng)], first, std::min(last, steps - 1));
+      if (i > 0 && percent(rng) < 10) {
+        const Buffer &owner = buffers[i - 1 - rng() % std::min(i, 4)];
+        b.aliasOf = owner.id;
+        b.bytes = std::min(b.bytes, owner.bytes);
+      }
+      buffers.push_back(b);
+    }
+    int64_t alignment = trial % 2 ? 64 : 256;
+    MemoryPlan plan = planMemory(buffers, PlanOptions{alignment});
+    ASSERT_TRUE(plan.ok()) << "trial " << trial << ": " << plan.error;
+    ASSERT_EQ(verifyPlan(buffers, plan), "") << "trial " << trial;
+    ASSERT_EQ(plan.offsets, scanOffsets(buffers, alignment, plan))
+        << "trial " << trial;
+  }
 }
 
 //===----------------------------------------------------------------------===//
