@@ -211,9 +211,11 @@ absl::StatusOr<TrainerState> stateFromJson(std::string_view text,
   return s;
 }
 
-/// Checks one file against its COMPLETE entry and returns its bytes.
-absl::StatusOr<std::string> readChecked(const std::string &dir,
-                                        const Json &marker, const char *name) {
+/// Checks one file against its COMPLETE entry: its size, and its hash,
+/// read a piece at a time (a tensor file is then parsed from the disk, so
+/// loading holds one copy of the state, not two).
+absl::Status checkFile(const std::string &dir, const Json &marker,
+                       const char *name) {
   std::string path = (fs::path(dir) / name).string();
   std::string markerPath = (fs::path(dir) / kMarkerFile).string();
   const Json *files = formats::findMember(marker, "files");
@@ -225,18 +227,35 @@ absl::StatusOr<std::string> readChecked(const std::string &dir,
                                 absl::StrCat("no valid entry for ", name));
   int64_t size = bytes->get<int64_t>();
   const std::string &expectedHash = hash->get_ref<const std::string &>();
-  SINTER_ASSIGN_OR_RETURN(std::string text, readWholeFile(path));
-  if (static_cast<int64_t>(text.size()) != size)
+  SINTER_ASSIGN_OR_RETURN(std::unique_ptr<formats::FileSource> source,
+                          formats::FileSource::open(path));
+  if (static_cast<int64_t>(source->size()) != size)
     return formats::formatError(
         SINTER_HERE, path,
         absl::StrFormat("has %d bytes but the checkpoint was saved "
                         "with %d (truncated or replaced)",
-                        text.size(), size));
-  if (hashText(hashBytes(text)) != expectedHash)
+                        source->size(), size));
+  StreamHash streamed;
+  std::string piece(std::min<uint64_t>(source->size(),
+                                       formats::kSafeTensorsPieceBytes),
+                    '\0');
+  for (uint64_t at = 0; at < source->size(); at += piece.size()) {
+    uint64_t count = std::min<uint64_t>(piece.size(), source->size() - at);
+    SINTER_RETURN_IF_ERROR(source->read(at, count, piece.data()));
+    streamed.update(std::string_view(piece.data(), count));
+  }
+  if (hashText(streamed.digest()) != expectedHash)
     return formats::formatError(
         SINTER_HERE, path,
         "its contents do not match the hash in COMPLETE (corrupt)");
-  return std::move(text);
+  return absl::OkStatus();
+}
+
+/// Checks one small file against its COMPLETE entry and returns its bytes.
+absl::StatusOr<std::string> readChecked(const std::string &dir,
+                                        const Json &marker, const char *name) {
+  SINTER_RETURN_IF_ERROR(checkFile(dir, marker, name));
+  return readWholeFile((fs::path(dir) / name).string());
 }
 
 /// The first tensor of `file` with a NaN or infinity, described.
@@ -530,18 +549,12 @@ sinter::train::loadCheckpoint(const std::string &path,
   const Json *marker = &markerDocument->root();
 
   Checkpoint checkpoint;
-  SINTER_ASSIGN_OR_RETURN(std::string model,
-                          readChecked(dir, *marker, kModelFile));
-  SINTER_ASSIGN_OR_RETURN(
-      checkpoint.model,
-      formats::parseSafeTensors(model, (fs::path(dir) / kModelFile).string()));
-
-  SINTER_ASSIGN_OR_RETURN(std::string optimizer,
-                          readChecked(dir, *marker, kOptimizerFile));
-  SINTER_ASSIGN_OR_RETURN(
-      checkpoint.optimizer,
-      formats::parseSafeTensors(optimizer,
-                                (fs::path(dir) / kOptimizerFile).string()));
+  for (auto [file, tensors] : {std::pair{kModelFile, &checkpoint.model},
+                               std::pair{kOptimizerFile, &checkpoint.optimizer}}) {
+    SINTER_RETURN_IF_ERROR(checkFile(dir, *marker, file));
+    SINTER_ASSIGN_OR_RETURN(
+        *tensors, formats::readSafeTensors((fs::path(dir) / file).string()));
+  }
 
   SINTER_ASSIGN_OR_RETURN(std::string state,
                           readChecked(dir, *marker, kStateFile));

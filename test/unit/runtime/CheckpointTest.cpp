@@ -623,6 +623,27 @@ TEST_F(CheckpointTest, SavingStreamsTheState) {
   }
 }
 
+// Loading checks each file's hash as it streams from the disk, then parses
+// the tensors straight into place: it holds one copy of the state (the
+// Checkpoint it returns), not the file's bytes as well.
+TEST_F(CheckpointTest, LoadingHoldsOneCopyOfTheState) {
+  CheckpointSources c;
+  c.model.tensors.push_back(generated("big", int64_t(48) << 20)); // 192 MiB
+  c.state.step = 5;
+  ASSERT_TRUE(saveCheckpoint(root, c).ok());
+  int64_t before = peakResidentKiB();
+  absl::StatusOr<Checkpoint> back = loadCheckpoint(root);
+  ASSERT_TRUE(back.ok()) << back.status();
+  int64_t grew = peakResidentKiB() - before;
+  EXPECT_LT(grew, 240 << 10) << "loading 192 MiB raised the peak RSS by "
+                             << grew << " KiB";
+  const formats::HostTensor *big = back->model.find("big");
+  ASSERT_NE(big, nullptr);
+  float last;
+  std::memcpy(&last, big->data.data() + big->data.size() - 4, 4);
+  EXPECT_EQ(last, static_cast<float>((int64_t(48) << 20) - 1));
+}
+
 // A NaN deep in a large tensor (in a later piece than the first) is found
 // as the save streams, at its element; the save leaves nothing behind and
 // `latest` still names the last good checkpoint.
