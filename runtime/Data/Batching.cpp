@@ -223,7 +223,19 @@ ItemLoader::ItemLoader(std::vector<InputSpec> inputs, int64_t numTrainItems,
                        const LoaderOptions &options)
     : inputs(std::move(inputs)), B(this->inputs[0].shape[0]),
       rank(options.rank), worldSize(options.worldSize), G(worldSize * B),
+      numTrainItems(numTrainItems), seed(options.seed),
       cursor(numTrainItems, G, options.seed, B) {}
+
+std::string ItemLoader::describeTrainRow(std::string_view state,
+                                         int64_t row) const {
+  // A cursor of its own: `cursor` may be moving on another thread.
+  EpochCursor at(numTrainItems, G, seed, B);
+  if (row < 0 || row >= B || !at.restore(state).ok())
+    return "";
+  std::vector<int64_t> batch;
+  at.current(batch);
+  return describeTrainItem(batch[static_cast<size_t>(rank * B + row)]);
+}
 
 std::string ItemLoader::shardText() const {
   if (worldSize == 1)

@@ -116,6 +116,8 @@ public:
     return cursor.batchesPerEpoch();
   }
   std::string describe() const final { return description; }
+  std::string describeTrainRow(std::string_view state,
+                               int64_t row) const final;
 
   /// "" for one rank, else "; rank 1 of 2: rows 8..15 of each global batch
   /// of 16", for the end of describe().
@@ -130,12 +132,17 @@ protected:
   /// fail on bad contents found only now (a token above the vocabulary).
   virtual absl::Status fill(Split split, const std::vector<int64_t> &items,
                             const std::vector<void *> &dst) const = 0;
+  /// Train item `item`'s place in the files ("example 200 of x.npy").
+  virtual std::string describeTrainItem(int64_t item) const = 0;
 
   std::vector<InputSpec> inputs;
   /// The per-rank batch, this rank, the world size and the global batch.
   int64_t B, rank, worldSize, G;
 
 private:
+  /// What the cursor was made with (describeTrainRow makes another).
+  int64_t numTrainItems;
+  uint64_t seed;
   EpochCursor cursor;
   std::vector<int64_t> global, items; // the batch being filled
 };

@@ -124,6 +124,16 @@ public:
   /// worldSize > 1 ("...; rank 1 of 2: rows 8..15 of each global batch of
   /// 16").
   virtual std::string describe() const = 0;
+
+  /// Where row `row` of this rank's training batch at position `state`
+  /// (what state() said before the nextTrain that returned it) comes from,
+  /// for messages: "example 200 of x.npy, y.npy", "tokens 12,800..13,056
+  /// of data/shakespeare/train.bin"; "" when the loader cannot say. Reads
+  /// only what open() fixed, so a batch may be in preparation meanwhile.
+  virtual std::string describeTrainRow(std::string_view state,
+                                       int64_t row) const {
+    return "";
+  }
 };
 
 /// `loader` with its next training batch prepared on a background thread,

@@ -315,9 +315,11 @@ readSplit(const std::vector<std::string> &paths,
 class NpyLoader final : public ItemLoader {
 public:
   NpyLoader(std::vector<InputSpec> inputs, std::vector<HostTensor> train,
-            std::vector<HostTensor> eval, const LoaderOptions &options)
+            std::vector<HostTensor> eval, std::vector<std::string> trainPaths,
+            const LoaderOptions &options)
       : ItemLoader(std::move(inputs), train[0].shape[0], options),
-        train(std::move(train)), eval(std::move(eval)) {}
+        train(std::move(train)), eval(std::move(eval)),
+        trainPaths(std::move(trainPaths)) {}
 
 private:
   int64_t numEvalItems() const override {
@@ -342,7 +344,15 @@ private:
     return absl::OkStatus();
   }
 
+  /// Train item i is row i of each file (a held-out eval split is their
+  /// tail).
+  std::string describeTrainItem(int64_t item) const override {
+    return absl::StrCat("example ", item, " of ",
+                        absl::StrJoin(trainPaths, ", "));
+  }
+
   std::vector<HostTensor> train, eval;
+  std::vector<std::string> trainPaths;
 };
 
 } // namespace
@@ -387,8 +397,8 @@ absl::StatusOr<std::unique_ptr<DataLoader>> openNpyLoader(
                      ", fewer than one ",
                      globalBatchText(B, options.worldSize, "examples")));
 
-  auto loader = std::make_unique<NpyLoader>(inputs, std::move(train),
-                                            std::move(eval), options);
+  auto loader = std::make_unique<NpyLoader>(
+      inputs, std::move(train), std::move(eval), trainPaths, options);
   int64_t evalBatches = loader->numEvalBatches();
   loader->description = absl::StrCat(
       label, ": ", withCommas(trainCount), " train examples, ", evalText, "; ",

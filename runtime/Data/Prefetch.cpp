@@ -114,6 +114,11 @@ public:
 
   std::string describe() const override { return description; }
 
+  std::string describeTrainRow(std::string_view state,
+                               int64_t row) const override {
+    return inner->describeTrainRow(state, row);
+  }
+
 private:
   /// Records where the wrapped loader stands and hands it to the worker.
   /// Requires that no batch is in flight.

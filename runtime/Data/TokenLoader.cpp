@@ -165,6 +165,21 @@ private:
     return absl::OkStatus();
   }
 
+  /// Window w is tokens [w T, w T + T] of the train stream (inputs and
+  /// the shifted targets), named in the file it starts in.
+  std::string describeTrainItem(int64_t item) const override {
+    int64_t pos = train.begin + item * T;
+    const std::vector<int64_t> &starts = train.list->starts;
+    size_t f = static_cast<size_t>(
+        std::upper_bound(starts.begin(), starts.end(), pos) - starts.begin() -
+        1);
+    f = std::min(f, train.list->files.size() - 1);
+    int64_t within = pos - starts[f];
+    return absl::StrCat("tokens ", withCommas(within), "..",
+                        withCommas(within + T), " of ",
+                        train.list->files[f].path());
+  }
+
   int64_t T, vocabSize;
   TokenStream train, eval;
 };

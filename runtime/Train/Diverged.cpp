@@ -124,10 +124,56 @@ void Run::checkRun(const Executor &runner, int64_t step, int64_t k) {
                     absl::StrFormat(" (micro-batch %d of %d)", k + 1, micro));
   if (dp->distributed())
     absl::StrAppend(&where, absl::StrFormat(" on rank %d", dp->rank()));
-  stepFault =
-      StepFault{absl::StrCat(where, ": ", headline(runner.program(), *fault)),
-                absl::StrCat("the first non-finite value of ", where, ": ",
-                             exec::describeFault(runner.program(), *fault))};
+  std::string data = dataOutlier(runner.program(), *fault, k);
+  stepFault = StepFault{
+      absl::StrCat(where, ": ", headline(runner.program(), *fault),
+                   data.empty() ? "" : "; the data: ", data),
+      absl::StrCat("the first non-finite value of ", where, ": ",
+                   exec::describeFault(runner.program(), *fault),
+                   data.empty() ? "" : "\n  the data: ", data)};
+}
+
+std::string Run::dataOutlier(const exec::StepProgram &program,
+                             const exec::Fault &fault, int64_t k) const {
+  if (fault.step < 0 || fault.value.firstBad < 0 || microRows <= 0)
+    return "";
+  // The row of the micro-batch where the values went bad, when the bad
+  // buffer is one row per example.
+  const exec::Buffer &bad = program.buffers[fault.value.buffer];
+  if (bad.shape.empty() || bad.shape[0] != microRows ||
+      bad.numElements % microRows != 0)
+    return "";
+  int64_t perRow = bad.numElements / microRows;
+  int64_t rows = micro * microRows; // the loader's batch
+  int64_t row = k * microRows + fault.value.firstBad / perRow;
+  for (auto [buffer, index] : trainUploads) {
+    if (ex.program().buffers[buffer].type != sabi::ElementType::f32)
+      continue;
+    const std::vector<unsigned char> &bytes = hostBatch[index];
+    size_t perInputRow = bytes.size() / 4 / static_cast<size_t>(rows);
+    double mine = 0, others = 0;
+    for (int64_t r = 0; r < rows; ++r)
+      for (size_t i = 0; i < perInputRow; ++i) {
+        float v;
+        std::memcpy(&v, &bytes[(r * perInputRow + i) * 4], 4);
+        double &largest = r == row ? mine : others;
+        largest = std::max(largest, std::fabs(static_cast<double>(v)));
+      }
+    // Ten times the rest of the batch: an outlier, not the data's spread.
+    if (!(mine > 10 * others) || rows < 2)
+      continue;
+    std::string name;
+    for (const Argument &a : ex.program().arguments)
+      if (a.buffer == buffer)
+        name = a.name;
+    std::string source = loader->describeTrainRow(batchState, row);
+    return absl::StrFormat(
+        "%s (row %d of the batch) holds an outlier: its input %s reaches %g "
+        "in magnitude, the batch's other rows at most %g",
+        source.empty() ? "an example" : source, row,
+        formats::quoteForMessage(name), mine, others);
+  }
+  return "";
 }
 
 absl::Status Run::diverged(int64_t step, const std::string &what) {
@@ -207,6 +253,7 @@ absl::Status Run::diverged(int64_t step, const std::string &what) {
       e->setCheckNumerics(true);
   std::optional<StepFault> found;
   for (int64_t s = first; s <= step; ++s) {
+    batchState = loader->state();
     SINTER_RETURN_IF_ERROR(loader->nextTrain(hostBatchPointers));
     dp->setStep(s);
     if (scaler)

@@ -92,6 +92,11 @@ private:
   /// Why the step's loss is NaN when a micro-batch's labels are all the
   /// ignore index (a mean over no positions); nullopt otherwise.
   std::optional<std::string> onlyIgnoredLabels() const;
+  /// When the row of the batch where `fault` (of micro-batch `k`) first
+  /// went bad holds an f32 input far beyond the batch's other rows: that
+  /// example, named in the data files, and the magnitudes; else "".
+  std::string dataOutlier(const exec::StepProgram &program,
+                          const exec::Fault &fault, int64_t k) const;
   std::string dataDescription() const;
   /// Uploads part `part` of `parts` equal row blocks of hostBatch[k] to
   /// buffer id for each (id, k) of `targets`.
@@ -116,6 +121,8 @@ private:
   /// the input buffers of the executor that runs it.
   std::vector<std::vector<unsigned char>> hostBatch;
   std::vector<void *> hostBatchPointers;
+  /// The loader's position before it wrote hostBatch (to name its rows).
+  std::string batchState;
   /// (input buffer, hostBatch index) of the training, eval and accumulate
   /// programs. The host batch holds K micro-batches.
   std::vector<std::pair<int64_t, size_t>> trainUploads, evalUploads, accUploads;

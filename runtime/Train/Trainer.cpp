@@ -694,6 +694,7 @@ absl::Status Run::run() {
   int64_t step = startStep;
   bool stop = false;
   for (; step < opt.steps && !stop; ++step) {
+    batchState = loader->state();
     SINTER_RETURN_IF_ERROR(loader->nextTrain(hostBatchPointers));
     if (step == startStep)
       SINTER_RETURN_IF_ERROR(dp->checkDistinctData(hostBatch));

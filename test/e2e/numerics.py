@@ -13,7 +13,9 @@ provenance: small MLPs with an injected fault, each trained until its loss
     - log of a negative value (a raw `log` layer after a dense one);
     - an overflowing exp, on data with one outlier example that first
       appears at a later step, with a checkpoint every 2 steps: the re-run
-      starts at the last one;
+      starts at the last one, and the report names the example in the
+      files (the batch row where the values first went bad holds an input
+      far beyond the others');
     - a learning rate that diverges: the parameters grow until a matmul
       overflows, and the report says the parameters diverged;
     - --check-numerics finds the same op at the same step as it runs;
@@ -143,8 +145,12 @@ def cmd_provenance(a):
     shutil.rmtree(ck, ignore_errors=True)
     p = run([train, data(a, "expov", x), "--steps=100", f"--save={ck}",
              "--save-every=2"], expect=1)
+    xp = os.path.join(a.work_dir, "expov-x.npy")
+    yp = os.path.join(a.work_dir, "expov-y.npy")
+    outlier = (f"the data: example 200 of {xp}, {yp} (row ",
+               "of the batch) holds an outlier: its input 'x' reaches ")
     line = one_error(p, f"exp of layer 'bad' ({model}:5:1) made an infinity "
-                        "from finite inputs")
+                        "from finite inputs", *outlier)
     failed = int(line.split("training diverged at step ")[1].split(";")[0])
     steps = checkpoints_finite(ck)
     if failed < 3 or not steps or max(steps) >= failed:
@@ -161,7 +167,7 @@ def cmd_provenance(a):
     p = run([train, data(a, "expov", x), "--steps=100", "--check-numerics"],
             expect=1)
     one_error(p, f"training diverged at step {failed};",
-              f"exp of layer 'bad' ({model}:5:1)")
+              f"exp of layer 'bad' ({model}:5:1)", *outlier)
     if "re-running" in p.stdout:
         fail(f"--check-numerics re-ran steps:\n{p.stdout}")
 
@@ -179,7 +185,8 @@ def cmd_provenance(a):
         fail(f"wanted a failed job and an error per rank (exit "
              f"{p.returncode}):\n{p.stdout}{p.stderr}")
     made = [l for l in errors
-            if f"exp of layer 'bad' ({model}:5:1) made an infinity" in l]
+            if f"exp of layer 'bad' ({model}:5:1) made an infinity" in l
+            and f"the data: example 200 of {xp}, {yp}" in l]
     received = [l for l in errors
                 if "the all-reduce of bucket 0 returned NaN from this rank's "
                    "finite gradients: another rank sent it" in l]

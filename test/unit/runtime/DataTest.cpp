@@ -789,6 +789,62 @@ TEST(NpyLoader, DirectoryHeldOutAndShuffled) {
                             "eval batches");
 }
 
+// Each row of a batch is named in the files (for a diverged step's report):
+// the label of example i is i, so the name must say the row's label, in
+// shuffled order, through the prefetching wrapper, on either rank, and at a
+// later epoch.
+TEST(NpyLoader, RowsAreNamedInTheFiles) {
+  TempDir dir;
+  fs::create_directories(dir.file("d"));
+  writeMlpArrays(dir.file("d"), 50);
+  std::string files = dir.file("d") + "/image.npy, " + dir.file("d") +
+                      "/label.npy";
+  for (int rank : {0, 1}) {
+    LoaderOptions options = withSeed(5, 0.2);
+    options.rank = rank;
+    options.worldSize = 2;
+    std::unique_ptr<DataLoader> loader =
+        openOk(dir.file("d"), mlpInputs(4), options);
+    ASSERT_TRUE(loader);
+    for (int b = 0; b < 12; ++b) { // 5 global batches an epoch
+      std::string state = loader->state();
+      MlpBatch batch = nextMlp(*loader, 4);
+      for (int r = 0; r < 4; ++r)
+        EXPECT_EQ(loader->describeTrainRow(state, r),
+                  absl::StrCat("example ", batch.label[r], " of ", files))
+            << "rank " << rank << " batch " << b << " row " << r;
+    }
+    EXPECT_EQ(loader->describeTrainRow("epoch=0 batch=0 items=0", 4), "");
+    EXPECT_EQ(loader->describeTrainRow("nonsense", 0), "");
+  }
+}
+
+// A token window is named by its place in the file it starts in.
+TEST(TokenLoader, RowsAreNamedInTheFiles) {
+  TempDir dir;
+  const int64_t B = 3, T = 8;
+  fs::create_directories(dir.file("d"));
+  writeFile(dir.file("d/a.bin"), shardBytes(iota(100)));
+  writeFile(dir.file("d/b.bin"), shardBytes(iota(100, 1000)));
+  std::unique_ptr<DataLoader> loader =
+      openOk(dir.file("d") + "/*.bin", tokenInputs(B, T), withSeed(2, 0));
+  ASSERT_TRUE(loader);
+  for (int step = 0; step < 6; ++step) {
+    std::string state = loader->state();
+    TokenBatch batch = nextTokens(*loader, B, T);
+    for (int64_t r = 0; r < B; ++r) {
+      int64_t first = batch.idx[r * T];
+      // a.bin holds 0..99, b.bin 1000..1099.
+      bool inB = first >= 1000;
+      int64_t at = inB ? first - 1000 : first;
+      EXPECT_EQ(loader->describeTrainRow(state, r),
+                absl::StrCat("tokens ", at, "..", at + T, " of ",
+                             dir.file(inB ? "d/b.bin" : "d/a.bin")))
+          << step << " " << r;
+    }
+  }
+}
+
 TEST(NpyLoader, TrainAndValFolders) {
   TempDir dir;
   fs::create_directories(dir.file("d/train"));
