@@ -75,12 +75,6 @@ absl::StatusOr<std::string> readWholeFile(const std::string &path) {
 
 std::string hashText(uint64_t hash) { return absl::StrFormat("%016x", hash); }
 
-Json fileEntry(std::string_view bytes) {
-  Json entry = Json::object();
-  entry["bytes"] = static_cast<int64_t>(bytes.size());
-  entry["hash"] = hashText(hashBytes(bytes));
-  return entry;
-}
 
 Json stateToJson(const TrainerState &s) {
   Json state = Json::object();
@@ -284,14 +278,13 @@ bool isCheckpointName(std::string_view text) {
 
 // Eight bytes at a time, multiply-xorshift mixed (splitmix64's finalizer),
 // then the tail and the length.
-static constexpr uint64_t kHashMul = 0x9E3779B97F4A7C15ull;
 
 void StreamHash::update(std::string_view bytes) {
   total += bytes.size();
   auto word = [&](const char *p) {
     uint64_t w;
     std::memcpy(&w, p, 8);
-    h = (h ^ w) * kHashMul;
+    h = (h ^ w) * kMul;
     h ^= h >> 29;
   };
   if (partialSize) {
@@ -319,7 +312,7 @@ uint64_t StreamHash::digest() const {
   };
   uint64_t tail = 0;
   std::memcpy(&tail, partial, partialSize);
-  return mix(h ^ tail ^ (total * kHashMul));
+  return mix(h ^ tail ^ (total * kMul));
 }
 
 uint64_t sinter::train::hashBytes(std::string_view bytes) {
@@ -476,7 +469,9 @@ sinter::train::saveCheckpoint(const std::string &root,
           (fs::path(tempDir) / kStateFile).string(), {state});
       !s.ok())
     return abandon(std::move(s));
-  entries[kStateFile] = fileEntry(state);
+  StreamHash stateHash;
+  stateHash.update(state);
+  entries[kStateFile] = fileEntry(stateHash);
 
   // 2. The marker last: a directory without it is not a checkpoint.
   Json markerJson = Json::object();

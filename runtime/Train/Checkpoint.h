@@ -128,13 +128,14 @@ public:
   uint64_t size() const { return total; }
 
 private:
-  uint64_t h = kStart;
+  /// The multiplier of each word's mix, and the state a hash starts in.
+  static constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
+
+  uint64_t h = kMul;
   uint64_t total = 0;
   // The bytes of a word not yet complete (fewer than eight).
   char partial[8] = {};
   size_t partialSize = 0;
-
-  static constexpr uint64_t kStart = 0x9E3779B97F4A7C15ull;
 };
 
 } // namespace sinter::train

@@ -121,7 +121,8 @@ private:
   /// the input buffers of the executor that runs it.
   std::vector<std::vector<unsigned char>> hostBatch;
   std::vector<void *> hostBatchPointers;
-  /// The loader's position before it wrote hostBatch (to name its rows).
+  /// The loader's position before it wrote hostBatch, in checked mode (to
+  /// name its rows).
   std::string batchState;
   /// (input buffer, hostBatch index) of the training, eval and accumulate
   /// programs. The host batch holds K micro-batches.

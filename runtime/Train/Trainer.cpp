@@ -694,7 +694,8 @@ absl::Status Run::run() {
   int64_t step = startStep;
   bool stop = false;
   for (; step < opt.steps && !stop; ++step) {
-    batchState = loader->state();
+    if (checking) // to name a row of the batch (dataOutlier)
+      batchState = loader->state();
     SINTER_RETURN_IF_ERROR(loader->nextTrain(hostBatchPointers));
     if (step == startStep)
       SINTER_RETURN_IF_ERROR(dp->checkDistinctData(hostBatch));
