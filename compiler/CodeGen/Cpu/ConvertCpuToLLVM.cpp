@@ -32,9 +32,11 @@
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -70,6 +72,8 @@ class ConvertCpuToLLVMPass
     : public sinter::codegen::impl::ConvertCpuToLLVMPassBase<
           ConvertCpuToLLVMPass> {
 public:
+  using ConvertCpuToLLVMPassBase::ConvertCpuToLLVMPassBase;
+
   void getDependentDialects(DialectRegistry &registry) const override {
     ConvertCpuToLLVMPassBase::getDependentDialects(registry);
     registry.insert<affine::AffineDialect, cf::ControlFlowDialect>();
@@ -85,6 +89,12 @@ public:
       if (fn->hasAttr("sinter.shared_body"))
         shared.insert(fn.getName());
     });
+    if (expandBf16) {
+      RewritePatternSet patterns(&getContext());
+      arith::populateExpandBFloat16Patterns(patterns);
+      if (failed(applyPatternsAndFoldGreedily(module, std::move(patterns))))
+        return signalPassFailure();
+    }
     OpPassManager pm(ModuleOp::getOperationName());
     buildConversion(pm);
     if (failed(runPipeline(pm, module)))

@@ -34,6 +34,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
+#include "llvm/TargetParser/Host.h"
 
 using namespace mlir;
 using namespace sinter;
@@ -83,8 +84,11 @@ public:
   }
 
   void buildBinaryPipeline(OpPassManager &pm) const override {
-    // Loops, polynomial math, then the LLVM dialect.
-    pm.addPass(createConvertCpuToLLVMPass());
+    // Loops, polynomial math, then the LLVM dialect; bf16 conversions as
+    // integer code where the host has no instruction for them.
+    ConvertCpuToLLVMPassOptions convert;
+    convert.expandBf16 = !llvm::sys::getHostCPUFeatures().lookup("avx512bf16");
+    pm.addPass(createConvertCpuToLLVMPass(convert));
     // Each program as the ABI's symbols.
     pm.addPass(createLowerStepPass());
     // Only what LLVM translates is left.

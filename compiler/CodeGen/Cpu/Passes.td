@@ -71,7 +71,17 @@ def ConvertCpuToLLVMPass : Pass<"sinter-convert-cpu-to-llvm",
     once. Entries become internal too: only their C-interface wrappers
     (`_mlir_ciface_*`, what the kernel tables hold) are called, and they
     inline them. Programs are left as they are for sinter-lower-step.
+
+    With `expand-bf16`, f32 to bf16 truncations (and bf16 extensions)
+    become integer code (round to nearest even; a NaN becomes the quiet
+    NaN 0x7fc0) before LLVM sees them: on a CPU without AVX-512 BF16, LLVM
+    would call `__truncsfbf2`, which Debian 12's libgcc lacks, once per
+    element. The CPU target sets it from the host's features.
   }];
+  let options = [
+    Option<"expandBf16", "expand-bf16", "bool", /*default=*/"false",
+           "Lower bf16 conversions to integer code (no native instruction)">,
+  ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 

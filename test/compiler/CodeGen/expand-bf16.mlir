@@ -1,0 +1,28 @@
+// RUN: sinter-opt %s --sinter-lower-cpu-kernels | sinter-opt --sinter-convert-cpu-to-llvm="expand-bf16=1" | FileCheck %s
+// RUN: sinter-opt %s --sinter-lower-cpu-kernels | sinter-opt --sinter-convert-cpu-to-llvm | FileCheck %s --check-prefix=NATIVE
+
+// Tests that with expand-bf16 (the CPU target's setting on a host without
+// AVX-512 BF16) an f32 to bf16 cast is integer code, rounding to nearest
+// even (add 0x7fff plus the kept part's lowest bit, keep the high half) and
+// a NaN the quiet NaN 0x7fc0, so that LLVM never calls __truncsfbf2 (which
+// Debian 12's libgcc lacks: the binary would not link); and that without
+// it the cast is LLVM's own.
+// CHECK-LABEL: llvm.func internal @sinter_k0_body
+// CHECK-NOT: llvm.fptrunc
+// CHECK-DAG: llvm.mlir.constant(32767 : i32)
+// CHECK-DAG: llvm.mlir.constant(32704 : i16)
+// CHECK-DAG: llvm.lshr
+// CHECK-DAG: llvm.fcmp "une"
+// CHECK: llvm.return
+// NATIVE-LABEL: llvm.func internal @sinter_k0_body
+// NATIVE: llvm.fptrunc %{{.*}} : f32 to bf16
+sched.kernel @k0(%a: tensor<64xf32>) -> tensor<64xbf16> attributes {kind = "loop"} {
+  %0 = sgraph.cast %a : tensor<64xf32> to tensor<64xbf16>
+  sched.yield %0 : tensor<64xbf16>
+}
+sched.program @f attributes {role = "step", seed = 0 : i64} {
+  %arena = sched.slab "arena" size 384 : !sched.slab
+  %a = sched.view %arena[0] : !sched.buffer<64xf32>
+  %b = sched.view %arena[256] : !sched.buffer<64xbf16>
+  sched.launch @k0(%a : !sched.buffer<64xf32>) -> (%b : !sched.buffer<64xbf16>)
+}
