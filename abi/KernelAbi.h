@@ -14,14 +14,18 @@
 //                                       names none (absolute), or ""
 //
 // Every kernel has the same C signature: one descriptor per slab (in the
-// order of abi::Slab::Kind) and a half-open range [begin, end) of its outermost
-// parallel dimension. The runtime may split a kernel's extent [0, extent)
+// order of abi::Slab::Kind), one of the launch's words (the program's
+// Kernel.args: where the kernel's buffers lie in their slabs, its dropout
+// keys), and a half-open range [begin, end) of its outermost parallel
+// dimension. Launches of the same code in different layers share one
+// function and differ in their words. The runtime may split a kernel's extent [0, extent)
 // into disjoint ranges and run them on different threads in any order; a
 // kernel whose extent is 1 is called once with [0, 1).
 //
-// A slab descriptor is laid out as MLIR's StridedMemRefType<int8_t, 1>
-// (kernels are lowered with llvm.emit_c_interface), so the compiler emits
-// plain `memref<?xi8>` arguments and this header needs no MLIR.
+// A slab descriptor is laid out as MLIR's StridedMemRefType<int8_t, 1>, the
+// words' as StridedMemRefType<int64_t, 1> (kernels are lowered with
+// llvm.emit_c_interface), so the compiler emits plain `memref<?xi8>` and
+// `memref<?xi64>` arguments and this header needs no MLIR.
 //
 // Header-only C++17; part of the ABI both compiler/ and runtime/ include.
 //
@@ -45,6 +49,15 @@ struct SlabRef {
   int64_t stride;
 };
 
+/// MLIR's StridedMemRefType<int64_t, 1>: a launch's words.
+struct WordsRef {
+  const int64_t *allocated;
+  const int64_t *aligned;
+  int64_t offset;
+  int64_t size;
+  int64_t stride;
+};
+
 } // namespace sinter::abi
 
 extern "C" {
@@ -53,6 +66,7 @@ typedef void (*SinterKernelFn)(const sinter::abi::SlabRef *arena,
                                const sinter::abi::SlabRef *optState,
                                const sinter::abi::SlabRef *io,
                                const sinter::abi::SlabRef *constants,
+                               const sinter::abi::WordsRef *args,
                                int64_t begin, int64_t end);
 }
 

@@ -270,7 +270,7 @@ LogicalResult ProgramBuilder::lowerKernel(FusionOp fusion) {
     outputs.push_back(viewOf(out));
   b.create<sched::LaunchOp>(fusion.getLoc(), fusion.getSymName(), inputs,
                             outputs, IntegerAttr(), IntegerAttr(), StringAttr(),
-                            StringAttr());
+                            StringAttr(), DenseI64ArrayAttr());
   return success();
 }
 

@@ -248,6 +248,8 @@ sinter::codegen::buildStepProgram(sched::ProgramOp program) {
       k->set_extent(launch.getExtentAttr().getInt());
       if (auto bytes = launch.getBytesAttr())
         k->set_bytes(bytes.getInt());
+      if (std::optional<ArrayRef<int64_t>> args = launch.getArgs())
+        k->mutable_args()->Add(args->begin(), args->end());
       abi::Step *step = out.add_steps();
       abi::KernelStep *ks = step->mutable_kernel();
       ks->set_kernel(index);

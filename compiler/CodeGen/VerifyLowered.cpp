@@ -2,7 +2,7 @@
 //
 // Closes the lowered phase: kernels are code (no sched.kernel, no sgraph op
 // anywhere), every launch names a function with the kernel signature of
-// abi/KernelAbi.h (one memref<?xi8> per slab, then begin and end)
+// abi/KernelAbi.h (one memref<?xi8> per slab, the words, then begin and end)
 // and carries what the step program needs, and each role of the ABI has at
 // most one program. Names the first op that breaks the contract.
 //
@@ -29,15 +29,18 @@ namespace {
 
 bool hasKernelSignature(func::FuncOp fn) {
   FunctionType type = fn.getFunctionType();
-  if (type.getNumInputs() != abi::kNumSlabs + 2 || type.getNumResults())
+  if (type.getNumInputs() != abi::kNumSlabs + 3 || type.getNumResults())
     return false;
-  auto slab = MemRefType::get({ShapedType::kDynamic},
-                              IntegerType::get(fn.getContext(), 8));
+  auto bytes = [&](unsigned width) {
+    return MemRefType::get({ShapedType::kDynamic},
+                           IntegerType::get(fn.getContext(), width));
+  };
   for (int s = 0; s < abi::kNumSlabs; ++s)
-    if (type.getInput(s) != slab)
+    if (type.getInput(s) != bytes(8))
       return false;
-  return type.getInput(abi::kNumSlabs).isIndex() &&
-         type.getInput(abi::kNumSlabs + 1).isIndex();
+  return type.getInput(abi::kNumSlabs) == bytes(64) &&
+         type.getInput(abi::kNumSlabs + 1).isIndex() &&
+         type.getInput(abi::kNumSlabs + 2).isIndex();
 }
 
 class VerifyLoweredPass
@@ -71,7 +74,7 @@ public:
           launch.emitOpError("kernel @")
               << launch.getKernel()
               << " is not a function with the kernel signature (one "
-                 "memref<?xi8> per slab, begin, end)";
+                 "memref<?xi8> per slab, memref<?xi64> words, begin, end)";
           return signalPassFailure();
         }
         if (!launch.getExtentAttr() || !launch.getSymbol() ||

@@ -320,8 +320,17 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbols) {
   // launch_c1
   if (!kernel) {
     if (target && isa<FunctionOpInterface>(target) && getExtent() &&
-        getSymbol())
-      return success(); // a lowered kernel: the target's function
+        getSymbol()) {
+      // A lowered kernel: the target's function, given the words it reads.
+      // launch_c4
+      auto words = target->getAttrOfType<IntegerAttr>(kKernelArgsAttr);
+      int64_t given = getArgs() ? static_cast<int64_t>(getArgs()->size()) : 0;
+      if (words && words.getInt() != given)
+        return emitOpError("passes ")
+               << given << " words (args) to @" << getKernel()
+               << ", which reads " << words.getInt();
+      return success();
+    }
     return emitOpError("kernel @")
            << getKernel()
            << (target ? " is not a sched.kernel (a lowered kernel function "

@@ -51,6 +51,10 @@ llvm::SmallVector<mlir::Value> stepBuffers(mlir::Operation *op);
 /// origins (abi/StepProgram.proto), for messages about non-finite values.
 inline constexpr llvm::StringLiteral kOriginsAttr = "sched.origins";
 
+/// On a kernel function (a lowered launch's `kernel`): how many words each
+/// launch of it passes in its `args`.
+inline constexpr llvm::StringLiteral kKernelArgsAttr = "sched.kernel_args";
+
 } // namespace sinter::sched
 
 #endif // SINTER_DIALECTS_SCHEDULE_SCHEDULEOPS_H

@@ -309,9 +309,11 @@ def Sched_LaunchOp : Sched_InProgramOp<"launch", [AttrSizedOperandSegments,
     `sinter-lower-cpu-kernels`) makes it name the kernel's function and
     sets `extent` (the range of the dimension the runtime may split over
     threads), `bytes` (moved per call, for profiles), `label` (the
-    kernel's name in profiles: its region and the ops it holds) and
+    kernel's name in profiles: its region and the ops it holds),
     `symbol` (the function the runtime calls, as the object file names
-    it).
+    it) and `args` (the words the function reads at run time: where its
+    buffers are, and its dropout keys; launches of the same code in
+    different layers differ only in these, and share one function).
 
     ```mlir
     sched.launch @k7(%a, %b : !sched.buffer<8x64xf32>, !sched.buffer<8x1xf32>)
@@ -321,7 +323,8 @@ def Sched_LaunchOp : Sched_InProgramOp<"launch", [AttrSizedOperandSegments,
     Constraints: `kernel` names a `sched.kernel`, or a function with
     `extent` and `symbol` set (launch_c1); inputs and outputs have the element types and
     shapes of the kernel's arguments and results (launch_c2); `extent` >= 1
-    (launch_c3).
+    (launch_c3); a lowered kernel function's `sched.kernel_args` (the
+    words it reads) is the size of `args` (launch_c4).
   }];
   let arguments = (ins FlatSymbolRefAttr:$kernel,
                        Variadic<Sched_Buffer>:$inputs,
@@ -329,7 +332,8 @@ def Sched_LaunchOp : Sched_InProgramOp<"launch", [AttrSizedOperandSegments,
                        OptionalAttr<I64Attr>:$extent,
                        OptionalAttr<I64Attr>:$bytes,
                        OptionalAttr<StrAttr>:$label,
-                       OptionalAttr<StrAttr>:$symbol);
+                       OptionalAttr<StrAttr>:$symbol,
+                       OptionalAttr<DenseI64ArrayAttr>:$args);
   let assemblyFormat = [{
     $kernel `(` ($inputs^ `:` qualified(type($inputs)))? `)`
     `->` `(` ($outputs^ `:` qualified(type($outputs)))? `)` attr-dict

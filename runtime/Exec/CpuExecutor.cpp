@@ -155,10 +155,14 @@ CpuExecutor::create(StepProgram program, const SinterKernelFn *kernels,
 void CpuExecutor::runKernel(int64_t index) {
   SinterKernelFn fn = kernels[index];
   const SlabRef *r = refs.data();
-  int64_t extent = prog.kernels[index].extent;
+  const Kernel &k = prog.kernels[index];
+  const int64_t *words = k.args.data();
+  const sabi::WordsRef args{words, words, 0,
+                            static_cast<int64_t>(k.args.size()), 1};
+  int64_t extent = k.extent;
   int64_t chunks = std::min<int64_t>(numThreads, extent);
   if (chunks <= 1) {
-    fn(&r[0], &r[1], &r[2], &r[3], &r[4], 0, extent);
+    fn(&r[0], &r[1], &r[2], &r[3], &r[4], &args, 0, extent);
     return;
   }
   // Contiguous chunks whose sizes differ by at most one; computed without
@@ -169,7 +173,7 @@ void CpuExecutor::runKernel(int64_t index) {
   for (int64_t c = 0; c < chunks; ++c) {
     int64_t begin = c * base + std::min(c, rest);
     int64_t end = begin + base + (c < rest ? 1 : 0);
-    fn(&r[0], &r[1], &r[2], &r[3], &r[4], begin, end);
+    fn(&r[0], &r[1], &r[2], &r[3], &r[4], &args, begin, end);
   }
 }
 

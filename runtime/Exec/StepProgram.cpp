@@ -502,6 +502,7 @@ absl::Status Reader::kernel(const sabi::Kernel &in, int64_t index) {
   k.symbol = in.symbol();
   k.extent = in.extent();
   k.bytes = in.bytes();
+  k.args.assign(in.args().begin(), in.args().end());
   out->kernels.push_back(std::move(k));
   return absl::OkStatus();
 }

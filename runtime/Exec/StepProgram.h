@@ -105,6 +105,7 @@ struct Kernel {
   std::string symbol; // the object's symbol, for messages (optional)
   int64_t extent = 1; // >= 1
   int64_t bytes = 0;  // bytes moved per call, for GB/s in profiles (optional)
+  std::vector<int64_t> args; // the words its function reads (abi/KernelAbi.h)
 };
 
 struct MatmulStep {

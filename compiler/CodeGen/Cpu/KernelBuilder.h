@@ -179,9 +179,12 @@ private:
   };
   SmallVector<PlaceInfo> places;
   /// The dropout ops among the members and the body arguments holding
-  /// their keys (the entry passes the constants).
+  /// their keys (the entry reads them from the launch's words).
   SmallVector<Operation *> dropouts;
   DenseMap<Operation *, Value> dropoutKeys;
+  /// The launch's words, in the order the entry reads them: each place's
+  /// byte offset, then each dropout key.
+  std::vector<int64_t> launchArgs;
   Value begin, end, count;
 };
 

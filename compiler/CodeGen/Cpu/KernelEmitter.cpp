@@ -290,12 +290,15 @@ void KernelBuilder::beginFunction() {
 
 void KernelBuilder::finishFunction() {
   // The entry with the uniform ABI: cut each place out of its slab and
-  // call the body.
+  // call the body. The places' offsets and the dropout keys are the
+  // launch's words (`args`), read at run time, so every launch of the same
+  // body on the same slabs shares this entry (LowerCpuKernels.cpp).
   Location loc = src.op->getLoc();
   b.setInsertionPointToEnd(&bodyFn.getBody().back());
   b.create<func::ReturnOp>(loc);
   auto slabType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
   SmallVector<Type> args(abi::kNumSlabs, slabType);
+  args.push_back(MemRefType::get({ShapedType::kDynamic}, b.getI64Type()));
   args.push_back(b.getIndexType());
   args.push_back(b.getIndexType());
   b.setInsertionPointToEnd(kernels.getBody());
@@ -303,19 +306,28 @@ void KernelBuilder::finishFunction() {
   fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
+  Value words = entry->getArgument(abi::kNumSlabs);
+  auto word = [&](int64_t i) {
+    Value at = b.create<arith::ConstantIndexOp>(loc, i);
+    return b.create<memref::LoadOp>(loc, words, ValueRange{at}).getResult();
+  };
   SmallVector<Value> callArgs;
   for (const PlaceInfo &p : places) {
-    Value shift = b.create<arith::ConstantIndexOp>(loc, p.offset);
+    Value shift = b.create<arith::IndexCastOp>(loc, b.getIndexType(),
+                                               word(launchArgs.size()));
+    launchArgs.push_back(p.offset);
     Value size = b.create<arith::ConstantIndexOp>(loc, p.bytes);
     callArgs.push_back(b.create<memref::ViewOp>(
         loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type()),
         entry->getArgument(p.slab), shift, ValueRange{size}));
   }
-  for (Operation *op : dropouts)
-    callArgs.push_back(b.create<arith::ConstantIntOp>(
-        loc, static_cast<int64_t>(dropoutKeyOf(op)), 64));
-  callArgs.push_back(entry->getArgument(abi::kNumSlabs));
+  for (Operation *op : dropouts) {
+    callArgs.push_back(word(launchArgs.size()));
+    launchArgs.push_back(static_cast<int64_t>(dropoutKeyOf(op)));
+  }
+  fn->setAttr(sched::kKernelArgsAttr, b.getI64IntegerAttr(launchArgs.size()));
   callArgs.push_back(entry->getArgument(abi::kNumSlabs + 1));
+  callArgs.push_back(entry->getArgument(abi::kNumSlabs + 2));
   b.create<func::CallOp>(loc, bodyFn, callArgs);
   b.create<func::ReturnOp>(loc);
 }
@@ -749,7 +761,9 @@ FailureOr<EmittedKernel> KernelBuilder::emit() {
   }
   finishFunction();
   k.symbol = ("_mlir_ciface_" + fn.getName()).str();
+  k.entry = fn;
   k.body = bodyFn;
+  k.args = launchArgs;
   k.bytes = bytesMoved();
   if (src.kind == "special") {
     for (const KernelOperand &o :

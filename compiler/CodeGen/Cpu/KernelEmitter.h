@@ -4,7 +4,8 @@
 // uniform kernel signature of abi/KernelAbi.h:
 //
 //   func.func @sinter_kN(%arena, %params, %opt_state, %io, %constants:
-//                        memref<?xi8>, %begin: index, %end: index)
+//                        memref<?xi8>, %args: memref<?xi64>,
+//                        %begin: index, %end: index)
 //
 // Buffers are `memref.view`s of the slabs at the places the launch gives
 // them. A loop or reduction kernel becomes one `linalg.generic` over its
@@ -12,7 +13,10 @@
 // itself: nothing between members touches memory); views (transpose,
 // broadcast, slice) fold into the indexing of the buffers they read.
 // [begin, end) selects a slice of one parallel dimension, so the runtime can
-// split a kernel over threads. Special kernels (pad, concat,
+// split a kernel over threads. `%args` holds the launch's words (each
+// place's byte offset, then each dropout key): the entry's code knows the
+// slabs and sizes of its places but not where they are, so the launches of
+// one kernel in every layer share it. Special kernels (pad, concat,
 // embedding_grad, argmax) get loops of their own. The entry cuts the
 // buffers out of the slabs and calls a body, `<symbol>_body`, that takes
 // one `noalias` buffer per place.
@@ -65,8 +69,12 @@ struct EmittedKernel {
   /// The elements the kernel iterates over (its space, or a special
   /// kernel's largest buffer): how big its loops are.
   int64_t elements = 1;
-  /// The body function, `<symbol>_body`, which the entry calls.
-  mlir::func::FuncOp body;
+  /// The entry, `symbol`, and the body function, `<symbol>_body`, which
+  /// the entry calls.
+  mlir::func::FuncOp entry, body;
+  /// The words the launch passes the entry (sched.launch `args`): the byte
+  /// offset of each place in its slab, then each dropout op's key.
+  std::vector<int64_t> args;
 };
 
 /// Emits `source` as a kernel function `symbol` (and its body

@@ -7,9 +7,9 @@
 // signature and a body `<prefix><kernel>_body`; the launch then names the
 // entry and records what the step program needs (extent, bytes moved, its
 // profile label, the C-interface symbol the runtime calls, and the ops it
-// computes with their places in the model: sched.origins). A kernel
-// launched twice gets one function per launch (`_1`, `_2`, ...): the
-// places are compiled into the entry.
+// computes with their places in the model: sched.origins), and the words
+// the entry reads at run time (`args`: each place's byte offset, then each
+// dropout key).
 //
 // Kernel bodies take one byte buffer per place and know nothing of offsets,
 // so the same kernel in every layer of a transformer has the same body.
@@ -17,10 +17,13 @@
 // ops, attributes; not locations), the first of each kind is kept and
 // marked `sinter.shared_body` when several entries call it, and the copies
 // are erased. Kernels with a reassociable sum take part only from
-// kMinSharedElements elements on (see lowerLaunch). char-GPT's 417 kernel
-// entries (batch 8) call 183 bodies; LLVM then compiles each once
-// (sinter-convert-cpu-to-llvm keeps shared bodies out of line), which is most
-// of the compile time saved.
+// kMinSharedElements elements on (see lowerLaunch). Entries are then shared
+// the same way: an entry knows its body, the slab and size of each place
+// and how many dropout keys it reads, not the offsets or the keys, so the
+// launches of one kernel in every layer name one entry. char-GPT (batch 8)
+// has 417 launches of 183 bodies; a thousand-block model's 60,000 launches
+// name a few hundred entries, and LLVM compiles each body and each entry
+// once (sinter-convert-cpu-to-llvm keeps shared bodies out of line).
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,9 +102,12 @@ private:
                             const SymbolTable &symbolTable,
                             llvm::StringMap<int> &launches);
   void shareBodies();
+  void shareEntries();
 
   analysis::KernelLimits limits;
   SmallVector<func::FuncOp> bodies;
+  /// Each launch and the entry it names.
+  SmallVector<std::pair<sched::LaunchOp, func::FuncOp>> entries;
 };
 
 KernelOperand operandOf(Value buffer, Type tensorType) {
@@ -162,6 +168,8 @@ LogicalResult LowerCpuKernelsPass::lowerLaunch(sched::LaunchOp launch,
   launch.setBytesAttr(b.getI64IntegerAttr(k->bytes));
   launch.setLabelAttr(b.getStringAttr(k->name));
   launch.setSymbolAttr(b.getStringAttr(k->symbol));
+  launch.setArgsAttr(b.getDenseI64ArrayAttr(k->args));
+  entries.push_back({launch, k->entry});
   // A small kernel with a reassociable sum keeps a body of its own: LLVM
   // unrolls its loops completely and then orders the additions of the
   // straight-line code differently inlined and out of line, so sharing it
@@ -175,11 +183,9 @@ LogicalResult LowerCpuKernelsPass::lowerLaunch(sched::LaunchOp launch,
 void LowerCpuKernelsPass::shareBodies() {
   ModuleOp module = getOperation();
   llvm::StringMap<func::FuncOp> first;
-  llvm::DenseMap<Operation *, int> callers;
   SmallVector<std::pair<func::FuncOp, func::FuncOp>> copies;
   for (func::FuncOp body : bodies) {
     auto [it, inserted] = first.try_emplace(bodyText(body), body);
-    ++callers[it->second];
     if (!inserted)
       copies.push_back({body, it->second});
   }
@@ -194,10 +200,61 @@ void LowerCpuKernelsPass::shareBodies() {
   });
   for (auto [copy, kept] : copies)
     copy.erase();
+}
+
+void LowerCpuKernelsPass::shareEntries() {
+  // After shareBodies; each launch has an entry of its own. Two entries are the same code when they print alike
+  // but for the name of the body they call and their bodies print alike:
+  // the launches of one kernel on the same slabs. A body kept of its own (a
+  // small reassociable sum) goes with its entry, so it is still inlined
+  // into the one entry that calls it, as it was before sharing.
+  ModuleOp module = getOperation();
+  SymbolTable symbolTable(module);
+  llvm::DenseMap<Operation *, std::string> textOf;
+  auto calleeOf = [&](func::FuncOp entry) {
+    func::CallOp call;
+    entry.walk([&](func::CallOp c) { call = c; });
+    return symbolTable.lookup<func::FuncOp>(call.getCallee());
+  };
+  llvm::StringMap<std::pair<func::FuncOp, func::FuncOp>> first;
+  llvm::DenseMap<Operation *, func::FuncOp> keptFor;
+  SmallVector<func::FuncOp> unusedBodies;
+  for (auto &[launch, entry] : entries) {
+    func::FuncOp body = calleeOf(entry);
+    std::string key = bodyText(entry);
+    std::string callee = ("@" + body.getSymName() + "(").str();
+    for (size_t at = key.find(callee); at != std::string::npos;
+         at = key.find(callee, at))
+      key.replace(at, callee.size(), "@body(");
+    auto [text, fresh] = textOf.try_emplace(body, "");
+    if (fresh)
+      text->second = bodyText(body);
+    key += text->second;
+    auto [it, inserted] = first.try_emplace(key, entry, body);
+    if (inserted)
+      continue;
+    auto [keptEntry, keptBody] = it->second;
+    keptFor[entry] = keptEntry;
+    if (body != keptBody)
+      unusedBodies.push_back(body);
+    launch.setKernel(keptEntry.getSymName());
+    launch.setSymbolAttr(StringAttr::get(
+        &getContext(), "_mlir_ciface_" + keptEntry.getSymName()));
+  }
+  for (auto &[copy, kept] : keptFor)
+    symbolTable.erase(copy);
+  for (func::FuncOp body : unusedBodies)
+    symbolTable.erase(body);
+  // The bodies several of the remaining entries call stay out of line.
+  llvm::DenseMap<StringAttr, int> callers;
+  module.walk([&](func::CallOp call) {
+    ++callers[call.getCalleeAttr().getAttr()];
+  });
   Builder b(&getContext());
-  for (auto &[body, n] : callers)
+  for (auto &[name, n] : callers)
     if (n > 1)
-      body->setAttr("sinter.shared_body", b.getUnitAttr());
+      if (auto body = symbolTable.lookup<func::FuncOp>(name))
+        body->setAttr("sinter.shared_body", b.getUnitAttr());
 }
 
 void LowerCpuKernelsPass::runOnOperation() {
@@ -234,6 +291,7 @@ void LowerCpuKernelsPass::runOnOperation() {
        llvm::make_early_inc_range(module.getOps<sched::KernelOp>()))
     kernel.erase();
   shareBodies();
+  shareEntries();
 }
 
 } // namespace

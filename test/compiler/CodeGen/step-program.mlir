@@ -19,7 +19,7 @@
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel"]
 // CHECK: math.tanh
 // CHECK: arith.mulf
-// CHECK-LABEL: func.func @sinter_k{{[0-9]+}}(%arg0: memref<?xi8>, %arg1: memref<?xi8>, %arg2: memref<?xi8>, %arg3: memref<?xi8>, %arg4: memref<?xi8>, %arg5: index, %arg6: index) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @sinter_k{{[0-9]+}}(%arg0: memref<?xi8>, %arg1: memref<?xi8>, %arg2: memref<?xi8>, %arg3: memref<?xi8>, %arg4: memref<?xi8>, %arg5: memref<?xi64>, %arg6: index, %arg7: index) attributes {llvm.emit_c_interface, sched.kernel_args = {{[0-9]+}} : i64}
 // CHECK: call @sinter_k{{[0-9]+}}_body(
 // CHECK-LABEL: func.func private @sinter_k{{[0-9]+}}_body(
 // CHECK: linalg.fill

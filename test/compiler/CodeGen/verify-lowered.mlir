@@ -15,14 +15,14 @@ func.func @sinter_k0(%arg0: memref<?xi8>) {
 sched.program @f attributes {role = "step"} {
   %arena = sched.slab "arena" size 64 : !sched.slab
   %a = sched.view %arena[0] : !sched.buffer<4xf32>
-  // expected-error @+1 {{'sched.launch' op kernel @sinter_k0 is not a function with the kernel signature (one memref<?xi8> per slab, begin, end)}}
+  // expected-error @+1 {{'sched.launch' op kernel @sinter_k0 is not a function with the kernel signature (one memref<?xi8> per slab, memref<?xi64> words, begin, end)}}
   sched.launch @sinter_k0(%a : !sched.buffer<4xf32>) -> () {extent = 1 : i64, label = "k0", symbol = "_mlir_ciface_sinter_k0"}
 }
 
 // -----
 
 // Tests that a launch must carry its label.
-func.func @sinter_k0(%a: memref<?xi8>, %b: memref<?xi8>, %c: memref<?xi8>, %d: memref<?xi8>, %e: memref<?xi8>, %begin: index, %end: index) {
+func.func @sinter_k0(%a: memref<?xi8>, %b: memref<?xi8>, %c: memref<?xi8>, %d: memref<?xi8>, %e: memref<?xi8>, %w: memref<?xi64>, %begin: index, %end: index) {
   return
 }
 sched.program @f attributes {role = "step"} {

@@ -212,6 +212,22 @@ sched.program @launch_c3 attributes {role = "step"} {
 
 // -----
 
+// Tests that a lowered launch passes its function as many words as it reads
+// (launch_c4): a kernel shared by the launches of every layer finds their
+// buffers by these, so one word short reads past them.
+func.func @sinter_k0(%a: memref<?xi8>, %b: memref<?xi8>, %c: memref<?xi8>, %d: memref<?xi8>, %e: memref<?xi8>, %w: memref<?xi64>, %begin: index, %end: index) attributes {sched.kernel_args = 2 : i64} {
+  return
+}
+sched.program @launch_c4 attributes {role = "step"} {
+  %arena = sched.slab "arena" size 128 : !sched.slab
+  %v = sched.view %arena[0] : !sched.buffer<4xf32>
+  %w = sched.view %arena[64] : !sched.buffer<4xf32>
+  // expected-error @+1 {{'sched.launch' op passes 1 words (args) to @sinter_k0, which reads 2}}
+  sched.launch @sinter_k0(%v : !sched.buffer<4xf32>) -> (%w : !sched.buffer<4xf32>) {args = array<i64: 0>, extent = 1 : i64, label = "k0", symbol = "_mlir_ciface_sinter_k0"}
+}
+
+// -----
+
 // Tests that a matmul's operands share one element type (matmul_c1).
 sched.program @matmul_c1 attributes {role = "step"} {
   %arena = sched.slab "arena" size 256 : !sched.slab

@@ -36,6 +36,7 @@ using namespace sinter;
 using namespace sinter::exec;
 namespace sabi = sinter::abi;
 using sinter::abi::SlabRef;
+using sinter::abi::WordsRef;
 
 namespace {
 
@@ -84,7 +85,7 @@ constexpr const char *kProgram = R"({
       {"buffer": 10, "data": "AACAPwAAAL8AAAAAAAAgQA=="}
     ],
     "kernels": [
-      {"name": "scale", "extent": 6},
+      {"name": "scale", "extent": 6, "args": [0, 0, 64]},
       {"name": "sum", "extent": 1},
       {"name": "cover", "extent": 7}
     ],
@@ -102,16 +103,21 @@ template <typename T> T *at(const SlabRef *slab, int64_t offset) {
   return reinterpret_cast<T *>(slab->aligned + slab->offset + offset);
 }
 
+// Finds its buffers from the launch's words, as compiled kernels do: x, x2
+// and step's offsets.
 void scaleKernel(const SlabRef *arena, const SlabRef *, const SlabRef *,
-                 const SlabRef *io, const SlabRef *, int64_t begin,
-                 int64_t end) {
-  float step = static_cast<float>(*at<int64_t>(io, kStep));
+                 const SlabRef *io, const SlabRef *, const WordsRef *args,
+                 int64_t begin, int64_t end) {
+  ASSERT_EQ(args->size, 3);
+  const int64_t *words = args->aligned + args->offset;
+  float step = static_cast<float>(*at<int64_t>(io, words[2]));
   for (int64_t i = begin; i < end; ++i)
-    at<float>(arena, kX2)[i] = 2 * at<float>(io, kX)[i] + step;
+    at<float>(arena, words[1])[i] = 2 * at<float>(io, words[0])[i] + step;
 }
 
 void sumKernel(const SlabRef *arena, const SlabRef *, const SlabRef *,
-               const SlabRef *io, const SlabRef *, int64_t begin, int64_t end) {
+               const SlabRef *io, const SlabRef *, const WordsRef *,
+               int64_t begin, int64_t end) {
   ASSERT_EQ(begin, 0); // extent 1: called once with [0, 1)
   ASSERT_EQ(end, 1);
   float sum = 0;
@@ -124,7 +130,8 @@ std::mutex rangesMutex;
 std::vector<std::pair<int64_t, int64_t>> coverRanges;
 
 void coverKernel(const SlabRef *arena, const SlabRef *, const SlabRef *,
-                 const SlabRef *, const SlabRef *, int64_t begin, int64_t end) {
+                 const SlabRef *, const SlabRef *, const WordsRef *,
+                 int64_t begin, int64_t end) {
   for (int64_t i = begin; i < end; ++i)
     ++at<int32_t>(arena, kCover)[i];
   std::lock_guard<std::mutex> lock(rangesMutex);

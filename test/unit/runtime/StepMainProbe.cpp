@@ -12,6 +12,7 @@
 #include <cstring>
 
 using sinter::abi::SlabRef;
+using sinter::abi::WordsRef;
 
 // StepMainTest.sh encodes StepMainProbe.txtpb into probe_program.inc: the
 // bytes and their count.
@@ -27,14 +28,15 @@ static float *f32(const SlabRef *slab, int64_t offset) {
 }
 
 static void update(const SlabRef *, const SlabRef *params, const SlabRef *,
-                   const SlabRef *io, const SlabRef *, int64_t begin,
-                   int64_t end) {
+                   const SlabRef *io, const SlabRef *, const WordsRef *,
+                   int64_t begin, int64_t end) {
   for (int64_t i = begin; i < end; ++i)
     f32(params, 0)[i] += f32(io, 128)[i];
 }
 
 static void loss(const SlabRef *, const SlabRef *params, const SlabRef *,
-                 const SlabRef *io, const SlabRef *, int64_t, int64_t) {
+                 const SlabRef *io, const SlabRef *, const WordsRef *, int64_t,
+                 int64_t) {
   int64_t step;
   std::memcpy(&step, io->aligned, sizeof(step));
   float sum = 0;
