@@ -31,6 +31,7 @@
 #include "compiler/CodeGen/Cpu/Passes.h"
 
 #include "dialects/Schedule/ScheduleOps.h"
+#include "passes/KernelGrouper.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -90,6 +91,32 @@ std::string bodyText(func::FuncOp fn) {
   return text;
 }
 
+/// A sched.kernel as text without locations or its name: its kind, types
+/// and ops. The fusion pass's notes (why each op is in its kernel, which
+/// name the kernel) are dropped first: they are for the optimized phase's
+/// readers, the code does not depend on them, and the kernel is erased
+/// once lowered.
+std::string kernelText(sched::KernelOp kernel) {
+  kernel.walk([](Operation *op) { op->removeAttr(fusion::kFusionAttr); });
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << kernel.getKind();
+  for (Type t : kernel.getArgumentTypes())
+    os << " " << t;
+  os << " ->";
+  for (Type t : kernel.getResultTypes())
+    os << " " << t;
+  os << "\n";
+  OpPrintingFlags flags;
+  flags.enableDebugInfo(false);
+  AsmState state(kernel, flags);
+  for (Operation &op : kernel.getBlock()) {
+    op.print(os, state);
+    os << "\n";
+  }
+  return text;
+}
+
 class LowerCpuKernelsPass
     : public codegen::impl::LowerCpuKernelsPassBase<LowerCpuKernelsPass> {
 public:
@@ -106,8 +133,18 @@ private:
 
   analysis::KernelLimits limits;
   SmallVector<func::FuncOp> bodies;
-  /// Each launch and the entry it names.
+  /// Each launch whose entry was emitted for it, and that entry.
   SmallVector<std::pair<sched::LaunchOp, func::FuncOp>> entries;
+  /// What was emitted for a kernel's code on a pattern of places (see
+  /// lowerLaunch), and the launches that reuse it with their entry.
+  struct Emitted {
+    func::FuncOp entry;
+    std::string symbol, kinds;
+    int64_t extent, bytes;
+  };
+  llvm::StringMap<Emitted> emitted;
+  llvm::DenseMap<Operation *, std::string> kernelTexts;
+  SmallVector<std::pair<sched::LaunchOp, func::FuncOp>> reusers;
 };
 
 KernelOperand operandOf(Value buffer, Type tensorType) {
@@ -141,12 +178,6 @@ LogicalResult LowerCpuKernelsPass::lowerLaunch(sched::LaunchOp launch,
     source.inputs.push_back(operandOf(v, t));
   for (auto [v, t] : llvm::zip(launch.getOutputs(), kernel.getResultTypes()))
     source.results.push_back(operandOf(v, t));
-  std::string symbol = (prefix + kernel.getSymName()).str();
-  if (int n = launches[symbol]++)
-    symbol += "_" + std::to_string(n);
-  FailureOr<EmittedKernel> k = emitKernel(source, module, symbol, limits);
-  if (failed(k))
-    return failure();
   Builder b(&getContext());
   // The ops the kernel computes, each as a location named by the op
   // ("log" at the layer's place), in order and once each: the step
@@ -154,15 +185,64 @@ LogicalResult LowerCpuKernelsPass::lowerLaunch(sched::LaunchOp launch,
   // non-finite. The kernel's body is erased below.
   SmallVector<Attribute> origins;
   llvm::SmallDenseSet<Attribute, 16> seen;
+  bool dropout = false;
   kernel.walk([&](Operation *op) {
     if (op == kernel.getOperation() || op->hasTrait<OpTrait::IsTerminator>())
       return;
+    dropout |= isa<sgraph::DropoutOp>(op);
     auto origin = NameLoc::get(
         b.getStringAttr(op->getName().stripDialect()), op->getLoc());
     if (seen.insert(origin).second)
       origins.push_back(origin);
   });
   launch->setAttr(sched::kOriginsAttr, b.getArrayAttr(origins));
+
+  // The emitted code depends on the kernel's ops and on which of its
+  // buffers share a place and in which slab, not on where the places are:
+  // a kernel of the same code on the same pattern as one emitted before
+  // (the same layer's kernel in the next block) reuses that entry, and its
+  // words are its places' offsets in the emitter's order (distinct places
+  // as inputs, then results, first name them). A dropout's key is in its
+  // code (the op's seed), so those kernels are always emitted; the copies
+  // are shared afterwards.
+  std::string key;
+  SmallVector<std::pair<abi::SlabKind, int64_t>> places;
+  if (!dropout) {
+    auto [text, fresh] = kernelTexts.try_emplace(kernel, "");
+    if (fresh)
+      text->second = kernelText(kernel);
+    key = prefix.str() + "\n" + text->second;
+    for (const KernelOperand &o :
+         llvm::concat<const KernelOperand>(source.inputs, source.results)) {
+      auto place = std::make_pair(o.place.slab, o.place.offset);
+      auto it = llvm::find(places, place);
+      key += " " + std::to_string(static_cast<int>(o.place.slab)) + ":" +
+             std::to_string(it - places.begin());
+      if (it == places.end())
+        places.push_back(place);
+    }
+  }
+  if (auto it = emitted.find(key); !key.empty() && it != emitted.end()) {
+    Emitted &e = it->second;
+    SmallVector<int64_t> args;
+    for (auto &[slab, offset] : places)
+      args.push_back(offset);
+    launch.setKernel(e.entry.getSymName());
+    launch.setExtentAttr(b.getI64IntegerAttr(e.extent));
+    launch.setBytesAttr(b.getI64IntegerAttr(e.bytes));
+    launch.setLabelAttr(b.getStringAttr(kernel.getSymName() + e.kinds));
+    launch.setSymbolAttr(b.getStringAttr(e.symbol));
+    launch.setArgsAttr(b.getDenseI64ArrayAttr(args));
+    reusers.push_back({launch, e.entry});
+    return success();
+  }
+
+  std::string symbol = (prefix + kernel.getSymName()).str();
+  if (int n = launches[symbol]++)
+    symbol += "_" + std::to_string(n);
+  FailureOr<EmittedKernel> k = emitKernel(source, module, symbol, limits);
+  if (failed(k))
+    return failure();
   launch.setKernel(symbol);
   launch.setExtentAttr(b.getI64IntegerAttr(k->extent));
   launch.setBytesAttr(b.getI64IntegerAttr(k->bytes));
@@ -170,6 +250,10 @@ LogicalResult LowerCpuKernelsPass::lowerLaunch(sched::LaunchOp launch,
   launch.setSymbolAttr(b.getStringAttr(k->symbol));
   launch.setArgsAttr(b.getDenseI64ArrayAttr(k->args));
   entries.push_back({launch, k->entry});
+  if (!key.empty())
+    emitted[key] = Emitted{k->entry, k->symbol,
+                           k->name.substr(kernel.getSymName().size()),
+                           k->extent, k->bytes};
   // A small kernel with a reassociable sum keeps a body of its own: LLVM
   // unrolls its loops completely and then orders the additions of the
   // straight-line code differently inlined and out of line, so sharing it
@@ -240,6 +324,13 @@ void LowerCpuKernelsPass::shareEntries() {
     launch.setKernel(keptEntry.getSymName());
     launch.setSymbolAttr(StringAttr::get(
         &getContext(), "_mlir_ciface_" + keptEntry.getSymName()));
+  }
+  for (auto &[launch, entry] : reusers) {
+    if (func::FuncOp kept = keptFor.lookup(entry)) {
+      launch.setKernel(kept.getSymName());
+      launch.setSymbolAttr(StringAttr::get(
+          &getContext(), "_mlir_ciface_" + kept.getSymName()));
+    }
   }
   for (auto &[copy, kept] : keptFor)
     symbolTable.erase(copy);
