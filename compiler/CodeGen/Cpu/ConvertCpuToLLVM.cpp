@@ -31,6 +31,8 @@
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "dialects/Schedule/ScheduleOps.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -95,9 +97,20 @@ public:
       if (failed(applyPatternsAndFoldGreedily(module, std::move(patterns))))
         return signalPassFailure();
     }
+    // The programs stay out of the conversion (and come back first, where
+    // the lowering put them): they are not converted, and every pass of the
+    // pipeline would walk their launches (60,000 at a thousand blocks, most
+    // of the time the pipeline took there).
+    OwningOpRef<ModuleOp> programs = ModuleOp::create(module.getLoc());
+    for (Operation &op : llvm::make_early_inc_range(*module.getBody()))
+      if (isa<sinter::sched::ProgramOp>(op))
+        op.moveBefore(programs->getBody(), programs->getBody()->end());
     OpPassManager pm(ModuleOp::getOperationName());
     buildConversion(pm);
-    if (failed(runPipeline(pm, module)))
+    LogicalResult converted = runPipeline(pm, module);
+    module.getBody()->getOperations().splice(
+        module.getBody()->begin(), programs->getBody()->getOperations());
+    if (failed(converted))
       return signalPassFailure();
     Builder b(&getContext());
     llvm::StringSet<> wrapped;
