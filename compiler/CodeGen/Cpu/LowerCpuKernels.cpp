@@ -72,6 +72,17 @@ bool reassociates(func::FuncOp fn) {
       .wasInterrupted();
 }
 
+/// The ops of `block` (in `scope`), one a line, without locations.
+void printOps(llvm::raw_ostream &os, Operation *scope, Block &block) {
+  OpPrintingFlags flags;
+  flags.enableDebugInfo(false);
+  AsmState state(scope, flags);
+  for (Operation &op : block) {
+    op.print(os, state);
+    os << "\n";
+  }
+}
+
 /// The body of `fn` as text without locations or its own name: equal text,
 /// equal code.
 std::string bodyText(func::FuncOp fn) {
@@ -81,13 +92,7 @@ std::string bodyText(func::FuncOp fn) {
   for (unsigned i = 0; i < fn.getNumArguments(); ++i)
     if (DictionaryAttr attrs = fn.getArgAttrDict(i))
       os << i << attrs;
-  OpPrintingFlags flags;
-  flags.enableDebugInfo(false);
-  AsmState state(fn, flags);
-  for (Operation &op : fn.getBody().front()) {
-    op.print(os, state);
-    os << "\n";
-  }
+  printOps(os, fn, fn.getBody().front());
   return text;
 }
 
@@ -107,13 +112,7 @@ std::string kernelText(sched::KernelOp kernel) {
   for (Type t : kernel.getResultTypes())
     os << " " << t;
   os << "\n";
-  OpPrintingFlags flags;
-  flags.enableDebugInfo(false);
-  AsmState state(kernel, flags);
-  for (Operation &op : kernel.getBlock()) {
-    op.print(os, state);
-    os << "\n";
-  }
+  printOps(os, kernel, kernel.getBlock());
   return text;
 }
 
