@@ -111,6 +111,10 @@ std::optional<MatmulStep::Activation> parseActivation(std::string_view name);
 #define SINTER_ABI_ACCUMULATE_PROGRAM_SIZE sinter_accumulate_program_size
 #define SINTER_ABI_ACCUMULATE_KERNELS sinter_accumulate_kernels
 #define SINTER_ABI_DEFAULT_DATA sinter_default_data
+// The CUDA target's: the serialized CudaModule and its bytes (absent in a
+// CPU binary).
+#define SINTER_ABI_CUDA_MODULE sinter_cuda_module
+#define SINTER_ABI_CUDA_MODULE_SIZE sinter_cuda_module_size
 #define SINTER_ABI_NAME(symbol) SINTER_ABI_NAME_(symbol)
 #define SINTER_ABI_NAME_(symbol) #symbol
 

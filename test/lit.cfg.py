@@ -30,3 +30,15 @@ config.substitutions.append(("%sinter_src", config.sinter_src_root))
 config.substitutions.append(("%sinter_obj", config.sinter_obj_root))
 config.substitutions.append(("%examples",
                              os.path.join(config.sinter_src_root, "examples")))
+
+# The CUDA target: `cuda-toolkit` where sinterc was built with a toolkit
+# (ptxas checks every kernel, CUDA binaries link); `cuda` where this machine
+# has an NVIDIA GPU and its driver (tests that run kernels: REQUIRES: cuda).
+if config.sinter_cuda_toolkit:
+    config.available_features.add("cuda-toolkit")
+    config.substitutions.append(("%cuda_toolkit", config.sinter_cuda_toolkit))
+if os.path.exists("/dev/nvidiactl") and any(
+        os.path.exists(os.path.join(d, "libcuda.so.1"))
+        for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib",
+                  "/usr/local/nvidia/lib64")):
+    config.available_features.add("cuda")

@@ -77,6 +77,10 @@ LogicalResult LowerStepPass::lower(sched::ProgramOp program,
                             std::string(symbols->programSize),
                             b->getI64IntegerAttr(bytes.size()));
 
+  if (!kernelTable) {
+    program.erase();
+    return success();
+  }
   // The kernel table: kernel i of the program is the i-th launch.
   SmallVector<StringRef> entries;
   for (auto launch : program.getBlock().getOps<sched::LaunchOp>()) {

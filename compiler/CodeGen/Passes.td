@@ -40,11 +40,14 @@ def LowerStepPass : Pass<"sinter-lower-step", "mlir::ModuleOp"> {
     ```
 
     Precondition: the kernels are the target's LLVM functions (the binary
-    phase's conversion has run).
+    phase's conversion has run), unless `kernel-table=false`.
   }];
   let options = [
     Option<"tableRow", "table-row", "int64_t", /*default=*/"256",
            "Entries per row of a kernel table">,
+    Option<"kernelTable", "kernel-table", "bool", /*default=*/"true",
+           "Emit the kernel table (false for the CUDA target, whose "
+           "kernels the runtime finds by name in the CUDA module)">,
   ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
@@ -54,7 +57,9 @@ def VerifyBinaryPass : Pass<"sinter-verify-binary", "mlir::ModuleOp"> {
   let description = [{
     The module is what LLVM translates: only LLVM-dialect ops, the step
     program's symbols there (and the evaluation program's with each other),
-    and every kernel table entry defined. Closes the binary phase.
+    and every kernel table entry defined; a CUDA binary has the CUDA module
+    (`sinter_cuda_module`) instead of kernel tables. Closes the binary
+    phase.
   }];
 }
 

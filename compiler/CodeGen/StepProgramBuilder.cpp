@@ -250,6 +250,8 @@ sinter::codegen::buildStepProgram(sched::ProgramOp program) {
         k->set_bytes(bytes.getInt());
       if (std::optional<ArrayRef<int64_t>> args = launch.getArgs())
         k->mutable_args()->Add(args->begin(), args->end());
+      if (auto block = launch->getAttrOfType<IntegerAttr>("sched.cuda_block"))
+        k->set_cuda_block(block.getInt());
       abi::Step *step = out.add_steps();
       abi::KernelStep *ks = step->mutable_kernel();
       ks->set_kernel(index);

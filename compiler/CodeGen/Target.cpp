@@ -5,7 +5,8 @@
 using namespace sinter::codegen;
 
 namespace {
-const Target *const kTargets[] = {&cpuTarget()};
+const Target *const kTargets[] = {&cpuTarget(), &cudaTarget(),
+                                   &cudaHostTarget()};
 } // namespace
 
 const Target *sinter::codegen::lookupTarget(llvm::StringRef name) {

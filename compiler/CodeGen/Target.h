@@ -12,7 +12,8 @@
 // (compiler/Pipelines/Pipelines.cpp).
 //
 // `sinterc --target=<name>` selects one; `cpu` (the default, CpuTarget.cpp)
-// compiles for the host CPU with LLVM and oneDNN.
+// compiles for the host CPU with LLVM and oneDNN, `cuda` (Cuda/CudaTarget.cpp)
+// for NVIDIA GPUs through NVVM, cuBLASLt and NCCL.
 //
 //===----------------------------------------------------------------------===//
 
@@ -81,6 +82,29 @@ void registerTargetDialects(mlir::DialectRegistry &registry);
 
 /// The CPU target (CpuTarget.cpp).
 const Target &cpuTarget();
+
+/// What sinterc's --cuda-* flags set for the CUDA target.
+struct CudaOptions {
+  /// The architectures the kernels are compiled for, "sm_90" style.
+  std::vector<std::string> chips = {"sm_90"};
+  /// The toolkit (ptxas, libdevice); empty: $CUDA_HOME, then the one
+  /// found when sinterc was built.
+  std::string toolkit;
+  /// Where to keep each chip's PTX and ptxas's report; empty: nowhere.
+  std::string ptxDir;
+};
+/// The CUDA target (Cuda/CudaTarget.cpp), with `options`.
+void setCudaOptions(CudaOptions options);
+const Target &cudaTarget();
+/// The CUDA target's kernels run on the host CPU (tests with no GPU).
+const Target &cudaHostTarget();
+
+/// Links `object` into the executable `output` with the system C++
+/// compiler and the linker arguments in `linkFile` (one line, written when
+/// the runtime was built); the linker's first complaint becomes the error.
+mlir::LogicalResult linkWithRuntime(mlir::Location loc, llvm::StringRef object,
+                                    llvm::StringRef output,
+                                    llvm::StringRef linkFile);
 
 } // namespace sinter::codegen
 

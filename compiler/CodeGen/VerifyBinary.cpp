@@ -35,10 +35,14 @@ public:
           << abi::kStepProgram.program << " is missing";
       return signalPassFailure();
     }
+    // A CUDA binary's kernels are in its CUDA module, not in tables.
+    bool cuda = bool(module.lookupSymbol<LLVM::GlobalOp>(
+        SINTER_ABI_NAME(SINTER_ABI_CUDA_MODULE)));
     for (const abi::ProgramSymbols *p : abi::kPrograms) {
       bool hasProgram = bool(module.lookupSymbol(p->program));
       for (std::string_view name : {p->programSize, p->kernels})
-        if (hasProgram != bool(module.lookupSymbol(
+        if (!(cuda && name == p->kernels) &&
+            hasProgram != bool(module.lookupSymbol(
                               StringRef(name.data(), name.size())))) {
           module.emitError("@")
               << p->program << " and @" << name << " come together";

@@ -43,6 +43,20 @@ bool hasKernelSignature(func::FuncOp fn) {
          type.getInput(abi::kNumSlabs + 2).isIndex();
 }
 
+/// The CUDA target's: one memref<?xi8> per slab, then the words as i64.
+bool hasCudaKernelSignature(func::FuncOp fn) {
+  FunctionType type = fn.getFunctionType();
+  if (!fn->hasAttr("sched.cuda_block") ||
+      type.getNumInputs() < abi::kNumSlabs || type.getNumResults())
+    return false;
+  auto bytes = MemRefType::get({ShapedType::kDynamic},
+                               IntegerType::get(fn.getContext(), 8));
+  for (auto [i, t] : llvm::enumerate(type.getInputs()))
+    if (i < abi::kNumSlabs ? t != bytes : !t.isInteger(64))
+      return false;
+  return true;
+}
+
 class VerifyLoweredPass
     : public sinter::codegen::impl::VerifyLoweredPassBase<VerifyLoweredPass> {
 public:
@@ -70,11 +84,12 @@ public:
       }
       for (auto launch : program.getBlock().getOps<sched::LaunchOp>()) {
         auto fn = symbols.lookup<func::FuncOp>(launch.getKernel());
-        if (!fn || !hasKernelSignature(fn)) {
+        if (!fn || !(hasKernelSignature(fn) || hasCudaKernelSignature(fn))) {
           launch.emitOpError("kernel @")
               << launch.getKernel()
               << " is not a function with the kernel signature (one "
-                 "memref<?xi8> per slab, memref<?xi64> words, begin, end)";
+                 "memref<?xi8> per slab, memref<?xi64> words, begin, end; "
+                 "CUDA: one memref<?xi8> per slab, the words as i64)";
           return signalPassFailure();
         }
         if (!launch.getExtentAttr() || !launch.getSymbol() ||

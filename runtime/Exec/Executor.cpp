@@ -87,9 +87,25 @@ double firstElement(const void *data, sabi::DType type) {
 
 } // namespace
 
+namespace sinter::exec {
+// CudaExecutor.cpp, in the CUDA runtime library that only CUDA binaries
+// link: weak, so a CPU binary links without it.
+__attribute__((weak)) absl::StatusOr<std::unique_ptr<Executor>>
+createCudaExecutor(StepProgram program, std::string_view cudaModule,
+                   const ExecutorOptions &options);
+} // namespace sinter::exec
+
 absl::StatusOr<std::unique_ptr<Executor>>
 Executor::create(StepProgram program, const SinterKernelFn *kernels,
                  const ExecutorOptions &options) {
+  if (!options.cudaModule.empty()) {
+    if (!createCudaExecutor)
+      return sinter::FailedPreconditionError(
+          SINTER_HERE, "this binary holds CUDA kernels but was linked "
+                       "without the CUDA runtime");
+    return createCudaExecutor(std::move(program), options.cudaModule,
+                              options);
+  }
   SINTER_ASSIGN_OR_RETURN(
       std::unique_ptr<CpuExecutor> cpu,
       CpuExecutor::create(std::move(program), kernels, options));

@@ -16,8 +16,9 @@
 //     safetensors files by name.
 //
 // create() makes the CPU executor (CpuExecutor.h): slabs in host memory,
-// kernels split over OpenMP threads, matmuls by oneDNN. A CUDA executor is
-// another implementation of the same interface.
+// kernels split over OpenMP threads, matmuls by oneDNN; or, for a binary
+// compiled with --target=cuda, the CUDA executor (CudaExecutor.h), another
+// implementation of the same interface.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +57,10 @@ struct ExecutorOptions {
   /// argument must lie where the other program has the argument of the
   /// same name (checkSharedState), and those two slabs must be no larger.
   const class Executor *shareStateWith = nullptr;
+  /// A CUDA binary's kernels (the object's sinter_cuda_module, a serialized
+  /// abi::CudaModule): set, create() makes the CUDA executor
+  /// (CudaExecutor.h), which only CUDA binaries link.
+  std::string_view cudaModule;
 };
 
 /// Whether `program` may run in `state`'s params and opt_state slabs:

@@ -503,6 +503,14 @@ absl::Status Reader::kernel(const sabi::Kernel &in, int64_t index) {
   k.extent = in.extent();
   k.bytes = in.bytes();
   k.args.assign(in.args().begin(), in.args().end());
+  if (in.has_cuda_block()) {
+    if (in.cuda_block() < 1 || in.cuda_block() > 1024)
+      return programError(
+          SINTER_HERE, where,
+          absl::StrFormat("cuda_block %d is not 1 to 1024 threads",
+                          in.cuda_block()));
+    k.cudaBlock = in.cuda_block();
+  }
   out->kernels.push_back(std::move(k));
   return absl::OkStatus();
 }

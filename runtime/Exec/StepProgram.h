@@ -106,6 +106,9 @@ struct Kernel {
   int64_t extent = 1; // >= 1
   int64_t bytes = 0;  // bytes moved per call, for GB/s in profiles (optional)
   std::vector<int64_t> args; // the words its function reads (abi/KernelAbi.h)
+  /// CUDA: threads per block (extent is then the grid's blocks); 0 for a
+  /// CPU kernel.
+  int64_t cudaBlock = 0;
 };
 
 struct MatmulStep {

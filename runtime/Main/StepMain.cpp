@@ -65,7 +65,11 @@
 // The symbols of the object sinterc writes (abi/Abi.h spells them).
 extern "C" const unsigned char SINTER_ABI_STEP_PROGRAM[];
 extern "C" const uint64_t SINTER_ABI_STEP_PROGRAM_SIZE;
-extern "C" const SinterKernelFn SINTER_ABI_STEP_KERNELS[];
+// Weak: a CUDA binary has no kernel tables (its kernels are in the CUDA
+// module) and a CPU binary no CUDA module.
+extern "C" __attribute__((weak)) const SinterKernelFn SINTER_ABI_STEP_KERNELS[];
+extern "C" __attribute__((weak)) const unsigned char SINTER_ABI_CUDA_MODULE[];
+extern "C" __attribute__((weak)) const uint64_t SINTER_ABI_CUDA_MODULE_SIZE;
 // Weak: an object without an evaluation program (--entry=forward_grad, a
 // .mlir without @forward) lacks them, as hand-written test objects may lack
 // the data folder.
@@ -458,6 +462,10 @@ std::unique_ptr<Executor> createExecutor(const unsigned char *bytes,
   options.threads = flags.threads;
   options.profile = profile;
   options.shareStateWith = shareStateWith;
+  if (SINTER_ABI_CUDA_MODULE && &SINTER_ABI_CUDA_MODULE_SIZE)
+    options.cudaModule = std::string_view(
+        reinterpret_cast<const char *>(SINTER_ABI_CUDA_MODULE),
+        SINTER_ABI_CUDA_MODULE_SIZE);
   absl::StatusOr<std::unique_ptr<Executor>> created =
       Executor::create(std::move(*program), kernels, options);
   if (!created.ok())

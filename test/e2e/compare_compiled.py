@@ -5,7 +5,8 @@
         [--entry=train_step|forward_grad|accumulate_step]
         [--batch-size=N] [--step=S] [--steps=K] [--seed=N] [--vocab=N]
         [--params=given|init] [--state=zero|random]
-        [--sinterc=PATH] [--binary=BIN --program=STEP_PROGRAM.json]
+        [--sinterc=PATH] [--target=cpu|cuda-host]
+        [--binary=BIN --program=STEP_PROGRAM.json]
         [--lr-scale=K] [--exact-fixed-lr] [--work-dir=DIR] [--threads=N]
         [--precision=fp32|bf16_mixed|fp16_mixed] [--flip-band]
 
@@ -461,6 +462,7 @@ def exact_fixed_lr(args, batch, inp, got, work):
     both must hold the same bits."""
     binary = os.path.join(work, "bin-fixed-lr")
     run([args.sinterc, args.model, *batch, f"--entry={args.entry}",
+         f"--target={args.target}",
          "--runtime-lr=false", "-o", binary], "sinterc (--runtime-lr=false)")
     out = os.path.join(work, "compiled-fixed-lr.safetensors")
     cmd = [binary, f"--inputs={inp}", f"--outputs={out}",
@@ -544,6 +546,9 @@ def main():
                     "forward_grad)")
     ap.add_argument("--state", choices=["zero", "random"], default="zero")
     ap.add_argument("--sinterc", default="sinterc")
+    ap.add_argument("--target", default="cpu",
+                    help="sinterc --target for the binary (cuda-host: the "
+                         "CUDA target's kernels, run on the host)")
     ap.add_argument("--precision",
                     choices=["fp32", "bf16_mixed", "fp16_mixed"],
                     help="override the model's training.precision")
@@ -597,6 +602,7 @@ def main():
         binary = os.path.join(work, "bin")
         _, t_compile = run([args.sinterc, args.model, *batch,
                             f"--entry={args.entry}", f"--dump-dir={dump}",
+                            f"--target={args.target}",
                             "-o", binary], "sinterc (compile)")
         program = find_step_program(dump)
     prog = step_program.load(program)

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/CodeGen/Cpu/Passes.h"
+#include "compiler/CodeGen/Cuda/Passes.h"
 #include "compiler/CodeGen/Passes.h"
 #include "compiler/CodeGen/Target.h"
 #include "compiler/Pipelines/Pipelines.h"
@@ -33,6 +34,7 @@ int main(int argc, char **argv) {
   sinter::registerSinterPasses();
   sinter::codegen::registerSinterCodeGenPasses();
   sinter::codegen::registerSinterCpuPasses();
+  sinter::codegen::registerSinterCudaPasses();
   sinter::registerSinterPipelines();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Sinter optimizer driver\n", registry));

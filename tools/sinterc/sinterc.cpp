@@ -110,6 +110,21 @@ int main(int argc, char **argv) {
   cl::opt<std::string> target("target", cl::desc(targetHelp),
                               cl::value_desc("name"), cl::init("cpu"),
                               cl::cat(category));
+  cl::list<std::string> cudaArch(
+      "cuda-arch",
+      cl::desc("--target=cuda: the GPU architectures to compile for, "
+               "comma-separated (default sm_90; sm_80 for A100)"),
+      cl::value_desc("sm_XX,..."), cl::CommaSeparated, cl::cat(category));
+  cl::opt<std::string> cudaToolkit(
+      "cuda-toolkit",
+      cl::desc("--target=cuda: the CUDA toolkit for ptxas and libdevice "
+               "(default $CUDA_HOME, then the one sinterc was built with)"),
+      cl::value_desc("dir"), cl::cat(category));
+  cl::opt<std::string> cudaPtxDir(
+      "cuda-ptx-dir",
+      cl::desc("--target=cuda: write each architecture's PTX and ptxas's "
+               "report (registers, spills) to this folder"),
+      cl::value_desc("dir"), cl::cat(category));
   cl::opt<bool> timings(
       "timings",
       cl::desc("Print where the compile time went, per phase and pass"),
@@ -195,6 +210,34 @@ int main(int argc, char **argv) {
   options.runInputs = runInputs;
   options.runOutput = runOutput;
   options.target = target;
+  if (target != "cuda" && (cudaArch.getNumOccurrences() ||
+                           cudaToolkit.getNumOccurrences() ||
+                           cudaPtxDir.getNumOccurrences())) {
+    mlir::emitError(here) << "--cuda-arch, --cuda-toolkit and --cuda-ptx-dir "
+                             "need --target=cuda";
+    return 1;
+  }
+  {
+    sinter::codegen::CudaOptions cuda;
+    if (!cudaArch.empty())
+      cuda.chips.assign(cudaArch.begin(), cudaArch.end());
+    for (const std::string &chip : cuda.chips) {
+      llvm::StringRef digits(chip);
+      unsigned number = 0;
+      bool named = digits.consume_front("sm_");
+      (void)digits.consume_back("a");
+      if (!named || digits.getAsInteger(10, number) || number < 70 ||
+          number > 90) {
+        mlir::emitError(here) << "--cuda-arch: '" << chip
+                              << "' is not an architecture this compiler "
+                                 "targets (sm_70 ... sm_90)";
+        return 1;
+      }
+    }
+    cuda.toolkit = cudaToolkit;
+    cuda.ptxDir = cudaPtxDir;
+    sinter::codegen::setCudaOptions(std::move(cuda));
+  }
   options.timings = timings;
   if (batchSize.getNumOccurrences()) {
     if (batchSize < 1) {

@@ -106,7 +106,14 @@ public:
 
 LogicalResult CpuTarget::linkExecutable(Location loc, StringRef object,
                                         StringRef output) const {
-  StringRef linkFile = SINTER_RUNTIME_LINK_FILE;
+  return linkWithRuntime(loc, object, output, SINTER_RUNTIME_LINK_FILE);
+}
+
+} // namespace
+
+LogicalResult sinter::codegen::linkWithRuntime(Location loc, StringRef object,
+                                               StringRef output,
+                                               StringRef linkFile) {
   if (!llvm::sys::fs::exists(linkFile))
     return emitError(loc, "the runtime is not built (")
            << linkFile << " is missing)";
@@ -146,8 +153,6 @@ LogicalResult CpuTarget::linkExecutable(Location loc, StringRef object,
            << (error.empty() ? "" : "; " + error) << ")";
   return success();
 }
-
-} // namespace
 
 const Target &sinter::codegen::cpuTarget() {
   static const CpuTarget target;

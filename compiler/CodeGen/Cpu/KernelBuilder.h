@@ -85,6 +85,9 @@ public:
         ctx(src.op->getContext()), b(ctx) {}
 
   FailureOr<EmittedKernel> emit();
+  /// The kernel for the CUDA target (compiler/CodeGen/Cuda/CudaKernels.cpp):
+  /// the same analysis, GPU loops instead of linalg.
+  FailureOr<EmittedKernel> emitCuda();
 
 private:
   LogicalResult analyze();
@@ -144,6 +147,20 @@ private:
   int64_t bytesMoved();
   Value linearIndex(OpBuilder &bb, Location loc);
 
+  /// The CUDA forms (CudaKernels.cpp).
+  void collectPlaces();
+  void beginCudaFunction(int64_t block);
+  /// The thread's index in the grid and the grid's threads.
+  std::pair<Value, Value> globalThread();
+  LogicalResult emitCudaElementwise();
+  LogicalResult emitCudaRows();
+  LogicalResult emitCudaSpecial();
+  Value cudaLoad(OpBuilder &bb, Location l, const Read &r, Type et);
+  Value typedView(OpBuilder &bb, Location l, const KernelOperand &outer,
+                  ArrayRef<int64_t> shape);
+  void cudaStore(OpBuilder &bb, Location l, const KernelOperand &outer,
+                 ArrayRef<Dim> dims, Value scalar);
+
   const KernelSource &src;
   ModuleOp kernels;
   std::string symbol;
@@ -186,6 +203,11 @@ private:
   /// byte offset, then each dropout key.
   std::vector<int64_t> launchArgs;
   Value begin, end, count;
+  /// CUDA: the element's index along each iteration dimension, which
+  /// iterIndex returns instead of linalg's; the grid and block of the
+  /// launch.
+  SmallVector<Value> cudaIndex;
+  int64_t cudaGrid = 1, cudaBlock = 1;
 };
 
 /// A memory element (i1 is stored as i8) as the scalar of type `et`.

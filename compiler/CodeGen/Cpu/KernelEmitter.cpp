@@ -235,14 +235,11 @@ LogicalResult KernelBuilder::analyze() {
   return success();
 }
 
-void KernelBuilder::beginFunction() {
-  // The body takes one `noalias` byte buffer per distinct place the region
-  // touches. Planned buffers never overlap unless they are the same place
-  // (a value updated in place), so the promise holds; LLVM turns it into
-  // alias scopes when it inlines the body into the entry, which is what
-  // lets it keep reduction accumulators in registers and vectorize loops
-  // that store to one buffer while loading from another of the same slab.
-  Location loc = src.op->getLoc();
+void KernelBuilder::collectPlaces() {
+  // One buffer per distinct place the region touches, the bigger size
+  // where two values share one; then one key per dropout op, so that
+  // kernels that differ only in their keys (the same layer's kernel in
+  // every layer) have one body.
   SmallVector<KernelOperand> outers(src.inputs.begin(), src.inputs.end());
   outers.append(src.results.begin(), src.results.end());
   for (const KernelOperand &v : outers) {
@@ -257,13 +254,22 @@ void KernelBuilder::beginFunction() {
     else
       it->bytes = std::max(it->bytes, bytes);
   }
-  auto bufferType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
-  SmallVector<Type> bodyArgs(places.size(), bufferType);
-  // Then one key per dropout op, so that kernels that differ only in their
-  // keys (the same layer's kernel in every layer) have one body.
   for (Operation *op : members)
     if (isa<DropoutOp>(op))
       dropouts.push_back(op);
+}
+
+void KernelBuilder::beginFunction() {
+  // The body takes one `noalias` byte buffer per distinct place the region
+  // touches. Planned buffers never overlap unless they are the same place
+  // (a value updated in place), so the promise holds; LLVM turns it into
+  // alias scopes when it inlines the body into the entry, which is what
+  // lets it keep reduction accumulators in registers and vectorize loops
+  // that store to one buffer while loading from another of the same slab.
+  Location loc = src.op->getLoc();
+  collectPlaces();
+  auto bufferType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
+  SmallVector<Type> bodyArgs(places.size(), bufferType);
   bodyArgs.append(dropouts.size(), b.getI64Type());
   bodyArgs.push_back(b.getIndexType());
   bodyArgs.push_back(b.getIndexType());
@@ -420,6 +426,8 @@ int64_t KernelBuilder::bytesMoved() {
 }
 
 Value KernelBuilder::iterIndex(OpBuilder &bb, Location loc, int dim) {
+  if (!cudaIndex.empty())
+    return cudaIndex[dim];
   Value i = bb.create<linalg::IndexOp>(loc, dim);
   if (dim == splitDim)
     i = bb.create<arith::AddIOp>(loc, i, begin);

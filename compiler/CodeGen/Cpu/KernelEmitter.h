@@ -75,6 +75,8 @@ struct EmittedKernel {
   /// The words the launch passes the entry (sched.launch `args`): the byte
   /// offset of each place in its slab, then each dropout op's key.
   std::vector<int64_t> args;
+  /// CUDA: threads per block (extent is then the grid's blocks).
+  int64_t block = 0;
 };
 
 /// Emits `source` as a kernel function `symbol` (and its body
@@ -82,6 +84,14 @@ struct EmittedKernel {
 mlir::FailureOr<EmittedKernel>
 emitKernel(const KernelSource &source, mlir::ModuleOp kernels,
            llvm::StringRef symbol, const analysis::KernelLimits &limits);
+
+/// Emits `source` for the CUDA target as a function `symbol` with the
+/// CUDA kernel signature (one memref<?xi8> per slab, then one i64 per
+/// word) whose body is GPU code: grid-stride loops over the elements, one
+/// block per row of a reduction (compiler/CodeGen/Cuda/CudaKernels.cpp).
+mlir::FailureOr<EmittedKernel>
+emitCudaKernel(const KernelSource &source, mlir::ModuleOp kernels,
+               llvm::StringRef symbol, const analysis::KernelLimits &limits);
 
 } // namespace sinter::codegen
 

@@ -29,6 +29,7 @@
 
 #include "compiler/CodeGen/Cpu/KernelEmitter.h"
 #include "compiler/CodeGen/Cpu/Passes.h"
+#include "compiler/CodeGen/Cuda/Passes.h"
 
 #include "dialects/Schedule/ScheduleOps.h"
 #include "passes/KernelGrouper.h"
@@ -46,6 +47,8 @@
 namespace sinter::codegen {
 #define GEN_PASS_DEF_LOWERCPUKERNELSPASS
 #include "compiler/CodeGen/Cpu/Passes.h.inc"
+#define GEN_PASS_DEF_LOWERCUDAKERNELSPASS
+#include "compiler/CodeGen/Cuda/Passes.h.inc"
 } // namespace sinter::codegen
 
 using namespace mlir;
@@ -53,6 +56,9 @@ using namespace sinter;
 using namespace sinter::codegen;
 
 namespace {
+
+/// CUDA: threads per block of a lowered launch (its extent is the grid).
+constexpr llvm::StringLiteral kCudaBlockAttr = "sched.cuda_block";
 
 /// Kernels with a reassociable sum over fewer elements keep a body of their
 /// own (see lowerLaunch). LLVM fully unrolls loops of a few hundred
@@ -116,21 +122,28 @@ std::string kernelText(sched::KernelOp kernel) {
   return text;
 }
 
-class LowerCpuKernelsPass
-    : public codegen::impl::LowerCpuKernelsPassBase<LowerCpuKernelsPass> {
+/// The kernel lowering both targets share: the CPU's functions
+/// (emitKernel) or the CUDA target's (emitCudaKernel), emitted once per
+/// kernel code and pattern of places.
+class KernelLowering {
 public:
-  using LowerCpuKernelsPassBase::LowerCpuKernelsPassBase;
+  KernelLowering(ModuleOp module, analysis::KernelLimits limits, bool cuda)
+      : module(module), limits(limits), cuda(cuda) {}
 
-  void runOnOperation() override;
+  LogicalResult run();
 
 private:
+  MLIRContext &getContext() { return *module.getContext(); }
   LogicalResult lowerLaunch(sched::LaunchOp launch, StringRef prefix,
                             const SymbolTable &symbolTable,
                             llvm::StringMap<int> &launches);
   void shareBodies();
   void shareEntries();
+  void shareCudaKernels();
 
+  ModuleOp module;
   analysis::KernelLimits limits;
+  bool cuda;
   SmallVector<func::FuncOp> bodies;
   /// Each launch whose entry was emitted for it, and that entry.
   SmallVector<std::pair<sched::LaunchOp, func::FuncOp>> entries;
@@ -139,7 +152,7 @@ private:
   struct Emitted {
     func::FuncOp entry;
     std::string symbol, kinds;
-    int64_t extent, bytes;
+    int64_t extent, bytes, block;
   };
   llvm::StringMap<Emitted> emitted;
   llvm::DenseMap<Operation *, std::string> kernelTexts;
@@ -155,11 +168,10 @@ KernelOperand operandOf(Value buffer, Type tensorType) {
   return o;
 }
 
-LogicalResult LowerCpuKernelsPass::lowerLaunch(sched::LaunchOp launch,
-                                               StringRef prefix,
-                                               const SymbolTable &symbolTable,
-                                               llvm::StringMap<int> &launches) {
-  ModuleOp module = getOperation();
+LogicalResult KernelLowering::lowerLaunch(sched::LaunchOp launch,
+                                          StringRef prefix,
+                                          const SymbolTable &symbolTable,
+                                          llvm::StringMap<int> &launches) {
   auto kernel = symbolTable.lookup<sched::KernelOp>(launch.getKernel());
   if (!kernel)
     return launch.emitOpError("launches @")
@@ -232,6 +244,8 @@ LogicalResult LowerCpuKernelsPass::lowerLaunch(sched::LaunchOp launch,
     launch.setLabelAttr(b.getStringAttr(kernel.getSymName() + e.kinds));
     launch.setSymbolAttr(b.getStringAttr(e.symbol));
     launch.setArgsAttr(b.getDenseI64ArrayAttr(args));
+    if (cuda)
+      launch->setAttr(kCudaBlockAttr, b.getI64IntegerAttr(e.block));
     reusers.push_back({launch, e.entry});
     return success();
   }
@@ -239,7 +253,9 @@ LogicalResult LowerCpuKernelsPass::lowerLaunch(sched::LaunchOp launch,
   std::string symbol = (prefix + kernel.getSymName()).str();
   if (int n = launches[symbol]++)
     symbol += "_" + std::to_string(n);
-  FailureOr<EmittedKernel> k = emitKernel(source, module, symbol, limits);
+  FailureOr<EmittedKernel> k =
+      cuda ? emitCudaKernel(source, module, symbol, limits)
+           : emitKernel(source, module, symbol, limits);
   if (failed(k))
     return failure();
   launch.setKernel(symbol);
@@ -248,11 +264,15 @@ LogicalResult LowerCpuKernelsPass::lowerLaunch(sched::LaunchOp launch,
   launch.setLabelAttr(b.getStringAttr(k->name));
   launch.setSymbolAttr(b.getStringAttr(k->symbol));
   launch.setArgsAttr(b.getDenseI64ArrayAttr(k->args));
+  if (cuda)
+    launch->setAttr(kCudaBlockAttr, b.getI64IntegerAttr(k->block));
   entries.push_back({launch, k->entry});
   if (!key.empty())
     emitted[key] = Emitted{k->entry, k->symbol,
                            k->name.substr(kernel.getSymName().size()),
-                           k->extent, k->bytes};
+                           k->extent, k->bytes, k->block};
+  if (cuda)
+    return success();
   // A small kernel with a reassociable sum keeps a body of its own: LLVM
   // unrolls its loops completely and then orders the additions of the
   // straight-line code differently inlined and out of line, so sharing it
@@ -263,8 +283,7 @@ LogicalResult LowerCpuKernelsPass::lowerLaunch(sched::LaunchOp launch,
   return success();
 }
 
-void LowerCpuKernelsPass::shareBodies() {
-  ModuleOp module = getOperation();
+void KernelLowering::shareBodies() {
   llvm::StringMap<func::FuncOp> first;
   SmallVector<std::pair<func::FuncOp, func::FuncOp>> copies;
   for (func::FuncOp body : bodies) {
@@ -285,13 +304,12 @@ void LowerCpuKernelsPass::shareBodies() {
     copy.erase();
 }
 
-void LowerCpuKernelsPass::shareEntries() {
+void KernelLowering::shareEntries() {
   // After shareBodies; each launch has an entry of its own. Two entries are the same code when they print alike
   // but for the name of the body they call and their bodies print alike:
   // the launches of one kernel on the same slabs. A body kept of its own (a
   // small reassociable sum) goes with its entry, so it is still inlined
   // into the one entry that calls it, as it was before sharing.
-  ModuleOp module = getOperation();
   SymbolTable symbolTable(module);
   llvm::DenseMap<Operation *, std::string> textOf;
   auto calleeOf = [&](func::FuncOp entry) {
@@ -347,11 +365,30 @@ void LowerCpuKernelsPass::shareEntries() {
         body->setAttr("sinter.shared_body", b.getUnitAttr());
 }
 
-void LowerCpuKernelsPass::runOnOperation() {
-  ModuleOp module = getOperation();
-  limits.minElementsToSplit = minElementsToSplit;
-  limits.chunkElements = chunkElements;
-  limits.maxScratchBytes = maxScratchBytes;
+void KernelLowering::shareCudaKernels() {
+  // A CUDA kernel is one function (no body apart); those that print alike
+  // but for their names (dropout kernels of different layers, whose keys
+  // are words) are one kernel.
+  SymbolTable symbolTable(module);
+  llvm::StringMap<func::FuncOp> first;
+  llvm::DenseMap<Operation *, func::FuncOp> keptFor;
+  for (auto &[launch, entry] : entries) {
+    auto [it, inserted] = first.try_emplace(bodyText(entry), entry);
+    if (inserted)
+      continue;
+    keptFor[entry] = it->second;
+  }
+  for (auto *list : {&entries, &reusers})
+    for (auto &[launch, entry] : *list)
+      if (func::FuncOp kept = keptFor.lookup(entry)) {
+        launch.setKernel(kept.getSymName());
+        launch.setSymbolAttr(kept.getSymNameAttr());
+      }
+  for (auto &[copy, kept] : keptFor)
+    symbolTable.erase(copy);
+}
+
+LogicalResult KernelLowering::run() {
   llvm::StringMap<int> launches;
   // The kernels by name, looked up once per launch: ModuleOp::lookupSymbol
   // scans the module, which grows by two functions per launch.
@@ -359,29 +396,72 @@ void LowerCpuKernelsPass::runOnOperation() {
   for (auto program : module.getOps<sched::ProgramOp>()) {
     const abi::ProgramSymbols *symbols =
         abi::programSymbols(program.getRole().str());
-    if (!symbols) {
-      program.emitOpError("role '") << program.getRole() << "' has no symbols";
-      return signalPassFailure();
-    }
+    if (!symbols)
+      return program.emitOpError("role '")
+             << program.getRole() << "' has no symbols";
     for (auto launch : program.getBlock().getOps<sched::LaunchOp>())
       if (failed(lowerLaunch(launch, symbols->kernelPrefix, symbolTable,
                              launches)))
-        return signalPassFailure();
-    // The CPU's matmul library (oneDNN) is called with f32, bf16 or f16
-    // buffers, one type per matmul.
+        return failure();
+    // Both matmul libraries (oneDNN, cuBLASLt) are called with f32, bf16 or
+    // f16 buffers, one type per matmul.
     for (auto mm : program.getBlock().getOps<sched::MatmulOp>()) {
       Type et = cast<sched::BufferType>(mm.getOut().getType()).getElementType();
-      if (!et.isF32() && !et.isBF16() && !et.isF16()) {
-        mm.emitOpError("CPU matmuls are f32, bf16 or f16, got ") << et;
-        return signalPassFailure();
-      }
+      if (!et.isF32() && !et.isBF16() && !et.isF16())
+        return mm.emitOpError(cuda ? "CUDA" : "CPU")
+               << " matmuls are f32, bf16 or f16, got " << et;
     }
   }
   for (auto kernel :
        llvm::make_early_inc_range(module.getOps<sched::KernelOp>()))
     kernel.erase();
+  if (cuda) {
+    shareCudaKernels();
+    return success();
+  }
   shareBodies();
   shareEntries();
+  return success();
 }
+
+analysis::KernelLimits limitsOf(int64_t minElementsToSplit,
+                                int64_t chunkElements,
+                                int64_t maxScratchBytes) {
+  analysis::KernelLimits limits;
+  limits.minElementsToSplit = minElementsToSplit;
+  limits.chunkElements = chunkElements;
+  limits.maxScratchBytes = maxScratchBytes;
+  return limits;
+}
+
+class LowerCpuKernelsPass
+    : public codegen::impl::LowerCpuKernelsPassBase<LowerCpuKernelsPass> {
+public:
+  using LowerCpuKernelsPassBase::LowerCpuKernelsPassBase;
+
+  void runOnOperation() override {
+    KernelLowering lowering(
+        getOperation(),
+        limitsOf(minElementsToSplit, chunkElements, maxScratchBytes),
+        /*cuda=*/false);
+    if (failed(lowering.run()))
+      signalPassFailure();
+  }
+};
+
+class LowerCudaKernelsPass
+    : public codegen::impl::LowerCudaKernelsPassBase<LowerCudaKernelsPass> {
+public:
+  using LowerCudaKernelsPassBase::LowerCudaKernelsPassBase;
+
+  void runOnOperation() override {
+    // Special kernels split wherever they can: a thread per index.
+    KernelLowering lowering(getOperation(),
+                            limitsOf(1, 1 << 17, /*maxScratchBytes=*/0),
+                            /*cuda=*/true);
+    if (failed(lowering.run()))
+      signalPassFailure();
+  }
+};
 
 } // namespace

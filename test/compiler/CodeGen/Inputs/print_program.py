@@ -13,7 +13,8 @@ print("function", program["function"])
 for step in program["steps"]:
     if step["op"] == "kernel":
         k = program["kernels"][step["kernel"]]
-        print("kernel", k["name"], "extent", k["extent"])
+        cuda = ["block", k["cuda_block"]] if "cuda_block" in k else []
+        print("kernel", k["name"], "extent", k["extent"], *cuda)
     elif step["op"] == "matmul":
         print("matmul", "lhs", buffers[step["lhs"]]["shape"], "rhs",
               buffers[step["rhs"]]["shape"], "out", buffers[step["out"]]["shape"])

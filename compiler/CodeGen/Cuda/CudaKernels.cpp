@@ -1,0 +1,465 @@
+//===- CudaKernels.cpp - one fused region to one CUDA kernel -------------===//
+//
+// The CUDA form of a kernel, from the same analysis as the CPU's
+// (KernelBuilder: the iteration space, how each input is read through its
+// views, the row phases) and the same scalar code (ScalarOps.h), so both
+// targets compute every element with the same operations. What differs is
+// who runs which element:
+//
+//   - elementwise (loop) kernels: a grid-stride loop over the elements in
+//     row-major order, 256 threads a block, so neighbouring threads touch
+//     neighbouring elements of every buffer read with identity indexing;
+//   - reduction and row-phased kernels (a softmax, a layer norm, a
+//     cross-entropy and their gradients): one block per row (the parallel
+//     dimensions), its threads strided over the row's elements. Each phase
+//     is one strided loop that accumulates a partial per thread, then a
+//     `gpu.all_reduce` (warp shuffles, then one shared-memory step across
+//     the warps) gives every thread the row's result, which later phases
+//     read as a scalar. Later phases recompute the earlier phases'
+//     elementwise values from the inputs instead of keeping them (a GPU
+//     thread has no chunk buffer to keep them in); thread 0 writes the
+//     per-row results;
+//   - special kernels (concat, embedding_grad, argmax, interior pads): the
+//     CPU's loops over one index of their split dimension, one thread
+//     each (embedding_grad: a thread per column sums its rows in order, so
+//     the gradient is deterministic).
+//
+// The function has the CUDA kernel signature: one memref<?xi8> per slab
+// (device pointers; MLIR's descriptor is five kernel parameters), then the
+// launch's words as i64 values (each place's byte offset, then each
+// dropout key), which the runtime passes to cuLaunchKernel as they are.
+// `sched.cuda_grid` and `sched.cuda_block` give the launch's shape.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/CodeGen/Cpu/KernelBuilder.h"
+#include "compiler/CodeGen/Cpu/ScalarOps.h"
+#include "dialects/Schedule/ScheduleOps.h"
+#include "passes/StepPlan.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <cmath>
+#include <limits>
+
+namespace sinter::codegen::detail {
+
+namespace {
+
+/// Threads of a block for elementwise and special kernels, and at most for
+/// a row.
+constexpr int64_t kThreads = 256;
+/// Blocks at most; grid-stride loops cover the rest.
+constexpr int64_t kMaxBlocks = 1 << 16;
+
+Value constIndex(OpBuilder &b, Location l, int64_t v) {
+  return b.create<arith::ConstantIndexOp>(l, v);
+}
+
+/// `linear` as row-major indices of `sizes` (linear < their product).
+SmallVector<Value> delinearize(OpBuilder &b, Location l, Value linear,
+                               ArrayRef<int64_t> sizes) {
+  SmallVector<Value> out(sizes.size());
+  for (int p = (int)sizes.size() - 1; p > 0; --p) {
+    if (sizes[p] == 1) {
+      out[p] = constIndex(b, l, 0);
+      continue;
+    }
+    Value size = constIndex(b, l, sizes[p]);
+    out[p] = b.create<arith::RemUIOp>(l, linear, size);
+    linear = b.create<arith::DivUIOp>(l, linear, size);
+  }
+  if (!sizes.empty())
+    out[0] = linear;
+  return out;
+}
+
+bool isReduce(Operation *op) { return isa<ReduceSumOp, ReduceMaxOp>(op); }
+
+} // namespace
+
+std::pair<Value, Value> KernelBuilder::globalThread() {
+  // Strides from the launch (not constants), so the kernel is right for any
+  // grid and block, one thread of one block included (the emulation on the
+  // host, EmulateCudaKernels.cpp).
+  Location loc = src.op->getLoc();
+  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+  Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+  Value threads = b.create<gpu::BlockDimOp>(loc, gpu::Dimension::x);
+  Value blocks = b.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
+  Value first = b.create<arith::AddIOp>(
+      loc, b.create<arith::MulIOp>(loc, bid, threads), tid);
+  return {first, b.create<arith::MulIOp>(loc, blocks, threads)};
+}
+
+void KernelBuilder::beginCudaFunction(int64_t block) {
+  Location loc = src.op->getLoc();
+  collectPlaces();
+  auto slabType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
+  SmallVector<Type> args(abi::kNumSlabs, slabType);
+  args.append(places.size() + dropouts.size(), b.getI64Type());
+  b.setInsertionPointToEnd(kernels.getBody());
+  fn = b.create<func::FuncOp>(loc, symbol, b.getFunctionType(args, {}));
+  bodyFn = fn;
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  for (auto [i, p] : llvm::enumerate(places)) {
+    Value shift = b.create<arith::IndexCastOp>(
+        loc, b.getIndexType(), entry->getArgument(abi::kNumSlabs + i));
+    launchArgs.push_back(p.offset);
+    p.arg = b.create<memref::ViewOp>(
+        loc, slabType, entry->getArgument(p.slab), shift,
+        ValueRange{constIndex(b, loc, p.bytes)});
+  }
+  for (auto [i, op] : llvm::enumerate(dropouts)) {
+    dropoutKeys[op] = entry->getArgument(abi::kNumSlabs + places.size() + i);
+    launchArgs.push_back(static_cast<int64_t>(dropoutKeyOf(op)));
+  }
+  fn->setAttr(sched::kKernelArgsAttr, b.getI64IntegerAttr(launchArgs.size()));
+  cudaBlock = block;
+}
+
+Value KernelBuilder::typedView(OpBuilder &bb, Location l,
+                               const KernelOperand &outer,
+                               ArrayRef<int64_t> shape) {
+  auto it = llvm::find_if(places, [&](const PlaceInfo &p) {
+    return p.slab == outer.place.slab && p.offset == outer.place.offset;
+  });
+  assert(it != places.end() && "a value of the region has no place");
+  auto type = MemRefType::get(shape, storageType(elementOf(outer)));
+  return bb.create<memref::ViewOp>(l, type, it->arg, constIndex(bb, l, 0),
+                                   ValueRange{});
+}
+
+Value KernelBuilder::cudaLoad(OpBuilder &bb, Location l, const Read &r,
+                              Type et) {
+  const KernelOperand &outer = src.inputs[r.input];
+  SmallVector<int64_t> shape(shapeOf(outer));
+  if (flattened && !r.dims.empty())
+    shape = {space[0]};
+  Value view = typedView(bb, l, outer, shape);
+  SmallVector<Value> at;
+  for (const Dim &d : r.dims) {
+    if (d.iter < 0) {
+      at.push_back(constIndex(bb, l, d.offset));
+      continue;
+    }
+    Value i = cudaIndex[d.iter];
+    if (d.scale != 1)
+      i = bb.create<arith::MulIOp>(l, i, constIndex(bb, l, d.scale));
+    if (d.offset)
+      i = bb.create<arith::AddIOp>(l, i, constIndex(bb, l, d.offset));
+    at.push_back(i);
+  }
+  return fromStorage(bb, l, bb.create<memref::LoadOp>(l, view, at), et);
+}
+
+void KernelBuilder::cudaStore(OpBuilder &bb, Location l,
+                              const KernelOperand &outer, ArrayRef<Dim> dims,
+                              Value scalar) {
+  SmallVector<int64_t> shape(shapeOf(outer));
+  if (flattened)
+    shape = {space[0]};
+  Value view = typedView(bb, l, outer, shape);
+  SmallVector<Value> at;
+  for (const Dim &d : dims)
+    at.push_back(d.iter < 0 ? constIndex(bb, l, d.offset) : cudaIndex[d.iter]);
+  bb.create<memref::StoreOp>(l, toStorage(bb, l, scalar), view, at);
+}
+
+LogicalResult KernelBuilder::emitCudaElementwise() {
+  Location loc = src.op->getLoc();
+  Operation *yield = src.body->getTerminator();
+  int64_t total = 1;
+  for (int64_t d : space)
+    total *= d;
+  cudaGrid = std::clamp<int64_t>((total + cudaBlock - 1) / cudaBlock, 1,
+                                 kMaxBlocks);
+  FailureOr<DenseMap<Operation *, Value>> tables = indexTables();
+  if (failed(tables))
+    return failure();
+  auto [first, stride] = globalThread();
+  auto loop = b.create<scf::ForOp>(loc, first, constIndex(b, loc, total),
+                                   stride);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  cudaIndex = delinearize(b, loc, loop.getInductionVar(), space);
+  DenseMap<Value, Value> scalar;
+  if (failed(computeMembers(
+          b, loc, [](Operation *) { return true; },
+          [&](Operation *op, unsigned i) {
+            return cudaLoad(b, loc, reads[readOfOperand[{op, i}]],
+                            elementOf(op->getOperand(i)));
+          },
+          *tables, scalar)))
+    return failure();
+  SmallVector<Dim> identity;
+  for (int64_t p = 0; p < (int64_t)space.size(); ++p)
+    identity.push_back(Dim{(int)p, 1, 0});
+  for (auto [j, v] : llvm::enumerate(yield->getOperands())) {
+    if (v.getDefiningOp<ConstantOp>())
+      return src.op->emitOpError("yields a constant");
+    Value s = readOfYield.count(j)
+                  ? cudaLoad(b, loc, reads[readOfYield[j]], elementOf(v))
+                  : scalar[v];
+    cudaStore(b, loc, src.results[j], identity, s);
+  }
+  cudaIndex.clear();
+  return success();
+}
+
+LogicalResult KernelBuilder::emitCudaRows() {
+  Location loc = src.op->getLoc();
+  Operation *yield = src.body->getTerminator();
+  SmallVector<int64_t> rowDims, elemDims, rowSizes, elemSizes;
+  int64_t rows = 1, elems = 1;
+  for (auto [p, size] : llvm::enumerate(space)) {
+    if (isReductionDim[p]) {
+      elemDims.push_back(p);
+      elemSizes.push_back(size);
+      elems *= size;
+    } else {
+      rowDims.push_back(p);
+      rowSizes.push_back(size);
+      rows *= size;
+    }
+  }
+  // A warp's multiple up to kThreads: short rows leave no warp idle.
+  cudaBlock = std::min<int64_t>(kThreads, (elems + 31) / 32 * 32);
+  cudaGrid = std::clamp<int64_t>(rows, 1, kMaxBlocks);
+  FailureOr<DenseMap<Operation *, Value>> tables = indexTables();
+  if (failed(tables))
+    return failure();
+
+  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+  Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+  Value threads = b.create<gpu::BlockDimOp>(loc, gpu::Dimension::x);
+  auto rowLoop = b.create<scf::ForOp>(
+      loc, bid, constIndex(b, loc, rows),
+      b.create<gpu::GridDimOp>(loc, gpu::Dimension::x));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(rowLoop.getBody());
+  SmallVector<Value> rowIndex =
+      delinearize(b, loc, rowLoop.getInductionVar(), rowSizes);
+  auto indexOf = [&](ArrayRef<Value> elemIndex) {
+    SmallVector<Value> index(space.size());
+    for (auto [k, p] : llvm::enumerate(rowDims))
+      index[p] = rowIndex[k];
+    for (auto [k, p] : llvm::enumerate(elemDims))
+      index[p] = elemIndex[k];
+    return index;
+  };
+  auto read = [&](Operation *op, unsigned i) {
+    return cudaLoad(b, loc, reads[readOfOperand[{op, i}]],
+                    elementOf(op->getOperand(i)));
+  };
+  auto fullSpace = [&](Value v) {
+    return shapeOf(v) == ArrayRef<int64_t>(space);
+  };
+  SmallVector<Dim> identity;
+  for (int64_t p = 0; p < (int64_t)space.size(); ++p)
+    identity.push_back(Dim{(int)p, 1, 0});
+
+  // The row's result of each reduction, once its phase is done.
+  DenseMap<Value, Value> totals;
+  for (int phase = 0; phase < numPhases; ++phase) {
+    SmallVector<Operation *> reduces;
+    SmallVector<Value> inits;
+    for (Operation *op : members) {
+      if (!isReduce(op) || phaseOf.lookup(op) != phase)
+        continue;
+      reduces.push_back(op);
+      Type et = elementOf(op->getResult(0));
+      if (isa<ReduceSumOp>(op))
+        inits.push_back(isa<FloatType>(et)
+                            ? fconst(b, loc, et, 0.0)
+                            : b.create<arith::ConstantIntOp>(loc, 0, et)
+                                  .getResult());
+      else
+        inits.push_back(
+            isa<FloatType>(et)
+                ? fconst(b, loc, et, -INFINITY)
+                : b.create<arith::ConstantIntOp>(
+                       loc, std::numeric_limits<int64_t>::min(), et)
+                      .getResult());
+    }
+    auto loop = b.create<scf::ForOp>(loc, tid, constIndex(b, loc, elems),
+                                     threads, inits);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(loop.getBody());
+      cudaIndex =
+          indexOf(delinearize(b, loc, loop.getInductionVar(), elemSizes));
+      DenseMap<Value, Value> scalar(totals);
+      if (failed(computeMembers(
+              b, loc,
+              [&](Operation *op) {
+                int p = phaseOf.lookup(op);
+                return p <= phase && !(isReduce(op) && p < phase);
+              },
+              read, *tables, scalar)))
+        return failure();
+      // Elementwise results of this phase go out as they are computed.
+      for (auto [j, v] : llvm::enumerate(yield->getOperands())) {
+        Operation *def = v.getDefiningOp();
+        if (readOfYield.count(j)) {
+          if (phase == 0)
+            cudaStore(b, loc, src.results[j], identity,
+                      cudaLoad(b, loc, reads[readOfYield[j]], elementOf(v)));
+          continue;
+        }
+        if (!def || isReduce(def) || !fullSpace(v) ||
+            phaseOf.lookup(def) != phase)
+          continue;
+        cudaStore(b, loc, src.results[j], identity, scalar[v]);
+      }
+      SmallVector<Value> next;
+      for (auto [k, op] : llvm::enumerate(reduces))
+        next.push_back(combine(b, loc, op, loop.getRegionIterArg(k),
+                               scalar[op->getResult(0)]));
+      // (Without reductions the loop has its empty yield already.)
+      if (!next.empty())
+        b.create<scf::YieldOp>(loc, next);
+    }
+    for (auto [k, op] : llvm::enumerate(reduces)) {
+      bool isFloat = isa<FloatType>(elementOf(op->getResult(0)));
+      gpu::AllReduceOperation kind =
+          isa<ReduceSumOp>(op) ? gpu::AllReduceOperation::ADD
+          : isFloat            ? gpu::AllReduceOperation::MAXIMUMF
+                               : gpu::AllReduceOperation::MAXSI;
+      totals[op->getResult(0)] = b.create<gpu::AllReduceOp>(
+          loc, loop.getResult(k),
+          gpu::AllReduceOperationAttr::get(ctx, kind), /*uniform=*/true);
+    }
+  }
+
+  // Thread 0 writes the per-row results: the reductions' and the row ops'
+  // (a layer norm's 1/sqrt(var + eps)), computed from the totals.
+  Value isFirst = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid,
+                                          constIndex(b, loc, 0));
+  auto ifFirst = b.create<scf::IfOp>(loc, isFirst, /*withElse=*/false);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+    SmallVector<Value> zeros(elemDims.size(), constIndex(b, loc, 0));
+    cudaIndex = indexOf(zeros);
+    DenseMap<Value, Value> scalar(totals);
+    if (failed(computeMembers(
+            b, loc,
+            [&](Operation *op) {
+              return !isReduce(op) && !fullSpace(op->getResult(0));
+            },
+            read, *tables, scalar)))
+      return failure();
+    for (auto [j, v] : llvm::enumerate(yield->getOperands())) {
+      Operation *def = v.getDefiningOp();
+      if (readOfYield.count(j) || !def || fullSpace(v))
+        continue;
+      if (def->getBlock() != src.body || !phaseOf.count(def))
+        return src.op->emitOpError("yields a value no member computes");
+      SmallVector<Dim> dims;
+      bool keep = !isReduce(def) ||
+                  (def->getAttrOfType<BoolAttr>("keepdims") &&
+                   def->getAttrOfType<BoolAttr>("keepdims").getValue());
+      for (size_t p = 0; p < space.size(); ++p) {
+        if (!isReductionDim[p])
+          dims.push_back(identity[p]);
+        else if (keep)
+          dims.push_back(Dim{-1, 0, 0});
+      }
+      cudaStore(b, loc, src.results[j], dims, scalar[v]);
+    }
+  }
+  // The next row's all-reduces reuse this row's shared memory.
+  b.create<gpu::BarrierOp>(loc);
+  cudaIndex.clear();
+  return success();
+}
+
+LogicalResult KernelBuilder::emitCudaSpecial() {
+  // One thread per index of the split dimension, [begin, begin + 1), in a
+  // grid-stride loop.
+  Location loc = src.op->getLoc();
+  auto [first, stride] = globalThread();
+  // The extent is known once the loops are emitted (emitSpecial picks the
+  // split dimension); the bound is patched then.
+  auto bound = b.create<arith::ConstantIndexOp>(loc, 1);
+  auto loop = b.create<scf::ForOp>(loc, first, bound, stride);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value gid = loop.getInductionVar();
+  begin = gid;
+  end = b.create<arith::AddIOp>(loc, gid, constIndex(b, loc, 1));
+  count = constIndex(b, loc, 1);
+  if (failed(emitSpecial()))
+    return failure();
+  int64_t extent =
+      splitDim < 0 ? 1 : shapeOf(src.results[0])[splitDim];
+  b.setInsertionPoint(bound);
+  bound.replaceAllUsesWith(constIndex(b, loc, extent));
+  bound.erase();
+  cudaGrid = std::clamp<int64_t>((extent + cudaBlock - 1) / cudaBlock, 1,
+                                 std::numeric_limits<int32_t>::max());
+  return success();
+}
+
+FailureOr<EmittedKernel> KernelBuilder::emitCuda() {
+  EmittedKernel k;
+  k.name = src.name;
+  llvm::SmallSetVector<StringRef, 4> kinds;
+  for (Operation &op : src.body->without_terminator())
+    if (!isa<ConstantOp>(op))
+      kinds.insert(op.getName().stripDialect());
+  for (StringRef kind : kinds) {
+    if (k.name.size() > 48) {
+      k.name += "_etc";
+      break;
+    }
+    k.name += "_" + kind.str();
+  }
+  if (src.kind == "special") {
+    beginCudaFunction(kThreads / 2);
+    if (failed(emitCudaSpecial()))
+      return failure();
+  } else {
+    if (failed(analyze()))
+      return failure();
+    beginCudaFunction(kThreads);
+    if (failed(anyReduce ? emitCudaRows() : emitCudaElementwise()))
+      return failure();
+  }
+  b.setInsertionPointToEnd(&fn.getBody().front());
+  b.create<func::ReturnOp>(src.op->getLoc());
+  fn->setAttr("sched.cuda_grid", b.getI64IntegerAttr(cudaGrid));
+  fn->setAttr("sched.cuda_block", b.getI64IntegerAttr(cudaBlock));
+  k.symbol = fn.getName().str();
+  k.entry = fn;
+  k.body = fn;
+  k.args = launchArgs;
+  k.bytes = bytesMoved();
+  if (src.kind == "special") {
+    for (const KernelOperand &o :
+         llvm::concat<const KernelOperand>(src.inputs, src.results))
+      k.elements = std::max(k.elements, o.type.getNumElements());
+  } else {
+    for (int64_t d : space)
+      k.elements *= d;
+  }
+  k.extent = cudaGrid;
+  k.block = cudaBlock;
+  return k;
+}
+
+} // namespace sinter::codegen::detail
+
+mlir::FailureOr<sinter::codegen::EmittedKernel>
+sinter::codegen::emitCudaKernel(const KernelSource &source,
+                                mlir::ModuleOp kernels, llvm::StringRef symbol,
+                                const analysis::KernelLimits &limits) {
+  return detail::KernelBuilder(source, kernels, symbol, limits).emitCuda();
+}

@@ -1,0 +1,27 @@
+//===- Passes.h - the CUDA target's code generation passes -----*- C++ -*-===//
+
+#ifndef SINTER_COMPILER_CODEGEN_CUDA_PASSES_H
+#define SINTER_COMPILER_CODEGEN_CUDA_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Pass/Pass.h"
+
+namespace sinter::codegen {
+
+#define GEN_PASS_DECL
+#include "compiler/CodeGen/Cuda/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "compiler/CodeGen/Cuda/Passes.h.inc"
+
+} // namespace sinter::codegen
+
+#endif // SINTER_COMPILER_CODEGEN_CUDA_PASSES_H

@@ -1,0 +1,819 @@
+//===- CudaExecutor.cpp - the executor whose device is an NVIDIA GPU ------===//
+//
+// See CudaExecutor.h. The driver API and cuBLASLt are resolved at run time
+// (dlopen; the driver's functions by base name through cuGetProcAddress,
+// which hands out the ABI version of each that this toolkit's headers
+// declare), so the binary has no load-time dependency on a GPU library.
+// Their headers give the types and prototypes only.
+//
+// The kernels' ABI (compiler/CodeGen/Cuda/CudaKernels.cpp): five
+// memref<?xi8> descriptors (allocated, aligned, offset, size, stride; MLIR
+// passes each field as a kernel parameter), then the launch's words as
+// i64. The parameter values live in this executor (the slab descriptors
+// once, each kernel's words with it), and cuLaunchKernel copies them at
+// each launch.
+//
+// Matmuls map the step program's row-major `out[M,N] = lhs[M,K] @ rhs[K,N]`
+// onto cuBLASLt's column-major view of the same bytes: D(N x M) = A(N x K)
+// B(K x M) with A = rhs and B = lhs, so no operand moves and the bias
+// (length N) is cuBLASLt's per-row bias of D.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Exec/CudaExecutor.h"
+
+#include "abi/StepProgram.pb.h"
+#include "runtime/Support/Status.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+#include <cublasLt.h>
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+namespace sinter::exec {
+
+namespace sabi = sinter::abi;
+
+namespace {
+
+/// Where the CUDA libraries are looked for, after $SINTER_CUDA_LIBS (a
+/// colon-separated list of folders): the loader's own search, then the
+/// toolkit's default place.
+void *openLibrary(const char *soname, std::string &tried) {
+  std::vector<std::string> candidates;
+  if (const char *dirs = std::getenv("SINTER_CUDA_LIBS")) {
+    std::string_view rest(dirs);
+    while (!rest.empty()) {
+      size_t colon = rest.find(':');
+      std::string dir(rest.substr(0, colon));
+      if (!dir.empty())
+        candidates.push_back(dir + "/" + soname);
+      rest = colon == std::string_view::npos ? "" : rest.substr(colon + 1);
+    }
+  }
+  candidates.push_back(soname);
+  candidates.push_back(absl::StrCat("/usr/local/cuda/lib64/", soname));
+  for (const std::string &path : candidates) {
+    if (void *h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL))
+      return h;
+    if (tried.empty())
+      tried = ::dlerror();
+  }
+  return nullptr;
+}
+
+/// The driver API functions the executor calls.
+struct Driver {
+  decltype(&::cuGetErrorString) getErrorString = nullptr;
+  decltype(&::cuGetErrorName) getErrorName = nullptr;
+  decltype(&::cuInit) init = nullptr;
+  decltype(&::cuDeviceGetCount) deviceGetCount = nullptr;
+  decltype(&::cuDeviceGet) deviceGet = nullptr;
+  decltype(&::cuDeviceGetName) deviceGetName = nullptr;
+  decltype(&::cuDeviceGetAttribute) deviceGetAttribute = nullptr;
+  decltype(&::cuDevicePrimaryCtxRetain) primaryCtxRetain = nullptr;
+  decltype(&::cuDevicePrimaryCtxRelease) primaryCtxRelease = nullptr;
+  decltype(&::cuCtxSetCurrent) ctxSetCurrent = nullptr;
+  decltype(&::cuMemAlloc) memAlloc = nullptr;
+  decltype(&::cuMemFree) memFree = nullptr;
+  decltype(&::cuMemsetD8) memsetD8 = nullptr;
+  decltype(&::cuMemcpyHtoD) memcpyHtoD = nullptr;
+  decltype(&::cuMemcpyDtoH) memcpyDtoH = nullptr;
+  decltype(&::cuMemcpyDtoDAsync) memcpyDtoDAsync = nullptr;
+  decltype(&::cuModuleLoadData) moduleLoadData = nullptr;
+  decltype(&::cuModuleUnload) moduleUnload = nullptr;
+  decltype(&::cuModuleGetFunction) moduleGetFunction = nullptr;
+  decltype(&::cuLaunchKernel) launchKernel = nullptr;
+  decltype(&::cuStreamCreate) streamCreate = nullptr;
+  decltype(&::cuStreamDestroy) streamDestroy = nullptr;
+  decltype(&::cuStreamSynchronize) streamSynchronize = nullptr;
+};
+
+/// cuBLASLt's functions.
+struct Lt {
+  decltype(&::cublasLtCreate) create = nullptr;
+  decltype(&::cublasLtDestroy) destroy = nullptr;
+  decltype(&::cublasLtGetStatusString) statusString = nullptr;
+  decltype(&::cublasLtMatmulDescCreate) descCreate = nullptr;
+  decltype(&::cublasLtMatmulDescDestroy) descDestroy = nullptr;
+  decltype(&::cublasLtMatmulDescSetAttribute) descSet = nullptr;
+  decltype(&::cublasLtMatrixLayoutCreate) layoutCreate = nullptr;
+  decltype(&::cublasLtMatrixLayoutDestroy) layoutDestroy = nullptr;
+  decltype(&::cublasLtMatrixLayoutSetAttribute) layoutSet = nullptr;
+  decltype(&::cublasLtMatmulPreferenceCreate) prefCreate = nullptr;
+  decltype(&::cublasLtMatmulPreferenceDestroy) prefDestroy = nullptr;
+  decltype(&::cublasLtMatmulPreferenceSetAttribute) prefSet = nullptr;
+  decltype(&::cublasLtMatmulAlgoGetHeuristic) heuristic = nullptr;
+  decltype(&::cublasLtMatmul) matmul = nullptr;
+};
+
+/// The driver, loaded once per process; the error says why not.
+absl::StatusOr<const Driver *> loadDriver() {
+  static absl::StatusOr<Driver> loaded = []() -> absl::StatusOr<Driver> {
+    std::string why;
+    const char *soname = "libcuda.so.1";
+    void *h = nullptr;
+    if (const char *path = std::getenv("SINTER_LIBCUDA"))
+      h = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    else
+      h = openLibrary(soname, why);
+    if (!h)
+      return sinter::FailedPreconditionError(
+          SINTER_HERE,
+          absl::StrCat("this binary runs on an NVIDIA GPU, but the CUDA "
+                       "driver cannot be loaded (",
+                       why.empty() ? ::dlerror() : why,
+                       "); it needs an NVIDIA GPU with a driver for CUDA 13 "
+                       "(580 or newer)"));
+    auto getProc = reinterpret_cast<PFN_cuGetProcAddress_v12000>(
+        ::dlsym(h, "cuGetProcAddress_v2"));
+    if (!getProc)
+      return sinter::FailedPreconditionError(
+          SINTER_HERE, "the CUDA driver has no cuGetProcAddress_v2: it is "
+                       "older than CUDA 12; this binary needs CUDA 13");
+    Driver d;
+    absl::Status missing;
+    auto get = [&](auto &fn, const char *name) {
+      void *p = nullptr;
+      CUdriverProcAddressQueryResult found;
+      CUresult r = getProc(name, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT,
+                           &found);
+      if ((r != CUDA_SUCCESS || !p) && missing.ok())
+        missing = sinter::FailedPreconditionError(
+            SINTER_HERE,
+            absl::StrFormat("the CUDA driver does not provide %s (error %d%s); "
+                            "this binary needs a driver for CUDA 13",
+                            name, static_cast<int>(r),
+                            r == CUDA_ERROR_STUB_LIBRARY
+                                ? ": the toolkit's stub libcuda, not a driver"
+                                : ""));
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+    };
+    get(d.getErrorString, "cuGetErrorString");
+    get(d.getErrorName, "cuGetErrorName");
+    get(d.init, "cuInit");
+    get(d.deviceGetCount, "cuDeviceGetCount");
+    get(d.deviceGet, "cuDeviceGet");
+    get(d.deviceGetName, "cuDeviceGetName");
+    get(d.deviceGetAttribute, "cuDeviceGetAttribute");
+    get(d.primaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    get(d.primaryCtxRelease, "cuDevicePrimaryCtxRelease");
+    get(d.ctxSetCurrent, "cuCtxSetCurrent");
+    get(d.memAlloc, "cuMemAlloc");
+    get(d.memFree, "cuMemFree");
+    get(d.memsetD8, "cuMemsetD8");
+    get(d.memcpyHtoD, "cuMemcpyHtoD");
+    get(d.memcpyDtoH, "cuMemcpyDtoH");
+    get(d.memcpyDtoDAsync, "cuMemcpyDtoDAsync");
+    get(d.moduleLoadData, "cuModuleLoadData");
+    get(d.moduleUnload, "cuModuleUnload");
+    get(d.moduleGetFunction, "cuModuleGetFunction");
+    get(d.launchKernel, "cuLaunchKernel");
+    get(d.streamCreate, "cuStreamCreate");
+    get(d.streamDestroy, "cuStreamDestroy");
+    get(d.streamSynchronize, "cuStreamSynchronize");
+    if (!missing.ok())
+      return missing;
+    return d;
+  }();
+  if (!loaded.ok())
+    return loaded.status();
+  return &*loaded;
+}
+
+absl::StatusOr<const Lt *> loadCublasLt() {
+  static absl::StatusOr<Lt> loaded = []() -> absl::StatusOr<Lt> {
+    std::string why;
+    void *h = openLibrary("libcublasLt.so.13", why);
+    if (!h)
+      return sinter::FailedPreconditionError(
+          SINTER_HERE,
+          absl::StrCat("cannot load cuBLASLt (", why,
+                       "); put the folder of libcublasLt.so.13 in "
+                       "SINTER_CUDA_LIBS"));
+    Lt lt;
+    absl::Status missing;
+    auto get = [&](auto &fn, const char *name) {
+      void *p = ::dlsym(h, name);
+      if (!p && missing.ok())
+        missing = sinter::FailedPreconditionError(
+            SINTER_HERE, absl::StrCat("cuBLASLt has no ", name));
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+    };
+    get(lt.create, "cublasLtCreate");
+    get(lt.destroy, "cublasLtDestroy");
+    get(lt.statusString, "cublasLtGetStatusString");
+    get(lt.descCreate, "cublasLtMatmulDescCreate");
+    get(lt.descDestroy, "cublasLtMatmulDescDestroy");
+    get(lt.descSet, "cublasLtMatmulDescSetAttribute");
+    get(lt.layoutCreate, "cublasLtMatrixLayoutCreate");
+    get(lt.layoutDestroy, "cublasLtMatrixLayoutDestroy");
+    get(lt.layoutSet, "cublasLtMatrixLayoutSetAttribute");
+    get(lt.prefCreate, "cublasLtMatmulPreferenceCreate");
+    get(lt.prefDestroy, "cublasLtMatmulPreferenceDestroy");
+    get(lt.prefSet, "cublasLtMatmulPreferenceSetAttribute");
+    get(lt.heuristic, "cublasLtMatmulAlgoGetHeuristic");
+    get(lt.matmul, "cublasLtMatmul");
+    if (!missing.ok())
+      return missing;
+    return lt;
+  }();
+  if (!loaded.ok())
+    return loaded.status();
+  return &*loaded;
+}
+
+/// A CUDA error as a status: the call, what it was for, the driver's
+/// name and message for the code.
+absl::Status cudaError(sinter::SourceLocation where, const Driver &d,
+                       CUresult r, std::string_view call,
+                       std::string_view what) {
+  const char *name = nullptr, *text = nullptr;
+  d.getErrorName(r, &name);
+  d.getErrorString(r, &text);
+  return sinter::InternalError(
+      where, absl::StrFormat("%s%s%s failed: %s (%s)", what,
+                             what.empty() ? "" : ": ", call,
+                             name ? name : "CUDA error",
+                             text ? text : std::to_string(r)));
+}
+
+#define SINTER_CU(call, what)                                                  \
+  do {                                                                         \
+    CUresult sinter_cu_ = (call);                                              \
+    if (sinter_cu_ != CUDA_SUCCESS)                                            \
+      return cudaError(SINTER_HERE, *drv, sinter_cu_, #call, what);            \
+  } while (0)
+
+#define SINTER_LT(call, what)                                                  \
+  do {                                                                         \
+    cublasStatus_t sinter_lt_ = (call);                                        \
+    if (sinter_lt_ != CUBLAS_STATUS_SUCCESS)                                   \
+      return sinter::InternalError(                                            \
+          SINTER_HERE, absl::StrFormat("%s: %s failed: %s", what, #call,      \
+                                       lt->statusString(sinter_lt_)));         \
+  } while (0)
+
+/// One matmul step on cuBLASLt: descriptors and algorithm made once.
+struct LtMatmul {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  float alpha = 1;
+  /// Per call: the byte offsets of rhs (A), lhs (B) and out (D) from their
+  /// buffers; one entry for a strided-batched call.
+  struct Call {
+    int64_t a = 0, b = 0, d = 0;
+  };
+  std::vector<Call> calls;
+  CUdeviceptr rhs = 0, lhs = 0, out = 0;
+};
+
+constexpr size_t kWorkspaceBytes = size_t(32) << 20;
+
+class CudaExecutor final : public Executor {
+public:
+  static absl::StatusOr<std::unique_ptr<CudaExecutor>>
+  create(StepProgram program, std::string_view module,
+         const ExecutorOptions &options);
+  ~CudaExecutor() override;
+
+  int threads() const override { return 1; }
+  absl::Status run() override;
+  absl::Status upload(int64_t bufferId, const void *host,
+                      size_t bytes) override;
+  absl::Status download(int64_t bufferId, void *host,
+                        size_t bytes) const override;
+  absl::Status downloadPart(int64_t bufferId, size_t offset, void *host,
+                            size_t bytes) const override;
+  absl::Status zeroBuffer(int64_t bufferId) override;
+  absl::Status setStep(int64_t step) override;
+  absl::StatusOr<int64_t> step() const override;
+  absl::Status setHyper(std::string_view name, double value) override;
+  const Profile &profile() const override { return prof; }
+  std::string formatProfile(int topKernels) const override;
+
+private:
+  explicit CudaExecutor(StepProgram program) : Executor(std::move(program)) {}
+  absl::Status open(std::string_view module);
+  absl::Status prepareMatmul(size_t stepIndex, const MatmulStep &mm);
+  CUdeviceptr address(int64_t buffer) const {
+    const Buffer &b = prog.buffers[buffer];
+    return slabs[b.slab] + static_cast<CUdeviceptr>(b.offset);
+  }
+
+  const Driver *drv = nullptr;
+  const Lt *lt = nullptr;
+  CUdevice device = 0;
+  bool haveContext = false;
+  CUstream stream = nullptr;
+  CUmodule module = nullptr;
+  cublasLtHandle_t ltHandle = nullptr;
+  CUdeviceptr workspace = 0;
+  std::array<CUdeviceptr, sabi::kNumSlabs> slabs{};
+  /// Each slab's memref descriptor, as the kernels take it.
+  std::array<std::array<int64_t, 5>, sabi::kNumSlabs> slabDescriptors{};
+  std::vector<CUfunction> functions; // by kernel index
+  std::vector<std::vector<int64_t>> words;
+  std::vector<std::vector<void *>> params;
+  std::vector<std::unique_ptr<LtMatmul>> matmuls; // by step index
+  int64_t stepBuffer = -1;
+  Profile prof;
+  std::string deviceName;
+};
+
+CudaExecutor::~CudaExecutor() {
+  if (!drv)
+    return;
+  if (stream)
+    drv->streamSynchronize(stream);
+  for (auto &m : matmuls) {
+    if (!m)
+      continue;
+    lt->layoutDestroy(m->a);
+    lt->layoutDestroy(m->b);
+    lt->layoutDestroy(m->d);
+    lt->descDestroy(m->desc);
+  }
+  if (ltHandle)
+    lt->destroy(ltHandle);
+  if (workspace)
+    drv->memFree(workspace);
+  for (CUdeviceptr p : slabs)
+    if (p)
+      drv->memFree(p);
+  if (module)
+    drv->moduleUnload(module);
+  if (stream)
+    drv->streamDestroy(stream);
+  if (haveContext)
+    drv->primaryCtxRelease(device);
+}
+
+absl::Status CudaExecutor::open(std::string_view image) {
+  SINTER_CU(drv->init(0), "initializing the CUDA driver");
+  int count = 0;
+  SINTER_CU(drv->deviceGetCount(&count), "counting GPUs");
+  if (count == 0)
+    return sinter::FailedPreconditionError(
+        SINTER_HERE, "the CUDA driver sees no GPU (CUDA_VISIBLE_DEVICES?)");
+  int ordinal = 0;
+  if (const char *local = std::getenv("LOCAL_RANK"))
+    ordinal = std::atoi(local) % count;
+  SINTER_CU(drv->deviceGet(&device, ordinal), "opening the GPU");
+  char name[256] = {};
+  drv->deviceGetName(name, sizeof(name), device);
+  deviceName = name;
+  CUcontext ctx = nullptr;
+  SINTER_CU(drv->primaryCtxRetain(&ctx, device), "creating a context");
+  haveContext = true;
+  SINTER_CU(drv->ctxSetCurrent(ctx), "creating a context");
+  int major = 0, minor = 0;
+  SINTER_CU(drv->deviceGetAttribute(
+                &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
+            "reading the GPU's architecture");
+  SINTER_CU(drv->deviceGetAttribute(
+                &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
+            "reading the GPU's architecture");
+  bool isPtx = false;
+  absl::StatusOr<std::string> code =
+      pickCudaImage(image, major, minor, &isPtx);
+  if (!code.ok())
+    return sinter::FailedPreconditionError(
+        SINTER_HERE, absl::StrCat(deviceName, ": ", code.status().message()));
+  SINTER_CU(drv->moduleLoadData(&module, code->data()),
+            isPtx ? "loading the kernels (compiling their PTX)"
+                  : "loading the kernels");
+  SINTER_CU(drv->streamCreate(&stream, CU_STREAM_NON_BLOCKING),
+            "creating the compute stream");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<CudaExecutor>>
+CudaExecutor::create(StepProgram program, std::string_view image,
+                     const ExecutorOptions &options) {
+  SINTER_ASSIGN_OR_RETURN(const Driver *driver, loadDriver());
+  std::unique_ptr<CudaExecutor> ex(new CudaExecutor(std::move(program)));
+  ex->drv = driver;
+  const Driver *drv = driver;
+  const StepProgram &prog = ex->prog;
+  if (options.shareStateWith)
+    return sinter::UnimplementedError(
+        SINTER_HERE, "gradient accumulation (a second program sharing the "
+                     "state) is not implemented on CUDA yet");
+  SINTER_RETURN_IF_ERROR(ex->open(image));
+
+  for (int s = 0; s < sabi::kNumSlabs; ++s) {
+    size_t bytes = static_cast<size_t>(std::max<int64_t>(prog.slabBytes[s], 1));
+    std::string what = absl::StrFormat(
+        "allocating slab '%s' (%d bytes) on %s",
+        sabi::slabName(static_cast<sabi::SlabKind>(s)), bytes, ex->deviceName);
+    SINTER_CU(drv->memAlloc(&ex->slabs[s], bytes), what);
+    SINTER_CU(drv->memsetD8(ex->slabs[s], 0, bytes), what);
+    auto base = static_cast<int64_t>(ex->slabs[s]);
+    ex->slabDescriptors[s] = {base, base, 0, prog.slabBytes[s], 1};
+  }
+  for (const Constant &c : prog.constants)
+    SINTER_RETURN_IF_ERROR(
+        ex->upload(c.buffer, c.bytes.data(), c.bytes.size()));
+  for (const Argument &a : prog.arguments) {
+    if (a.kind == sabi::Argument::step)
+      ex->stepBuffer = a.buffer;
+    if (a.kind == sabi::Argument::hyper)
+      SINTER_RETURN_IF_ERROR(ex->setHyper(a.name, *a.defaultValue));
+  }
+
+  // Kernels by name, each with its parameters.
+  ex->functions.resize(prog.kernels.size());
+  ex->words.resize(prog.kernels.size());
+  ex->params.resize(prog.kernels.size());
+  for (size_t i = 0; i < prog.kernels.size(); ++i) {
+    const Kernel &k = prog.kernels[i];
+    if (k.cudaBlock < 1)
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
+          absl::StrFormat("kernel %d '%s' is not a CUDA kernel (no "
+                          "cuda_block): the program was compiled for "
+                          "another target",
+                          i, k.name));
+    SINTER_CU(drv->moduleGetFunction(&ex->functions[i], ex->module,
+                                     k.symbol.c_str()),
+              absl::StrFormat("kernel %d '%s' (%s)", i, k.name, k.symbol));
+    ex->words[i] = k.args;
+    std::vector<void *> &p = ex->params[i];
+    for (auto &descriptor : ex->slabDescriptors)
+      for (int64_t &field : descriptor)
+        p.push_back(&field);
+    for (int64_t &w : ex->words[i])
+      p.push_back(&w);
+  }
+
+  ex->matmuls.resize(prog.steps.size());
+  for (size_t s = 0; s < prog.steps.size(); ++s)
+    if (prog.steps[s].kind == sabi::Step::kMatmul)
+      SINTER_RETURN_IF_ERROR(ex->prepareMatmul(s, prog.steps[s].matmul));
+  return ex;
+}
+
+absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
+                                         const MatmulStep &mm) {
+  if (!lt) {
+    SINTER_ASSIGN_OR_RETURN(lt, loadCublasLt());
+    SINTER_LT(lt->create(&ltHandle), "creating the cuBLASLt handle");
+    SINTER_CU(drv->memAlloc(&workspace, kWorkspaceBytes),
+              "allocating the cuBLASLt workspace");
+  }
+  const Buffer &lhs = prog.buffers[mm.lhs], &rhs = prog.buffers[mm.rhs],
+               &out = prog.buffers[mm.out];
+  MatmulDesc desc;
+  desc.lhsShape = lhs.shape;
+  desc.rhsShape = rhs.shape;
+  desc.outShape = out.shape;
+  desc.transposeLhs = mm.transposeLhs;
+  desc.transposeRhs = mm.transposeRhs;
+  desc.alpha = static_cast<float>(mm.alpha);
+  desc.hasBias = mm.bias >= 0;
+  if (desc.hasBias)
+    desc.biasShape = prog.buffers[mm.bias].shape;
+  desc.activation = mm.activation;
+  desc.dtype = out.type;
+  SINTER_ASSIGN_OR_RETURN(MatmulGeometry g, analyzeMatmul(desc));
+  std::string what = absl::StrFormat(
+      "matmul step %d (%s [%s] x %s [%s])", stepIndex, lhs.name.empty() ? "lhs" : lhs.name,
+      absl::StrJoin(lhs.shape, "x"), rhs.name.empty() ? "rhs" : rhs.name,
+      absl::StrJoin(rhs.shape, "x"));
+  if (mm.activation != sabi::MatmulStep::none)
+    return sinter::UnimplementedError(
+        SINTER_HERE, absl::StrCat(what, ": the CUDA target applies "
+                                        "activations in kernels, not in "
+                                        "cuBLASLt"));
+  cudaDataType_t type;
+  int64_t es;
+  switch (out.type) {
+  case sabi::ElementType::f32:
+    type = CUDA_R_32F;
+    es = 4;
+    break;
+  case sabi::ElementType::bf16:
+    type = CUDA_R_16BF;
+    es = 2;
+    break;
+  case sabi::ElementType::f16:
+    type = CUDA_R_16F;
+    es = 2;
+    break;
+  default:
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, absl::StrCat(what, ": cuBLASLt matmuls are f32, bf16 "
+                                        "or f16"));
+  }
+  auto m = std::make_unique<LtMatmul>();
+  m->alpha = desc.alpha;
+  m->rhs = address(mm.rhs);
+  m->lhs = address(mm.lhs);
+  m->out = address(mm.out);
+  // fp32 products in TF32 only when asked (docs/Cuda.md).
+  const char *tf32 = std::getenv("SINTER_CUDA_TF32");
+  cublasComputeType_t compute =
+      out.type == sabi::ElementType::f32 && tf32 && std::string(tf32) == "1"
+          ? CUBLAS_COMPUTE_32F_FAST_TF32
+          : CUBLAS_COMPUTE_32F;
+  SINTER_LT(lt->descCreate(&m->desc, compute, CUDA_R_32F), what);
+  cublasOperation_t opA = mm.transposeRhs ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = mm.transposeLhs ? CUBLAS_OP_T : CUBLAS_OP_N;
+  SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA,
+                        sizeof(opA)),
+            what);
+  SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB,
+                        sizeof(opB)),
+            what);
+  if (desc.hasBias) {
+    cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    CUdeviceptr bias = address(mm.bias);
+    SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                          sizeof(epilogue)),
+              what);
+    SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                          sizeof(bias)),
+              what);
+  }
+  // Column-major: A = rhs (N x K as op(A)), B = lhs (K x M), D = N x M.
+  uint64_t aRows = mm.transposeRhs ? g.k : g.n,
+           aCols = mm.transposeRhs ? g.n : g.k;
+  uint64_t bRows = mm.transposeLhs ? g.m : g.k,
+           bCols = mm.transposeLhs ? g.k : g.m;
+  SINTER_LT(lt->layoutCreate(&m->a, type, aRows, aCols, aRows), what);
+  SINTER_LT(lt->layoutCreate(&m->b, type, bRows, bCols, bRows), what);
+  SINTER_LT(lt->layoutCreate(&m->d, type, g.n, g.m, g.n), what);
+
+  // Batches: one strided call when each operand is either the whole batch
+  // or one matrix for all of it; else a call per output matrix.
+  auto product = [](const std::vector<int64_t> &v) {
+    int64_t p = 1;
+    for (int64_t d : v)
+      p *= d;
+    return p;
+  };
+  int64_t lhsCount = product(g.lhsBatch), rhsCount = product(g.rhsBatch);
+  bool strided = (lhsCount == 1 || g.lhsBatch == g.outBatch) &&
+                 (rhsCount == 1 || g.rhsBatch == g.outBatch);
+  int64_t aSize = g.k * g.n, bSize = g.m * g.k, dSize = g.m * g.n;
+  if (strided && g.batchCount > 1) {
+    int32_t count = static_cast<int32_t>(g.batchCount);
+    int64_t aStride = rhsCount == 1 ? 0 : aSize,
+            bStride = lhsCount == 1 ? 0 : bSize, dStride = dSize;
+    for (auto [layout, stride] :
+         {std::pair{m->a, aStride}, {m->b, bStride}, {m->d, dStride}}) {
+      SINTER_LT(lt->layoutSet(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                              &count, sizeof(count)),
+                what);
+      SINTER_LT(lt->layoutSet(layout,
+                              CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                              &stride, sizeof(stride)),
+                what);
+    }
+    m->calls.push_back({});
+  } else if (strided) {
+    m->calls.push_back({});
+  } else {
+    size_t rank = g.outBatch.size();
+    std::vector<int64_t> index(rank, 0);
+    for (int64_t item = 0; item < g.batchCount; ++item) {
+      int64_t li = 0, ri = 0;
+      for (size_t d = 0; d < rank; ++d) {
+        li = li * g.lhsBatch[d] + (g.lhsBatch[d] == 1 ? 0 : index[d]);
+        ri = ri * g.rhsBatch[d] + (g.rhsBatch[d] == 1 ? 0 : index[d]);
+      }
+      m->calls.push_back({ri * aSize * es, li * bSize * es, item * dSize * es});
+      for (size_t d = rank; d-- > 0;)
+        if (++index[d] < g.outBatch[d])
+          break;
+        else
+          index[d] = 0;
+    }
+  }
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  SINTER_LT(lt->prefCreate(&pref), what);
+  size_t workspaceBytes = kWorkspaceBytes;
+  SINTER_LT(lt->prefSet(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                        &workspaceBytes, sizeof(workspaceBytes)),
+            what);
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  cublasStatus_t st = lt->heuristic(ltHandle, m->desc, m->a, m->b, m->d, m->d,
+                                    pref, 1, &result, &found);
+  lt->prefDestroy(pref);
+  if (st != CUBLAS_STATUS_SUCCESS || found == 0)
+    return sinter::InternalError(
+        SINTER_HERE,
+        absl::StrFormat("%s: cuBLASLt has no algorithm for M=%d K=%d N=%d "
+                        "(batch %d, %s)",
+                        what, g.m, g.k, g.n, g.batchCount,
+                        st == CUBLAS_STATUS_SUCCESS ? "no result"
+                                                    : lt->statusString(st)));
+  m->algo = result.algo;
+  matmuls[stepIndex] = std::move(m);
+  return absl::OkStatus();
+}
+
+absl::Status CudaExecutor::run() {
+  if (checkNumerics)
+    return sinter::UnimplementedError(
+        SINTER_HERE, "checked runs (--check-numerics) are not implemented on "
+                     "CUDA yet");
+  auto t0 = std::chrono::steady_clock::now();
+  for (size_t s = 0; s < prog.steps.size(); ++s) {
+    const Step &step = prog.steps[s];
+    switch (step.kind) {
+    case sabi::Step::kKernel: {
+      const Kernel &k = prog.kernels[step.kernel];
+      SINTER_CU(drv->launchKernel(functions[step.kernel],
+                                  static_cast<unsigned>(k.extent), 1, 1,
+                                  static_cast<unsigned>(k.cudaBlock), 1, 1, 0,
+                                  stream, params[step.kernel].data(), nullptr),
+                absl::StrFormat("step %d, kernel '%s'", s, k.name));
+      break;
+    }
+    case sabi::Step::kMatmul: {
+      const LtMatmul &m = *matmuls[s];
+      float beta = 0;
+      for (const LtMatmul::Call &c : m.calls) {
+        auto ptr = [](CUdeviceptr base, int64_t offset) {
+          return reinterpret_cast<void *>(base + static_cast<CUdeviceptr>(offset));
+        };
+        void *d = ptr(m.out, c.d);
+        SINTER_LT(lt->matmul(ltHandle, m.desc, &m.alpha, ptr(m.rhs, c.a), m.a,
+                             ptr(m.lhs, c.b), m.b, &beta, d, m.d, d, m.d,
+                             &m.algo, reinterpret_cast<void *>(workspace),
+                             kWorkspaceBytes,
+                             reinterpret_cast<cudaStream_t>(stream)),
+                  absl::StrFormat("step %d (matmul)", s));
+      }
+      break;
+    }
+    case sabi::Step::kCopy: {
+      const Buffer &src = prog.buffers[step.src];
+      SINTER_CU(drv->memcpyDtoDAsync(address(step.dst), address(step.src),
+                                     static_cast<size_t>(src.bytes), stream),
+                absl::StrFormat("step %d (copy)", s));
+      break;
+    }
+    case sabi::Step::kStart:
+    case sabi::Step::kDone:
+      // One rank: an all-reduce leaves its bucket as it is.
+      if (collectives)
+        return sinter::UnimplementedError(
+            SINTER_HERE, "data parallelism on CUDA (NCCL) is not "
+                         "implemented yet: run one process");
+      break;
+    default:
+      return sinter::InternalError(
+          SINTER_HERE, absl::StrFormat("step %d has an unknown kind", s));
+    }
+  }
+  SINTER_CU(drv->streamSynchronize(stream), "running the step");
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - t0)
+                       .count();
+  if (prof.runs == 0)
+    prof.firstRunSeconds = seconds;
+  else
+    prof.totalSeconds += seconds;
+  ++prof.runs;
+  return absl::OkStatus();
+}
+
+absl::Status CudaExecutor::upload(int64_t bufferId, const void *host,
+                                  size_t bytes) {
+  SINTER_RETURN_IF_ERROR(checkTransfer("upload to", bufferId, bytes));
+  if (bytes)
+    SINTER_CU(drv->memcpyHtoD(address(bufferId), host, bytes),
+              absl::StrFormat("upload to buffer %d", bufferId));
+  return absl::OkStatus();
+}
+
+absl::Status CudaExecutor::download(int64_t bufferId, void *host,
+                                    size_t bytes) const {
+  SINTER_RETURN_IF_ERROR(checkTransfer("download from", bufferId, bytes));
+  return downloadPart(bufferId, 0, host, bytes);
+}
+
+absl::Status CudaExecutor::downloadPart(int64_t bufferId, size_t offset,
+                                        void *host, size_t bytes) const {
+  SINTER_RETURN_IF_ERROR(checkPart("download from", bufferId, offset, bytes));
+  if (bytes)
+    SINTER_CU(drv->memcpyDtoH(host, address(bufferId) + offset, bytes),
+              absl::StrFormat("download from buffer %d", bufferId));
+  return absl::OkStatus();
+}
+
+absl::Status CudaExecutor::zeroBuffer(int64_t bufferId) {
+  if (bufferId < 0 || bufferId >= static_cast<int64_t>(prog.buffers.size()))
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, absl::StrFormat("zeroBuffer: no buffer %d", bufferId));
+  SINTER_CU(drv->memsetD8(address(bufferId), 0,
+                          static_cast<size_t>(prog.buffers[bufferId].bytes)),
+            absl::StrFormat("zeroing buffer %d", bufferId));
+  return absl::OkStatus();
+}
+
+absl::Status CudaExecutor::setStep(int64_t step) {
+  if (stepBuffer < 0)
+    return absl::OkStatus();
+  return upload(stepBuffer, &step, sizeof(step));
+}
+
+absl::StatusOr<int64_t> CudaExecutor::step() const {
+  int64_t value = 0;
+  if (stepBuffer >= 0)
+    SINTER_RETURN_IF_ERROR(download(stepBuffer, &value, sizeof(value)));
+  return value;
+}
+
+absl::Status CudaExecutor::setHyper(std::string_view name, double value) {
+  SINTER_ASSIGN_OR_RETURN(HyperValue hyper, hyperValue(name, value));
+  return upload(hyper.buffer, hyper.bytes, hyper.size);
+}
+
+std::string CudaExecutor::formatProfile(int) const {
+  if (prof.runs == 0)
+    return "profile: no runs recorded\n";
+  int64_t timed = prof.runs > 1 ? prof.runs - 1 : 1;
+  double total = prof.runs > 1 ? prof.totalSeconds : prof.firstRunSeconds;
+  return absl::StrFormat(
+      "profile (%s): %d runs, %.3f ms per step after the first (first "
+      "%.3f ms); per-kernel times are not measured on CUDA yet\n",
+      deviceName, prof.runs, 1e3 * total / static_cast<double>(timed),
+      1e3 * prof.firstRunSeconds);
+}
+
+} // namespace
+
+absl::StatusOr<std::string> pickCudaImage(std::string_view module, int major,
+                                          int minor, bool *isPtx) {
+  sabi::CudaModule parsed;
+  if (!parsed.ParseFromArray(module.data(), static_cast<int>(module.size())))
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, "the binary's CUDA module does not parse");
+  int want = major * 10 + minor;
+  const sabi::CudaImage *older = nullptr;
+  int olderNumber = -1;
+  std::vector<std::string> chips;
+  for (const sabi::CudaImage &image : parsed.images()) {
+    chips.push_back(image.chip());
+    std::string_view digits = image.chip();
+    if (digits.substr(0, 3) != "sm_")
+      continue;
+    digits.remove_prefix(3);
+    bool archSpecific = !digits.empty() && digits.back() == 'a';
+    if (archSpecific)
+      digits.remove_suffix(1);
+    int number = std::atoi(std::string(digits).c_str());
+    if (number == want && !image.cubin().empty()) {
+      *isPtx = false;
+      return image.cubin();
+    }
+    // PTX of an older architecture runs on newer ones, unless it uses
+    // architecture-specific (sm_90a) features.
+    if (number < want && !archSpecific && number > olderNumber &&
+        !image.ptx().empty()) {
+      older = &image;
+      olderNumber = number;
+    }
+  }
+  if (older) {
+    *isPtx = true;
+    std::string ptx = older->ptx();
+    if (ptx.empty() || ptx.back() != '\0')
+      ptx.push_back('\0');
+    return ptx;
+  }
+  return sinter::FailedPreconditionError(
+      SINTER_HERE,
+      absl::StrFormat("the kernels were compiled for %s, which this GPU "
+                      "(sm_%d%d) cannot run; compile with "
+                      "--cuda-arch=sm_%d%d",
+                      chips.empty() ? "no architecture"
+                                    : absl::StrJoin(chips, ", "),
+                      major, minor, major, minor));
+}
+
+absl::StatusOr<std::unique_ptr<Executor>>
+createCudaExecutor(StepProgram program, std::string_view cudaModule,
+                   const ExecutorOptions &options) {
+  SINTER_ASSIGN_OR_RETURN(
+      std::unique_ptr<CudaExecutor> ex,
+      CudaExecutor::create(std::move(program), cudaModule, options));
+  return std::unique_ptr<Executor>(std::move(ex));
+}
+
+} // namespace sinter::exec

@@ -1,0 +1,52 @@
+//===- CudaExecutor.h - the executor whose device is an NVIDIA GPU --------===//
+//
+// The CUDA implementation of Executor (Executor.h), in the binaries
+// `sinterc --target=cuda` links (library SinterCudaExec; a CPU binary has
+// none of it). It loads the CUDA driver (libcuda.so.1) and cuBLASLt
+// (libcublasLt.so.13) with dlopen when it is created, so the binary starts
+// on any machine and says in one line what is missing: no driver, no GPU,
+// an architecture the kernels were not compiled for.
+//
+// What it owns on the device: the five slabs (zero-filled), the constants
+// uploaded once, the CUDA module (the cubin of the device's architecture,
+// or the newest older architecture's PTX for the driver to compile), one
+// compute stream, and one cuBLASLt plan per matmul step (its algorithm from
+// the heuristic, asked once at creation) with a workspace. run() enqueues
+// every step on the stream in order (kernels with cuLaunchKernel, matmuls
+// with cublasLtMatmul, copies with cuMemcpyDtoDAsync) and waits for it
+// once at the end; upload and download are synchronous copies.
+//
+// Every CUDA and cuBLASLt error becomes a status naming the call, the
+// step (kernel name, matmul shapes) and the library's own message.
+//
+// Not yet here (docs/Cuda.md): collectives (NCCL), CUDA graphs, pinned
+// staging of inputs, checked runs, sharing state with a second executor
+// (gradient accumulation), per-kernel profiles.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SINTER_RUNTIME_EXEC_CUDAEXECUTOR_H
+#define SINTER_RUNTIME_EXEC_CUDAEXECUTOR_H
+
+#include "runtime/Exec/Executor.h"
+
+#include <string_view>
+
+namespace sinter::exec {
+
+/// The CUDA executor for `program`, whose kernels are in `cudaModule` (a
+/// serialized abi::CudaModule: the object's sinter_cuda_module).
+absl::StatusOr<std::unique_ptr<Executor>>
+createCudaExecutor(StepProgram program, std::string_view cudaModule,
+                   const ExecutorOptions &options);
+
+/// The image of `module` (a serialized abi::CudaModule) a device of
+/// compute capability `major`.`minor` loads: the cubin of its own
+/// architecture, else the PTX of the newest older one. `*isPtx` says
+/// which. An error lists the architectures the module has. No GPU needed.
+absl::StatusOr<std::string> pickCudaImage(std::string_view module, int major,
+                                          int minor, bool *isPtx);
+
+} // namespace sinter::exec
+
+#endif // SINTER_RUNTIME_EXEC_CUDAEXECUTOR_H

@@ -1,0 +1,122 @@
+// RUN: sinterc %s --entry=softmax --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=SOFTMAX
+// RUN: sinterc %s --entry=tanh --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=LOOP
+// RUN: sinterc %s --entry=layer_norm --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=NORM
+// RUN: sinterc %s --entry=dropout --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=DROPOUT
+
+// Tests the CUDA target's kernels (compiler/CodeGen/Cuda/CudaKernels.cpp)
+// in the lowered phase: each launch names a function with the CUDA kernel
+// signature (five memref<?xi8> slabs, then the launch's words as i64) and
+// records its launch shape (extent = blocks, sched.cuda_block = threads).
+
+// A softmax over rows of 256: one block per row (4x8x128 = 4096 rows,
+// 256 threads), each phase a loop strided by the block's threads that
+// accumulates a partial, then an all-reduce across the block; the last
+// phase recomputes exp from the input (no per-chunk buffer on a GPU) and
+// writes the row; thread 0 writes the per-row results; a barrier ends the
+// row, whose all-reduces' shared memory the next row reuses.
+// SOFTMAX: sched.launch @sinter_k0(%x : {{.*}}) -> ({{.*}}) {args = array<i64: 0, {{.*}}>, {{.*}}extent = 4096 : i64, {{.*}}sched.cuda_block = 256 : i64
+// SOFTMAX-LABEL: func.func @sinter_k0(%arg0: memref<?xi8>, %arg1: memref<?xi8>, %arg2: memref<?xi8>, %arg3: memref<?xi8>, %arg4: memref<?xi8>, %arg5: i64, %arg6: i64, %arg7: i64, %arg8: i64)
+// SOFTMAX-SAME: sched.cuda_block = 256 : i64, sched.cuda_grid = 4096 : i64, sched.kernel_args = 4 : i64
+// SOFTMAX: %[[TID:.*]] = gpu.thread_id x
+// SOFTMAX: %[[BID:.*]] = gpu.block_id x
+// SOFTMAX: %[[THREADS:.*]] = gpu.block_dim x
+// SOFTMAX: %[[BLOCKS:.*]] = gpu.grid_dim x
+// SOFTMAX: scf.for %[[ROW:.*]] = %[[BID]] to %c4096 step %[[BLOCKS]] {
+// SOFTMAX:   scf.for %{{.*}} = %[[TID]] to %c256 step %[[THREADS]] iter_args
+// SOFTMAX:     arith.maximumf
+// SOFTMAX:   %[[MAX:.*]] = gpu.all_reduce maximumf %{{.*}} uniform
+// SOFTMAX:   scf.for %{{.*}} = %[[TID]] to %c256{{.*}} step %[[THREADS]] iter_args
+// SOFTMAX:     arith.subf %{{.*}}, %[[MAX]]
+// SOFTMAX:     math.exp
+// SOFTMAX:     arith.addf {{.*}} fastmath<reassoc,contract>
+// SOFTMAX:   %[[SUM:.*]] = gpu.all_reduce add %{{.*}} uniform
+// SOFTMAX:   scf.for %{{.*}} = %[[TID]] to %c256{{.*}} step %[[THREADS]] {
+// SOFTMAX:     math.exp
+// SOFTMAX:     arith.divf %{{.*}}, %[[SUM]]
+// SOFTMAX:     memref.store
+// SOFTMAX:   arith.cmpi eq, %[[TID]], %c0
+// SOFTMAX:   scf.if
+// SOFTMAX:     memref.store %[[MAX]]
+// SOFTMAX:     memref.store %[[SUM]]
+// SOFTMAX:   gpu.barrier
+
+func.func @softmax(%x: tensor<4x8x128x256xf32> {sgraph.input = "x"})
+    -> (tensor<4x8x128x256xf32> {sgraph.name = "y"}) {
+  %m = sgraph.reduce_max %x axes = [3] {keepdims = true} : (tensor<4x8x128x256xf32>) -> tensor<4x8x128x1xf32>
+  %d = sgraph.sub %x, %m : (tensor<4x8x128x256xf32>, tensor<4x8x128x1xf32>) -> tensor<4x8x128x256xf32>
+  %e = sgraph.exp %d : tensor<4x8x128x256xf32>
+  %s = sgraph.reduce_sum %e axes = [3] {keepdims = true} : (tensor<4x8x128x256xf32>) -> tensor<4x8x128x1xf32>
+  %y = sgraph.div %e, %s : (tensor<4x8x128x256xf32>, tensor<4x8x128x1xf32>) -> tensor<4x8x128x256xf32>
+  return %y : tensor<4x8x128x256xf32>
+}
+
+// An elementwise kernel: one grid-stride loop over the flattened 64,000
+// elements, 256 threads a block, ceil(64000 / 256) = 250 blocks; each
+// thread's first element is block * threads + thread.
+// LOOP: sched.launch @sinter_k0({{.*}}extent = 250 : i64, {{.*}}sched.cuda_block = 256 : i64
+// LOOP-LABEL: func.func @sinter_k0(
+// LOOP: %[[TID:.*]] = gpu.thread_id x
+// LOOP: %[[BID:.*]] = gpu.block_id x
+// LOOP: %[[THREADS:.*]] = gpu.block_dim x
+// LOOP: %[[BLOCKS:.*]] = gpu.grid_dim x
+// LOOP: %[[B0:.*]] = arith.muli %[[BID]], %[[THREADS]]
+// LOOP: %[[FIRST:.*]] = arith.addi %[[B0]], %[[TID]]
+// LOOP: %[[STRIDE:.*]] = arith.muli %[[BLOCKS]], %[[THREADS]]
+// LOOP: scf.for %[[I:.*]] = %[[FIRST]] to %c64000 step %[[STRIDE]] {
+// LOOP:   memref.load %{{.*}}[%[[I]]] : memref<64000xf32>
+// LOOP:   math.tanh
+// LOOP:   memref.store %{{.*}}, %{{.*}}[%[[I]]] : memref<64000xf32>
+// LOOP-NOT: gpu.all_reduce
+
+func.func @tanh(%x: tensor<64x1000xf32> {sgraph.input = "x"})
+    -> (tensor<64x1000xf32> {sgraph.name = "y"}) {
+  %y = sgraph.tanh %x : tensor<64x1000xf32>
+  return %y : tensor<64x1000xf32>
+}
+
+// A layer norm's row op (1/sqrt(var + eps), per row): every thread
+// computes it from the row's totals; rows of 48 get a block of 64
+// threads (a warp's multiple, not 256 mostly idle).
+// NORM: sched.launch @sinter_k0({{.*}}extent = 32 : i64, {{.*}}sched.cuda_block = 64 : i64
+// NORM: %[[S:.*]] = gpu.all_reduce add
+// NORM: %[[V:.*]] = gpu.all_reduce add
+// NORM: scf.for
+// NORM:   arith.mulf %[[V]]
+// NORM:   math.sqrt
+// NORM:   arith.divf
+// NORM:   memref.store
+// NORM: gpu.barrier
+
+func.func @layer_norm(%x: tensor<32x48xf32> {sgraph.input = "x"})
+    -> (tensor<32x48xf32> {sgraph.name = "y"}) {
+  %inv = sgraph.constant dense<0.020833334> : tensor<f32>
+  %eps = sgraph.constant dense<1.0e-5> : tensor<f32>
+  %s = sgraph.reduce_sum %x axes = [1] {keepdims = true} : (tensor<32x48xf32>) -> tensor<32x1xf32>
+  %mean = sgraph.mul %s, %inv : (tensor<32x1xf32>, tensor<f32>) -> tensor<32x1xf32>
+  %d = sgraph.sub %x, %mean : (tensor<32x48xf32>, tensor<32x1xf32>) -> tensor<32x48xf32>
+  %d2 = sgraph.mul %d, %d : (tensor<32x48xf32>, tensor<32x48xf32>) -> tensor<32x48xf32>
+  %v = sgraph.reduce_sum %d2 axes = [1] {keepdims = true} : (tensor<32x48xf32>) -> tensor<32x1xf32>
+  %var = sgraph.mul %v, %inv : (tensor<32x1xf32>, tensor<f32>) -> tensor<32x1xf32>
+  %ve = sgraph.add %var, %eps : (tensor<32x1xf32>, tensor<f32>) -> tensor<32x1xf32>
+  %r = sgraph.rsqrt %ve : tensor<32x1xf32>
+  %y = sgraph.mul %d, %r : (tensor<32x48xf32>, tensor<32x1xf32>) -> tensor<32x48xf32>
+  return %y : tensor<32x48xf32>
+}
+
+// A dropout's key is a word of the launch (the last of args), passed to
+// the kernel as an i64 parameter like the places' offsets, so two layers'
+// dropouts share one kernel.
+// DROPOUT: sched.launch @sinter_k0({{.*}}args = array<i64: 0, 4194304, 0, -621772950581698083>, {{.*}}label = "k0_dropout"
+// DROPOUT: sched.launch @sinter_k0({{.*}}args = array<i64: 0, 4194304, 4194304, -7037347547344193994>, {{.*}}label = "k1_dropout"
+// DROPOUT-LABEL: func.func @sinter_k0(%arg0: memref<?xi8>, %arg1: memref<?xi8>, %arg2: memref<?xi8>, %arg3: memref<?xi8>, %arg4: memref<?xi8>, %arg5: i64, %arg6: i64, %arg7: i64, %arg8: i64)
+// DROPOUT-SAME: sched.kernel_args = 4 : i64
+// DROPOUT-NOT: func.func
+
+func.func @dropout(%x: tensor<4x8x128x256xf32> {sgraph.input = "x"},
+                   %step: tensor<i64> {sgraph.input = "step"})
+    -> (tensor<4x8x128x256xf32> {sgraph.name = "a"},
+        tensor<4x8x128x256xf32> {sgraph.name = "b"}) {
+  %a = sgraph.dropout %x, %step {rate = 2.000000e-01 : f64, seed = 7 : i64} : tensor<4x8x128x256xf32>, tensor<i64>
+  %b = sgraph.dropout %x, %step {rate = 2.000000e-01 : f64, seed = 8 : i64} : tensor<4x8x128x256xf32>, tensor<i64>
+  return %a, %b : tensor<4x8x128x256xf32>, tensor<4x8x128x256xf32>
+}
