@@ -22,6 +22,8 @@
 
 #include "runtime/Exec/CudaExecutor.h"
 
+#include "runtime/Exec/DeviceQueue.h"
+
 #include "abi/StepProgram.pb.h"
 #include "runtime/Support/Status.h"
 
@@ -95,6 +97,10 @@ struct Driver {
   decltype(&::cuStreamCreate) streamCreate = nullptr;
   decltype(&::cuStreamDestroy) streamDestroy = nullptr;
   decltype(&::cuStreamSynchronize) streamSynchronize = nullptr;
+  decltype(&::cuStreamWaitEvent) streamWaitEvent = nullptr;
+  decltype(&::cuEventCreate) eventCreate = nullptr;
+  decltype(&::cuEventDestroy) eventDestroy = nullptr;
+  decltype(&::cuEventRecord) eventRecord = nullptr;
 };
 
 /// cuBLASLt's functions.
@@ -180,6 +186,10 @@ absl::StatusOr<const Driver *> loadDriver() {
     get(d.streamCreate, "cuStreamCreate");
     get(d.streamDestroy, "cuStreamDestroy");
     get(d.streamSynchronize, "cuStreamSynchronize");
+    get(d.streamWaitEvent, "cuStreamWaitEvent");
+    get(d.eventCreate, "cuEventCreate");
+    get(d.eventDestroy, "cuEventDestroy");
+    get(d.eventRecord, "cuEventRecord");
     if (!missing.ok())
       return missing;
     return d;
@@ -314,7 +324,11 @@ private:
   const Lt *lt = nullptr;
   CUdevice device = 0;
   bool haveContext = false;
-  CUstream stream = nullptr;
+  /// The compute and communication streams (DeviceQueue.h), and the
+  /// events of the plan that orders them.
+  std::array<CUstream, 2> streams{};
+  std::vector<CUevent> events;
+  QueuePlan plan;
   CUmodule module = nullptr;
   cublasLtHandle_t ltHandle = nullptr;
   CUdeviceptr workspace = 0;
@@ -333,8 +347,11 @@ private:
 CudaExecutor::~CudaExecutor() {
   if (!drv)
     return;
-  if (stream)
-    drv->streamSynchronize(stream);
+  for (CUstream stream : streams)
+    if (stream)
+      drv->streamSynchronize(stream);
+  for (CUevent e : events)
+    drv->eventDestroy(e);
   for (auto &m : matmuls) {
     if (!m)
       continue;
@@ -352,8 +369,9 @@ CudaExecutor::~CudaExecutor() {
       drv->memFree(p);
   if (module)
     drv->moduleUnload(module);
-  if (stream)
-    drv->streamDestroy(stream);
+  for (CUstream stream : streams)
+    if (stream)
+      drv->streamDestroy(stream);
   if (haveContext)
     drv->primaryCtxRelease(device);
 }
@@ -392,8 +410,9 @@ absl::Status CudaExecutor::open(std::string_view image) {
   SINTER_CU(drv->moduleLoadData(&module, code->data()),
             isPtx ? "loading the kernels (compiling their PTX)"
                   : "loading the kernels");
-  SINTER_CU(drv->streamCreate(&stream, CU_STREAM_NON_BLOCKING),
-            "creating the compute stream");
+  for (CUstream &stream : streams)
+    SINTER_CU(drv->streamCreate(&stream, CU_STREAM_NON_BLOCKING),
+              "creating the compute and communication streams");
   return absl::OkStatus();
 }
 
@@ -455,6 +474,13 @@ CudaExecutor::create(StepProgram program, std::string_view image,
     for (int64_t &w : ex->words[i])
       p.push_back(&w);
   }
+
+  // The queue work of a run, and its events.
+  SINTER_ASSIGN_OR_RETURN(ex->plan, planDeviceQueue(prog));
+  ex->events.resize(ex->plan.numEvents);
+  for (CUevent &e : ex->events)
+    SINTER_CU(drv->eventCreate(&e, CU_EVENT_DISABLE_TIMING),
+              "creating the streams' events");
 
   ex->matmuls.resize(prog.steps.size());
   for (size_t s = 0; s < prog.steps.size(); ++s)
@@ -631,10 +657,14 @@ absl::Status CudaExecutor::run() {
         SINTER_HERE, "checked runs (--check-numerics) are not implemented on "
                      "CUDA yet");
   auto t0 = std::chrono::steady_clock::now();
-  for (size_t s = 0; s < prog.steps.size(); ++s) {
+  // The plan DeviceQueue.h made and checks: compute steps on one stream,
+  // collectives on the other, events between them.
+  for (const QueueOp &op : plan.ops) {
+    int64_t s = op.step;
     const Step &step = prog.steps[s];
-    switch (step.kind) {
-    case sabi::Step::kKernel: {
+    CUstream stream = streams[op.stream];
+    switch (op.kind) {
+    case QueueOp::kKernel: {
       const Kernel &k = prog.kernels[step.kernel];
       SINTER_CU(drv->launchKernel(functions[step.kernel],
                                   static_cast<unsigned>(k.extent), 1, 1,
@@ -643,7 +673,7 @@ absl::Status CudaExecutor::run() {
                 absl::StrFormat("step %d, kernel '%s'", s, k.name));
       break;
     }
-    case sabi::Step::kMatmul: {
+    case QueueOp::kMatmul: {
       const LtMatmul &m = *matmuls[s];
       float beta = 0;
       for (const LtMatmul::Call &c : m.calls) {
@@ -660,27 +690,32 @@ absl::Status CudaExecutor::run() {
       }
       break;
     }
-    case sabi::Step::kCopy: {
+    case QueueOp::kCopy: {
       const Buffer &src = prog.buffers[step.src];
       SINTER_CU(drv->memcpyDtoDAsync(address(step.dst), address(step.src),
                                      static_cast<size_t>(src.bytes), stream),
                 absl::StrFormat("step %d (copy)", s));
       break;
     }
-    case sabi::Step::kStart:
-    case sabi::Step::kDone:
+    case QueueOp::kRecord:
+      SINTER_CU(drv->eventRecord(events[op.event], stream),
+                absl::StrFormat("step %d (event)", s));
+      break;
+    case QueueOp::kWait:
+      SINTER_CU(drv->streamWaitEvent(stream, events[op.event], 0),
+                absl::StrFormat("step %d (wait)", s));
+      break;
+    case QueueOp::kAllReduce:
       // One rank: an all-reduce leaves its bucket as it is.
       if (collectives)
         return sinter::UnimplementedError(
             SINTER_HERE, "data parallelism on CUDA (NCCL) is not "
                          "implemented yet: run one process");
       break;
-    default:
-      return sinter::InternalError(
-          SINTER_HERE, absl::StrFormat("step %d has an unknown kind", s));
     }
   }
-  SINTER_CU(drv->streamSynchronize(stream), "running the step");
+  for (CUstream stream : streams)
+    SINTER_CU(drv->streamSynchronize(stream), "running the step");
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - t0)
                        .count();

@@ -36,6 +36,7 @@
 
 #include "abi/KernelAbi.h"
 #include "runtime/Comm/Communicator.h"
+#include "runtime/Exec/DeviceQueue.h"
 #include "runtime/Exec/Executor.h"
 #include "runtime/Exec/StepProgram.h"
 #include "runtime/Formats/SafeTensors.h"
@@ -102,6 +103,7 @@ struct Flags {
   // Both.
   int threads = 0;
   bool profile = false;
+  bool checkQueue = false; // --check-queue: check the device queue plans
   // Data parallelism.
   int64_t collectiveTimeoutSeconds = 300;
   bool skipAllReduce = false;
@@ -168,6 +170,10 @@ batch of ranks x the compiled batch, with gradients averaged.
 
 Raw steps (numerical checks): --inputs=FILE.safetensors
   [--outputs=FILE.safetensors] [--steps=N] [--threads=N] [--profile]
+
+  --check-queue      check, with no device, that the programs' steps as a
+                     GPU runs them (compute and communication streams,
+                     ordered by events) have no race; see docs/Cuda.md
 )";
 
 [[noreturn]] void fail(int code, std::string_view message) {
@@ -333,6 +339,9 @@ Flags parseFlags(int argc, char **argv) {
       // (the last rank changes a parameter after step N).
       training();
       flags.train.debugFault = needValue();
+    } else if (name == "--check-queue") {
+      noValue();
+      flags.checkQueue = true;
     } else if (name == "--quiet") {
       training();
       noValue();
@@ -475,8 +484,43 @@ std::unique_ptr<Executor> createExecutor(const unsigned char *bytes,
 
 } // namespace
 
+/// --check-queue: each program's steps as device stream work
+/// (DeviceQueue.h), replayed on the model of a device; no device needed.
+int checkQueues() {
+  struct Named {
+    const char *role;
+    const unsigned char *bytes;
+    const uint64_t *size;
+  };
+  const Named programs[] = {
+      {"step", SINTER_ABI_STEP_PROGRAM, &SINTER_ABI_STEP_PROGRAM_SIZE},
+      {"eval", SINTER_ABI_EVAL_PROGRAM, &SINTER_ABI_EVAL_PROGRAM_SIZE},
+      {"accumulate", SINTER_ABI_ACCUMULATE_PROGRAM,
+       &SINTER_ABI_ACCUMULATE_PROGRAM_SIZE}};
+  for (const Named &p : programs) {
+    if (!p.bytes || !p.size)
+      continue;
+    absl::StatusOr<StepProgram> program = parseStepProgram(p.bytes, *p.size);
+    if (!program.ok())
+      failStatus(program.status());
+    absl::StatusOr<QueuePlan> plan = planDeviceQueue(*program);
+    if (!plan.ok())
+      failStatus(plan.status());
+    if (absl::Status s = checkDeviceQueue(*program, *plan); !s.ok())
+      failStatus(absl::Status(s.code(), absl::StrCat(p.role, " program: ",
+                                                     s.message())));
+    std::printf("%s program: %zu queue operations on 2 streams, %d events, "
+                "%zu collectives: no races\n",
+                p.role, plan->ops.size(), plan->numEvents,
+                program->collectives.size());
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   Flags flags = parseFlags(argc, argv);
+  if (flags.checkQueue)
+    return checkQueues();
   bool raw = !flags.inputs.empty() || !flags.outputs.empty();
   // Where this process sits in a data-parallel job (raw steps run alone).
   comm::DistEnv dist;

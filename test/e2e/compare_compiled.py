@@ -9,6 +9,15 @@
         [--binary=BIN --program=STEP_PROGRAM.json]
         [--lr-scale=K] [--exact-fixed-lr] [--work-dir=DIR] [--threads=N]
         [--precision=fp32|bf16_mixed|fp16_mixed] [--flip-band]
+        [--prepare]
+    compare_compiled.py --replay=W [--binary=BIN]
+
+With --prepare it stops after step 3's interpreter runs (and computes the
+f64 arbiter's reference too) and writes what step 4 needs to W: the binary
+(compiled for --target, e.g. cuda), its dumps, the inputs, the reference
+outputs and the arguments. --replay=W then runs that binary and compares,
+with no sinterc: how scripts/gpu-check.sh checks a CUDA binary on a GPU
+machine that has no MLIR.
 
 What it does:
 
@@ -530,7 +539,7 @@ def main():
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("model")
+    ap.add_argument("model", nargs="?")
     ap.add_argument("--entry", default="train_step",
                     choices=["train_step", "forward_grad",
                              "accumulate_step"])
@@ -566,7 +575,17 @@ def main():
     ap.add_argument("--exact-fixed-lr", action="store_true",
                     help="also require bitwise equality with a binary "
                     "compiled with --runtime-lr=false")
+    ap.add_argument("--prepare", action="store_true",
+                    help="compile and compute the references into "
+                    "--work-dir for --replay; run no binary")
+    ap.add_argument("--replay", metavar="W",
+                    help="run and check what --prepare left in W")
     args = ap.parse_args()
+    if args.replay:
+        replay(args)
+        return
+    if not args.model:
+        die("name the model (or --replay=W)")
     if args.params is None:
         args.params = ("given" if args.entry in ("train_step",
                                                  "accumulate_step")
@@ -623,8 +642,11 @@ def main():
            f"--steps={args.steps}"]
     if args.threads:
         cmd.append(f"--threads={args.threads}")
-    _, t_bin = run(cmd, "compiled binary")
-    got, _ = read_safetensors(out_c)
+    if args.prepare:
+        t_bin = 0.0
+    else:
+        _, t_bin = run(cmd, "compiled binary")
+        got, _ = read_safetensors(out_c)
 
     t_ref = 0.0
     cur = dict(given)
@@ -647,16 +669,60 @@ def main():
         if "step" in kinds:
             cur["step"] = np.asarray(args.step + i + 1, dtype=np.int64)
 
+    if args.prepare:
+        write_safetensors(os.path.join(work, "ref.safetensors"), ref)
+        f64_truth(args, given, batch, work)
+        saved = {k: v for k, v in vars(args).items()
+                 if k not in ("prepare", "replay", "work_dir", "binary",
+                              "program", "sinterc")}
+        saved.update(acc_n=acc_n, label=label, cfg=cfg)
+        with open(os.path.join(work, "prepared.json"), "w") as f:
+            json.dump(saved, f, indent=1)
+        print(f"prepared {label} in {work}")
+        return
+    report(args, label, prog, got, ref, given, cfg, acc_n, work,
+           lambda: f64_truth(args, given, batch, work),
+           lambda: exact_fixed_lr(args, batch, inp, got, work),
+           t_compile, t_bin, t_ref)
+
+
+def replay(args):
+    """Runs the binary --prepare compiled (or --binary) on the inputs it
+    wrote and compares with the references it computed."""
+    work = args.replay
+    with open(os.path.join(work, "prepared.json")) as f:
+        saved = json.load(f)
+    binary = args.binary or os.path.join(work, "bin")
+    for k, v in saved.items():
+        if k not in ("acc_n", "label", "cfg"):
+            setattr(args, k, v)
+    prog = step_program.load(find_step_program(os.path.join(work, "dump")))
+    given, _ = read_safetensors(os.path.join(work, "in.safetensors"))
+    ref, _ = read_safetensors(os.path.join(work, "ref.safetensors"))
+    out_c = os.path.join(work, "compiled.safetensors")
+    cmd = [binary, f"--inputs={os.path.join(work, 'in.safetensors')}",
+           f"--outputs={out_c}", f"--steps={args.steps}"]
+    _, t_bin = run(cmd, "compiled binary")
+    got, _ = read_safetensors(out_c)
+    f64 = os.path.join(work, "ref-f64.safetensors")
+    report(args, saved["label"], prog, got, ref, given, saved["cfg"],
+           saved["acc_n"], work,
+           lambda: read_safetensors(f64)[0] if os.path.exists(f64) else {},
+           lambda: [], 0.0, t_bin, 0.0)
+
+
+def report(args, label, prog, got, ref, given, cfg, acc_n, work, truth,
+           fixed_lr, t_compile, t_bin, t_ref):
     # 4. Compare.
     rows = compare(args, prog, got, ref, given, cfg, acc_n)
     if args.flip_band:
         flip_band(rows, args.precision)
     if args.steps == 1 and any(not r.ok and r.check.startswith("normwise")
                                for r in rows):
-        arbitrate(rows, got, ref, f64_truth(args, given, batch, work))
+        arbitrate(rows, got, ref, truth())
     bad = [r for r in rows if not r.ok]
     if args.exact_fixed_lr:
-        for p in exact_fixed_lr(args, batch, inp, got, work):
+        for p in fixed_lr():
             bad.append(Row(p, "bitwise = --runtime-lr=false", 1.0, 0.0))
             rows.append(bad[-1])
     print(f"== {label}: {len(rows) - len(bad)}/{len(rows)} checks pass "
@@ -685,7 +751,7 @@ def main():
         print(f"   work dir: {work}")
         sys.exit(1)
     print("PASS")
-    if not args.work_dir:
+    if not args.work_dir and not args.replay:
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -31,12 +31,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/CodeGen/Cpu/ObjectEmitter.h"
+#include "compiler/CodeGen/Cpu/Passes.h"
 #include "compiler/CodeGen/Cuda/Passes.h"
 #include "compiler/CodeGen/Passes.h"
 #include "compiler/CodeGen/Target.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -119,6 +121,9 @@ public:
 
   void buildLoweredPipeline(OpPassManager &pm) const override {
     pm.addPass(createLowerCudaKernelsPass());
+    // The CPU's polynomial exp, log, tanh, erf: the same forms on both
+    // targets (libdevice keeps what they leave, floor and the like).
+    pm.nest<func::FuncOp>().addPass(createApproximateMathPass());
     pm.addPass(createVerifyLoweredPass());
   }
 
@@ -148,6 +153,8 @@ public:
     kernels.addPass(createConvertSCFToCFPass());
     kernels.addPass(math::createMathLegalizeToF32());
     kernels.addPass(createConvertGpuOpsToNVVMOps());
+    // The polynomial forms' math.fma (convert-gpu-to-nvvm leaves it).
+    kernels.addPass(createConvertMathToLLVMPass());
     kernels.addPass(createCanonicalizerPass());
     kernels.addPass(createCSEPass());
     kernels.addPass(createReconcileUnrealizedCastsPass());
@@ -197,6 +204,7 @@ public:
   }
   void buildLoweredPipeline(OpPassManager &pm) const override {
     pm.addPass(createLowerCudaKernelsPass());
+    pm.nest<func::FuncOp>().addPass(createApproximateMathPass());
     pm.addPass(createEmulateCudaKernelsPass());
     pm.addPass(createVerifyLoweredPass());
   }

@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# The CUDA target's check on a machine with one NVIDIA GPU (docs/Cuda.md).
+#
+#   scripts/gpu-check.sh prepare [DIR]   here, with the build: compiles the
+#                                         CUDA binaries, computes the
+#                                         references, bundles what the GPU
+#                                         machine lacks into DIR
+#   scripts/gpu-check.sh run [DIR]       there: runs the checks, prints
+#                                         everything needed to debug a
+#                                         failure, exits 1 if one fails
+#
+# DIR defaults to .gpu-check (git-ignored; carry it to the GPU machine, e.g.
+# the device tool's `carry: [".gpu-check"]`). The GPU machine has the driver,
+# PyTorch (and with it cuBLASLt and NCCL as Python wheels) and numpy, but no
+# MLIR, no Debian packages and no network, so everything sinterc computes
+# happens in `prepare`:
+#
+#   1. numbers: small models compiled for --target=cuda (sm_90), their
+#      inputs and the reference interpreter's outputs (and an f64 arbiter)
+#      made by test/e2e/compare_compiled.py --prepare; `run` replays each
+#      binary and holds every result (loss, every gradient, updated
+#      parameters and optimizer state) to compare_compiled.py's tolerances;
+#   2. training: char-GPT for 200 steps (batch 4) on the CPU target here,
+#      the CUDA binary there, loss curves compared by loss_curves.py;
+#   3. speed: GPT-2 124M, bf16 mixed precision, batch 16 x 1024, Sinter's
+#      raw steps against PyTorch's torch.compile + autocast on the same GPU
+#      (scripts/gpu/torch_gpt2.py).
+#
+# The binaries' Debian libraries (oneDNN, Abseil, protobuf, Gloo, ...) go in
+# DIR/lib.tgz and are put on LD_LIBRARY_PATH for Sinter's binaries only;
+# cuBLASLt is the image's own (SINTER_CUDA_LIBS, found through its wheel).
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+mode=${1:-}
+dir=${2:-$root/.gpu-check}
+python=${PYTHON:-python3}
+
+die() { echo "gpu-check: $*" >&2; exit 2; }
+
+prepare() {
+  local sinterc=$root/build/bin/sinterc
+  [ -x "$sinterc" ] || die "no $sinterc: build first (scripts/build.sh)"
+  [ -x /usr/bin/python3 ] && python=/usr/bin/python3
+  export PATH=$root/build/bin:$PATH
+  rm -rf "$dir" && mkdir -p "$dir/cases" || die "cannot create $dir"
+  local t0=$SECONDS
+  # A small char-GPT (2 layers, 128 wide, 4 heads) whose references fit in
+  # what travels.
+  sed -e 's/repeat: 6/repeat: 2/' -e 's/dim: 384/dim: 128/g' \
+      -e 's/num_heads: 6/num_heads: 4/' "$root/examples/chargpt.pbtxt" \
+      > "$dir/chargpt-small.pbtxt"
+  local tiny=$root/test/passes/Inputs/tiny_gpt.pbtxt
+  local mlp=$root/examples/mlp_classifier.pbtxt
+  local cases=(
+    "mlp-step|$mlp --batch-size=8 --entry=train_step --params=init"
+    "mlp-grad|$mlp --batch-size=8 --entry=forward_grad"
+    "tiny-step150|$tiny --entry=train_step --step=150 --state=random --seed=1"
+    "tiny-grad|$tiny --entry=forward_grad --seed=2"
+    "tiny-bf16-step150|$tiny --precision=bf16_mixed --entry=train_step --step=150 --state=random --seed=1"
+    "chargpt-small-grad|$dir/chargpt-small.pbtxt --batch-size=4 --entry=forward_grad"
+    "chargpt-small-step50|$dir/chargpt-small.pbtxt --batch-size=4 --entry=train_step --step=50 --params=init"
+  )
+  local c name flags
+  for c in "${cases[@]}"; do
+    name=${c%%|*} flags=${c#*|}
+    # shellcheck disable=SC2086
+    "$python" "$root/test/e2e/compare_compiled.py" $flags --sinterc=sinterc \
+      --target=cuda --prepare --work-dir="$dir/cases/$name" \
+      || die "preparing $name failed"
+    # What replay does not read.
+    rm -f "$dir/cases/$name"/in-f64.safetensors "$dir/cases/$name"/ref0.safetensors \
+          "$dir/cases/$name"/model-f64.pbtxt
+    find "$dir/cases/$name/dump" -name '*.mlir' -delete
+  done
+
+  echo "== char-GPT, 200 steps at batch 4 on the CPU target (the curve to match)"
+  "$sinterc" "$root/examples/chargpt.pbtxt" --batch-size=4 -o "$dir/chargpt-cpu" \
+    || die "compiling char-GPT for the CPU failed"
+  "$dir/chargpt-cpu" --steps=200 --data="$root/examples/data/chargpt" \
+    --log-jsonl="$dir/chargpt-cpu.jsonl" --quiet || die "the CPU run failed"
+  rm -f "$dir/chargpt-cpu"
+  "$sinterc" "$root/examples/chargpt.pbtxt" --target=cuda --batch-size=4 \
+    -o "$dir/chargpt-cuda" || die "compiling char-GPT for CUDA failed"
+  echo "== GPT-2 124M, bf16 mixed, batch 16, for CUDA"
+  "$sinterc" "$root/examples/gpt2_124m.pbtxt" --target=cuda \
+    --precision=bf16_mixed --batch-size=16 --dump-dir="$dir/gpt2-dump" \
+    -o "$dir/gpt2-cuda" || die "compiling GPT-2 for CUDA failed"
+  find "$dir/gpt2-dump" -name '*.mlir' -delete
+
+  # The libraries the binaries need that are not the C runtime's: the GPU
+  # machine's own glibc, libstdc++ and libgcc are newer and stay.
+  mkdir -p "$dir/lib"
+  local lib
+  for lib in $(ldd "$dir/chargpt-cuda" | awk '/=> \//{print $3}'); do
+    case $(basename "$lib") in
+      libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
+      *) cp -L "$lib" "$dir/lib/" ;;
+    esac
+  done
+  tar -C "$dir" -czf "$dir/lib.tgz" lib && rm -rf "$dir/lib"
+  # Everything else in one archive (the binaries compress 3x): what travels
+  # must stay under the device tool's 64 MiB with the working tree.
+  tar -C "$dir" -czf "$dir/bundle.tgz" cases chargpt-cpu.jsonl chargpt-cuda \
+    gpt2-cuda gpt2-dump chargpt-small.pbtxt \
+    && rm -rf "$dir"/cases "$dir"/chargpt-cuda "$dir"/gpt2-cuda "$dir"/gpt2-dump
+  echo "== prepared in $dir ($((SECONDS - t0)) s): $(du -sh "$dir" | cut -f1)"
+  du -sh "$dir"/* | sed 's/^/   /'
+}
+
+run() {
+  [ -f "$dir/lib.tgz" ] || die "no $dir/lib.tgz: run 'prepare' first (here), then carry $dir"
+  local out=${OUT:-$dir/out}
+  mkdir -p "$out"
+  exec > >(tee "$out/gpu-check.log") 2>&1
+  local failed=0 t0=$SECONDS
+  echo "== machine"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv || true
+  uname -r; ldd --version | head -1; "$python" --version
+  tar -C "$dir" -xzf "$dir/lib.tgz" && tar -C "$dir" -xzf "$dir/bundle.tgz" \
+    || die "cannot unpack $dir/lib.tgz and bundle.tgz"
+  # cuBLASLt from PyTorch's wheel (nvidia-cublas), for Sinter's dlopen.
+  local cublas
+  cublas=$("$python" -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib"))' 2>/dev/null)
+  export SINTER_CUDA_LIBS=${SINTER_CUDA_LIBS:-$cublas}
+  echo "SINTER_CUDA_LIBS=$SINTER_CUDA_LIBS"; ls "$SINTER_CUDA_LIBS" 2>/dev/null | head -5
+  local sinter_env=(env "LD_LIBRARY_PATH=$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+  "${sinter_env[@]}" ldd "$dir/chargpt-cuda" | grep -i 'not found' && failed=1
+
+  echo "== 1. numbers: CUDA binaries against the reference interpreter"
+  local case_dir
+  for case_dir in "$dir"/cases/*/; do
+    echo "-- $(basename "$case_dir")"
+    "${sinter_env[@]}" "$python" "$root/test/e2e/compare_compiled.py" \
+      --replay="$case_dir" || failed=1
+  done
+
+  echo "== 2. char-GPT, 200 steps at batch 4: the CUDA target against the CPU's curve"
+  if "${sinter_env[@]}" timeout 240 "$dir/chargpt-cuda" --steps=200 \
+      --data="$root/examples/data/chargpt" --log-jsonl="$out/chargpt-cuda.jsonl" \
+      --log-every=50 --profile; then
+    "$python" "$root/scripts/gpu/loss_curves.py" "$dir/chargpt-cpu.jsonl" \
+      "$out/chargpt-cuda.jsonl" || failed=1
+  else
+    echo "char-GPT training on CUDA failed"; failed=1
+  fi
+
+  echo "== 3. speed: GPT-2 124M bf16, batch 16 x 1024 (Sinter, then PyTorch)"
+  "$python" - "$dir/gpt2-dump" "$out/gpt2-in.safetensors" <<'PY' || failed=1
+import json, glob, os, sys
+import numpy as np
+sys.path.insert(0, os.path.join(os.environ.get("ROOT", "."), "test", "e2e"))
+from safetensors.numpy import save_file
+prog = json.load(open(sorted(glob.glob(os.path.join(sys.argv[1], "*-step-program.json")))[0]))
+bufs = prog["buffers"]
+rng = np.random.default_rng(0)
+tensors = {}
+for a in prog["arguments"]:
+    if a["kind"] != "input":
+        continue
+    shape = [int(d) for d in bufs[int(a["buffer"])]["shape"]]
+    tensors[a["name"]] = rng.integers(0, 50257, size=shape, dtype=np.int64)
+save_file(tensors, sys.argv[2])
+print("inputs:", {k: v.shape for k, v in tensors.items()})
+PY
+  "${sinter_env[@]}" timeout 300 "$dir/gpt2-cuda" --inputs="$out/gpt2-in.safetensors" \
+    --outputs="$out/gpt2-out.safetensors" --steps=10 --profile || failed=1
+  timeout 300 "$python" "$root/scripts/gpu/torch_gpt2.py" --batch=16 --steps=10 \
+    --mode=compile || echo "(the PyTorch peer failed)"
+
+  echo "== gpu-check: $((SECONDS - t0)) s, $([ $failed = 0 ] && echo PASS || echo FAIL)"
+  return $failed
+}
+
+case $mode in
+  prepare) prepare ;;
+  run) ROOT=$root run ;;
+  *) echo "usage: $0 prepare|run [DIR]" >&2; exit 2 ;;
+esac
