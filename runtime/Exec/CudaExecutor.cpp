@@ -35,8 +35,10 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
+#include <nccl.h>
 
 #include <chrono>
+#include <thread>
 #include <cstdlib>
 #include <cstring>
 
@@ -98,6 +100,7 @@ struct Driver {
   decltype(&::cuStreamDestroy) streamDestroy = nullptr;
   decltype(&::cuStreamSynchronize) streamSynchronize = nullptr;
   decltype(&::cuStreamWaitEvent) streamWaitEvent = nullptr;
+  decltype(&::cuStreamQuery) streamQuery = nullptr;
   decltype(&::cuEventCreate) eventCreate = nullptr;
   decltype(&::cuEventDestroy) eventDestroy = nullptr;
   decltype(&::cuEventRecord) eventRecord = nullptr;
@@ -187,6 +190,7 @@ absl::StatusOr<const Driver *> loadDriver() {
     get(d.streamDestroy, "cuStreamDestroy");
     get(d.streamSynchronize, "cuStreamSynchronize");
     get(d.streamWaitEvent, "cuStreamWaitEvent");
+    get(d.streamQuery, "cuStreamQuery");
     get(d.eventCreate, "cuEventCreate");
     get(d.eventDestroy, "cuEventDestroy");
     get(d.eventRecord, "cuEventRecord");
@@ -235,6 +239,58 @@ absl::StatusOr<const Lt *> loadCublasLt() {
     if (!missing.ok())
       return missing;
     return lt;
+  }();
+  if (!loaded.ok())
+    return loaded.status();
+  return &*loaded;
+}
+
+/// NCCL's functions (libnccl.so.2), for the gradient all-reduces of a
+/// data-parallel job.
+struct Nccl {
+  decltype(&::ncclGetUniqueId) getUniqueId = nullptr;
+  decltype(&::ncclCommInitRankConfig) commInitRankConfig = nullptr;
+  decltype(&::ncclCommGetAsyncError) commGetAsyncError = nullptr;
+  decltype(&::ncclCommAbort) commAbort = nullptr;
+  decltype(&::ncclCommDestroy) commDestroy = nullptr;
+  decltype(&::ncclAllReduce) allReduce = nullptr;
+  decltype(&::ncclGetErrorString) errorString = nullptr;
+  decltype(&::ncclGetLastError) lastError = nullptr;
+};
+
+absl::StatusOr<const Nccl *> loadNccl() {
+  static absl::StatusOr<Nccl> loaded = []() -> absl::StatusOr<Nccl> {
+    std::string why;
+    void *h = openLibrary("libnccl.so.2", why);
+    if (!h)
+      return sinter::FailedPreconditionError(
+          SINTER_HERE, absl::StrCat("data parallelism on CUDA needs NCCL, "
+                                    "which cannot be loaded (",
+                                    why,
+                                    "); put the folder of libnccl.so.2 in "
+                                    "SINTER_CUDA_LIBS"));
+    Nccl n;
+    absl::Status missing;
+    auto get = [&](auto &fn, const char *name) {
+      void *p = ::dlsym(h, name);
+      if (!p && missing.ok())
+        missing = sinter::FailedPreconditionError(
+            SINTER_HERE, absl::StrCat("NCCL has no ", name,
+                                      " (this binary needs NCCL 2.18 or "
+                                      "newer)"));
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+    };
+    get(n.getUniqueId, "ncclGetUniqueId");
+    get(n.commInitRankConfig, "ncclCommInitRankConfig");
+    get(n.commGetAsyncError, "ncclCommGetAsyncError");
+    get(n.commAbort, "ncclCommAbort");
+    get(n.commDestroy, "ncclCommDestroy");
+    get(n.allReduce, "ncclAllReduce");
+    get(n.errorString, "ncclGetErrorString");
+    get(n.lastError, "ncclGetLastError");
+    if (!missing.ok())
+      return missing;
+    return n;
   }();
   if (!loaded.ok())
     return loaded.status();
@@ -315,6 +371,14 @@ private:
   explicit CudaExecutor(StepProgram program) : Executor(std::move(program)) {}
   absl::Status open(std::string_view module);
   absl::Status prepareMatmul(size_t stepIndex, const MatmulStep &mm);
+  /// NCCL: the communicator of the job (created at the first collective),
+  /// the status of an NCCL call that may still be in progress (polled up to
+  /// the job's timeout, then the communicator is aborted), and the end of a
+  /// run with collectives (the streams polled, not waited on).
+  absl::Status openNccl();
+  absl::Status settleNccl(ncclResult_t r, std::string_view what);
+  absl::Status finishWithCollectives(std::string_view collectivesInFlight);
+  void abortNccl();
   CUdeviceptr address(int64_t buffer) const {
     const Buffer &b = prog.buffers[buffer];
     return slabs[b.slab] + static_cast<CUdeviceptr>(b.offset);
@@ -340,6 +404,9 @@ private:
   std::vector<std::vector<void *>> params;
   std::vector<std::unique_ptr<LtMatmul>> matmuls; // by step index
   int64_t stepBuffer = -1;
+  const Nccl *nccl = nullptr;
+  ncclComm_t ncclComm = nullptr;
+  CollectiveRunner::Job job;
   Profile prof;
   std::string deviceName;
 };
@@ -347,6 +414,8 @@ private:
 CudaExecutor::~CudaExecutor() {
   if (!drv)
     return;
+  if (ncclComm)
+    nccl->commDestroy(ncclComm);
   for (CUstream stream : streams)
     if (stream)
       drv->streamSynchronize(stream);
@@ -651,12 +720,109 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
   return absl::OkStatus();
 }
 
+void CudaExecutor::abortNccl() {
+  if (ncclComm)
+    nccl->commAbort(ncclComm);
+  ncclComm = nullptr;
+}
+
+absl::Status CudaExecutor::settleNccl(ncclResult_t r, std::string_view what) {
+  auto t0 = std::chrono::steady_clock::now();
+  while (r == ncclInProgress) {
+    if (std::chrono::steady_clock::now() - t0 > job.timeout) {
+      abortNccl();
+      return sinter::DeadlineExceededError(
+          SINTER_HERE,
+          absl::StrFormat("rank %d: %s did not finish within %d s: a peer is "
+                          "stuck or gone (the NCCL communicator is aborted)",
+                          job.rank, what, job.timeout.count() / 1000));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (ncclComm)
+      nccl->commGetAsyncError(ncclComm, &r);
+  }
+  if (r != ncclSuccess) {
+    std::string detail = ncclComm ? nccl->lastError(ncclComm) : "";
+    abortNccl();
+    return sinter::InternalError(
+        SINTER_HERE,
+        absl::StrFormat("rank %d: %s failed: %s%s%s", job.rank, what,
+                        nccl->errorString(r), detail.empty() ? "" : ": ",
+                        detail));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CudaExecutor::openNccl() {
+  SINTER_ASSIGN_OR_RETURN(nccl, loadNccl());
+  ncclUniqueId id{};
+  if (job.rank == 0)
+    SINTER_RETURN_IF_ERROR(settleNccl(nccl->getUniqueId(&id),
+                                      "making the NCCL communicator's id"));
+  SINTER_RETURN_IF_ERROR(collectives->shareBytes(
+      &id, sizeof(id), "the NCCL communicator's id"));
+  // Non-blocking, so that a peer that never arrives is a timeout here, not
+  // a hang; NCCL_* variables reach NCCL as they are.
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclResult_t r = nccl->commInitRankConfig(&ncclComm, job.worldSize, id,
+                                            job.rank, &config);
+  return settleNccl(r, absl::StrFormat("creating the NCCL communicator of "
+                                       "%d ranks",
+                                       job.worldSize));
+}
+
+absl::Status
+CudaExecutor::finishWithCollectives(std::string_view collectivesInFlight) {
+  // A watchdog instead of a wait: a collective a dead or stuck peer never
+  // joins is an error naming it within the job's timeout.
+  auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    bool busy = false;
+    for (CUstream stream : streams) {
+      CUresult q = drv->streamQuery(stream);
+      if (q == CUDA_ERROR_NOT_READY)
+        busy = true;
+      else if (q != CUDA_SUCCESS)
+        return cudaError(SINTER_HERE, *drv, q, "cuStreamQuery",
+                         "running the step");
+    }
+    if (!busy)
+      return absl::OkStatus();
+    ncclResult_t async = ncclSuccess;
+    nccl->commGetAsyncError(ncclComm, &async);
+    if (async != ncclSuccess && async != ncclInProgress) {
+      std::string detail = nccl->lastError(ncclComm);
+      abortNccl();
+      return sinter::InternalError(
+          SINTER_HERE,
+          absl::StrFormat("rank %d: the all-reduces of this step (%s) "
+                          "failed: %s%s%s",
+                          job.rank, collectivesInFlight,
+                          nccl->errorString(async), detail.empty() ? "" : ": ",
+                          detail));
+    }
+    if (std::chrono::steady_clock::now() - t0 > job.timeout) {
+      abortNccl();
+      return sinter::DeadlineExceededError(
+          SINTER_HERE,
+          absl::StrFormat("rank %d: the step did not finish within %d s: an "
+                          "all-reduce (%s) is stuck, a peer died or hangs "
+                          "(the NCCL communicator is aborted)",
+                          job.rank, job.timeout.count() / 1000,
+                          collectivesInFlight));
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
 absl::Status CudaExecutor::run() {
   if (checkNumerics)
     return sinter::UnimplementedError(
         SINTER_HERE, "checked runs (--check-numerics) are not implemented on "
                      "CUDA yet");
   auto t0 = std::chrono::steady_clock::now();
+  std::string inFlight; // the all-reduces enqueued, for the watchdog
   // The plan DeviceQueue.h made and checks: compute steps on one stream,
   // collectives on the other, events between them.
   for (const QueueOp &op : plan.ops) {
@@ -705,17 +871,53 @@ absl::Status CudaExecutor::run() {
       SINTER_CU(drv->streamWaitEvent(stream, events[op.event], 0),
                 absl::StrFormat("step %d (wait)", s));
       break;
-    case QueueOp::kAllReduce:
+    case QueueOp::kAllReduce: {
       // One rank: an all-reduce leaves its bucket as it is.
-      if (collectives)
+      if (!collectives || collectives->job().worldSize == 1)
+        break;
+      const Collective &c = prog.collectives[step.collective];
+      if (!ncclComm) {
+        job = collectives->job();
+        SINTER_RETURN_IF_ERROR(openNccl());
+      }
+      if (c.commType)
         return sinter::UnimplementedError(
-            SINTER_HERE, "data parallelism on CUDA (NCCL) is not "
-                         "implemented yet: run one process");
+            SINTER_HERE, absl::StrFormat("all-reduce '%s': gradients sent in "
+                                         "%s (comm_dtype) are not "
+                                         "implemented on CUDA yet",
+                                         c.name,
+                                         sabi::dtypeName(*c.commType)));
+      const Buffer &b = prog.buffers[c.buffer];
+      if (b.type != sabi::ElementType::f32 && b.type != sabi::ElementType::f64)
+        return sinter::InvalidArgumentError(
+            SINTER_HERE, absl::StrFormat("all-reduce '%s': its bucket is "
+                                         "not f32 or f64",
+                                         c.name));
+      std::string what = absl::StrFormat("step %d: all-reduce '%s' (%s, ...)",
+                                         s, c.name,
+                                         c.tensors.empty() ? "" : c.tensors[0]);
+      void *data = reinterpret_cast<void *>(address(c.buffer));
+      SINTER_RETURN_IF_ERROR(settleNccl(
+          nccl->allReduce(data, data, static_cast<size_t>(b.numElements),
+                          b.type == sabi::ElementType::f32 ? ncclFloat32
+                                                           : ncclFloat64,
+                          c.reduction == sabi::Collective::mean ? ncclAvg
+                                                                : ncclSum,
+                          ncclComm, stream),
+          what));
+      if (!inFlight.empty())
+        inFlight += ", ";
+      inFlight += c.name;
       break;
     }
+    }
   }
-  for (CUstream stream : streams)
-    SINTER_CU(drv->streamSynchronize(stream), "running the step");
+  if (ncclComm) {
+    SINTER_RETURN_IF_ERROR(finishWithCollectives(inFlight));
+  } else {
+    for (CUstream stream : streams)
+      SINTER_CU(drv->streamSynchronize(stream), "running the step");
+  }
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - t0)
                        .count();

@@ -16,6 +16,7 @@
 #include "runtime/Formats/FileIO.h"
 #include "runtime/Support/Status.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
@@ -115,6 +116,13 @@ Executor::create(StepProgram program, const SinterKernelFn *kernels,
 Executor::Executor(StepProgram program) : prog(std::move(program)) {}
 
 CollectiveRunner::~CollectiveRunner() = default;
+
+absl::Status CollectiveRunner::shareBytes(void *, size_t,
+                                          std::string_view what) {
+  return sinter::UnimplementedError(
+      SINTER_HERE, absl::StrCat("this collective runner cannot share ",
+                                std::string(what)));
+}
 
 Executor::~Executor() = default;
 

@@ -35,6 +35,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -98,6 +99,20 @@ public:
   virtual absl::Status start(int64_t index, const Collective &collective,
                              void *data, int64_t count, abi::DType type) = 0;
   virtual absl::Status done(int64_t index, const Collective &collective) = 0;
+
+  /// For an executor that runs the collectives on its device itself (CUDA,
+  /// with NCCL): this rank, the job's size and how long a collective may
+  /// take before the job is declared stuck; one rank by default.
+  struct Job {
+    int rank = 0;
+    int worldSize = 1;
+    std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+  };
+  virtual Job job() const { return {}; }
+  /// Rank 0's `bytes` at `data`, on every rank (a device communicator's
+  /// id, through the job's rendezvous). `what` names it in errors.
+  virtual absl::Status shareBytes(void *data, size_t bytes,
+                                  std::string_view what);
 };
 
 class Executor {

@@ -102,6 +102,10 @@ inline absl::Status DataLossError(SourceLocation where,
                                   absl::string_view message) {
   return makeError(where, absl::StatusCode::kDataLoss, message);
 }
+inline absl::Status DeadlineExceededError(SourceLocation where,
+                                          absl::string_view message) {
+  return makeError(where, absl::StatusCode::kDeadlineExceeded, message);
+}
 inline absl::Status FailedPreconditionError(SourceLocation where,
                                             absl::string_view message) {
   return makeError(where, absl::StatusCode::kFailedPrecondition, message);

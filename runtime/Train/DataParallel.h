@@ -83,6 +83,14 @@ public:
   absl::Status start(int64_t index, const exec::Collective &collective,
                      void *data, int64_t count, abi::DType type) override;
   absl::Status done(int64_t index, const exec::Collective &collective) override;
+  // For a device executor's own communicator (NCCL).
+  Job job() const override {
+    return {env.rank, env.worldSize, options.timeout};
+  }
+  absl::Status shareBytes(void *data, size_t bytes,
+                          std::string_view what) override {
+    return broadcast(data, bytes, what);
+  }
 
   /// Every rank's `values` replaced by their mean over the ranks (metrics:
   /// loss, accuracy, ...).
