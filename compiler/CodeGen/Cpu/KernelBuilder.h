@@ -88,6 +88,8 @@ public:
   /// The kernel for the CUDA target (compiler/CodeGen/Cuda/CudaKernels.cpp):
   /// the same analysis, GPU loops instead of linalg.
   FailureOr<EmittedKernel> emitCuda();
+  /// "k7_exp_mul": the region's name and its op kinds, for profiles.
+  std::string label() const;
 
 private:
   LogicalResult analyze();

@@ -742,20 +742,24 @@ LogicalResult KernelBuilder::emitGeneric() {
   return status;
 }
 
-FailureOr<EmittedKernel> KernelBuilder::emit() {
-  EmittedKernel k;
-  k.name = src.name;
+std::string KernelBuilder::label() const {
+  // The region's name and the kinds of op it holds, for profiles.
+  std::string name = src.name;
   llvm::SmallSetVector<StringRef, 4> kinds;
   for (Operation &op : src.body->without_terminator())
     if (!isa<ConstantOp>(op))
       kinds.insert(op.getName().stripDialect());
   for (StringRef kind : kinds) {
-    if (k.name.size() > 48) {
-      k.name += "_etc";
-      break;
-    }
-    k.name += "_" + kind.str();
+    if (name.size() > 48)
+      return name + "_etc";
+    name += "_" + kind.str();
   }
+  return name;
+}
+
+FailureOr<EmittedKernel> KernelBuilder::emit() {
+  EmittedKernel k;
+  k.name = label();
   if (src.kind == "special") {
     beginFunction();
     if (failed(emitSpecial()))

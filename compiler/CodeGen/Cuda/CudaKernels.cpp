@@ -410,18 +410,7 @@ LogicalResult KernelBuilder::emitCudaSpecial() {
 
 FailureOr<EmittedKernel> KernelBuilder::emitCuda() {
   EmittedKernel k;
-  k.name = src.name;
-  llvm::SmallSetVector<StringRef, 4> kinds;
-  for (Operation &op : src.body->without_terminator())
-    if (!isa<ConstantOp>(op))
-      kinds.insert(op.getName().stripDialect());
-  for (StringRef kind : kinds) {
-    if (k.name.size() > 48) {
-      k.name += "_etc";
-      break;
-    }
-    k.name += "_" + kind.str();
-  }
+  k.name = label();
   if (src.kind == "special") {
     beginCudaFunction(kThreads / 2);
     if (failed(emitCudaSpecial()))
