@@ -1,10 +1,8 @@
 //===- CudaExecutor.cpp - the executor whose device is an NVIDIA GPU ------===//
 //
-// See CudaExecutor.h. The driver API and cuBLASLt are resolved at run time
-// (dlopen; the driver's functions by base name through cuGetProcAddress,
-// which hands out the ABI version of each that this toolkit's headers
-// declare), so the binary has no load-time dependency on a GPU library.
-// Their headers give the types and prototypes only.
+// See CudaExecutor.h. The driver API, cuBLASLt and NCCL are resolved at
+// run time (CudaLibraries.h), so the binary has no load-time dependency on
+// a GPU library.
 //
 // The kernels' ABI (compiler/CodeGen/Cuda/CudaKernels.cpp): five
 // memref<?xi8> descriptors (allocated, aligned, offset, size, stride; MLIR
@@ -22,6 +20,7 @@
 
 #include "runtime/Exec/CudaExecutor.h"
 
+#include "runtime/Exec/CudaLibraries.h"
 #include "runtime/Exec/DeviceQueue.h"
 
 #include "abi/StepProgram.pb.h"
@@ -33,284 +32,18 @@
 
 #include <cublasLt.h>
 #include <cuda.h>
-#include <cudaTypedefs.h>
-#include <dlfcn.h>
 #include <nccl.h>
 
 #include <chrono>
-#include <thread>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 namespace sinter::exec {
 
 namespace sabi = sinter::abi;
 
 namespace {
-
-/// Where the CUDA libraries are looked for, after $SINTER_CUDA_LIBS (a
-/// colon-separated list of folders): the loader's own search, then the
-/// toolkit's default place.
-void *openLibrary(const char *soname, std::string &tried) {
-  std::vector<std::string> candidates;
-  if (const char *dirs = std::getenv("SINTER_CUDA_LIBS")) {
-    std::string_view rest(dirs);
-    while (!rest.empty()) {
-      size_t colon = rest.find(':');
-      std::string dir(rest.substr(0, colon));
-      if (!dir.empty())
-        candidates.push_back(dir + "/" + soname);
-      rest = colon == std::string_view::npos ? "" : rest.substr(colon + 1);
-    }
-  }
-  candidates.push_back(soname);
-  candidates.push_back(absl::StrCat("/usr/local/cuda/lib64/", soname));
-  for (const std::string &path : candidates) {
-    if (void *h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL))
-      return h;
-    if (tried.empty())
-      tried = ::dlerror();
-  }
-  return nullptr;
-}
-
-/// The driver API functions the executor calls.
-struct Driver {
-  decltype(&::cuGetErrorString) getErrorString = nullptr;
-  decltype(&::cuGetErrorName) getErrorName = nullptr;
-  decltype(&::cuInit) init = nullptr;
-  decltype(&::cuDeviceGetCount) deviceGetCount = nullptr;
-  decltype(&::cuDeviceGet) deviceGet = nullptr;
-  decltype(&::cuDeviceGetName) deviceGetName = nullptr;
-  decltype(&::cuDeviceGetAttribute) deviceGetAttribute = nullptr;
-  decltype(&::cuDevicePrimaryCtxRetain) primaryCtxRetain = nullptr;
-  decltype(&::cuDevicePrimaryCtxRelease) primaryCtxRelease = nullptr;
-  decltype(&::cuCtxSetCurrent) ctxSetCurrent = nullptr;
-  decltype(&::cuMemAlloc) memAlloc = nullptr;
-  decltype(&::cuMemFree) memFree = nullptr;
-  decltype(&::cuMemsetD8) memsetD8 = nullptr;
-  decltype(&::cuMemcpyHtoD) memcpyHtoD = nullptr;
-  decltype(&::cuMemcpyDtoH) memcpyDtoH = nullptr;
-  decltype(&::cuMemcpyDtoDAsync) memcpyDtoDAsync = nullptr;
-  decltype(&::cuModuleLoadData) moduleLoadData = nullptr;
-  decltype(&::cuModuleUnload) moduleUnload = nullptr;
-  decltype(&::cuModuleGetFunction) moduleGetFunction = nullptr;
-  decltype(&::cuLaunchKernel) launchKernel = nullptr;
-  decltype(&::cuStreamCreate) streamCreate = nullptr;
-  decltype(&::cuStreamDestroy) streamDestroy = nullptr;
-  decltype(&::cuStreamSynchronize) streamSynchronize = nullptr;
-  decltype(&::cuStreamWaitEvent) streamWaitEvent = nullptr;
-  decltype(&::cuStreamQuery) streamQuery = nullptr;
-  decltype(&::cuEventCreate) eventCreate = nullptr;
-  decltype(&::cuEventDestroy) eventDestroy = nullptr;
-  decltype(&::cuEventRecord) eventRecord = nullptr;
-};
-
-/// cuBLASLt's functions.
-struct Lt {
-  decltype(&::cublasLtCreate) create = nullptr;
-  decltype(&::cublasLtDestroy) destroy = nullptr;
-  decltype(&::cublasLtGetStatusString) statusString = nullptr;
-  decltype(&::cublasLtMatmulDescCreate) descCreate = nullptr;
-  decltype(&::cublasLtMatmulDescDestroy) descDestroy = nullptr;
-  decltype(&::cublasLtMatmulDescSetAttribute) descSet = nullptr;
-  decltype(&::cublasLtMatrixLayoutCreate) layoutCreate = nullptr;
-  decltype(&::cublasLtMatrixLayoutDestroy) layoutDestroy = nullptr;
-  decltype(&::cublasLtMatrixLayoutSetAttribute) layoutSet = nullptr;
-  decltype(&::cublasLtMatmulPreferenceCreate) prefCreate = nullptr;
-  decltype(&::cublasLtMatmulPreferenceDestroy) prefDestroy = nullptr;
-  decltype(&::cublasLtMatmulPreferenceSetAttribute) prefSet = nullptr;
-  decltype(&::cublasLtMatmulAlgoGetHeuristic) heuristic = nullptr;
-  decltype(&::cublasLtMatmul) matmul = nullptr;
-};
-
-/// The driver, loaded once per process; the error says why not.
-absl::StatusOr<const Driver *> loadDriver() {
-  static absl::StatusOr<Driver> loaded = []() -> absl::StatusOr<Driver> {
-    std::string why;
-    const char *soname = "libcuda.so.1";
-    void *h = nullptr;
-    if (const char *path = std::getenv("SINTER_LIBCUDA"))
-      h = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    else
-      h = openLibrary(soname, why);
-    if (!h)
-      return sinter::FailedPreconditionError(
-          SINTER_HERE,
-          absl::StrCat("this binary runs on an NVIDIA GPU, but the CUDA "
-                       "driver cannot be loaded (",
-                       why.empty() ? ::dlerror() : why,
-                       "); it needs an NVIDIA GPU with a driver for CUDA 13 "
-                       "(580 or newer)"));
-    auto getProc = reinterpret_cast<PFN_cuGetProcAddress_v12000>(
-        ::dlsym(h, "cuGetProcAddress_v2"));
-    if (!getProc)
-      return sinter::FailedPreconditionError(
-          SINTER_HERE, "the CUDA driver has no cuGetProcAddress_v2: it is "
-                       "older than CUDA 12; this binary needs CUDA 13");
-    Driver d;
-    absl::Status missing;
-    auto get = [&](auto &fn, const char *name) {
-      void *p = nullptr;
-      CUdriverProcAddressQueryResult found;
-      CUresult r = getProc(name, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT,
-                           &found);
-      if ((r != CUDA_SUCCESS || !p) && missing.ok())
-        missing = sinter::FailedPreconditionError(
-            SINTER_HERE,
-            absl::StrFormat("the CUDA driver does not provide %s (error %d%s); "
-                            "this binary needs a driver for CUDA 13",
-                            name, static_cast<int>(r),
-                            r == CUDA_ERROR_STUB_LIBRARY
-                                ? ": the toolkit's stub libcuda, not a driver"
-                                : ""));
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
-    };
-    get(d.getErrorString, "cuGetErrorString");
-    get(d.getErrorName, "cuGetErrorName");
-    get(d.init, "cuInit");
-    get(d.deviceGetCount, "cuDeviceGetCount");
-    get(d.deviceGet, "cuDeviceGet");
-    get(d.deviceGetName, "cuDeviceGetName");
-    get(d.deviceGetAttribute, "cuDeviceGetAttribute");
-    get(d.primaryCtxRetain, "cuDevicePrimaryCtxRetain");
-    get(d.primaryCtxRelease, "cuDevicePrimaryCtxRelease");
-    get(d.ctxSetCurrent, "cuCtxSetCurrent");
-    get(d.memAlloc, "cuMemAlloc");
-    get(d.memFree, "cuMemFree");
-    get(d.memsetD8, "cuMemsetD8");
-    get(d.memcpyHtoD, "cuMemcpyHtoD");
-    get(d.memcpyDtoH, "cuMemcpyDtoH");
-    get(d.memcpyDtoDAsync, "cuMemcpyDtoDAsync");
-    get(d.moduleLoadData, "cuModuleLoadData");
-    get(d.moduleUnload, "cuModuleUnload");
-    get(d.moduleGetFunction, "cuModuleGetFunction");
-    get(d.launchKernel, "cuLaunchKernel");
-    get(d.streamCreate, "cuStreamCreate");
-    get(d.streamDestroy, "cuStreamDestroy");
-    get(d.streamSynchronize, "cuStreamSynchronize");
-    get(d.streamWaitEvent, "cuStreamWaitEvent");
-    get(d.streamQuery, "cuStreamQuery");
-    get(d.eventCreate, "cuEventCreate");
-    get(d.eventDestroy, "cuEventDestroy");
-    get(d.eventRecord, "cuEventRecord");
-    if (!missing.ok())
-      return missing;
-    return d;
-  }();
-  if (!loaded.ok())
-    return loaded.status();
-  return &*loaded;
-}
-
-absl::StatusOr<const Lt *> loadCublasLt() {
-  static absl::StatusOr<Lt> loaded = []() -> absl::StatusOr<Lt> {
-    std::string why;
-    void *h = openLibrary("libcublasLt.so.13", why);
-    if (!h)
-      return sinter::FailedPreconditionError(
-          SINTER_HERE,
-          absl::StrCat("cannot load cuBLASLt (", why,
-                       "); put the folder of libcublasLt.so.13 in "
-                       "SINTER_CUDA_LIBS"));
-    Lt lt;
-    absl::Status missing;
-    auto get = [&](auto &fn, const char *name) {
-      void *p = ::dlsym(h, name);
-      if (!p && missing.ok())
-        missing = sinter::FailedPreconditionError(
-            SINTER_HERE, absl::StrCat("cuBLASLt has no ", name));
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
-    };
-    get(lt.create, "cublasLtCreate");
-    get(lt.destroy, "cublasLtDestroy");
-    get(lt.statusString, "cublasLtGetStatusString");
-    get(lt.descCreate, "cublasLtMatmulDescCreate");
-    get(lt.descDestroy, "cublasLtMatmulDescDestroy");
-    get(lt.descSet, "cublasLtMatmulDescSetAttribute");
-    get(lt.layoutCreate, "cublasLtMatrixLayoutCreate");
-    get(lt.layoutDestroy, "cublasLtMatrixLayoutDestroy");
-    get(lt.layoutSet, "cublasLtMatrixLayoutSetAttribute");
-    get(lt.prefCreate, "cublasLtMatmulPreferenceCreate");
-    get(lt.prefDestroy, "cublasLtMatmulPreferenceDestroy");
-    get(lt.prefSet, "cublasLtMatmulPreferenceSetAttribute");
-    get(lt.heuristic, "cublasLtMatmulAlgoGetHeuristic");
-    get(lt.matmul, "cublasLtMatmul");
-    if (!missing.ok())
-      return missing;
-    return lt;
-  }();
-  if (!loaded.ok())
-    return loaded.status();
-  return &*loaded;
-}
-
-/// NCCL's functions (libnccl.so.2), for the gradient all-reduces of a
-/// data-parallel job.
-struct Nccl {
-  decltype(&::ncclGetUniqueId) getUniqueId = nullptr;
-  decltype(&::ncclCommInitRankConfig) commInitRankConfig = nullptr;
-  decltype(&::ncclCommGetAsyncError) commGetAsyncError = nullptr;
-  decltype(&::ncclCommAbort) commAbort = nullptr;
-  decltype(&::ncclCommDestroy) commDestroy = nullptr;
-  decltype(&::ncclAllReduce) allReduce = nullptr;
-  decltype(&::ncclGetErrorString) errorString = nullptr;
-  decltype(&::ncclGetLastError) lastError = nullptr;
-};
-
-absl::StatusOr<const Nccl *> loadNccl() {
-  static absl::StatusOr<Nccl> loaded = []() -> absl::StatusOr<Nccl> {
-    std::string why;
-    void *h = openLibrary("libnccl.so.2", why);
-    if (!h)
-      return sinter::FailedPreconditionError(
-          SINTER_HERE, absl::StrCat("data parallelism on CUDA needs NCCL, "
-                                    "which cannot be loaded (",
-                                    why,
-                                    "); put the folder of libnccl.so.2 in "
-                                    "SINTER_CUDA_LIBS"));
-    Nccl n;
-    absl::Status missing;
-    auto get = [&](auto &fn, const char *name) {
-      void *p = ::dlsym(h, name);
-      if (!p && missing.ok())
-        missing = sinter::FailedPreconditionError(
-            SINTER_HERE, absl::StrCat("NCCL has no ", name,
-                                      " (this binary needs NCCL 2.18 or "
-                                      "newer)"));
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
-    };
-    get(n.getUniqueId, "ncclGetUniqueId");
-    get(n.commInitRankConfig, "ncclCommInitRankConfig");
-    get(n.commGetAsyncError, "ncclCommGetAsyncError");
-    get(n.commAbort, "ncclCommAbort");
-    get(n.commDestroy, "ncclCommDestroy");
-    get(n.allReduce, "ncclAllReduce");
-    get(n.errorString, "ncclGetErrorString");
-    get(n.lastError, "ncclGetLastError");
-    if (!missing.ok())
-      return missing;
-    return n;
-  }();
-  if (!loaded.ok())
-    return loaded.status();
-  return &*loaded;
-}
-
-/// A CUDA error as a status: the call, what it was for, the driver's
-/// name and message for the code.
-absl::Status cudaError(sinter::SourceLocation where, const Driver &d,
-                       CUresult r, std::string_view call,
-                       std::string_view what) {
-  const char *name = nullptr, *text = nullptr;
-  d.getErrorName(r, &name);
-  d.getErrorString(r, &text);
-  return sinter::InternalError(
-      where, absl::StrFormat("%s%s%s failed: %s (%s)", what,
-                             what.empty() ? "" : ": ", call,
-                             name ? name : "CUDA error",
-                             text ? text : std::to_string(r)));
-}
 
 #define SINTER_CU(call, what)                                                  \
   do {                                                                         \
@@ -384,8 +117,8 @@ private:
     return slabs[b.slab] + static_cast<CUdeviceptr>(b.offset);
   }
 
-  const Driver *drv = nullptr;
-  const Lt *lt = nullptr;
+  const CudaDriver *drv = nullptr;
+  const CublasLt *lt = nullptr;
   CUdevice device = 0;
   bool haveContext = false;
   /// The compute and communication streams (DeviceQueue.h), and the
@@ -488,10 +221,10 @@ absl::Status CudaExecutor::open(std::string_view image) {
 absl::StatusOr<std::unique_ptr<CudaExecutor>>
 CudaExecutor::create(StepProgram program, std::string_view image,
                      const ExecutorOptions &options) {
-  SINTER_ASSIGN_OR_RETURN(const Driver *driver, loadDriver());
+  SINTER_ASSIGN_OR_RETURN(const CudaDriver *driver, loadCudaDriver());
   std::unique_ptr<CudaExecutor> ex(new CudaExecutor(std::move(program)));
   ex->drv = driver;
-  const Driver *drv = driver;
+  const CudaDriver *drv = driver;
   const StepProgram &prog = ex->prog;
   if (options.shareStateWith)
     return sinter::UnimplementedError(

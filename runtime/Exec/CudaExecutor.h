@@ -2,26 +2,31 @@
 //
 // The CUDA implementation of Executor (Executor.h), in the binaries
 // `sinterc --target=cuda` links (library SinterCudaExec; a CPU binary has
-// none of it). It loads the CUDA driver (libcuda.so.1) and cuBLASLt
-// (libcublasLt.so.13) with dlopen when it is created, so the binary starts
-// on any machine and says in one line what is missing: no driver, no GPU,
-// an architecture the kernels were not compiled for.
+// none of it). It loads the CUDA driver, cuBLASLt and (for a data-parallel
+// job) NCCL with dlopen (CudaLibraries.h), so the binary starts on any
+// machine and says in one line what is missing: no driver, no GPU, an
+// architecture the kernels were not compiled for.
 //
 // What it owns on the device: the five slabs (zero-filled), the constants
 // uploaded once, the CUDA module (the cubin of the device's architecture,
-// or the newest older architecture's PTX for the driver to compile), one
-// compute stream, and one cuBLASLt plan per matmul step (its algorithm from
-// the heuristic, asked once at creation) with a workspace. run() enqueues
-// every step on the stream in order (kernels with cuLaunchKernel, matmuls
-// with cublasLtMatmul, copies with cuMemcpyDtoDAsync) and waits for it
-// once at the end; upload and download are synchronous copies.
+// or the newest older architecture's PTX for the driver to compile), a
+// compute and a communication stream with the events of the step's queue
+// plan (DeviceQueue.h), one cuBLASLt plan per matmul step (its algorithm
+// from the heuristic, asked once at creation) with a workspace, and the
+// job's NCCL communicator (created at the first collective). run() enqueues
+// the plan (kernels with cuLaunchKernel, matmuls with cublasLtMatmul,
+// copies with cuMemcpyDtoDAsync, all-reduces with ncclAllReduce on the
+// communication stream) and waits once at the end, polling NCCL so a stuck
+// collective is aborted within the job's timeout; upload and download are
+// synchronous copies.
 //
-// Every CUDA and cuBLASLt error becomes a status naming the call, the
-// step (kernel name, matmul shapes) and the library's own message.
+// Every CUDA, cuBLASLt and NCCL error becomes a status naming the call,
+// the step (kernel name, matmul shapes, collective) and the library's own
+// message.
 //
-// Not yet here (docs/Cuda.md): collectives (NCCL), CUDA graphs, pinned
-// staging of inputs, checked runs, sharing state with a second executor
-// (gradient accumulation), per-kernel profiles.
+// Not yet here (docs/Cuda.md): CUDA graphs, pinned staging of inputs,
+// checked runs, sharing state with a second executor (gradient
+// accumulation), per-kernel profiles.
 //
 //===----------------------------------------------------------------------===//
 
