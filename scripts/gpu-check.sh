@@ -122,7 +122,9 @@ run() {
   # cuBLASLt from PyTorch's wheel (nvidia-cublas), for Sinter's dlopen.
   local cublas
   cublas=$("$python" -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib"))' 2>/dev/null)
-  export SINTER_CUDA_LIBS=${SINTER_CUDA_LIBS:-$cublas}
+  local nccl
+  nccl=$("$python" -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)
+  export SINTER_CUDA_LIBS=${SINTER_CUDA_LIBS:-$cublas${nccl:+:$nccl}}
   echo "SINTER_CUDA_LIBS=$SINTER_CUDA_LIBS"; ls "$SINTER_CUDA_LIBS" 2>/dev/null | head -5
   local sinter_env=(env "LD_LIBRARY_PATH=$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
   "${sinter_env[@]}" ldd "$dir/chargpt-cuda" | grep -i 'not found' && failed=1
@@ -131,8 +133,16 @@ run() {
   local case_dir
   for case_dir in "$dir"/cases/*/; do
     echo "-- $(basename "$case_dir")"
-    "${sinter_env[@]}" "$python" "$root/test/e2e/compare_compiled.py" \
-      --replay="$case_dir" || failed=1
+    if ! "${sinter_env[@]}" "$python" "$root/test/e2e/compare_compiled.py" \
+        --replay="$case_dir"; then
+      failed=1
+      # Tell a wrong kernel from a wrong graph capture: the same case with
+      # the steps enqueued one by one.
+      echo "-- $(basename "$case_dir") again with SINTER_CUDA_GRAPHS=0"
+      SINTER_CUDA_GRAPHS=0 "${sinter_env[@]}" "$python" \
+        "$root/test/e2e/compare_compiled.py" --replay="$case_dir" \
+        && echo "(passes without the CUDA graph: the capture is at fault)"
+    fi
   done
 
   echo "== 2. char-GPT, 200 steps at batch 4: the CUDA target against the CPU's curve"
@@ -165,6 +175,10 @@ print("inputs:", {k: v.shape for k, v in tensors.items()})
 PY
   "${sinter_env[@]}" timeout 300 "$dir/gpt2-cuda" --inputs="$out/gpt2-in.safetensors" \
     --outputs="$out/gpt2-out.safetensors" --steps=10 --profile || failed=1
+  echo "-- the same steps enqueued one by one (SINTER_CUDA_GRAPHS=0)"
+  SINTER_CUDA_GRAPHS=0 "${sinter_env[@]}" timeout 300 "$dir/gpt2-cuda" \
+    --inputs="$out/gpt2-in.safetensors" --outputs="$out/gpt2-out-nograph.safetensors" \
+    --steps=10 --profile || failed=1
   timeout 300 "$python" "$root/scripts/gpu/torch_gpt2.py" --batch=16 --steps=10 \
     --mode=compile || echo "(the PyTorch peer failed)"
 

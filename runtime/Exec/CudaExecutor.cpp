@@ -104,6 +104,11 @@ private:
   explicit CudaExecutor(StepProgram program) : Executor(std::move(program)) {}
   absl::Status open(std::string_view module);
   absl::Status prepareMatmul(size_t stepIndex, const MatmulStep &mm);
+  /// Puts one run of the queue plan on the streams; `inFlight` gets the
+  /// names of the all-reduces started, for the watchdog.
+  absl::Status enqueue(std::string &inFlight);
+  /// Records enqueue() as the CUDA graph every later run replays.
+  absl::Status captureGraph();
   /// NCCL: the communicator of the job (created at the first collective),
   /// the status of an NCCL call that may still be in progress (polled up to
   /// the job's timeout, then the communicator is aborted), and the end of a
@@ -127,6 +132,11 @@ private:
   std::vector<CUevent> events;
   QueuePlan plan;
   CUmodule module = nullptr;
+  /// The step as a CUDA graph, captured at the first run of a one-process
+  /// job (SINTER_CUDA_GRAPHS=0 turns it off).
+  bool useGraph = true;
+  CUgraph graph = nullptr;
+  CUgraphExec graphExec = nullptr;
   cublasLtHandle_t ltHandle = nullptr;
   CUdeviceptr workspace = 0;
   std::array<CUdeviceptr, sabi::kNumSlabs> slabs{};
@@ -152,6 +162,10 @@ CudaExecutor::~CudaExecutor() {
   for (CUstream stream : streams)
     if (stream)
       drv->streamSynchronize(stream);
+  if (graphExec)
+    drv->graphExecDestroy(graphExec);
+  if (graph)
+    drv->graphDestroy(graph);
   for (CUevent e : events)
     drv->eventDestroy(e);
   for (auto &m : matmuls) {
@@ -231,6 +245,8 @@ CudaExecutor::create(StepProgram program, std::string_view image,
         SINTER_HERE, "gradient accumulation (a second program sharing the "
                      "state) is not implemented on CUDA yet");
   SINTER_RETURN_IF_ERROR(ex->open(image));
+  if (const char *graphs = std::getenv("SINTER_CUDA_GRAPHS"))
+    ex->useGraph = std::string_view(graphs) != "0";
 
   for (int s = 0; s < sabi::kNumSlabs; ++s) {
     size_t bytes = static_cast<size_t>(std::max<int64_t>(prog.slabBytes[s], 1));
@@ -549,13 +565,7 @@ CudaExecutor::finishWithCollectives(std::string_view collectivesInFlight) {
   }
 }
 
-absl::Status CudaExecutor::run() {
-  if (checkNumerics)
-    return sinter::UnimplementedError(
-        SINTER_HERE, "checked runs (--check-numerics) are not implemented on "
-                     "CUDA yet");
-  auto t0 = std::chrono::steady_clock::now();
-  std::string inFlight; // the all-reduces enqueued, for the watchdog
+absl::Status CudaExecutor::enqueue(std::string &inFlight) {
   // The plan DeviceQueue.h made and checks: compute steps on one stream,
   // collectives on the other, events between them.
   for (const QueueOp &op : plan.ops) {
@@ -645,6 +655,51 @@ absl::Status CudaExecutor::run() {
     }
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status CudaExecutor::captureGraph() {
+  CUstream origin = streams[kComputeStream];
+  SINTER_CU(drv->streamBeginCapture(origin, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+            "capturing the step as a CUDA graph");
+  std::string inFlight;
+  absl::Status enqueued = enqueue(inFlight);
+  CUgraph captured = nullptr;
+  CUresult ended = drv->streamEndCapture(origin, &captured);
+  if (!enqueued.ok()) {
+    if (captured)
+      drv->graphDestroy(captured);
+    return enqueued;
+  }
+  if (ended != CUDA_SUCCESS)
+    return cudaError(SINTER_HERE, *drv, ended, "cuStreamEndCapture",
+                     "capturing the step as a CUDA graph (every stream must "
+                     "join the compute stream)");
+  graph = captured;
+  SINTER_CU(drv->graphInstantiateWithFlags(&graphExec, graph, 0),
+            "instantiating the step's CUDA graph");
+  return absl::OkStatus();
+}
+
+absl::Status CudaExecutor::run() {
+  if (checkNumerics)
+    return sinter::UnimplementedError(
+        SINTER_HERE, "checked runs (--check-numerics) are not implemented on "
+                     "CUDA yet");
+  auto t0 = std::chrono::steady_clock::now();
+  // One process: the step is captured once as a graph and replayed (one
+  // launch instead of one per kernel). A job's collectives poll NCCL while
+  // they run, so its steps are enqueued one by one.
+  bool oneRank = !collectives || collectives->job().worldSize == 1;
+  std::string inFlight; // the all-reduces enqueued, for the watchdog
+  if (oneRank && useGraph) {
+    if (!graphExec)
+      SINTER_RETURN_IF_ERROR(captureGraph());
+    SINTER_CU(drv->graphLaunch(graphExec, streams[kComputeStream]),
+              "launching the step's CUDA graph");
+  } else {
+    SINTER_RETURN_IF_ERROR(enqueue(inFlight));
+  }
   if (ncclComm) {
     SINTER_RETURN_IF_ERROR(finishWithCollectives(inFlight));
   } else {
@@ -720,9 +775,11 @@ std::string CudaExecutor::formatProfile(int) const {
   int64_t timed = prof.runs > 1 ? prof.runs - 1 : 1;
   double total = prof.runs > 1 ? prof.totalSeconds : prof.firstRunSeconds;
   return absl::StrFormat(
-      "profile (%s): %d runs, %.3f ms per step after the first (first "
-      "%.3f ms); per-kernel times are not measured on CUDA yet\n",
-      deviceName, prof.runs, 1e3 * total / static_cast<double>(timed),
+      "profile (%s, %s): %d runs, %.3f ms per step after the first "
+      "(first %.3f ms); per-kernel times are not measured on CUDA yet\n",
+      deviceName,
+      graphExec ? "replaying a CUDA graph" : "steps enqueued one by one",
+      prof.runs, 1e3 * total / static_cast<double>(timed),
       1e3 * prof.firstRunSeconds);
 }
 

@@ -17,16 +17,18 @@
 // the plan (kernels with cuLaunchKernel, matmuls with cublasLtMatmul,
 // copies with cuMemcpyDtoDAsync, all-reduces with ncclAllReduce on the
 // communication stream) and waits once at the end, polling NCCL so a stuck
-// collective is aborted within the job's timeout; upload and download are
+// collective is aborted within the job's timeout. In a one-process job the
+// first run() captures the plan as a CUDA graph and every run launches it
+// (SINTER_CUDA_GRAPHS=0: enqueued each time). Upload and download are
 // synchronous copies.
 //
 // Every CUDA, cuBLASLt and NCCL error becomes a status naming the call,
 // the step (kernel name, matmul shapes, collective) and the library's own
 // message.
 //
-// Not yet here (docs/Cuda.md): CUDA graphs, pinned staging of inputs,
-// checked runs, sharing state with a second executor (gradient
-// accumulation), per-kernel profiles.
+// Not yet here (docs/Cuda.md): CUDA graphs for a data-parallel job, pinned
+// staging of inputs, checked runs, sharing state with a second executor
+// (gradient accumulation), per-kernel profiles.
 //
 //===----------------------------------------------------------------------===//
 

@@ -150,6 +150,12 @@ absl::StatusOr<const CudaDriver *> loadCudaDriver() {
     get(d.eventCreate, "cuEventCreate");
     get(d.eventDestroy, "cuEventDestroy");
     get(d.eventRecord, "cuEventRecord");
+    get(d.streamBeginCapture, "cuStreamBeginCapture");
+    get(d.streamEndCapture, "cuStreamEndCapture");
+    get(d.graphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+    get(d.graphLaunch, "cuGraphLaunch");
+    get(d.graphExecDestroy, "cuGraphExecDestroy");
+    get(d.graphDestroy, "cuGraphDestroy");
     if (!get.status().ok())
       return get.status();
     return d;

@@ -58,6 +58,12 @@ struct CudaDriver {
   decltype(&::cuEventCreate) eventCreate = nullptr;
   decltype(&::cuEventDestroy) eventDestroy = nullptr;
   decltype(&::cuEventRecord) eventRecord = nullptr;
+  decltype(&::cuStreamBeginCapture) streamBeginCapture = nullptr;
+  decltype(&::cuStreamEndCapture) streamEndCapture = nullptr;
+  decltype(&::cuGraphInstantiateWithFlags) graphInstantiateWithFlags = nullptr;
+  decltype(&::cuGraphLaunch) graphLaunch = nullptr;
+  decltype(&::cuGraphExecDestroy) graphExecDestroy = nullptr;
+  decltype(&::cuGraphDestroy) graphDestroy = nullptr;
 };
 
 /// cuBLASLt's functions (libcublasLt.so.13).
