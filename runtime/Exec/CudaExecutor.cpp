@@ -107,6 +107,8 @@ private:
   /// Puts one run of the queue plan on the streams; `inFlight` gets the
   /// names of the all-reduces started, for the watchdog.
   absl::Status enqueue(std::string &inFlight);
+  /// Puts program step `s` (a kernel, matmul or copy) on `stream`.
+  absl::Status enqueueComputeStep(int64_t s, CUstream stream);
   /// Records enqueue() as the CUDA graph every later run replays.
   absl::Status captureGraph();
   /// NCCL: the communicator of the job (created at the first collective),
@@ -140,6 +142,8 @@ private:
   cublasLtHandle_t ltHandle = nullptr;
   CUdeviceptr workspace = 0;
   std::array<CUdeviceptr, sabi::kNumSlabs> slabs{};
+  /// The slabs that are another executor's (shareStateWith), not freed.
+  std::array<bool, sabi::kNumSlabs> borrowed{};
   /// Each slab's memref descriptor, as the kernels take it.
   std::array<std::array<int64_t, 5>, sabi::kNumSlabs> slabDescriptors{};
   std::vector<CUfunction> functions; // by kernel index
@@ -180,9 +184,9 @@ CudaExecutor::~CudaExecutor() {
     lt->destroy(ltHandle);
   if (workspace)
     drv->memFree(workspace);
-  for (CUdeviceptr p : slabs)
-    if (p)
-      drv->memFree(p);
+  for (int s = 0; s < sabi::kNumSlabs; ++s)
+    if (slabs[s] && !borrowed[s])
+      drv->memFree(slabs[s]);
   if (module)
     drv->moduleUnload(module);
   for (CUstream stream : streams)
@@ -240,15 +244,28 @@ CudaExecutor::create(StepProgram program, std::string_view image,
   ex->drv = driver;
   const CudaDriver *drv = driver;
   const StepProgram &prog = ex->prog;
-  if (options.shareStateWith)
-    return sinter::UnimplementedError(
-        SINTER_HERE, "gradient accumulation (a second program sharing the "
-                     "state) is not implemented on CUDA yet");
+  // Gradient accumulation: the accumulate program runs in the step
+  // program's params and opt_state slabs, on the same device.
+  const CudaExecutor *share = nullptr;
+  if (options.shareStateWith) {
+    share = dynamic_cast<const CudaExecutor *>(options.shareStateWith);
+    if (!share)
+      return sinter::InvalidArgumentError(
+          SINTER_HERE, "the executor to share state with is not a CUDA one");
+    SINTER_RETURN_IF_ERROR(checkSharedState(prog, share->prog));
+  }
   SINTER_RETURN_IF_ERROR(ex->open(image));
   if (const char *graphs = std::getenv("SINTER_CUDA_GRAPHS"))
     ex->useGraph = std::string_view(graphs) != "0";
 
   for (int s = 0; s < sabi::kNumSlabs; ++s) {
+    if (share && (s == sabi::Slab::params || s == sabi::Slab::opt_state)) {
+      ex->slabs[s] = share->slabs[s];
+      ex->borrowed[s] = true;
+      auto base = static_cast<int64_t>(ex->slabs[s]);
+      ex->slabDescriptors[s] = {base, base, 0, prog.slabBytes[s], 1};
+      continue;
+    }
     size_t bytes = static_cast<size_t>(std::max<int64_t>(prog.slabBytes[s], 1));
     std::string what = absl::StrFormat(
         "allocating slab '%s' (%d bytes) on %s",
@@ -565,6 +582,49 @@ CudaExecutor::finishWithCollectives(std::string_view collectivesInFlight) {
   }
 }
 
+absl::Status CudaExecutor::enqueueComputeStep(int64_t s, CUstream stream) {
+  const Step &step = prog.steps[s];
+  switch (step.kind) {
+  case sabi::Step::kKernel: {
+    const Kernel &k = prog.kernels[step.kernel];
+    SINTER_CU(drv->launchKernel(functions[step.kernel],
+                                static_cast<unsigned>(k.extent), 1, 1,
+                                static_cast<unsigned>(k.cudaBlock), 1, 1, 0,
+                                stream, params[step.kernel].data(), nullptr),
+              absl::StrFormat("step %d, kernel '%s'", s, k.name));
+    break;
+  }
+  case sabi::Step::kMatmul: {
+    const LtMatmul &m = *matmuls[s];
+    float beta = 0;
+    for (const LtMatmul::Call &c : m.calls) {
+      auto ptr = [](CUdeviceptr base, int64_t offset) {
+        return reinterpret_cast<void *>(base + static_cast<CUdeviceptr>(offset));
+      };
+      void *d = ptr(m.out, c.d);
+      SINTER_LT(lt->matmul(ltHandle, m.desc, &m.alpha, ptr(m.rhs, c.a), m.a,
+                           ptr(m.lhs, c.b), m.b, &beta, d, m.d, d, m.d,
+                           &m.algo, reinterpret_cast<void *>(workspace),
+                           kWorkspaceBytes,
+                           reinterpret_cast<cudaStream_t>(stream)),
+                absl::StrFormat("step %d (matmul)", s));
+    }
+    break;
+  }
+  case sabi::Step::kCopy: {
+    const Buffer &src = prog.buffers[step.src];
+    SINTER_CU(drv->memcpyDtoDAsync(address(step.dst), address(step.src),
+                                   static_cast<size_t>(src.bytes), stream),
+              absl::StrFormat("step %d (copy)", s));
+    break;
+  }
+  default:
+    return sinter::InternalError(
+        SINTER_HERE, absl::StrFormat("step %d is not a compute step", s));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CudaExecutor::enqueue(std::string &inFlight) {
   // The plan DeviceQueue.h made and checks: compute steps on one stream,
   // collectives on the other, events between them.
@@ -573,48 +633,18 @@ absl::Status CudaExecutor::enqueue(std::string &inFlight) {
     const Step &step = prog.steps[s];
     CUstream stream = streams[op.stream];
     switch (op.kind) {
-    case QueueOp::kKernel: {
-      const Kernel &k = prog.kernels[step.kernel];
-      SINTER_CU(drv->launchKernel(functions[step.kernel],
-                                  static_cast<unsigned>(k.extent), 1, 1,
-                                  static_cast<unsigned>(k.cudaBlock), 1, 1, 0,
-                                  stream, params[step.kernel].data(), nullptr),
-                absl::StrFormat("step %d, kernel '%s'", s, k.name));
+    case QueueOp::kComputeStep:
+      SINTER_RETURN_IF_ERROR(enqueueComputeStep(s, stream));
       break;
-    }
-    case QueueOp::kMatmul: {
-      const LtMatmul &m = *matmuls[s];
-      float beta = 0;
-      for (const LtMatmul::Call &c : m.calls) {
-        auto ptr = [](CUdeviceptr base, int64_t offset) {
-          return reinterpret_cast<void *>(base + static_cast<CUdeviceptr>(offset));
-        };
-        void *d = ptr(m.out, c.d);
-        SINTER_LT(lt->matmul(ltHandle, m.desc, &m.alpha, ptr(m.rhs, c.a), m.a,
-                             ptr(m.lhs, c.b), m.b, &beta, d, m.d, d, m.d,
-                             &m.algo, reinterpret_cast<void *>(workspace),
-                             kWorkspaceBytes,
-                             reinterpret_cast<cudaStream_t>(stream)),
-                  absl::StrFormat("step %d (matmul)", s));
-      }
-      break;
-    }
-    case QueueOp::kCopy: {
-      const Buffer &src = prog.buffers[step.src];
-      SINTER_CU(drv->memcpyDtoDAsync(address(step.dst), address(step.src),
-                                     static_cast<size_t>(src.bytes), stream),
-                absl::StrFormat("step %d (copy)", s));
-      break;
-    }
-    case QueueOp::kRecord:
+    case QueueOp::kRecordEvent:
       SINTER_CU(drv->eventRecord(events[op.event], stream),
                 absl::StrFormat("step %d (event)", s));
       break;
-    case QueueOp::kWait:
+    case QueueOp::kWaitEvent:
       SINTER_CU(drv->streamWaitEvent(stream, events[op.event], 0),
                 absl::StrFormat("step %d (wait)", s));
       break;
-    case QueueOp::kAllReduce: {
+    case QueueOp::kCollective: {
       // One rank: an all-reduce leaves its bucket as it is.
       if (!collectives || collectives->job().worldSize == 1)
         break;

@@ -26,9 +26,11 @@
 // the step (kernel name, matmul shapes, collective) and the library's own
 // message.
 //
+// A second executor made with shareStateWith (gradient accumulation) runs
+// in the first one's params and opt_state slabs, which it never frees.
+//
 // Not yet here (docs/Cuda.md): CUDA graphs for a data-parallel job, pinned
-// staging of inputs, checked runs, sharing state with a second executor
-// (gradient accumulation), per-kernel profiles.
+// staging of inputs, checked runs, per-kernel profiles.
 //
 //===----------------------------------------------------------------------===//
 

@@ -45,7 +45,7 @@ absl::StatusOr<QueuePlan> planDeviceQueue(const StepProgram &program) {
                             "program compiled before they were recorded); "
                             "recompile it for a device",
                             s, program.kernels[step.kernel].name));
-      op.kind = QueueOp::kKernel;
+      op.kind = QueueOp::kComputeStep;
       for (int64_t b : step.inputs)
         op.accesses.push_back(accessOf(program, b, false));
       for (int64_t b : step.outputs)
@@ -54,7 +54,7 @@ absl::StatusOr<QueuePlan> planDeviceQueue(const StepProgram &program) {
       break;
     case sabi::Step::kMatmul: {
       const MatmulStep &mm = step.matmul;
-      op.kind = QueueOp::kMatmul;
+      op.kind = QueueOp::kComputeStep;
       op.accesses.push_back(accessOf(program, mm.lhs, false));
       op.accesses.push_back(accessOf(program, mm.rhs, false));
       if (mm.bias >= 0)
@@ -64,7 +64,7 @@ absl::StatusOr<QueuePlan> planDeviceQueue(const StepProgram &program) {
       break;
     }
     case sabi::Step::kCopy:
-      op.kind = QueueOp::kCopy;
+      op.kind = QueueOp::kComputeStep;
       op.accesses.push_back(accessOf(program, step.src, false));
       op.accesses.push_back(accessOf(program, step.dst, true));
       plan.ops.push_back(std::move(op));
@@ -72,9 +72,9 @@ absl::StatusOr<QueuePlan> planDeviceQueue(const StepProgram &program) {
     case sabi::Step::kStart: {
       int event = plan.numEvents++;
       started[step.collective] = event;
-      QueueOp record{QueueOp::kRecord, kComputeStream, op.step, event, {}};
-      QueueOp wait{QueueOp::kWait, kCommStream, op.step, event, {}};
-      QueueOp reduce{QueueOp::kAllReduce, kCommStream, op.step, -1, {}};
+      QueueOp record{QueueOp::kRecordEvent, kComputeStream, op.step, event, {}};
+      QueueOp wait{QueueOp::kWaitEvent, kCommStream, op.step, event, {}};
+      QueueOp reduce{QueueOp::kCollective, kCommStream, op.step, -1, {}};
       int64_t bucket = program.collectives[step.collective].buffer;
       reduce.accesses.push_back(accessOf(program, bucket, false));
       reduce.accesses.push_back(accessOf(program, bucket, true));
@@ -91,8 +91,8 @@ absl::StatusOr<QueuePlan> planDeviceQueue(const StepProgram &program) {
                             "starts",
                             s, program.collectives[step.collective].name));
       int event = plan.numEvents++;
-      plan.ops.push_back({QueueOp::kRecord, kCommStream, op.step, event, {}});
-      plan.ops.push_back({QueueOp::kWait, kComputeStream, op.step, event, {}});
+      plan.ops.push_back({QueueOp::kRecordEvent, kCommStream, op.step, event, {}});
+      plan.ops.push_back({QueueOp::kWaitEvent, kComputeStream, op.step, event, {}});
       started[step.collective] = -1;
       break;
     }
@@ -108,25 +108,27 @@ std::string describeQueueOp(const StepProgram &program, const QueueOp &op) {
   const Step &step = program.steps[op.step];
   std::string what;
   switch (op.kind) {
-  case QueueOp::kKernel:
-    what = absl::StrFormat("kernel '%s'", program.kernels[step.kernel].name);
+  case QueueOp::kComputeStep:
+    if (step.kind == sabi::Step::kKernel)
+      what = absl::StrFormat("kernel '%s'", program.kernels[step.kernel].name);
+    else
+      what = step.kind == sabi::Step::kMatmul ? "matmul" : "copy";
     break;
-  case QueueOp::kMatmul:
-    what = "matmul";
-    break;
-  case QueueOp::kCopy:
-    what = "copy";
-    break;
-  case QueueOp::kRecord:
+  case QueueOp::kRecordEvent:
     what = absl::StrFormat("event %d recorded", op.event);
     break;
-  case QueueOp::kWait:
+  case QueueOp::kWaitEvent:
     what = absl::StrFormat("wait for event %d", op.event);
     break;
-  case QueueOp::kAllReduce:
-    what = absl::StrFormat("all-reduce '%s'",
-                           program.collectives[step.collective].name);
+  case QueueOp::kCollective: {
+    const Collective &c = program.collectives[step.collective];
+    what = absl::StrFormat("%s '%s'",
+                           c.op == sabi::Collective::all_reduce
+                               ? "all-reduce"
+                               : sabi::Collective::Op_Name(c.op),
+                           c.name);
     break;
+  }
   }
   return absl::StrFormat("step %d (%s, %s stream)", op.step, what,
                          op.stream == kComputeStream ? "compute"
@@ -158,12 +160,12 @@ absl::Status checkDeviceQueue(const StepProgram &program,
             SINTER_HERE, describeQueueOp(program, op) + " has no stream");
       Clock &clock = streams[op.stream];
       join(clock, host);
-      if (op.kind == QueueOp::kRecord) {
+      if (op.kind == QueueOp::kRecordEvent) {
         events.at(op.event) = clock;
         recorded[op.event] = true;
         continue;
       }
-      if (op.kind == QueueOp::kWait) {
+      if (op.kind == QueueOp::kWaitEvent) {
         if (!recorded.at(op.event))
           return sinter::InvalidArgumentError(
               SINTER_HERE, describeQueueOp(program, op) +

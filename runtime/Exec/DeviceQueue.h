@@ -53,9 +53,12 @@ struct QueueAccess {
   bool write = false;
 };
 
+/// One operation on a stream. A compute step (kernel, matmul, copy: which
+/// is the step's own kind) and a collective (which is the collective's
+/// op) come from the program; events are the plan's.
 struct QueueOp {
-  enum Kind { kKernel, kMatmul, kCopy, kRecord, kWait, kAllReduce };
-  Kind kind = kKernel;
+  enum Kind { kComputeStep, kRecordEvent, kWaitEvent, kCollective };
+  Kind kind = kComputeStep;
   int stream = kComputeStream;
   int64_t step = 0;  // the program step it comes from
   int event = -1;    // kRecord, kWait

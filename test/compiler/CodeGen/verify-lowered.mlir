@@ -15,7 +15,7 @@ func.func @sinter_k0(%arg0: memref<?xi8>) {
 sched.program @f attributes {role = "step"} {
   %arena = sched.slab "arena" size 64 : !sched.slab
   %a = sched.view %arena[0] : !sched.buffer<4xf32>
-  // expected-error @+1 {{'sched.launch' op kernel @sinter_k0 is not a function with the kernel signature (one memref<?xi8> per slab, memref<?xi64> words, begin, end)}}
+  // expected-error @+1 {{'sched.launch' op kernel @sinter_k0 is not a function with the kernel signature (one memref<?xi8> per slab, memref<?xi64> words, begin, end; CUDA: one memref<?xi8> per slab, the words as i64)}}
   sched.launch @sinter_k0(%a : !sched.buffer<4xf32>) -> () {extent = 1 : i64, label = "k0", symbol = "_mlir_ciface_sinter_k0"}
 }
 

@@ -63,7 +63,7 @@ StepProgram program(bool touchBucketWhileReducing = false) {
 /// `plan` without the first wait on `stream`.
 QueuePlan withoutWait(QueuePlan plan, int stream) {
   for (auto it = plan.ops.begin(); it != plan.ops.end(); ++it)
-    if (it->kind == QueueOp::kWait && it->stream == stream) {
+    if (it->kind == QueueOp::kWaitEvent && it->stream == stream) {
       plan.ops.erase(it);
       break;
     }
@@ -77,7 +77,7 @@ TEST(DeviceQueue, PlannedEventsOrderTheCollective) {
   EXPECT_EQ(plan->numEvents, 2);
   // kernel, record, wait, all-reduce, kernel, record, wait, kernel.
   ASSERT_EQ(plan->ops.size(), 8u);
-  EXPECT_EQ(plan->ops[3].kind, QueueOp::kAllReduce);
+  EXPECT_EQ(plan->ops[3].kind, QueueOp::kCollective);
   EXPECT_EQ(plan->ops[3].stream, kCommStream);
   EXPECT_TRUE(checkDeviceQueue(p, *plan).ok());
 }
@@ -102,7 +102,7 @@ TEST(DeviceQueue, ReaderBeforeTheCollectiveIsDoneIsARace) {
   // Drop the compute stream's wait after the done (the second wait).
   int waits = 0;
   for (auto it = broken.ops.begin(); it != broken.ops.end(); ++it)
-    if (it->kind == QueueOp::kWait && ++waits == 2) {
+    if (it->kind == QueueOp::kWaitEvent && ++waits == 2) {
       broken.ops.erase(it);
       break;
     }
