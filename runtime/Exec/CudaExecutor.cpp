@@ -57,7 +57,7 @@ namespace {
     cublasStatus_t sinter_lt_ = (call);                                        \
     if (sinter_lt_ != CUBLAS_STATUS_SUCCESS)                                   \
       return sinter::InternalError(                                            \
-          SINTER_HERE, absl::StrFormat("%s: %s failed: %s", what, #call,      \
+          SINTER_HERE, absl::StrFormat("%s: %s failed: %s", what, #call,       \
                                        lt->statusString(sinter_lt_)));         \
   } while (0)
 
@@ -222,8 +222,7 @@ absl::Status CudaExecutor::open(std::string_view image) {
                 &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
             "reading the GPU's architecture");
   bool isPtx = false;
-  absl::StatusOr<std::string> code =
-      pickCudaImage(image, major, minor, &isPtx);
+  absl::StatusOr<std::string> code = pickCudaImage(image, major, minor, &isPtx);
   if (!code.ok())
     return sinter::FailedPreconditionError(
         SINTER_HERE, absl::StrCat(deviceName, ": ", code.status().message()));
@@ -298,9 +297,9 @@ CudaExecutor::create(StepProgram program, std::string_view image,
                           "cuda_block): the program was compiled for "
                           "another target",
                           i, k.name));
-    SINTER_CU(drv->moduleGetFunction(&ex->functions[i], ex->module,
-                                     k.symbol.c_str()),
-              absl::StrFormat("kernel %d '%s' (%s)", i, k.name, k.symbol));
+    SINTER_CU(
+        drv->moduleGetFunction(&ex->functions[i], ex->module, k.symbol.c_str()),
+        absl::StrFormat("kernel %d '%s' (%s)", i, k.name, k.symbol));
     ex->words[i] = k.args;
     std::vector<void *> &p = ex->params[i];
     for (auto &descriptor : ex->slabDescriptors)
@@ -348,9 +347,9 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
   desc.dtype = out.type;
   SINTER_ASSIGN_OR_RETURN(MatmulGeometry g, analyzeMatmul(desc));
   std::string what = absl::StrFormat(
-      "matmul step %d (%s [%s] x %s [%s])", stepIndex, lhs.name.empty() ? "lhs" : lhs.name,
-      absl::StrJoin(lhs.shape, "x"), rhs.name.empty() ? "rhs" : rhs.name,
-      absl::StrJoin(rhs.shape, "x"));
+      "matmul step %d (%s [%s] x %s [%s])", stepIndex,
+      lhs.name.empty() ? "lhs" : lhs.name, absl::StrJoin(lhs.shape, "x"),
+      rhs.name.empty() ? "rhs" : rhs.name, absl::StrJoin(rhs.shape, "x"));
   if (mm.activation != sabi::MatmulStep::none)
     return sinter::UnimplementedError(
         SINTER_HERE, absl::StrCat(what, ": the CUDA target applies "
@@ -390,12 +389,12 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
   SINTER_LT(lt->descCreate(&m->desc, compute, CUDA_R_32F), what);
   cublasOperation_t opA = mm.transposeRhs ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opB = mm.transposeLhs ? CUBLAS_OP_T : CUBLAS_OP_N;
-  SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA,
-                        sizeof(opA)),
-            what);
-  SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB,
-                        sizeof(opB)),
-            what);
+  SINTER_LT(
+      lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)),
+      what);
+  SINTER_LT(
+      lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)),
+      what);
   if (desc.hasBias) {
     cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
     CUdeviceptr bias = address(mm.bias);
@@ -511,10 +510,9 @@ absl::Status CudaExecutor::settleNccl(ncclResult_t r, std::string_view what) {
     std::string detail = ncclComm ? nccl->lastError(ncclComm) : "";
     abortNccl();
     return sinter::InternalError(
-        SINTER_HERE,
-        absl::StrFormat("rank %d: %s failed: %s%s%s", job.rank, what,
-                        nccl->errorString(r), detail.empty() ? "" : ": ",
-                        detail));
+        SINTER_HERE, absl::StrFormat("rank %d: %s failed: %s%s%s", job.rank,
+                                     what, nccl->errorString(r),
+                                     detail.empty() ? "" : ": ", detail));
   }
   return absl::OkStatus();
 }
@@ -525,14 +523,14 @@ absl::Status CudaExecutor::openNccl() {
   if (job.rank == 0)
     SINTER_RETURN_IF_ERROR(settleNccl(nccl->getUniqueId(&id),
                                       "making the NCCL communicator's id"));
-  SINTER_RETURN_IF_ERROR(collectives->shareBytes(
-      &id, sizeof(id), "the NCCL communicator's id"));
+  SINTER_RETURN_IF_ERROR(
+      collectives->shareBytes(&id, sizeof(id), "the NCCL communicator's id"));
   // Non-blocking, so that a peer that never arrives is a timeout here, not
   // a hang; NCCL_* variables reach NCCL as they are.
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
-  ncclResult_t r = nccl->commInitRankConfig(&ncclComm, job.worldSize, id,
-                                            job.rank, &config);
+  ncclResult_t r =
+      nccl->commInitRankConfig(&ncclComm, job.worldSize, id, job.rank, &config);
   return settleNccl(r, absl::StrFormat("creating the NCCL communicator of "
                                        "%d ranks",
                                        job.worldSize));
@@ -599,13 +597,13 @@ absl::Status CudaExecutor::enqueueComputeStep(int64_t s, CUstream stream) {
     float beta = 0;
     for (const LtMatmul::Call &c : m.calls) {
       auto ptr = [](CUdeviceptr base, int64_t offset) {
-        return reinterpret_cast<void *>(base + static_cast<CUdeviceptr>(offset));
+        return reinterpret_cast<void *>(base +
+                                        static_cast<CUdeviceptr>(offset));
       };
       void *d = ptr(m.out, c.d);
       SINTER_LT(lt->matmul(ltHandle, m.desc, &m.alpha, ptr(m.rhs, c.a), m.a,
-                           ptr(m.lhs, c.b), m.b, &beta, d, m.d, d, m.d,
-                           &m.algo, reinterpret_cast<void *>(workspace),
-                           kWorkspaceBytes,
+                           ptr(m.lhs, c.b), m.b, &beta, d, m.d, d, m.d, &m.algo,
+                           reinterpret_cast<void *>(workspace), kWorkspaceBytes,
                            reinterpret_cast<cudaStream_t>(stream)),
                 absl::StrFormat("step %d (matmul)", s));
     }
@@ -658,25 +656,23 @@ absl::Status CudaExecutor::enqueue(std::string &inFlight) {
             SINTER_HERE, absl::StrFormat("all-reduce '%s': gradients sent in "
                                          "%s (comm_dtype) are not "
                                          "implemented on CUDA yet",
-                                         c.name,
-                                         sabi::dtypeName(*c.commType)));
+                                         c.name, sabi::dtypeName(*c.commType)));
       const Buffer &b = prog.buffers[c.buffer];
       if (b.type != sabi::ElementType::f32 && b.type != sabi::ElementType::f64)
         return sinter::InvalidArgumentError(
             SINTER_HERE, absl::StrFormat("all-reduce '%s': its bucket is "
                                          "not f32 or f64",
                                          c.name));
-      std::string what = absl::StrFormat("step %d: all-reduce '%s' (%s, ...)",
-                                         s, c.name,
-                                         c.tensors.empty() ? "" : c.tensors[0]);
+      std::string what =
+          absl::StrFormat("step %d: all-reduce '%s' (%s, ...)", s, c.name,
+                          c.tensors.empty() ? "" : c.tensors[0]);
       void *data = reinterpret_cast<void *>(address(c.buffer));
       SINTER_RETURN_IF_ERROR(settleNccl(
-          nccl->allReduce(data, data, static_cast<size_t>(b.numElements),
-                          b.type == sabi::ElementType::f32 ? ncclFloat32
-                                                           : ncclFloat64,
-                          c.reduction == sabi::Collective::mean ? ncclAvg
-                                                                : ncclSum,
-                          ncclComm, stream),
+          nccl->allReduce(
+              data, data, static_cast<size_t>(b.numElements),
+              b.type == sabi::ElementType::f32 ? ncclFloat32 : ncclFloat64,
+              c.reduction == sabi::Collective::mean ? ncclAvg : ncclSum,
+              ncclComm, stream),
           what));
       if (!inFlight.empty())
         inFlight += ", ";
@@ -690,8 +686,9 @@ absl::Status CudaExecutor::enqueue(std::string &inFlight) {
 
 absl::Status CudaExecutor::captureGraph() {
   CUstream origin = streams[kComputeStream];
-  SINTER_CU(drv->streamBeginCapture(origin, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
-            "capturing the step as a CUDA graph");
+  SINTER_CU(
+      drv->streamBeginCapture(origin, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+      "capturing the step as a CUDA graph");
   std::string inFlight;
   absl::Status enqueued = enqueue(inFlight);
   CUgraph captured = nullptr;
@@ -736,9 +733,9 @@ absl::Status CudaExecutor::run() {
     for (CUstream stream : streams)
       SINTER_CU(drv->streamSynchronize(stream), "running the step");
   }
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - t0)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
   if (prof.runs == 0)
     prof.firstRunSeconds = seconds;
   else

@@ -109,8 +109,8 @@ absl::StatusOr<const CudaDriver *> loadCudaDriver() {
     auto lookup = [getProc](const char *name, std::string &why) -> void * {
       void *p = nullptr;
       CUdriverProcAddressQueryResult found;
-      CUresult r = getProc(name, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT,
-                           &found);
+      CUresult r =
+          getProc(name, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found);
       if (r == CUDA_SUCCESS && p)
         return p;
       why = absl::StrFormat(" (error %d%s)", static_cast<int>(r),
@@ -171,10 +171,9 @@ absl::StatusOr<const CublasLt *> loadCublasLt() {
     void *h = openLibrary("libcublasLt.so.13", why);
     if (!h)
       return sinter::FailedPreconditionError(
-          SINTER_HERE,
-          absl::StrCat("cannot load cuBLASLt (", why,
-                       "); put the folder of libcublasLt.so.13 in "
-                       "SINTER_CUDA_LIBS"));
+          SINTER_HERE, absl::StrCat("cannot load cuBLASLt (", why,
+                                    "); put the folder of libcublasLt.so.13 in "
+                                    "SINTER_CUDA_LIBS"));
     CublasLt lt;
     Resolver get(bySymbol(h), "cuBLASLt", "this binary needs cuBLASLt 13");
     get(lt.create, "cublasLtCreate");
@@ -237,10 +236,9 @@ absl::Status cudaError(sinter::SourceLocation where, const CudaDriver &d,
   d.getErrorName(r, &name);
   d.getErrorString(r, &text);
   return sinter::InternalError(
-      where, absl::StrFormat("%s%s%s failed: %s (%s)", what,
-                             what.empty() ? "" : ": ", call,
-                             name ? name : "CUDA error",
-                             text ? text : std::to_string(r)));
+      where, absl::StrFormat(
+                 "%s%s%s failed: %s (%s)", what, what.empty() ? "" : ": ", call,
+                 name ? name : "CUDA error", text ? text : std::to_string(r)));
 }
 
 } // namespace sinter::exec

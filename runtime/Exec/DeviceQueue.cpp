@@ -91,8 +91,10 @@ absl::StatusOr<QueuePlan> planDeviceQueue(const StepProgram &program) {
                             "starts",
                             s, program.collectives[step.collective].name));
       int event = plan.numEvents++;
-      plan.ops.push_back({QueueOp::kRecordEvent, kCommStream, op.step, event, {}});
-      plan.ops.push_back({QueueOp::kWaitEvent, kComputeStream, op.step, event, {}});
+      plan.ops.push_back(
+          {QueueOp::kRecordEvent, kCommStream, op.step, event, {}});
+      plan.ops.push_back(
+          {QueueOp::kWaitEvent, kComputeStream, op.step, event, {}});
       started[step.collective] = -1;
       break;
     }
@@ -135,8 +137,8 @@ std::string describeQueueOp(const StepProgram &program, const QueueOp &op) {
                                                      : "communication");
 }
 
-absl::Status checkDeviceQueue(const StepProgram &program,
-                              const QueuePlan &plan, int runs) {
+absl::Status checkDeviceQueue(const StepProgram &program, const QueuePlan &plan,
+                              int runs) {
   constexpr int kStreams = 2;
   using Clock = std::array<int64_t, kStreams>;
   auto join = [](Clock &into, const Clock &from) {

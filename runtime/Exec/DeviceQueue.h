@@ -60,8 +60,8 @@ struct QueueOp {
   enum Kind { kComputeStep, kRecordEvent, kWaitEvent, kCollective };
   Kind kind = kComputeStep;
   int stream = kComputeStream;
-  int64_t step = 0;  // the program step it comes from
-  int event = -1;    // kRecord, kWait
+  int64_t step = 0; // the program step it comes from
+  int event = -1;   // kRecord, kWait
   std::vector<QueueAccess> accesses;
 };
 
@@ -78,8 +78,8 @@ absl::StatusOr<QueuePlan> planDeviceQueue(const StepProgram &program);
 /// Replays `plan` `runs` times (the end of each run synchronizing every
 /// stream, as the executor does) and returns the first race, naming both
 /// operations, their steps and the bytes; OK when there is none.
-absl::Status checkDeviceQueue(const StepProgram &program,
-                              const QueuePlan &plan, int runs = 2);
+absl::Status checkDeviceQueue(const StepProgram &program, const QueuePlan &plan,
+                              int runs = 2);
 
 /// "step 12 (kernel 'k3_softmax', compute stream)", for messages.
 std::string describeQueueOp(const StepProgram &program, const QueueOp &op);
