@@ -81,11 +81,20 @@ Resolver::Lookup bySymbol(void *handle) {
   };
 }
 
+/// The table `load` makes, made once per process (the first caller's
+/// result, a table or why there is none, is every caller's).
+template <typename Table, typename Load>
+absl::StatusOr<const Table *> loadOnce(Load load) {
+  static const absl::StatusOr<Table> loaded = load();
+  if (!loaded.ok())
+    return loaded.status();
+  return &*loaded;
+}
+
 } // namespace
 
 absl::StatusOr<const CudaDriver *> loadCudaDriver() {
-  static absl::StatusOr<CudaDriver> loaded =
-      []() -> absl::StatusOr<CudaDriver> {
+  return loadOnce<CudaDriver>([]() -> absl::StatusOr<CudaDriver> {
     std::string why;
     void *h = nullptr;
     if (const char *path = std::getenv("SINTER_LIBCUDA"))
@@ -159,14 +168,11 @@ absl::StatusOr<const CudaDriver *> loadCudaDriver() {
     if (!get.status().ok())
       return get.status();
     return d;
-  }();
-  if (!loaded.ok())
-    return loaded.status();
-  return &*loaded;
+  });
 }
 
 absl::StatusOr<const CublasLt *> loadCublasLt() {
-  static absl::StatusOr<CublasLt> loaded = []() -> absl::StatusOr<CublasLt> {
+  return loadOnce<CublasLt>([]() -> absl::StatusOr<CublasLt> {
     std::string why;
     void *h = openLibrary("libcublasLt.so.13", why);
     if (!h)
@@ -193,14 +199,11 @@ absl::StatusOr<const CublasLt *> loadCublasLt() {
     if (!get.status().ok())
       return get.status();
     return lt;
-  }();
-  if (!loaded.ok())
-    return loaded.status();
-  return &*loaded;
+  });
 }
 
 absl::StatusOr<const Nccl *> loadNccl() {
-  static absl::StatusOr<Nccl> loaded = []() -> absl::StatusOr<Nccl> {
+  return loadOnce<Nccl>([]() -> absl::StatusOr<Nccl> {
     std::string why;
     void *h = openLibrary("libnccl.so.2", why);
     if (!h)
@@ -223,10 +226,7 @@ absl::StatusOr<const Nccl *> loadNccl() {
     if (!get.status().ok())
       return get.status();
     return n;
-  }();
-  if (!loaded.ok())
-    return loaded.status();
-  return &*loaded;
+  });
 }
 
 absl::Status cudaError(sinter::SourceLocation where, const CudaDriver &d,
