@@ -29,6 +29,10 @@ static ArrayRef<int64_t> shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
 }
 
+static Type elementOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+
 /// The smallest tensor whose reduction is worth splitting in two.
 constexpr int64_t kMinSplitElements = 1 << 15;
 
@@ -131,6 +135,26 @@ static void padsToConcat(AddOp root, llvm::DenseSet<Operation *> &erased) {
   SmallVector<Value> operands;
   for (PadOp p : pads)
     operands.push_back(p.getOperand());
+  // Under mixed precision each operand is a bf16 (f16) gradient widened to
+  // f32, and the sum is narrowed again for the projection's backward
+  // matmuls: join (and pad) the narrow values, half the bytes and read
+  // through their views, then widen the whole once for the f32 readers
+  // (a bias gradient's sum), and give the narrowing readers the narrow
+  // join itself.
+  SmallVector<Value> narrow;
+  SmallVector<CastOp> widenings;
+  for (Value v : operands) {
+    auto c = v.getDefiningOp<CastOp>();
+    if (!c || !c->hasOneUse() || !isExactWidening(c) ||
+        (!narrow.empty() && elementOf(c.getOperand()) != elementOf(narrow[0])))
+      break;
+    narrow.push_back(c.getOperand());
+    widenings.push_back(c);
+  }
+  if (narrow.size() != operands.size())
+    widenings.clear();
+  else
+    operands = narrow;
   Value joined =
       b.create<ConcatOp>(root.getLoc(), operands, b.getI64IntegerAttr(axis));
   int64_t low = pads.front().getLow()[axis], high = pads.back().getHigh()[axis];
@@ -139,9 +163,20 @@ static void padsToConcat(AddOp root, llvm::DenseSet<Operation *> &erased) {
         highs(lows.size(), 0);
     lows[axis] = low;
     highs[axis] = high;
+    auto padded = cast<RankedTensorType>(type).clone(elementOf(joined));
     joined = b.create<PadOp>(
-        root.getLoc(), type, joined, b.getDenseI64ArrayAttr(lows),
+        root.getLoc(), padded, joined, b.getDenseI64ArrayAttr(lows),
         b.getDenseI64ArrayAttr(highs), nullptr, b.getF64FloatAttr(0.0));
+  }
+  if (!widenings.empty()) {
+    for (Operation *user : llvm::make_early_inc_range(root->getUsers()))
+      if (auto c = dyn_cast<CastOp>(user);
+          c && c.getType() == joined.getType()) {
+        c.getResult().replaceAllUsesWith(joined);
+        erased.insert(c);
+        c->erase();
+      }
+    joined = b.create<CastOp>(root.getLoc(), type, joined);
   }
   root.getResult().replaceAllUsesWith(joined);
   for (Operation *op : tree) {
@@ -152,6 +187,8 @@ static void padsToConcat(AddOp root, llvm::DenseSet<Operation *> &erased) {
     erased.insert(p);
     p->erase();
   }
+  for (CastOp c : widenings)
+    c->erase();
 }
 
 /// A reduction over the leading axes 0..k-1 (k >= 2) of a big tensor, the

@@ -31,9 +31,8 @@ RankedTensorType tensorType(Value value) {
 
 std::string sinter::sgraph::argumentName(FunctionOpInterface fn,
                                          unsigned index) {
-  for (StringRef key :
-       {attr::kParam, attr::kInput, attr::kOptState, attr::kAccumulator,
-        attr::kHyper})
+  for (StringRef key : {attr::kParam, attr::kInput, attr::kOptState,
+                        attr::kAccumulator, attr::kHyper})
     if (auto name = fn.getArgAttrOfType<StringAttr>(index, key))
       return name.str();
   if (fn.getArgAttr(index, attr::kStep))
@@ -43,8 +42,7 @@ std::string sinter::sgraph::argumentName(FunctionOpInterface fn,
   return "";
 }
 
-std::string sinter::sgraph::resultName(FunctionOpInterface fn,
-                                       unsigned index) {
+std::string sinter::sgraph::resultName(FunctionOpInterface fn, unsigned index) {
   if (auto name = fn.getResultAttrOfType<StringAttr>(index, attr::kName))
     return name.str();
   return "";
@@ -64,11 +62,10 @@ bool sinter::sgraph::isCostlyElementwise(Operation *op) {
 Value sinter::sgraph::buildScalarConstant(OpBuilder &builder, Location loc,
                                           Type elementType, double value) {
   auto type = RankedTensorType::get({}, elementType);
-  Attribute element =
-      isa<FloatType>(elementType)
-          ? Attribute(builder.getFloatAttr(elementType, value))
-          : Attribute(builder.getIntegerAttr(elementType,
-                                             static_cast<int64_t>(value)));
+  Attribute element = isa<FloatType>(elementType)
+                          ? Attribute(builder.getFloatAttr(elementType, value))
+                          : Attribute(builder.getIntegerAttr(
+                                elementType, static_cast<int64_t>(value)));
   return builder.create<ConstantOp>(loc, DenseElementsAttr::get(type, element));
 }
 
@@ -130,8 +127,7 @@ LogicalResult EmbeddingGradOp::verify() {
   RankedTensorType indices = tensorType(getIndices());
   RankedTensorType result = getType();
   // embedding_grad_c2
-  if (result.getRank() != 2 ||
-      result.getElementType() != grad.getElementType())
+  if (result.getRank() != 2 || result.getElementType() != grad.getElementType())
     return emitOpError("result must be a rank-2 table of ")
            << grad.getElementType() << ", got " << result;
   // embedding_grad_c3
@@ -139,9 +135,9 @@ LogicalResult EmbeddingGradOp::verify() {
   expected.push_back(result.getDimSize(1));
   if (grad.getShape() != ArrayRef<int64_t>(expected))
     return emitOpError("grad ")
-           << grad << " must have shape indices.shape + [" << result.getDimSize(1)
-           << "] = [" << llvm::make_range(expected.begin(), expected.end())
-           << "]";
+           << grad << " must have shape indices.shape + ["
+           << result.getDimSize(1) << "] = ["
+           << llvm::make_range(expected.begin(), expected.end()) << "]";
   return success();
 }
 
@@ -170,10 +166,9 @@ LogicalResult ReshapeOp::verify() {
            << from.getElementType() << " to " << to.getElementType();
   // reshape_c3
   if (from.getNumElements() != to.getNumElements())
-    return emitOpError("operand ")
-           << from << " has " << from.getNumElements()
-           << " elements but the result " << to << " has "
-           << to.getNumElements();
+    return emitOpError("operand ") << from << " has " << from.getNumElements()
+                                   << " elements but the result " << to
+                                   << " has " << to.getNumElements();
   return success();
 }
 
@@ -181,6 +176,15 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor) {
   if (getOperand().getType() == getType())
     return getOperand();
   return {};
+}
+
+bool sinter::sgraph::isExactWidening(CastOp cast) {
+  auto from =
+      dyn_cast<FloatType>(tensorType(cast.getOperand()).getElementType());
+  auto to = dyn_cast<FloatType>(cast.getType().getElementType());
+  if (!from || !to || from.getWidth() >= to.getWidth())
+    return false;
+  return from.isBF16() || from.isF16() || from.isF32();
 }
 
 namespace {
@@ -239,26 +243,16 @@ struct SwapReshapeAndSlice : public OpRewritePattern<ReshapeOp> {
     }
     if (r != to.size() || newShape.size() != to.size())
       return failure();
-    auto type = RankedTensorType::get(newShape, reshape.getType().getElementType());
-    Value whole = rewriter.create<ReshapeOp>(reshape.getLoc(), type,
-                                             slice.getOperand());
+    auto type =
+        RankedTensorType::get(newShape, reshape.getType().getElementType());
+    Value whole =
+        rewriter.create<ReshapeOp>(reshape.getLoc(), type, slice.getOperand());
     rewriter.replaceOpWithNewOp<SliceOp>(
         reshape, reshape.getType(), whole, rewriter.getDenseI64ArrayAttr(start),
         rewriter.getDenseI64ArrayAttr(limit), DenseI64ArrayAttr());
     return success();
   }
 };
-
-/// Whether `cast` widens one float type to another exactly (bf16 or f16 to
-/// f32 or f64, f32 to f64): every value survives, so narrowing back gives
-/// the original.
-bool isExactWidening(CastOp cast) {
-  auto from = dyn_cast<FloatType>(tensorType(cast.getOperand()).getElementType());
-  auto to = dyn_cast<FloatType>(cast.getType().getElementType());
-  if (!from || !to || from.getWidth() >= to.getWidth())
-    return false;
-  return from.isBF16() || from.isF16() || from.isF32();
-}
 
 /// layout(cast(x)) -> cast(layout(x)) for an exact widening used only
 /// there: the layout op then moves the narrow elements, and a cast back to
@@ -280,8 +274,7 @@ struct SinkWideningCast : public OpRewritePattern<LayoutOp> {
     Operation *moved = rewriter.clone(*op);
     moved->setOperand(0, x);
     moved->getResult(0).setType(narrowType);
-    rewriter.replaceOpWithNewOp<CastOp>(op, op.getType(),
-                                        moved->getResult(0));
+    rewriter.replaceOpWithNewOp<CastOp>(op, op.getType(), moved->getResult(0));
     return success();
   }
 };
@@ -391,8 +384,8 @@ LogicalResult BroadcastOp::verify() {
            << from.getElementType() << " to " << to.getElementType();
   // broadcast_c3
   if (from.getRank() > to.getRank())
-    return emitOpError("operand ") << from << " has a higher rank than the result "
-                                   << to;
+    return emitOpError("operand ")
+           << from << " has a higher rank than the result " << to;
   // broadcast_c4
   int64_t offset = to.getRank() - from.getRank();
   for (int64_t i = 0; i < from.getRank(); ++i) {
@@ -442,7 +435,8 @@ LogicalResult AllReduceOp::verify() {
   // all_reduce_c2
   StringRef r = getReduction();
   if (r != "sum" && r != "mean" && r != "max" && r != "min")
-    return emitOpError("reduction '") << r << "' is not one of sum, mean, max, min";
+    return emitOpError("reduction '")
+           << r << "' is not one of sum, mean, max, min";
   // all_reduce_c5
   if (auto wire = getCommDtype()) {
     if (*wire != "bf16" && *wire != "f16")
@@ -510,8 +504,8 @@ LogicalResult AdamUpdateOp::verify() {
     return emitOpError("betas must be in [0, 1), got (")
            << beta1 << ", " << beta2 << ")";
   // adam_update_c4
-  if (failed(checkNonNegative(*this, "epsilon",
-                              getEpsilon().convertToDouble())) ||
+  if (failed(
+          checkNonNegative(*this, "epsilon", getEpsilon().convertToDouble())) ||
       failed(checkNonNegative(*this, "weight_decay",
                               getWeightDecay().convertToDouble())))
     return failure();
@@ -540,12 +534,11 @@ LogicalResult LrScheduleOp::verify() {
       failed(checkNonNegative(*this, "warmup_steps", warmupSteps)))
     return failure();
   // lr_schedule_c4
-  if (schedule == "warmup_cosine" &&
-      (decaySteps <= warmupSteps || minLr > lr))
+  if (schedule == "warmup_cosine" && (decaySteps <= warmupSteps || minLr > lr))
     return emitOpError("warmup_cosine needs decay_steps > warmup_steps and "
                        "min_lr <= lr, got decay_steps ")
-           << decaySteps << ", warmup_steps " << warmupSteps
-           << ", min_lr " << minLr << ", lr " << lr;
+           << decaySteps << ", warmup_steps " << warmupSteps << ", min_lr "
+           << minLr << ", lr " << lr;
   return success();
 }
 
@@ -557,15 +550,14 @@ LogicalResult FusionOp::verify() {
   Block &body = getBody().front();
   // fusion_c1: one block argument per input, of the input's type.
   if (body.getNumArguments() != getInputs().size())
-    return emitOpError("has ") << getInputs().size() << " inputs but its body "
-                               << "has " << body.getNumArguments()
-                               << " arguments";
-  for (auto [i, input, arg] :
-       llvm::enumerate(getInputs(), body.getArguments()))
+    return emitOpError("has ")
+           << getInputs().size() << " inputs but its body "
+           << "has " << body.getNumArguments() << " arguments";
+  for (auto [i, input, arg] : llvm::enumerate(getInputs(), body.getArguments()))
     if (input.getType() != arg.getType())
-      return emitOpError("input #") << i << " has type " << input.getType()
-                                    << " but its block argument has type "
-                                    << arg.getType();
+      return emitOpError("input #")
+             << i << " has type " << input.getType()
+             << " but its block argument has type " << arg.getType();
   // fusion_c2: the yield matches the results.
   auto yield = dyn_cast<YieldOp>(body.getTerminator());
   if (!yield)

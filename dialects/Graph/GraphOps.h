@@ -84,6 +84,11 @@ bool broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs,
 /// True for f16, bf16, f32 and f64.
 bool isFloatTensor(mlir::Type type);
 
+/// Whether `cast` widens one float type to another exactly (bf16 or f16 to
+/// f32 or f64, f32 to f64): every value survives, so narrowing back gives
+/// the original.
+bool isExactWidening(CastOp cast);
+
 /// Elementwise ops that cost many instructions per element (a polynomial,
 /// a division, dropout's hashing): a fused kernel keeps such a value for
 /// a later row phase rather than compute it twice.

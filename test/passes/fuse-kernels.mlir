@@ -259,6 +259,47 @@ func.func @heads_to_rows(%q: tensor<2x3x4x5xf32>, %k: tensor<2x3x4x5xf32>, %v: t
 
 // -----
 
+// Tests the same gradient under mixed precision: each head tensor is bf16,
+// widened after its layout change, and the f32 sum is read by a bias
+// gradient (f32) and narrowed again for the projection's backward matmul.
+// The concat joins the bf16 values through their views (no copy kernel,
+// no cast kernel per operand), the pad stays bf16 and the matmul reads it,
+// and the one widening is fused into the bias gradient's reduction.
+// CHECK-LABEL: func.func @heads_to_rows_bf16(
+// CHECK-SAME: %[[Q:[^:]*]]: tensor<2x3x4x5xbf16>, %[[K:[^:]*]]: tensor<2x3x4x5xbf16>, %[[V:[^:]*]]: tensor<2x3x4x5xbf16>
+// CHECK: %[[C:.*]] = sgraph.fusion "k{{[0-9]+}}" kind = "special"(%[[Q]], %[[K]], %[[V]])
+// CHECK-COUNT-6: sgraph.{{transpose|reshape}} {{.*}}sinter.fusion = "k{{[0-9]+}}: the concat reads through this view, no copy"
+// CHECK: sgraph.concat {{.*}} -> tensor<2x4x45xbf16>
+// CHECK: %[[P:.*]]:2 = sgraph.fusion "k{{[0-9]+}}" kind = "reduction"(%[[C]])
+// CHECK:   sgraph.pad {{.*}} -> tensor<2x4x49xbf16>
+// CHECK:   sgraph.cast {{.*}} to tensor<2x4x49xf32>
+// CHECK:   sgraph.reduce_sum
+// CHECK: sgraph.matmul %[[P]]#0, %{{.*}} : (tensor<2x4x49xbf16>, tensor<49x7xbf16>)
+// CHECK-NOT: sgraph.cast
+// CHECK: return
+func.func @heads_to_rows_bf16(%q: tensor<2x3x4x5xbf16>, %k: tensor<2x3x4x5xbf16>, %v: tensor<2x3x4x5xbf16>, %w: tensor<49x7xbf16>) -> (tensor<49xf32>, tensor<2x4x7xbf16>) {
+  %qt = sgraph.transpose %q permutation = [0, 2, 1, 3] : (tensor<2x3x4x5xbf16>) -> tensor<2x4x3x5xbf16>
+  %kt = sgraph.transpose %k permutation = [0, 2, 1, 3] : (tensor<2x3x4x5xbf16>) -> tensor<2x4x3x5xbf16>
+  %vt = sgraph.transpose %v permutation = [0, 2, 1, 3] : (tensor<2x3x4x5xbf16>) -> tensor<2x4x3x5xbf16>
+  %qr = sgraph.reshape %qt : tensor<2x4x3x5xbf16> to tensor<2x4x15xbf16>
+  %kr = sgraph.reshape %kt : tensor<2x4x3x5xbf16> to tensor<2x4x15xbf16>
+  %vr = sgraph.reshape %vt : tensor<2x4x3x5xbf16> to tensor<2x4x15xbf16>
+  %qw = sgraph.cast %qr : tensor<2x4x15xbf16> to tensor<2x4x15xf32>
+  %kw = sgraph.cast %kr : tensor<2x4x15xbf16> to tensor<2x4x15xf32>
+  %vw = sgraph.cast %vr : tensor<2x4x15xbf16> to tensor<2x4x15xf32>
+  %qp = sgraph.pad %qw {low = array<i64: 0, 0, 2>, high = array<i64: 0, 0, 32>} : (tensor<2x4x15xf32>) -> tensor<2x4x49xf32>
+  %kp = sgraph.pad %kw {low = array<i64: 0, 0, 17>, high = array<i64: 0, 0, 17>} : (tensor<2x4x15xf32>) -> tensor<2x4x49xf32>
+  %vp = sgraph.pad %vw {low = array<i64: 0, 0, 32>, high = array<i64: 0, 0, 2>} : (tensor<2x4x15xf32>) -> tensor<2x4x49xf32>
+  %s1 = sgraph.add %qp, %kp : (tensor<2x4x49xf32>, tensor<2x4x49xf32>) -> tensor<2x4x49xf32>
+  %s = sgraph.add %s1, %vp : (tensor<2x4x49xf32>, tensor<2x4x49xf32>) -> tensor<2x4x49xf32>
+  %db = sgraph.reduce_sum %s axes = [0, 1] : (tensor<2x4x49xf32>) -> tensor<49xf32>
+  %n = sgraph.cast %s : tensor<2x4x49xf32> to tensor<2x4x49xbf16>
+  %dx = sgraph.matmul %n, %w : (tensor<2x4x49xbf16>, tensor<49x7xbf16>) -> tensor<2x4x7xbf16>
+  return %db, %dx : tensor<49xf32>, tensor<2x4x7xbf16>
+}
+
+// -----
+
 // Tests that a matmul's epilogue (a splat scale, then a bias along the last
 // dimension, then an activation) joins the matmul in a "matmul" region the
 // matmul library runs in one call, while an epilogue whose input is also
