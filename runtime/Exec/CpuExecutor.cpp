@@ -144,6 +144,7 @@ CpuExecutor::create(StepProgram program, const SinterKernelFn *kernels,
   for (Profile *p : {&ex->prof, &ex->firstRun, &ex->current}) {
     p->perKernelSeconds.assign(prog.kernels.size(), 0);
     p->perKernelCalls.assign(prog.kernels.size(), 0);
+    p->perMatmulSeconds.assign(prog.steps.size(), 0);
   }
   return ex;
 }
@@ -239,6 +240,7 @@ absl::Status CpuExecutor::run() {
       break;
     case sabi::Step::kMatmul:
       current.matmulSeconds += seconds;
+      current.perMatmulSeconds[i] += seconds;
       break;
     case sabi::Step::kCopy:
       current.copySeconds += seconds;
@@ -323,12 +325,15 @@ void CpuExecutor::finishProfiledRun(double seconds) {
     into.perKernelSeconds[k] += current.perKernelSeconds[k];
     into.perKernelCalls[k] += current.perKernelCalls[k];
   }
+  for (size_t i = 0; i < current.perMatmulSeconds.size(); ++i)
+    into.perMatmulSeconds[i] += current.perMatmulSeconds[i];
   if (first)
     prof.firstRunSeconds = firstRun.firstRunSeconds = seconds;
   size_t n = current.perKernelSeconds.size();
   current = Profile();
   current.perKernelSeconds.assign(n, 0);
   current.perKernelCalls.assign(n, 0);
+  current.perMatmulSeconds.assign(prog.steps.size(), 0);
 }
 
 //===----------------------------------------------------------------------===//
@@ -416,13 +421,31 @@ std::string CpuExecutor::formatProfile(int topKernels) const {
     out += "  (the first run only: it includes touching fresh memory)\n";
   double other = p.totalSeconds - p.matmulSeconds - p.kernelSeconds -
                  p.copySeconds - p.collectiveSeconds;
+  // Each matmul's FLOPs (2 M N K per batch), for its rate.
+  std::vector<double> flops(prog.steps.size(), 0);
+  double matmulFlops = 0;
+  for (size_t i = 0; i < prog.steps.size(); ++i)
+    if (prog.steps[i].kind == sabi::Step::kMatmul)
+      if (auto g = analyzeMatmul(prog.matmulDesc(prog.steps[i].matmul));
+          g.ok()) {
+        flops[i] = 2.0 * g->m * g->n * g->k * g->batchCount;
+        matmulFlops += flops[i];
+      }
+  auto gflops = [](double f, double seconds) {
+    return seconds > 0 ? f / seconds * 1e-9 : 0.0;
+  };
   for (auto [name, s] : {std::pair{"matmul", p.matmulSeconds},
                          {"kernels", p.kernelSeconds},
                          {"copies", p.copySeconds},
                          {"comm wait", p.collectiveSeconds},
-                         {"overhead", std::max(other, 0.0)}})
-    out += absl::StrFormat("  %-9s %10.3f ms/run %6.2f%%\n", name, s * perRun,
+                         {"overhead", std::max(other, 0.0)}}) {
+    out += absl::StrFormat("  %-9s %10.3f ms/run %6.2f%%", name, s * perRun,
                            pct(s));
+    if (std::string_view(name) == "matmul")
+      out += absl::StrFormat(" %7.1f GFLOP/s",
+                             gflops(matmulFlops * p.runs, p.matmulSeconds));
+    out += "\n";
+  }
   out += absl::StrFormat("  outside matmuls: %.2f%%\n",
                          pct(p.totalSeconds - p.matmulSeconds));
   std::vector<size_t> order(p.perKernelSeconds.size());
@@ -441,6 +464,40 @@ std::string CpuExecutor::formatProfile(int topKernels) const {
         "    %-40s %10.3f ms/run %6.2f%% %7.1f GB/s (extent %d)\n",
         prog.kernels[k].name, p.perKernelSeconds[k] * perRun,
         pct(p.perKernelSeconds[k]), gbs, prog.kernels[k].extent);
+  }
+  std::vector<size_t> steps;
+  for (size_t i = 0; i < p.perMatmulSeconds.size(); ++i)
+    if (prog.steps[i].kind == sabi::Step::kMatmul)
+      steps.push_back(i);
+  std::stable_sort(steps.begin(), steps.end(), [&](size_t a, size_t b) {
+    return p.perMatmulSeconds[a] > p.perMatmulSeconds[b];
+  });
+  if (steps.size() > static_cast<size_t>(topKernels))
+    steps.resize(topKernels);
+  if (!steps.empty())
+    out += "  top matmuls:\n";
+  for (size_t i : steps) {
+    const Step &step = prog.steps[i];
+    MatmulDesc d = prog.matmulDesc(step.matmul);
+    // As stored: "48 x 256x64 * 256x64^T" is a batch of 48 products of a
+    // 256x64 lhs and the transpose of a 256x64 rhs.
+    auto last2 = [](const std::vector<int64_t> &shape, bool transposed) {
+      size_t r = shape.size();
+      return absl::StrFormat("%dx%d%s", shape[r - 2], shape[r - 1],
+                             transposed ? "^T" : "");
+    };
+    std::string shape = last2(d.lhsShape, d.transposeLhs) + " * " +
+                        last2(d.rhsShape, d.transposeRhs);
+    if (auto g = analyzeMatmul(d); g.ok() && g->batchCount > 1)
+      shape = absl::StrFormat("%d x %s", g->batchCount, shape);
+    std::string where;
+    if (!step.origins.empty() && !step.origins.front().layer.empty())
+      where = "  " + step.origins.front().layer;
+    out += absl::StrFormat(
+        "    step %-4d %-28s %-4s %10.3f ms/run %6.2f%% %7.1f GFLOP/s%s\n", i,
+        shape, std::string(sabi::dtypeName(d.dtype)),
+        p.perMatmulSeconds[i] * perRun, pct(p.perMatmulSeconds[i]),
+        gflops(flops[i] * p.runs, p.perMatmulSeconds[i]), where);
   }
   return out;
 }

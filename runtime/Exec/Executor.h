@@ -85,6 +85,8 @@ struct Profile {
   double collectiveSeconds = 0;
   std::vector<double> perKernelSeconds; // by kernel index
   std::vector<int64_t> perKernelCalls;
+  /// By step index; only matmul steps' entries are non-zero.
+  std::vector<double> perMatmulSeconds;
 };
 
 /// Runs a program's collectives (data parallelism): start() hands one over

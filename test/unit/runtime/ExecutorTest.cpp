@@ -231,6 +231,17 @@ TEST(ExecutorTest, ComputesTheProgram) {
   EXPECT_NE(profile.find("scale"), std::string::npos) << profile;
   EXPECT_EQ(ex->profile().runs, 1);
   EXPECT_EQ(ex->profile().perKernelCalls[0], 1);
+  // The matmul step's own row: its index, its shapes as stored (2x3 times
+  // 3x4), its type and its rate; only step 1 has matmul time.
+  EXPECT_NE(profile.find("top matmuls:\n    step 1    2x3 * 3x4"),
+            std::string::npos)
+      << profile;
+  EXPECT_NE(profile.find("f32"), std::string::npos) << profile;
+  EXPECT_NE(profile.find("GFLOP/s"), std::string::npos) << profile;
+  const std::vector<double> &perMatmul = ex->profile().perMatmulSeconds;
+  ASSERT_EQ(perMatmul.size(), 5u);
+  EXPECT_GT(perMatmul[1], 0);
+  EXPECT_EQ(perMatmul[0] + perMatmul[2] + perMatmul[3] + perMatmul[4], 0);
 }
 
 TEST(ExecutorTest, ProfileLeavesOutTheFirstRun) {
