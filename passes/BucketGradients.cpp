@@ -12,7 +12,14 @@
 //   2. Walking the gradients in that order, a bucket takes gradients of its
 //      element type and reduction until it holds the cap (the first bucket's
 //      cap is `first-bucket-bytes`); then the next bucket opens.
-//   3. Each bucket becomes one variadic all_reduce right after the op that
+//   3. With `last-bucket-bytes`, the gradients written last (of the last
+//      one's kind, up to that many bytes) are set aside first as the last
+//      bucket: a collective can only start once its last gradient is
+//      written, so whatever the final bucket holds is communication that
+//      nothing overlaps. Without it the final bucket is whatever remains
+//      (char-GPT: 12 MB); with it, that remainder starts before the
+//      backward pass's last matmuls and only the small tail is exposed.
+//   4. Each bucket becomes one variadic all_reduce right after the op that
 //      writes its last gradient; its results replace the old ones.
 //
 // The buckets' order is the block's, fixed at compile time, so every rank
@@ -53,8 +60,8 @@ std::string withCommas(int64_t n) {
 }
 
 struct Gradient {
-  Value value;      // the all-reduce's operand
-  Value result;     // its old result
+  Value value;  // the all-reduce's operand
+  Value result; // its old result
   StringRef reduction;
   StringAttr commDtype; // null: as the values are
   Type element;
@@ -64,7 +71,7 @@ struct Gradient {
 };
 
 void bucketFunction(func::FuncOp fn, int64_t bucketBytes,
-                    int64_t firstBucketBytes) {
+                    int64_t firstBucketBytes, int64_t lastBucketBytes) {
   Block &body = fn.getBody().front();
   llvm::DenseMap<Operation *, int64_t> position;
   int64_t index = 0;
@@ -95,10 +102,9 @@ void bucketFunction(func::FuncOp fn, int64_t bucketBytes,
   // bucket-bytes=0: every gradient is a bucket of its own.
   if (bucketBytes <= 0)
     bucketBytes = firstBucketBytes = 0;
-  std::stable_sort(grads.begin(), grads.end(),
-                   [](const Gradient &a, const Gradient &b) {
-                     return a.ready < b.ready;
-                   });
+  std::stable_sort(
+      grads.begin(), grads.end(),
+      [](const Gradient &a, const Gradient &b) { return a.ready < b.ready; });
 
   // Buckets of consecutive ready gradients with one element type and
   // reduction; a gradient of another kind goes to the open bucket of its
@@ -109,14 +115,34 @@ void bucketFunction(func::FuncOp fn, int64_t bucketBytes,
     int64_t cap = 0;
   };
   SmallVector<Bucket> closed;
+  auto keyOf = [](const Gradient &g) {
+    return std::make_tuple(g.element, g.reduction, g.commDtype);
+  };
+  // The last bucket, taken from the end: consecutive gradients of the last
+  // one's kind until it holds lastBucketBytes; none when that would be
+  // every gradient (one bucket is all there is to send).
+  Bucket tail;
+  size_t tailStart = grads.size();
+  if (bucketBytes > 0 && lastBucketBytes > 0) {
+    for (size_t i = grads.size(); i-- > 0 && tail.bytes < lastBucketBytes;) {
+      if (keyOf(grads[i]) != keyOf(grads.back()))
+        break;
+      tail.bytes += grads[i].bytes;
+      tailStart = i;
+    }
+    if (tailStart == 0)
+      tailStart = grads.size();
+    for (size_t i = tailStart; i < grads.size(); ++i)
+      tail.grads.push_back(&grads[i]);
+  }
   llvm::MapVector<std::tuple<Type, StringRef, StringAttr>, Bucket> open;
-  for (Gradient &g : grads) {
-    auto key = std::make_tuple(g.element, g.reduction, g.commDtype);
+  for (Gradient &g : MutableArrayRef<Gradient>(grads).take_front(tailStart)) {
+    auto key = keyOf(g);
     auto [it, inserted] = open.try_emplace(key);
     Bucket &bucket = it->second;
     if (inserted)
-      bucket.cap = closed.empty() && open.size() == 1 ? firstBucketBytes
-                                                      : bucketBytes;
+      bucket.cap =
+          closed.empty() && open.size() == 1 ? firstBucketBytes : bucketBytes;
     bucket.grads.push_back(&g);
     bucket.bytes += g.bytes;
     if (bucket.bytes >= bucket.cap) {
@@ -126,6 +152,8 @@ void bucketFunction(func::FuncOp fn, int64_t bucketBytes,
   }
   for (auto &entry : open)
     closed.push_back(std::move(entry.second));
+  if (!tail.grads.empty())
+    closed.push_back(std::move(tail));
   // In the order their last gradient is ready: the order they run in.
   auto lastReady = [](const Bucket &b) { return b.grads.back()->ready; };
   std::stable_sort(closed.begin(), closed.end(),
@@ -144,9 +172,8 @@ void bucketFunction(func::FuncOp fn, int64_t bucketBytes,
     for (Gradient *g : bucket.grads)
       operands.push_back(g->value);
     Location loc = last.value.getLoc();
-    auto ar = b.create<AllReduceOp>(loc, operands,
-                                    b.getStringAttr(last.reduction),
-                                    last.commDtype);
+    auto ar = b.create<AllReduceOp>(
+        loc, operands, b.getStringAttr(last.reduction), last.commDtype);
     // Named by the kernel that writes it (a reshape only views it).
     Operation *writer = last.writer;
     while (auto reshape = dyn_cast_or_null<ReshapeOp>(writer))
@@ -154,9 +181,9 @@ void bucketFunction(func::FuncOp fn, int64_t bucketBytes,
     std::string ready = "the start";
     if (auto fusion = dyn_cast_or_null<FusionOp>(writer))
       ready = fusion.getSymName().str();
-    else if (auto why = writer ? writer->getAttrOfType<StringAttr>(
-                                     "sinter.fusion")
-                               : StringAttr())
+    else if (auto why = writer
+                            ? writer->getAttrOfType<StringAttr>("sinter.fusion")
+                            : StringAttr())
       ready = why.getValue().split(':').first.str(); // "k81: matmul ..."
     else if (writer)
       ready = writer->getName().stripDialect().str();
@@ -180,7 +207,7 @@ public:
   void runOnOperation() override {
     for (auto fn : getOperation().getOps<func::FuncOp>())
       if (!fn.isExternal() && fn.getBody().hasOneBlock())
-        bucketFunction(fn, bucketBytes, firstBucketBytes);
+        bucketFunction(fn, bucketBytes, firstBucketBytes, lastBucketBytes);
   }
 };
 

@@ -236,7 +236,10 @@ def BucketGradientsPass : Pass<"sinter-bucket-gradients", "mlir::ModuleOp"> {
     communication starts early, then buckets of `bucket-bytes`; one element
     type and one reduction per bucket. Each bucket is one variadic
     `sgraph.all_reduce`, placed right after the op that writes its last
-    gradient, and records what it holds:
+    gradient, and records what it holds. With `last-bucket-bytes`, the
+    gradients finished last (up to that many bytes) form a last bucket of
+    their own: only it waits for the end of the backward pass, and the
+    bucket before it overlaps the pass's last kernels:
 
     ```mlir
     %a, %b = sgraph.all_reduce %ga, %gb {reduction = "mean", sinter.bucket =
@@ -257,6 +260,11 @@ def BucketGradientsPass : Pass<"sinter-bucket-gradients", "mlir::ModuleOp"> {
            /*default=*/"1 << 20",
            "The first bucket's size, so that the first collective starts "
            "early in the backward pass">,
+    Option<"lastBucketBytes", "last-bucket-bytes", "int64_t",
+           /*default=*/"0",
+           "The gradients finished last, up to this many bytes, are the "
+           "last bucket of their own, so that the bucket before them "
+           "overlaps the end of the backward pass (0: no such bucket)">,
   ];
   let dependentDialects = ["sinter::sgraph::SGraphDialect"];
 }

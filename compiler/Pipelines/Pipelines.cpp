@@ -112,6 +112,7 @@ void sinter::buildOptimizedPipeline(OpPassManager &pm,
   BucketGradientsPassOptions buckets;
   buckets.bucketBytes = options.bucketBytes;
   buckets.firstBucketBytes = std::min<int64_t>(1 << 20, options.bucketBytes);
+  buckets.lastBucketBytes = buckets.firstBucketBytes;
   pm.addPass(createBucketGradientsPass(buckets));
   // The order the kernels run in (recompute measures memory on it).
   ScheduleKernelsPassOptions schedule;
@@ -187,7 +188,8 @@ struct ScheduledCLOptions : public PassPipelineOptions<ScheduledCLOptions> {
                             llvm::cl::desc("The entry function"),
                             llvm::cl::init("train_step")};
   Option<std::string> role{
-      *this, "role", llvm::cl::desc("The program's role: step, eval or accumulate"),
+      *this, "role",
+      llvm::cl::desc("The program's role: step, eval or accumulate"),
       llvm::cl::init(std::string(sinter::abi::kStepProgram.role))};
   Option<bool> noReuse{*this, "no-reuse",
                        llvm::cl::desc("Give every arena value its own bytes"),

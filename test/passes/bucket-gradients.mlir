@@ -1,6 +1,8 @@
 // RUN: sinter-opt %s --sinter-fuse-kernels --sinter-bucket-gradients="bucket-bytes=300000 first-bucket-bytes=1000" | FileCheck %s
 // RUN: sinter-opt %s --sinter-fuse-kernels --sinter-bucket-gradients="bucket-bytes=0" | FileCheck %s --check-prefix=NONE
 // RUN: sinter-opt %s --sinter-fuse-kernels --sinter-bucket-gradients="bucket-bytes=300000 first-bucket-bytes=1000" --sinter-assign-buffers="entry=three_grads" --sinter-verify-schedule="entry=three_grads" | FileCheck %s --check-prefix=SCHED
+// RUN: sinter-opt %s --sinter-fuse-kernels --sinter-bucket-gradients="bucket-bytes=300000 first-bucket-bytes=1000 last-bucket-bytes=100" | FileCheck %s --check-prefix=LAST
+// RUN: sinter-opt %s --sinter-fuse-kernels --sinter-bucket-gradients="bucket-bytes=300000 first-bucket-bytes=1000 last-bucket-bytes=100000000" | FileCheck %s
 
 // Tests that the gradient all-reduces merge into buckets in the order the
 // gradients are written: a small first bucket (here 1,000 bytes: the first
@@ -28,6 +30,19 @@
 // NONE-NEXT: sgraph.all_reduce {{.*}}"bucket 1: 1 gradient
 // NONE: sgraph.fusion "k2"
 // NONE: sgraph.all_reduce {{.*}}"bucket 2: 1 gradient
+
+// With last-bucket-bytes=100 the gradient written last (256 bytes) is a
+// bucket of its own, so the one before it holds g1 alone and starts right
+// after g1's matmul, while k2 still runs; a last bucket that would take
+// every gradient (last-bucket-bytes=100000000, the second RUN with CHECK)
+// is not made.
+// LAST-LABEL: func.func @three_grads(
+// LAST: sgraph.all_reduce {{.*}}"bucket 0: 1 gradient, 262,144 bytes, ready after k0"
+// LAST: %[[G1:.*]] = sgraph.matmul %arg1, %arg0
+// LAST-NEXT: sgraph.all_reduce %[[G1]] {{.*}}"bucket 1: 1 gradient, 262,144 bytes, ready after k1"
+// LAST-NEXT: %[[G2:.*]] = sgraph.fusion "k2"
+// LAST: sgraph.all_reduce %[[G2]] {{.*}}"bucket 2: 1 gradient, 256 bytes, ready after k2"
+// LAST-NOT: sgraph.all_reduce
 
 // The scheduled program: each bucket is one view of the arena that its
 // gradients' views alias (the kernels write them in place, no copies); its
