@@ -448,13 +448,19 @@ std::string CpuExecutor::formatProfile(int topKernels) const {
   }
   out += absl::StrFormat("  outside matmuls: %.2f%%\n",
                          pct(p.totalSeconds - p.matmulSeconds));
+  // `indices`, slowest first by `seconds`, at most topKernels of them.
+  auto slowest = [&](std::vector<size_t> indices,
+                     const std::vector<double> &seconds) {
+    std::stable_sort(indices.begin(), indices.end(), [&](size_t a, size_t b) {
+      return seconds[a] > seconds[b];
+    });
+    if (indices.size() > static_cast<size_t>(topKernels))
+      indices.resize(topKernels);
+    return indices;
+  };
   std::vector<size_t> order(p.perKernelSeconds.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return p.perKernelSeconds[a] > p.perKernelSeconds[b];
-  });
-  if (order.size() > static_cast<size_t>(topKernels))
-    order.resize(topKernels);
+  order = slowest(std::move(order), p.perKernelSeconds);
   if (!order.empty())
     out += "  top kernels:\n";
   for (size_t k : order) {
@@ -469,11 +475,7 @@ std::string CpuExecutor::formatProfile(int topKernels) const {
   for (size_t i = 0; i < p.perMatmulSeconds.size(); ++i)
     if (prog.steps[i].kind == sabi::Step::kMatmul)
       steps.push_back(i);
-  std::stable_sort(steps.begin(), steps.end(), [&](size_t a, size_t b) {
-    return p.perMatmulSeconds[a] > p.perMatmulSeconds[b];
-  });
-  if (steps.size() > static_cast<size_t>(topKernels))
-    steps.resize(topKernels);
+  steps = slowest(std::move(steps), p.perMatmulSeconds);
   if (!steps.empty())
     out += "  top matmuls:\n";
   for (size_t i : steps) {
