@@ -23,7 +23,9 @@ and any wait for the other rank) after the first two (page faults,
 oneDNN's JIT); DDP's the slower rank's median after its warm-up, also
 timed from one step's start to the next (a barrier first). Reported: every configuration's
 median over rounds, the per-round ratios, the bytes all-reduced per step,
-and the exposed communication, s2x1 - floor, against the all-reduce alone.
+and the exposed communication, s2x1 - floor, against the all-reduce alone,
+and the comm wait of the rank that waits less (--profile), the same
+exposure measured directly.
 With --dropout0 the same on a copy of the model with every dropout at 0
 (PyTorch then uses its fused attention).
 
@@ -65,6 +67,18 @@ def sinter_step_ms(log):
     t = [s["elapsed_seconds"] for s in steps if "elapsed_seconds" in s]
     return 1e3 * statistics.median(
         [b - a for a, b in zip(t[1:], t[2:])])
+
+
+def comm_wait_ms(out):
+    """The smaller of the ranks' `comm wait` in their --profile output: the
+    time a step blocks in the collectives' done() that is not the other
+    rank's slower compute. The direct measure of exposed communication,
+    without the subtraction of two noisy step times."""
+    waits = [float(w) for w in
+             re.findall(r"comm wait\s+([0-9.]+) ms/run", out)]
+    if len(waits) != 2:
+        sys.exit(f"expected 2 ranks' 'comm wait' lines, got {len(waits)}")
+    return min(waits)
 
 
 def main():
@@ -118,7 +132,9 @@ def main():
         [VENV_PYTHON, "-c", "import torch"], capture_output=True).returncode == 0
 
     steps = a.steps + 2
-    common = [f"--steps={steps}", f"--data={data}", "--quiet"]
+    # --profile on every Sinter run alike (a clock read per step), for the
+    # collectives' wait it reports.
+    common = [f"--steps={steps}", f"--data={data}", "--quiet", "--profile"]
     configs = {
         "s1x2": lambda log: run([whole, "--threads=2",
                                  f"--log-jsonl={log}"] + common),
@@ -151,6 +167,7 @@ def main():
              f"--dropout={dropout}", "--comm=bf16"], env=env)
     names = list(configs)
     results = {n: [] for n in names}
+    waits = {"s2x1": [], "s2x1bf16": []}
     loads = []
     for r in range(a.rounds):
         order = names[r % len(names):] + names[:r % len(names)]
@@ -166,6 +183,8 @@ def main():
                 ms = json.loads(out.strip().splitlines()[-1])["ddp_step_ms"]
             else:
                 ms = sinter_step_ms(log)
+            if n in waits:
+                waits[n].append(comm_wait_ms(out))
             results[n].append(ms)
             print(f"round {r + 1} {n}: {ms:.1f} ms (load {loads[-1]})",
                   flush=True)
@@ -189,6 +208,8 @@ def main():
         "s2x1bf16_over_s1x2": ratio("s2x1bf16", "s1x2"),
         "exposed_bf16_ms": statistics.median(
             [s - f for s, f in zip(results["s2x1bf16"], results["floor"])]),
+        "comm_wait_ms": {n: statistics.median(v) for n, v in waits.items()},
+        "per_round_comm_wait_ms": waits,
     }
     if "ddp" in results:
         report["ddp_over_s2x1"] = ratio("ddp", "s2x1")
@@ -206,6 +227,11 @@ def main():
     print(f"exposed communication (2x1 - floor): {report['exposed_ms']:.1f} "
           f"ms = {report['exposed_over_allreduce']:.2f} x the all-reduce "
           f"alone ({med['ar']:.1f} ms)")
+    print("comm wait of the rank that waits less (--profile; the other also "
+          "waits out the ranks' compute difference): "
+          f"{report['comm_wait_ms']['s2x1']:.1f} ms per step (rounds: "
+          + ", ".join(f"{w:.1f}" for w in waits["s2x1"]) + "), bf16 "
+          f"gradients {report['comm_wait_ms']['s2x1bf16']:.1f} ms")
     print(f"gradients as bf16: 2x1 / 1x2 {report['s2x1bf16_over_s1x2']:.3f}, "
           f"exposed communication {report['exposed_bf16_ms']:.1f} ms")
     if "ddp" in results:
