@@ -421,31 +421,33 @@ std::string CpuExecutor::formatProfile(int topKernels) const {
     out += "  (the first run only: it includes touching fresh memory)\n";
   double other = p.totalSeconds - p.matmulSeconds - p.kernelSeconds -
                  p.copySeconds - p.collectiveSeconds;
-  // Each matmul's FLOPs (2 M N K per batch), for its rate.
+  // Each matmul's FLOPs (2 M N K per product) and products, for its rate
+  // and its row.
   std::vector<double> flops(prog.steps.size(), 0);
+  std::vector<int64_t> batches(prog.steps.size(), 1);
   double matmulFlops = 0;
   for (size_t i = 0; i < prog.steps.size(); ++i)
     if (prog.steps[i].kind == sabi::Step::kMatmul)
       if (auto g = analyzeMatmul(prog.matmulDesc(prog.steps[i].matmul));
           g.ok()) {
         flops[i] = 2.0 * g->m * g->n * g->k * g->batchCount;
+        batches[i] = g->batchCount;
         matmulFlops += flops[i];
       }
   auto gflops = [](double f, double seconds) {
     return seconds > 0 ? f / seconds * 1e-9 : 0.0;
   };
-  for (auto [name, s] : {std::pair{"matmul", p.matmulSeconds},
-                         {"kernels", p.kernelSeconds},
-                         {"copies", p.copySeconds},
-                         {"comm wait", p.collectiveSeconds},
-                         {"overhead", std::max(other, 0.0)}}) {
-    out += absl::StrFormat("  %-9s %10.3f ms/run %6.2f%%", name, s * perRun,
-                           pct(s));
-    if (std::string_view(name) == "matmul")
-      out += absl::StrFormat(" %7.1f GFLOP/s",
-                             gflops(matmulFlops * p.runs, p.matmulSeconds));
-    out += "\n";
-  }
+  std::string matmulRate = absl::StrFormat(
+      " %7.1f GFLOP/s", gflops(matmulFlops * p.runs, p.matmulSeconds));
+  for (auto [name, s, rate] :
+       {std::tuple<const char *, double, std::string_view>{
+            "matmul", p.matmulSeconds, matmulRate},
+        {"kernels", p.kernelSeconds, ""},
+        {"copies", p.copySeconds, ""},
+        {"comm wait", p.collectiveSeconds, ""},
+        {"overhead", std::max(other, 0.0), ""}})
+    out += absl::StrFormat("  %-9s %10.3f ms/run %6.2f%%%s\n", name, s * perRun,
+                           pct(s), rate);
   out += absl::StrFormat("  outside matmuls: %.2f%%\n",
                          pct(p.totalSeconds - p.matmulSeconds));
   // `indices`, slowest first by `seconds`, at most topKernels of them.
@@ -490,8 +492,8 @@ std::string CpuExecutor::formatProfile(int topKernels) const {
     };
     std::string shape = last2(d.lhsShape, d.transposeLhs) + " * " +
                         last2(d.rhsShape, d.transposeRhs);
-    if (auto g = analyzeMatmul(d); g.ok() && g->batchCount > 1)
-      shape = absl::StrFormat("%d x %s", g->batchCount, shape);
+    if (batches[i] > 1)
+      shape = absl::StrFormat("%d x %s", batches[i], shape);
     std::string where;
     if (!step.origins.empty() && !step.origins.front().layer.empty())
       where = "  " + step.origins.front().layer;
