@@ -24,7 +24,11 @@
 #      the CUDA binary there, loss curves compared by loss_curves.py;
 #   3. speed: GPT-2 124M, bf16 mixed precision, batch 16 x 1024, Sinter's
 #      raw steps against PyTorch's torch.compile + autocast on the same GPU
-#      (scripts/gpu/torch_gpt2.py).
+#      (scripts/gpu/torch_gpt2.py); then the same steps enqueued one by
+#      one with --profile, every kernel and matmul timed by events;
+#   4. a checked run: char-GPT at a learning rate that diverges must stop
+#      with the op where the values went non-finite, found by re-running
+#      the steps with --check-numerics's scans on the GPU.
 #
 # The binaries' Debian libraries (oneDNN, Abseil, protobuf, Gloo, ...) go in
 # DIR/lib.tgz and are put on LD_LIBRARY_PATH for Sinter's binaries only;
@@ -175,12 +179,27 @@ print("inputs:", {k: v.shape for k, v in tensors.items()})
 PY
   "${sinter_env[@]}" timeout 300 "$dir/gpt2-cuda" --inputs="$out/gpt2-in.safetensors" \
     --outputs="$out/gpt2-out.safetensors" --steps=10 --profile || failed=1
-  echo "-- the same steps enqueued one by one (SINTER_CUDA_GRAPHS=0)"
+  echo "-- the same steps enqueued one by one (SINTER_CUDA_GRAPHS=0): every kernel and matmul timed by events"
   SINTER_CUDA_GRAPHS=0 "${sinter_env[@]}" timeout 300 "$dir/gpt2-cuda" \
     --inputs="$out/gpt2-in.safetensors" --outputs="$out/gpt2-out-nograph.safetensors" \
     --steps=10 --profile || failed=1
   timeout 300 "$python" "$root/scripts/gpu/torch_gpt2.py" --batch=16 --steps=10 \
     --mode=compile || echo "(the PyTorch peer failed)"
+
+  echo "== 4. a checked run: char-GPT at a learning rate that diverges"
+  # On the CPU (docs/Runtime.md) the loss is NaN at step 5 and the checked
+  # re-run names the scores matmul of transformer.h.0.attn; on the GPU the
+  # step may differ, the diagnosis must come (exit 1, the op named).
+  local checked
+  checked=$("${sinter_env[@]}" timeout 240 "$dir/chargpt-cuda" --steps=40 \
+    --lr=1e6 --data="$root/examples/data/chargpt" --quiet 2>&1)
+  local rc=$?
+  echo "$checked"
+  if [ $rc != 1 ] || ! grep -q "the first non-finite value" <<<"$checked" \
+      || ! grep -q "of layer '" <<<"$checked"; then
+    echo "the checked run did not name where the values went non-finite (exit $rc)"
+    failed=1
+  fi
 
   echo "== gpu-check: $((SECONDS - t0)) s, $([ $failed = 0 ] && echo PASS || echo FAIL)"
   return $failed

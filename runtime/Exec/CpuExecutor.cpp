@@ -141,11 +141,6 @@ CpuExecutor::create(StepProgram program, const SinterKernelFn *kernels,
           absl::StrFormat("step %d (matmul): %s", i, bound.status().message()));
     ex->matmuls[i] = std::move(*bound);
   }
-  for (Profile *p : {&ex->prof, &ex->firstRun, &ex->current}) {
-    p->perKernelSeconds.assign(prog.kernels.size(), 0);
-    p->perKernelCalls.assign(prog.kernels.size(), 0);
-    p->perMatmulSeconds.assign(prog.steps.size(), 0);
-  }
   return ex;
 }
 
@@ -187,12 +182,14 @@ absl::Status CpuExecutor::run() {
     runStart = Clock::now();
   if (checkNumerics)
     numericsLog.steps.clear();
-  std::vector<int64_t> reads, writes;
-  StepScan scan;
+  StepScanner scanner;
+  const StepScanner::View view = [this](int64_t id) -> const void * {
+    return bufferData(id);
+  };
   for (size_t i = 0; i < prog.steps.size(); ++i) {
     const Step &step = prog.steps[i];
     if (checkNumerics)
-      scanStep(static_cast<int64_t>(i), /*before=*/true, reads, writes, scan);
+      scanner.before(prog, static_cast<int64_t>(i), view);
     Clock::time_point start;
     if (profiling)
       start = Clock::now();
@@ -228,112 +225,14 @@ absl::Status CpuExecutor::run() {
     }
     }
     if (checkNumerics)
-      scanStep(static_cast<int64_t>(i), /*before=*/false, reads, writes, scan);
+      scanner.after(prog, view, numericsLog);
     if (!profiling)
       continue;
-    double seconds = secondsSince(start);
-    switch (step.kind) {
-    case sabi::Step::kKernel:
-      current.kernelSeconds += seconds;
-      current.perKernelSeconds[step.kernel] += seconds;
-      ++current.perKernelCalls[step.kernel];
-      break;
-    case sabi::Step::kMatmul:
-      current.matmulSeconds += seconds;
-      current.perMatmulSeconds[i] += seconds;
-      break;
-    case sabi::Step::kCopy:
-      current.copySeconds += seconds;
-      break;
-    case sabi::Step::kStart:
-    case sabi::Step::kDone:
-      current.collectiveSeconds += seconds;
-      break;
-    }
+    recorder.addStep(prog, static_cast<int64_t>(i), secondsSince(start));
   }
   if (profiling)
-    finishProfiledRun(secondsSince(runStart));
+    recorder.finishRun(secondsSince(runStart));
   return absl::OkStatus();
-}
-
-void CpuExecutor::scanStep(int64_t index, bool before,
-                           std::vector<int64_t> &reads,
-                           std::vector<int64_t> &writes, StepScan &scan) {
-  // A healthy step costs one vectorized exponent test per buffer; ranges
-  // and counts are computed only for a step that is recorded. A read the
-  // step overwrites in place is scanned in full before it runs, while its
-  // values are still there.
-  auto overlapsWrite = [&](int64_t id) {
-    const Buffer &r = prog.buffers[id];
-    for (int64_t w : writes) {
-      const Buffer &b = prog.buffers[w];
-      if (b.slab == r.slab && b.offset < r.offset + r.bytes &&
-          r.offset < b.offset + b.bytes)
-        return true;
-    }
-    return false;
-  };
-  BufferScan b;
-  if (before) {
-    prog.stepBuffers(index, reads, writes);
-    scan.step = index;
-    scan.reads.clear();
-    scan.writes.clear();
-    stepFinite = true;
-    for (int64_t id : reads) {
-      bool finite = allFinite(prog, id, bufferData(id));
-      stepFinite &= finite;
-      if ((!finite || overlapsWrite(id)) &&
-          scanBuffer(prog, id, bufferData(id), b))
-        scan.reads.push_back(b);
-    }
-    return;
-  }
-  for (int64_t id : writes)
-    stepFinite &= allFinite(prog, id, bufferData(id));
-  if (stepFinite)
-    return;
-  // Recorded: every float read and write in full, reads in step order.
-  std::vector<BufferScan> scanned = std::move(scan.reads);
-  scan.reads.clear();
-  for (int64_t id : reads) {
-    auto it = std::find_if(scanned.begin(), scanned.end(),
-                           [&](const BufferScan &s) { return s.buffer == id; });
-    if (it != scanned.end())
-      scan.reads.push_back(*it);
-    else if (scanBuffer(prog, id, bufferData(id), b))
-      scan.reads.push_back(b);
-  }
-  for (int64_t id : writes)
-    if (scanBuffer(prog, id, bufferData(id), b))
-      scan.writes.push_back(b);
-  numericsLog.steps.push_back(scan);
-}
-
-void CpuExecutor::finishProfiledRun(double seconds) {
-  current.totalSeconds = seconds;
-  current.runs = 1;
-  bool first = firstRun.runs == 0;
-  Profile &into = first ? firstRun : prof;
-  into.runs += current.runs;
-  into.totalSeconds += current.totalSeconds;
-  into.kernelSeconds += current.kernelSeconds;
-  into.matmulSeconds += current.matmulSeconds;
-  into.copySeconds += current.copySeconds;
-  into.collectiveSeconds += current.collectiveSeconds;
-  for (size_t k = 0; k < current.perKernelSeconds.size(); ++k) {
-    into.perKernelSeconds[k] += current.perKernelSeconds[k];
-    into.perKernelCalls[k] += current.perKernelCalls[k];
-  }
-  for (size_t i = 0; i < current.perMatmulSeconds.size(); ++i)
-    into.perMatmulSeconds[i] += current.perMatmulSeconds[i];
-  if (first)
-    prof.firstRunSeconds = firstRun.firstRunSeconds = seconds;
-  size_t n = current.perKernelSeconds.size();
-  current = Profile();
-  current.perKernelSeconds.assign(n, 0);
-  current.perKernelCalls.assign(n, 0);
-  current.perMatmulSeconds.assign(prog.steps.size(), 0);
 }
 
 //===----------------------------------------------------------------------===//
@@ -403,105 +302,7 @@ absl::Status CpuExecutor::setHyper(std::string_view name, double value) {
 //===----------------------------------------------------------------------===//
 
 std::string CpuExecutor::formatProfile(int topKernels) const {
-  const Profile &p = profile();
-  if (p.runs == 0)
-    return "profile: no runs recorded\n";
-  double perRun = 1e3 / static_cast<double>(p.runs);
-  auto pct = [&](double s) {
-    return p.totalSeconds > 0 ? 100.0 * s / p.totalSeconds : 0.0;
-  };
-  std::string out =
-      absl::StrFormat("profile: %d runs, %d threads, %.3f ms/run\n", p.runs,
-                      numThreads, p.totalSeconds * perRun);
-  if (&p == &prof)
-    out += absl::StrFormat("  (after the first run, which took %.3f ms and "
-                           "is left out: it touches fresh memory)\n",
-                           p.firstRunSeconds * 1e3);
-  else
-    out += "  (the first run only: it includes touching fresh memory)\n";
-  double other = p.totalSeconds - p.matmulSeconds - p.kernelSeconds -
-                 p.copySeconds - p.collectiveSeconds;
-  // Each matmul's FLOPs (2 M N K per product) and products, for its rate
-  // and its row.
-  std::vector<double> flops(prog.steps.size(), 0);
-  std::vector<int64_t> batches(prog.steps.size(), 1);
-  double matmulFlops = 0;
-  for (size_t i = 0; i < prog.steps.size(); ++i)
-    if (prog.steps[i].kind == sabi::Step::kMatmul)
-      if (auto g = analyzeMatmul(prog.matmulDesc(prog.steps[i].matmul));
-          g.ok()) {
-        flops[i] = 2.0 * g->m * g->n * g->k * g->batchCount;
-        batches[i] = g->batchCount;
-        matmulFlops += flops[i];
-      }
-  auto gflops = [](double f, double seconds) {
-    return seconds > 0 ? f / seconds * 1e-9 : 0.0;
-  };
-  std::string matmulRate = absl::StrFormat(
-      " %7.1f GFLOP/s", gflops(matmulFlops * p.runs, p.matmulSeconds));
-  for (auto [name, s, rate] :
-       {std::tuple<const char *, double, std::string_view>{
-            "matmul", p.matmulSeconds, matmulRate},
-        {"kernels", p.kernelSeconds, ""},
-        {"copies", p.copySeconds, ""},
-        {"comm wait", p.collectiveSeconds, ""},
-        {"overhead", std::max(other, 0.0), ""}})
-    out += absl::StrFormat("  %-9s %10.3f ms/run %6.2f%%%s\n", name, s * perRun,
-                           pct(s), rate);
-  out += absl::StrFormat("  outside matmuls: %.2f%%\n",
-                         pct(p.totalSeconds - p.matmulSeconds));
-  // `indices`, slowest first by `seconds`, at most topKernels of them.
-  auto slowest = [&](std::vector<size_t> indices,
-                     const std::vector<double> &seconds) {
-    std::stable_sort(indices.begin(), indices.end(), [&](size_t a, size_t b) {
-      return seconds[a] > seconds[b];
-    });
-    if (indices.size() > static_cast<size_t>(topKernels))
-      indices.resize(topKernels);
-    return indices;
-  };
-  std::vector<size_t> order(p.perKernelSeconds.size());
-  std::iota(order.begin(), order.end(), 0);
-  order = slowest(std::move(order), p.perKernelSeconds);
-  if (!order.empty())
-    out += "  top kernels:\n";
-  for (size_t k : order) {
-    double seconds = p.perKernelSeconds[k] / static_cast<double>(p.runs);
-    double gbs = seconds > 0 ? prog.kernels[k].bytes / seconds * 1e-9 : 0.0;
-    out += absl::StrFormat(
-        "    %-40s %10.3f ms/run %6.2f%% %7.1f GB/s (extent %d)\n",
-        prog.kernels[k].name, p.perKernelSeconds[k] * perRun,
-        pct(p.perKernelSeconds[k]), gbs, prog.kernels[k].extent);
-  }
-  std::vector<size_t> steps;
-  for (size_t i = 0; i < p.perMatmulSeconds.size(); ++i)
-    if (prog.steps[i].kind == sabi::Step::kMatmul)
-      steps.push_back(i);
-  steps = slowest(std::move(steps), p.perMatmulSeconds);
-  if (!steps.empty())
-    out += "  top matmuls:\n";
-  for (size_t i : steps) {
-    const Step &step = prog.steps[i];
-    MatmulDesc d = prog.matmulDesc(step.matmul);
-    // As stored: "48 x 256x64 * 256x64^T" is a batch of 48 products of a
-    // 256x64 lhs and the transpose of a 256x64 rhs.
-    auto last2 = [](const std::vector<int64_t> &shape, bool transposed) {
-      size_t r = shape.size();
-      return absl::StrFormat("%dx%d%s", shape[r - 2], shape[r - 1],
-                             transposed ? "^T" : "");
-    };
-    std::string shape = last2(d.lhsShape, d.transposeLhs) + " * " +
-                        last2(d.rhsShape, d.transposeRhs);
-    if (batches[i] > 1)
-      shape = absl::StrFormat("%d x %s", batches[i], shape);
-    std::string where;
-    if (!step.origins.empty() && !step.origins.front().layer.empty())
-      where = "  " + step.origins.front().layer;
-    out += absl::StrFormat(
-        "    step %-4d %-28s %-4s %10.3f ms/run %6.2f%% %7.1f GFLOP/s%s\n", i,
-        shape, std::string(sabi::dtypeName(d.dtype)),
-        p.perMatmulSeconds[i] * perRun, pct(p.perMatmulSeconds[i]),
-        gflops(flops[i] * p.runs, p.perMatmulSeconds[i]), where);
-  }
-  return out;
+  return formatProfileReport(prog, recorder.profile(), recorder.firstOnly(),
+                             absl::StrFormat("%d threads", numThreads),
+                             topKernels);
 }

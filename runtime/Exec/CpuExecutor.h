@@ -51,9 +51,7 @@ public:
   absl::Status setStep(int64_t step) override;
   absl::StatusOr<int64_t> step() const override;
   absl::Status setHyper(std::string_view name, double value) override;
-  const Profile &profile() const override {
-    return prof.runs > 0 ? prof : firstRun;
-  }
+  const Profile &profile() const override { return recorder.profile(); }
   std::string formatProfile(int topKernels = 10) const override;
 
   /// CPU only, for tests of the slab layout: the descriptor kernels receive
@@ -67,12 +65,6 @@ private:
   /// The bytes of buffer `id`, which the caller has range-checked.
   void *bufferData(int64_t id) const;
   void runKernel(int64_t index);
-  void finishProfiledRun(double seconds);
-  /// A checked run's scan of step `index`: its reads (before it runs) or
-  /// its writes (after), recorded in numericsLog when any is not finite.
-  void scanStep(int64_t index, bool before, std::vector<int64_t> &reads,
-                std::vector<int64_t> &writes, StepScan &scan);
-  bool stepFinite = true; // the step being scanned, so far
 
   const SinterKernelFn *kernels = nullptr;
   int numThreads = 1;
@@ -83,9 +75,7 @@ private:
   std::unique_ptr<MatmulBackend> backend;
   std::vector<std::unique_ptr<BoundMatmul>> matmuls; // by step index
   int64_t stepBuffer = -1;
-  Profile prof;     // runs after the first
-  Profile firstRun; // the first run (warm-up)
-  Profile current;  // the run in progress
+  ProfileRecorder recorder{prog};
 };
 
 } // namespace sinter::exec

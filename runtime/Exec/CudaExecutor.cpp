@@ -97,7 +97,7 @@ public:
   absl::Status setStep(int64_t step) override;
   absl::StatusOr<int64_t> step() const override;
   absl::Status setHyper(std::string_view name, double value) override;
-  const Profile &profile() const override { return prof; }
+  const Profile &profile() const override { return recorder.profile(); }
   std::string formatProfile(int topKernels) const override;
 
 private:
@@ -105,10 +105,21 @@ private:
   absl::Status open(std::string_view module);
   absl::Status prepareMatmul(size_t stepIndex, const MatmulStep &mm);
   /// Puts one run of the queue plan on the streams; `inFlight` gets the
-  /// names of the all-reduces started, for the watchdog.
-  absl::Status enqueue(std::string &inFlight);
+  /// names of the all-reduces started, for the watchdog. `timed`: an event
+  /// before and after each operation on the compute stream (recordTimes).
+  absl::Status enqueue(std::string &inFlight, bool timed = false);
   /// Puts program step `s` (a kernel, matmul or copy) on `stream`.
   absl::Status enqueueComputeStep(int64_t s, CUstream stream);
+  /// Puts the all-reduce that program step `s` starts on `stream` (nothing
+  /// for one rank); its name is appended to `inFlight`.
+  absl::Status enqueueCollective(int64_t s, CUstream stream,
+                                 std::string &inFlight);
+  /// run() with --check-numerics: step by step, each step's buffers
+  /// scanned on the host.
+  absl::Status runChecked();
+  /// A profiled run, after the streams are idle: the time between each two
+  /// of enqueue()'s events into the recorder.
+  absl::Status recordTimes();
   /// Records enqueue() as the CUDA graph every later run replays.
   absl::Status captureGraph();
   /// NCCL: the communicator of the job (created at the first collective),
@@ -154,7 +165,12 @@ private:
   const Nccl *nccl = nullptr;
   ncclComm_t ncclComm = nullptr;
   CollectiveRunner::Job job;
-  Profile prof;
+  /// --profile: an event recorded on the compute stream before the first
+  /// operation there and after each (timing enabled, unlike the plan's),
+  /// and the times they give, per step.
+  bool profiling = false;
+  std::vector<CUevent> timing;
+  ProfileRecorder recorder{prog};
   std::string deviceName;
 };
 
@@ -171,6 +187,8 @@ CudaExecutor::~CudaExecutor() {
   if (graph)
     drv->graphDestroy(graph);
   for (CUevent e : events)
+    drv->eventDestroy(e);
+  for (CUevent e : timing)
     drv->eventDestroy(e);
   for (auto &m : matmuls) {
     if (!m)
@@ -256,6 +274,7 @@ CudaExecutor::create(StepProgram program, std::string_view image,
   SINTER_RETURN_IF_ERROR(ex->open(image));
   if (const char *graphs = std::getenv("SINTER_CUDA_GRAPHS"))
     ex->useGraph = std::string_view(graphs) != "0";
+  ex->profiling = options.profile;
 
   for (int s = 0; s < sabi::kNumSlabs; ++s) {
     if (share && (s == sabi::Slab::params || s == sabi::Slab::opt_state)) {
@@ -623,12 +642,26 @@ absl::Status CudaExecutor::enqueueComputeStep(int64_t s, CUstream stream) {
   return absl::OkStatus();
 }
 
-absl::Status CudaExecutor::enqueue(std::string &inFlight) {
+absl::Status CudaExecutor::enqueue(std::string &inFlight, bool timed) {
   // The plan DeviceQueue.h made and checks: compute steps on one stream,
   // collectives on the other, events between them.
+  size_t marks = 0;
+  auto mark = [&]() -> absl::Status {
+    if (!timed)
+      return absl::OkStatus();
+    if (marks == timing.size()) {
+      CUevent e = nullptr;
+      SINTER_CU(drv->eventCreate(&e, CU_EVENT_DEFAULT),
+                "creating a profiling event");
+      timing.push_back(e);
+    }
+    SINTER_CU(drv->eventRecord(timing[marks++], streams[kComputeStream]),
+              "recording a profiling event");
+    return absl::OkStatus();
+  };
+  SINTER_RETURN_IF_ERROR(mark());
   for (const QueueOp &op : plan.ops) {
     int64_t s = op.step;
-    const Step &step = prog.steps[s];
     CUstream stream = streams[op.stream];
     switch (op.kind) {
     case QueueOp::kComputeStep:
@@ -642,44 +675,130 @@ absl::Status CudaExecutor::enqueue(std::string &inFlight) {
       SINTER_CU(drv->streamWaitEvent(stream, events[op.event], 0),
                 absl::StrFormat("step %d (wait)", s));
       break;
-    case QueueOp::kCollective: {
-      // One rank: an all-reduce leaves its bucket as it is.
-      if (!collectives || collectives->job().worldSize == 1)
-        break;
-      const Collective &c = prog.collectives[step.collective];
-      if (!ncclComm) {
-        job = collectives->job();
-        SINTER_RETURN_IF_ERROR(openNccl());
-      }
-      if (c.commType)
-        return sinter::UnimplementedError(
-            SINTER_HERE, absl::StrFormat("all-reduce '%s': gradients sent in "
-                                         "%s (comm_dtype) are not "
-                                         "implemented on CUDA yet",
-                                         c.name, sabi::dtypeName(*c.commType)));
-      const Buffer &b = prog.buffers[c.buffer];
-      if (b.type != sabi::ElementType::f32 && b.type != sabi::ElementType::f64)
-        return sinter::InvalidArgumentError(
-            SINTER_HERE, absl::StrFormat("all-reduce '%s': its bucket is "
-                                         "not f32 or f64",
-                                         c.name));
-      std::string what =
-          absl::StrFormat("step %d: all-reduce '%s' (%s, ...)", s, c.name,
-                          c.tensors.empty() ? "" : c.tensors[0]);
-      void *data = reinterpret_cast<void *>(address(c.buffer));
-      SINTER_RETURN_IF_ERROR(settleNccl(
-          nccl->allReduce(
-              data, data, static_cast<size_t>(b.numElements),
-              b.type == sabi::ElementType::f32 ? ncclFloat32 : ncclFloat64,
-              c.reduction == sabi::Collective::mean ? ncclAvg : ncclSum,
-              ncclComm, stream),
-          what));
-      if (!inFlight.empty())
-        inFlight += ", ";
-      inFlight += c.name;
+    case QueueOp::kCollective:
+      SINTER_RETURN_IF_ERROR(enqueueCollective(s, stream, inFlight));
       break;
     }
+    if (op.stream == kComputeStream)
+      SINTER_RETURN_IF_ERROR(mark());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CudaExecutor::recordTimes() {
+  // The events enqueue() recorded, in the same order: the time between two
+  // is the operation on the compute stream between them (a step, or a wait
+  // for a collective), as the device ran it.
+  size_t next = 1;
+  for (const QueueOp &op : plan.ops) {
+    if (op.stream != kComputeStream)
+      continue;
+    float ms = 0;
+    SINTER_CU(drv->eventElapsedTime(&ms, timing[next - 1], timing[next]),
+              "reading a profiling event");
+    ++next;
+    double seconds = 1e-3 * static_cast<double>(ms);
+    if (op.kind == QueueOp::kComputeStep)
+      recorder.addStep(prog, op.step, seconds);
+    else if (op.kind == QueueOp::kWaitEvent)
+      recorder.addCommWait(seconds);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CudaExecutor::enqueueCollective(int64_t s, CUstream stream,
+                                             std::string &inFlight) {
+  const Step &step = prog.steps[s];
+  // One rank: an all-reduce leaves its bucket as it is.
+  if (!collectives || collectives->job().worldSize == 1)
+    return absl::OkStatus();
+  const Collective &c = prog.collectives[step.collective];
+  if (!ncclComm) {
+    job = collectives->job();
+    SINTER_RETURN_IF_ERROR(openNccl());
+  }
+  if (c.commType)
+    return sinter::UnimplementedError(
+        SINTER_HERE, absl::StrFormat("all-reduce '%s': gradients sent in "
+                                     "%s (comm_dtype) are not "
+                                     "implemented on CUDA yet",
+                                     c.name, sabi::dtypeName(*c.commType)));
+  const Buffer &b = prog.buffers[c.buffer];
+  if (b.type != sabi::ElementType::f32 && b.type != sabi::ElementType::f64)
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, absl::StrFormat("all-reduce '%s': its bucket is "
+                                     "not f32 or f64",
+                                     c.name));
+  std::string what =
+      absl::StrFormat("step %d: all-reduce '%s' (%s, ...)", s, c.name,
+                      c.tensors.empty() ? "" : c.tensors[0]);
+  void *data = reinterpret_cast<void *>(address(c.buffer));
+  SINTER_RETURN_IF_ERROR(settleNccl(
+      nccl->allReduce(data, data, static_cast<size_t>(b.numElements),
+                      b.type == sabi::ElementType::f32 ? ncclFloat32
+                                                       : ncclFloat64,
+                      c.reduction == sabi::Collective::mean ? ncclAvg : ncclSum,
+                      ncclComm, stream),
+      what));
+  if (!inFlight.empty())
+    inFlight += ", ";
+  inFlight += c.name;
+  return absl::OkStatus();
+}
+
+absl::Status CudaExecutor::runChecked() {
+  // The steps one at a time in program order, as the CPU executor runs
+  // them, on the compute stream alone (a collective too), with the device
+  // synchronized around each so that every buffer the step touches can be
+  // copied to the host and scanned there (Numerics.h). Slow, as a checked
+  // run is meant to be; no graph, no overlap.
+  numericsLog.steps.clear();
+  CUstream stream = streams[kComputeStream];
+  std::vector<std::vector<unsigned char>> copies(prog.buffers.size());
+  absl::Status copyError;
+  // A buffer's bytes as the device holds them now; copied once per scan
+  // phase (`fresh` is cleared at every synchronization).
+  std::vector<bool> fresh(prog.buffers.size());
+  const StepScanner::View view = [&](int64_t id) -> const void * {
+    std::vector<unsigned char> &host = copies[id];
+    if (!fresh[id]) {
+      host.resize(static_cast<size_t>(prog.buffers[id].bytes));
+      if (absl::Status st = download(id, host.data(), host.size()); !st.ok()) {
+        if (copyError.ok())
+          copyError = st;
+        return nullptr;
+      }
+      fresh[id] = true;
     }
+    return host.data();
+  };
+  auto synchronize = [&](int64_t s) -> absl::Status {
+    SINTER_CU(drv->streamSynchronize(stream),
+              absl::StrFormat("step %d (checked run)", s));
+    fresh.assign(fresh.size(), false);
+    return absl::OkStatus();
+  };
+  StepScanner scanner;
+  for (size_t i = 0; i < prog.steps.size(); ++i) {
+    const int64_t s = static_cast<int64_t>(i);
+    scanner.before(prog, s, view);
+    SINTER_RETURN_IF_ERROR(copyError);
+    switch (prog.steps[i].kind) {
+    case sabi::Step::kStart: {
+      std::string inFlight;
+      SINTER_RETURN_IF_ERROR(enqueueCollective(s, stream, inFlight));
+      if (ncclComm)
+        SINTER_RETURN_IF_ERROR(finishWithCollectives(inFlight));
+      break;
+    }
+    case sabi::Step::kDone:
+      break; // the all-reduce finished at its start
+    default:
+      SINTER_RETURN_IF_ERROR(enqueueComputeStep(s, stream));
+    }
+    SINTER_RETURN_IF_ERROR(synchronize(s));
+    scanner.after(prog, view, numericsLog);
+    SINTER_RETURN_IF_ERROR(copyError);
   }
   return absl::OkStatus();
 }
@@ -709,23 +828,24 @@ absl::Status CudaExecutor::captureGraph() {
 }
 
 absl::Status CudaExecutor::run() {
-  if (checkNumerics)
-    return sinter::UnimplementedError(
-        SINTER_HERE, "checked runs (--check-numerics) are not implemented on "
-                     "CUDA yet");
   auto t0 = std::chrono::steady_clock::now();
   // One process: the step is captured once as a graph and replayed (one
   // launch instead of one per kernel). A job's collectives poll NCCL while
   // they run, so its steps are enqueued one by one.
   bool oneRank = !collectives || collectives->job().worldSize == 1;
   std::string inFlight; // the all-reduces enqueued, for the watchdog
-  if (oneRank && useGraph) {
+  // --profile times each step with events between the steps where the
+  // steps are enqueued one by one; a replayed graph gives the total only.
+  const bool timed = profiling && !checkNumerics && !(oneRank && useGraph);
+  if (checkNumerics) {
+    SINTER_RETURN_IF_ERROR(runChecked());
+  } else if (oneRank && useGraph) {
     if (!graphExec)
       SINTER_RETURN_IF_ERROR(captureGraph());
     SINTER_CU(drv->graphLaunch(graphExec, streams[kComputeStream]),
               "launching the step's CUDA graph");
   } else {
-    SINTER_RETURN_IF_ERROR(enqueue(inFlight));
+    SINTER_RETURN_IF_ERROR(enqueue(inFlight, timed));
   }
   if (ncclComm) {
     SINTER_RETURN_IF_ERROR(finishWithCollectives(inFlight));
@@ -736,11 +856,9 @@ absl::Status CudaExecutor::run() {
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
-  if (prof.runs == 0)
-    prof.firstRunSeconds = seconds;
-  else
-    prof.totalSeconds += seconds;
-  ++prof.runs;
+  if (timed)
+    SINTER_RETURN_IF_ERROR(recordTimes());
+  recorder.finishRun(seconds);
   return absl::OkStatus();
 }
 
@@ -796,18 +914,18 @@ absl::Status CudaExecutor::setHyper(std::string_view name, double value) {
   return upload(hyper.buffer, hyper.bytes, hyper.size);
 }
 
-std::string CudaExecutor::formatProfile(int) const {
-  if (prof.runs == 0)
-    return "profile: no runs recorded\n";
-  int64_t timed = prof.runs > 1 ? prof.runs - 1 : 1;
-  double total = prof.runs > 1 ? prof.totalSeconds : prof.firstRunSeconds;
-  return absl::StrFormat(
-      "profile (%s, %s): %d runs, %.3f ms per step after the first "
-      "(first %.3f ms); per-kernel times are not measured on CUDA yet\n",
-      deviceName,
-      graphExec ? "replaying a CUDA graph" : "steps enqueued one by one",
-      prof.runs, 1e3 * total / static_cast<double>(timed),
-      1e3 * prof.firstRunSeconds);
+std::string CudaExecutor::formatProfile(int topKernels) const {
+  std::string device = deviceName;
+  bool oneRank = !collectives || collectives->job().worldSize == 1;
+  if (!profiling || checkNumerics)
+    device += ", the totals only";
+  else if (oneRank && useGraph)
+    device += ", replaying a CUDA graph: the totals only "
+              "(SINTER_CUDA_GRAPHS=0 times every step)";
+  else
+    device += ", steps enqueued one by one, timed by events between them";
+  return formatProfileReport(prog, recorder.profile(), recorder.firstOnly(),
+                             device, topKernels);
 }
 
 } // namespace

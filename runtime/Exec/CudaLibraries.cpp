@@ -159,6 +159,7 @@ absl::StatusOr<const CudaDriver *> loadCudaDriver() {
     get(d.eventCreate, "cuEventCreate");
     get(d.eventDestroy, "cuEventDestroy");
     get(d.eventRecord, "cuEventRecord");
+    get(d.eventElapsedTime, "cuEventElapsedTime");
     get(d.streamBeginCapture, "cuStreamBeginCapture");
     get(d.streamEndCapture, "cuStreamEndCapture");
     get(d.graphInstantiateWithFlags, "cuGraphInstantiateWithFlags");

@@ -58,6 +58,7 @@ struct CudaDriver {
   decltype(&::cuEventCreate) eventCreate = nullptr;
   decltype(&::cuEventDestroy) eventDestroy = nullptr;
   decltype(&::cuEventRecord) eventRecord = nullptr;
+  decltype(&::cuEventElapsedTime) eventElapsedTime = nullptr;
   decltype(&::cuStreamBeginCapture) streamBeginCapture = nullptr;
   decltype(&::cuStreamEndCapture) streamEndCapture = nullptr;
   decltype(&::cuGraphInstantiateWithFlags) graphInstantiateWithFlags = nullptr;

@@ -20,8 +20,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
+#include <tuple>
 
 using namespace sinter::exec;
 namespace sabi = sinter::abi;
@@ -104,8 +107,7 @@ Executor::create(StepProgram program, const SinterKernelFn *kernels,
       return sinter::FailedPreconditionError(
           SINTER_HERE, "this binary holds CUDA kernels but was linked "
                        "without the CUDA runtime");
-    return createCudaExecutor(std::move(program), options.cudaModule,
-                              options);
+    return createCudaExecutor(std::move(program), options.cudaModule, options);
   }
   SINTER_ASSIGN_OR_RETURN(
       std::unique_ptr<CpuExecutor> cpu,
@@ -120,8 +122,8 @@ CollectiveRunner::~CollectiveRunner() = default;
 absl::Status CollectiveRunner::shareBytes(void *, size_t,
                                           std::string_view what) {
   return sinter::UnimplementedError(
-      SINTER_HERE, absl::StrCat("this collective runner cannot share ",
-                                std::string(what)));
+      SINTER_HERE,
+      absl::StrCat("this collective runner cannot share ", std::string(what)));
 }
 
 Executor::~Executor() = default;
@@ -301,7 +303,7 @@ absl::Status Executor::initializeParameter(const Argument &argument) {
 }
 
 absl::Status sinter::exec::checkSharedState(const StepProgram &program,
-                              const StepProgram &state) {
+                                            const StepProgram &state) {
   for (sabi::SlabKind slab : {sabi::Slab::params, sabi::Slab::opt_state})
     if (program.slabBytes[slab] > state.slabBytes[slab])
       return sinter::InvalidArgumentError(
@@ -379,4 +381,171 @@ absl::StatusOr<formats::SafeTensorsFile> Executor::readResults() const {
     file.tensors.push_back({r.name, std::move(tensor)});
   }
   return file;
+}
+
+//===----------------------------------------------------------------------===//
+// Profiles
+//===----------------------------------------------------------------------===//
+
+sinter::exec::ProfileRecorder::ProfileRecorder(const StepProgram &program) {
+  for (Profile *p : {&prof, &firstRun, &current}) {
+    p->perKernelSeconds.assign(program.kernels.size(), 0);
+    p->perKernelCalls.assign(program.kernels.size(), 0);
+    p->perMatmulSeconds.assign(program.steps.size(), 0);
+  }
+}
+
+void sinter::exec::ProfileRecorder::addStep(const StepProgram &program,
+                                            int64_t step, double seconds) {
+  const Step &s = program.steps[static_cast<size_t>(step)];
+  switch (s.kind) {
+  case sabi::Step::kKernel:
+    current.kernelSeconds += seconds;
+    current.perKernelSeconds[s.kernel] += seconds;
+    ++current.perKernelCalls[s.kernel];
+    break;
+  case sabi::Step::kMatmul:
+    current.matmulSeconds += seconds;
+    current.perMatmulSeconds[step] += seconds;
+    break;
+  case sabi::Step::kCopy:
+    current.copySeconds += seconds;
+    break;
+  case sabi::Step::kStart:
+  case sabi::Step::kDone:
+    current.collectiveSeconds += seconds;
+    break;
+  }
+}
+
+void sinter::exec::ProfileRecorder::finishRun(double seconds) {
+  current.totalSeconds = seconds;
+  current.runs = 1;
+  bool first = firstRun.runs == 0;
+  Profile &into = first ? firstRun : prof;
+  into.runs += current.runs;
+  into.totalSeconds += current.totalSeconds;
+  into.kernelSeconds += current.kernelSeconds;
+  into.matmulSeconds += current.matmulSeconds;
+  into.copySeconds += current.copySeconds;
+  into.collectiveSeconds += current.collectiveSeconds;
+  for (size_t k = 0; k < current.perKernelSeconds.size(); ++k) {
+    into.perKernelSeconds[k] += current.perKernelSeconds[k];
+    into.perKernelCalls[k] += current.perKernelCalls[k];
+  }
+  for (size_t i = 0; i < current.perMatmulSeconds.size(); ++i)
+    into.perMatmulSeconds[i] += current.perMatmulSeconds[i];
+  if (first)
+    prof.firstRunSeconds = firstRun.firstRunSeconds = seconds;
+  size_t kernels = current.perKernelSeconds.size();
+  size_t steps = current.perMatmulSeconds.size();
+  current = Profile();
+  current.perKernelSeconds.assign(kernels, 0);
+  current.perKernelCalls.assign(kernels, 0);
+  current.perMatmulSeconds.assign(steps, 0);
+}
+
+std::string sinter::exec::formatProfileReport(const StepProgram &prog,
+                                              const Profile &p, bool firstOnly,
+                                              std::string_view device,
+                                              int topKernels) {
+  if (p.runs == 0)
+    return "profile: no runs recorded\n";
+  double perRun = 1e3 / static_cast<double>(p.runs);
+  auto pct = [&](double s) {
+    return p.totalSeconds > 0 ? 100.0 * s / p.totalSeconds : 0.0;
+  };
+  std::string out = absl::StrFormat("profile: %d runs, %s, %.3f ms/run\n",
+                                    p.runs, device, p.totalSeconds * perRun);
+  if (!firstOnly)
+    out += absl::StrFormat("  (after the first run, which took %.3f ms and "
+                           "is left out: it touches fresh memory)\n",
+                           p.firstRunSeconds * 1e3);
+  else
+    out += "  (the first run only: it includes touching fresh memory)\n";
+  double other = p.totalSeconds - p.matmulSeconds - p.kernelSeconds -
+                 p.copySeconds - p.collectiveSeconds;
+  // Each matmul's FLOPs (2 M N K per product) and products, for its rate
+  // and its row.
+  std::vector<double> flops(prog.steps.size(), 0);
+  std::vector<int64_t> batches(prog.steps.size(), 1);
+  double matmulFlops = 0;
+  for (size_t i = 0; i < prog.steps.size(); ++i)
+    if (prog.steps[i].kind == sabi::Step::kMatmul)
+      if (auto g = analyzeMatmul(prog.matmulDesc(prog.steps[i].matmul));
+          g.ok()) {
+        flops[i] = 2.0 * g->m * g->n * g->k * g->batchCount;
+        batches[i] = g->batchCount;
+        matmulFlops += flops[i];
+      }
+  auto gflops = [](double f, double seconds) {
+    return seconds > 0 ? f / seconds * 1e-9 : 0.0;
+  };
+  std::string matmulRate = absl::StrFormat(
+      " %7.1f GFLOP/s", gflops(matmulFlops * p.runs, p.matmulSeconds));
+  for (auto [name, s, rate] :
+       {std::tuple<const char *, double, std::string_view>{
+            "matmul", p.matmulSeconds, matmulRate},
+        {"kernels", p.kernelSeconds, ""},
+        {"copies", p.copySeconds, ""},
+        {"comm wait", p.collectiveSeconds, ""},
+        {"overhead", std::max(other, 0.0), ""}})
+    out += absl::StrFormat("  %-9s %10.3f ms/run %6.2f%%%s\n", name, s * perRun,
+                           pct(s), rate);
+  out += absl::StrFormat("  outside matmuls: %.2f%%\n",
+                         pct(p.totalSeconds - p.matmulSeconds));
+  // `indices`, slowest first by `seconds`, at most topKernels of them.
+  auto slowest = [&](std::vector<size_t> indices,
+                     const std::vector<double> &seconds) {
+    std::stable_sort(indices.begin(), indices.end(), [&](size_t a, size_t b) {
+      return seconds[a] > seconds[b];
+    });
+    if (indices.size() > static_cast<size_t>(topKernels))
+      indices.resize(topKernels);
+    return indices;
+  };
+  std::vector<size_t> order(p.perKernelSeconds.size());
+  std::iota(order.begin(), order.end(), 0);
+  order = slowest(std::move(order), p.perKernelSeconds);
+  if (!order.empty())
+    out += "  top kernels:\n";
+  for (size_t k : order) {
+    double seconds = p.perKernelSeconds[k] / static_cast<double>(p.runs);
+    double gbs = seconds > 0 ? prog.kernels[k].bytes / seconds * 1e-9 : 0.0;
+    out += absl::StrFormat(
+        "    %-40s %10.3f ms/run %6.2f%% %7.1f GB/s (extent %d)\n",
+        prog.kernels[k].name, p.perKernelSeconds[k] * perRun,
+        pct(p.perKernelSeconds[k]), gbs, prog.kernels[k].extent);
+  }
+  std::vector<size_t> steps;
+  for (size_t i = 0; i < p.perMatmulSeconds.size(); ++i)
+    if (prog.steps[i].kind == sabi::Step::kMatmul)
+      steps.push_back(i);
+  steps = slowest(std::move(steps), p.perMatmulSeconds);
+  if (!steps.empty())
+    out += "  top matmuls:\n";
+  for (size_t i : steps) {
+    const Step &step = prog.steps[i];
+    MatmulDesc d = prog.matmulDesc(step.matmul);
+    // As stored: "48 x 256x64 * 256x64^T" is a batch of 48 products of a
+    // 256x64 lhs and the transpose of a 256x64 rhs.
+    auto last2 = [](const std::vector<int64_t> &shape, bool transposed) {
+      size_t r = shape.size();
+      return absl::StrFormat("%dx%d%s", shape[r - 2], shape[r - 1],
+                             transposed ? "^T" : "");
+    };
+    std::string shape = last2(d.lhsShape, d.transposeLhs) + " * " +
+                        last2(d.rhsShape, d.transposeRhs);
+    if (batches[i] > 1)
+      shape = absl::StrFormat("%d x %s", batches[i], shape);
+    std::string where;
+    if (!step.origins.empty() && !step.origins.front().layer.empty())
+      where = "  " + step.origins.front().layer;
+    out += absl::StrFormat(
+        "    step %-4d %-28s %-4s %10.3f ms/run %6.2f%% %7.1f GFLOP/s%s\n", i,
+        shape, std::string(sabi::dtypeName(d.dtype)),
+        p.perMatmulSeconds[i] * perRun, pct(p.perMatmulSeconds[i]),
+        gflops(flops[i] * p.runs, p.perMatmulSeconds[i]), where);
+  }
+  return out;
 }

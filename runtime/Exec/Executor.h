@@ -89,6 +89,41 @@ struct Profile {
   std::vector<double> perMatmulSeconds;
 };
 
+/// A profiled run's times, step by step, into Profile: what every device
+/// records (host clocks around each step on the CPU; events on a GPU).
+class ProfileRecorder {
+public:
+  /// Empty, with the per-kernel and per-step vectors sized for `program`.
+  explicit ProfileRecorder(const StepProgram &program);
+  /// Step `step` of the run in progress took `seconds`: counted as its
+  /// kind (kernel, matmul, copy, or a collective's start or done).
+  void addStep(const StepProgram &program, int64_t step, double seconds);
+  /// The run in progress waited `seconds` for a collective.
+  void addCommWait(double seconds) { current.collectiveSeconds += seconds; }
+  /// The run in progress took `seconds` in all: it joins the first run or
+  /// the later ones.
+  void finishRun(double seconds);
+  /// Every run after the first; the first run alone while it is the only
+  /// one.
+  const Profile &profile() const { return prof.runs > 0 ? prof : firstRun; }
+  /// Whether profile() is the first run alone.
+  bool firstOnly() const { return prof.runs == 0; }
+
+private:
+  Profile prof;     // runs after the first
+  Profile firstRun; // the first run (warm-up)
+  Profile current;  // the run in progress
+};
+
+/// The multi-line report of `p` (one of a ProfileRecorder's profiles)
+/// that formatProfile prints: "profile: R runs, <device>, T ms/run", the
+/// split into matmuls, kernels, copies, comm wait and overhead, then the
+/// `topKernels` slowest kernels and matmuls. `firstOnly` says that `p`
+/// is the first run alone.
+std::string formatProfileReport(const StepProgram &program, const Profile &p,
+                                bool firstOnly, std::string_view device,
+                                int topKernels);
+
 /// Runs a program's collectives (data parallelism): start() hands one over
 /// (it may return before the bytes are reduced) and done() waits for it.
 /// The trainer's runs them with Gloo on a communication thread
@@ -167,8 +202,8 @@ public:
   /// Copies bytes [offset, offset + bytes) of buffer `bufferId` to `host`: a
   /// piece of it (a checkpoint streams the state out a piece at a time). A
   /// range outside the buffer is InvalidArgument naming it.
-  virtual absl::Status downloadPart(int64_t bufferId, size_t offset,
-                                    void *host, size_t bytes) const = 0;
+  virtual absl::Status downloadPart(int64_t bufferId, size_t offset, void *host,
+                                    size_t bytes) const = 0;
   /// Sets every byte of buffer `bufferId` to zero (an accumulator, between
   /// steps).
   virtual absl::Status zeroBuffer(int64_t bufferId) = 0;

@@ -177,6 +177,72 @@ bool sinter::exec::allFinite(const StepProgram &program, int64_t buffer,
   }
 }
 
+void sinter::exec::StepScanner::before(const StepProgram &program, int64_t step,
+                                       const View &view) {
+  program.stepBuffers(step, reads, writes);
+  scan.step = step;
+  scan.reads.clear();
+  scan.writes.clear();
+  finite = true;
+  auto overlapsWrite = [&](int64_t id) {
+    const Buffer &r = program.buffers[id];
+    for (int64_t w : writes) {
+      const Buffer &b = program.buffers[w];
+      if (b.slab == r.slab && b.offset < r.offset + r.bytes &&
+          r.offset < b.offset + b.bytes)
+        return true;
+    }
+    return false;
+  };
+  BufferScan b;
+  for (int64_t id : reads) {
+    const void *data = view(id);
+    if (!data)
+      return;
+    bool ok = allFinite(program, id, data);
+    finite &= ok;
+    if ((!ok || overlapsWrite(id)) && scanBuffer(program, id, data, b))
+      scan.reads.push_back(b);
+  }
+}
+
+void sinter::exec::StepScanner::after(const StepProgram &program,
+                                      const View &view, NumericsLog &log) {
+  for (int64_t id : writes) {
+    const void *data = view(id);
+    if (!data)
+      return;
+    finite &= allFinite(program, id, data);
+  }
+  if (finite)
+    return;
+  // Recorded: every float read and write in full, reads in step order.
+  std::vector<BufferScan> scanned = std::move(scan.reads);
+  scan.reads.clear();
+  BufferScan b;
+  for (int64_t id : reads) {
+    auto it = std::find_if(scanned.begin(), scanned.end(),
+                           [&](const BufferScan &s) { return s.buffer == id; });
+    if (it != scanned.end()) {
+      scan.reads.push_back(*it);
+      continue;
+    }
+    const void *data = view(id);
+    if (!data)
+      return;
+    if (scanBuffer(program, id, data, b))
+      scan.reads.push_back(b);
+  }
+  for (int64_t id : writes) {
+    const void *data = view(id);
+    if (!data)
+      return;
+    if (scanBuffer(program, id, data, b))
+      scan.writes.push_back(b);
+  }
+  log.steps.push_back(scan);
+}
+
 std::optional<Fault> sinter::exec::findFault(const StepProgram &program,
                                              const NumericsLog &log) {
   // The trigger: the first step that wrote a NaN, else the first that
@@ -307,10 +373,10 @@ std::string sinter::exec::describeFault(const StepProgram &program,
   }
   const Step &step = program.steps[static_cast<size_t>(fault.step)];
   if (std::optional<std::string> received = receivedFault(program, fault)) {
-    std::string out = absl::StrFormat(
-        "program step %d of %s: %s (%s into %s)", fault.step, program.function,
-        *received, badText(fault.value),
-        bufferText(program, fault.value.buffer));
+    std::string out =
+        absl::StrFormat("program step %d of %s: %s (%s into %s)", fault.step,
+                        program.function, *received, badText(fault.value),
+                        bufferText(program, fault.value.buffer));
     for (const BufferScan &in : fault.inputs)
       absl::StrAppend(&out, absl::StrFormat("\n  this rank's %s %s",
                                             bufferText(program, in.buffer),

@@ -22,6 +22,7 @@
 #include "runtime/Exec/StepProgram.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,6 +59,34 @@ struct StepScan {
 /// A checked run's record: its steps with a non-finite buffer, in order.
 struct NumericsLog {
   std::vector<StepScan> steps;
+};
+
+/// A checked run's scans, step by step, as every executor does them: the
+/// step's reads before it runs, its writes after, and the step recorded in
+/// the log when any of them is not finite. A healthy step costs one
+/// vectorized exponent test per buffer (allFinite); ranges and counts are
+/// computed only for a step that is recorded. A read the step overwrites in
+/// place is scanned in full before it runs, while its values are still
+/// there.
+///
+/// `view` gives the bytes of a buffer as the step left them, on the host:
+/// the CPU executor's own memory, or the CUDA executor's copy after its
+/// streams are synchronized. It may return null (a failed copy); the scan
+/// then stops, and the caller reports the error it kept.
+class StepScanner {
+public:
+  using View = std::function<const void *(int64_t buffer)>;
+
+  /// Before step `step` runs.
+  void before(const StepProgram &program, int64_t step, const View &view);
+  /// After it has run: appends the step to `log` when a buffer was not
+  /// all finite.
+  void after(const StepProgram &program, const View &view, NumericsLog &log);
+
+private:
+  std::vector<int64_t> reads, writes;
+  StepScan scan;
+  bool finite = true; // the step being scanned, so far
 };
 
 /// Where the first non-finite value of a run came from.
