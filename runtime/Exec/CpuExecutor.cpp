@@ -20,7 +20,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <numeric>
 
 using namespace sinter::exec;
 namespace sabi = sinter::abi;
