@@ -471,6 +471,10 @@ LogicalResult MatmulOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
   GradBuilder gb(b, getLoc());
   resetGrads(*this, grads);
   Value a = getLhs(), bb = getRhs(), g = gs[0];
+  // An f32 product of half operands: its gradient is rounded to their type
+  // first, as the widening cast it stands for would do.
+  if (getF32Result())
+    g = gb.castLike(g, a);
   bool tl = getTransposeLhs(), tr = getTransposeRhs();
   auto mm = [&](Value l, Value r, bool t0, bool t1) -> Value {
     return b.create<MatmulOp>(getLoc(), l, r, b.getBoolAttr(t0),
@@ -683,13 +687,49 @@ LogicalResult ConcatOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
   return success();
 }
 
+/// `g` as an f32 product, when it is a half matmul's result (through a
+/// reshape) that nothing reads yet: the matmul and the reshape are retyped in
+/// place to give the products' f32 sum (`f32_result`). Null otherwise.
+static Value widenUnreadProduct(Value g) {
+  auto reshape = g.getDefiningOp<ReshapeOp>();
+  Value product = reshape ? reshape.getOperand() : g;
+  auto mm = product.getDefiningOp<MatmulOp>();
+  if (!mm || mm.getF32Result() || !g.use_empty() ||
+      (reshape && !product.hasOneUse()))
+    return {};
+  Type f32 = Float32Type::get(g.getContext());
+  auto widen = [&](Value v) {
+    v.setType(cast<RankedTensorType>(v.getType()).clone(f32));
+  };
+  mm.setF32Result(true);
+  widen(product);
+  if (reshape)
+    widen(g);
+  return g;
+}
+
 LogicalResult CastOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
                                      ArrayRef<bool>,
                                      SmallVectorImpl<Value> &grads) {
   // The gradient is cast back to the operand's element type.
   if (!isFloatTensor(getOperand().getType()))
     return emitOpError("has no gradient with respect to a non-float operand");
-  grads.assign({b.create<CastOp>(getLoc(), getOperand().getType(), gs[0])});
+  Value g = gs[0];
+  // A function argument's half copy is a master weight's, cast for a matmul
+  // (docs/MixedPrecision.md). Its gradient, when a matmul makes it (the
+  // weight gradient Xᵀ·dY over batch and rows), is that matmul's f32 sum
+  // itself: rounding it to half only to widen it again would lose bits and
+  // cost a kernel. An activation's gradient keeps the half product: it
+  // flows on into kernels that read half the bytes.
+  Type from = getElementTypeOrSelf(getOperand().getType()),
+       to = getElementTypeOrSelf(getType());
+  if (isa<BlockArgument>(getOperand()) && (from.isF32() || from.isF64()) &&
+      (to.isBF16() || to.isF16()))
+    if (Value wide = widenUnreadProduct(g))
+      g = wide;
+  if (g.getType() != getOperand().getType())
+    g = b.create<CastOp>(getLoc(), getOperand().getType(), g);
+  grads.assign({g});
   return success();
 }
 

@@ -357,10 +357,11 @@ struct MergeBatchIntoContraction : public OpRewritePattern<ReduceSumOp> {
         loc, RankedTensorType::get({rows, lhs.back()}, et), mm.getLhs());
     Value r = rewriter.create<ReshapeOp>(
         loc, RankedTensorType::get({rows, rhs.back()}, et), mm.getRhs());
-    auto type = RankedTensorType::get({lhs.back(), rhs.back()}, et);
-    Value product = rewriter.create<MatmulOp>(loc, type, l, r,
-                                              /*transpose_lhs=*/true,
-                                              /*transpose_rhs=*/false);
+    auto type = RankedTensorType::get({lhs.back(), rhs.back()},
+                                      mm.getType().getElementType());
+    Value product = rewriter.create<MatmulOp>(
+        loc, type, l, r, /*transpose_lhs=*/true,
+        /*transpose_rhs=*/false, mm.getF32Result());
     if (type != reduce.getType()) // keepdims: leading 1s
       product = rewriter.create<ReshapeOp>(loc, reduce.getType(), product);
     rewriter.replaceOp(reduce, product);

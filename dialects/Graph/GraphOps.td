@@ -315,10 +315,20 @@ def SG_MatmulOp : SG_Op<"matmul",
     %y = sgraph.matmul %x, %w {transpose_rhs = true}
         : (tensor<8x256x384xf32>, tensor<1152x384xf32>) -> tensor<8x256x1152xf32>
     ```
+
+    With `f32_result`, a product of bf16 or f16 operands is f32: the
+    products' f32 sum, not rounded to the operands' type (a weight gradient
+    under mixed precision, docs/MixedPrecision.md).
+
+    ```mlir
+    %dw = sgraph.matmul %dy, %x {transpose_lhs = true, f32_result = true}
+        : (tensor<2048x1152xbf16>, tensor<2048x384xbf16>) -> tensor<1152x384xf32>
+    ```
   }];
   let arguments = (ins SG_NumericTensor:$lhs, SG_NumericTensor:$rhs,
                    DefaultValuedAttr<BoolAttr, "false">:$transpose_lhs,
-                   DefaultValuedAttr<BoolAttr, "false">:$transpose_rhs);
+                   DefaultValuedAttr<BoolAttr, "false">:$transpose_rhs,
+                   DefaultValuedAttr<BoolAttr, "false">:$f32_result);
   let results = (outs SG_NumericTensor:$result);
   let assemblyFormat =
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";

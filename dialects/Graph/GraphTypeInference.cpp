@@ -383,8 +383,19 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
                              *lhs, " and ", *rhs);
   shape.push_back(m);
   shape.push_back(n);
+  // matmul_c7
+  Type et = lhs->getElementType();
+  // (Read as an attribute: a builder may leave it unset before the op's
+  // default is filled in.)
+  if (BoolAttr wide = adaptor.getF32ResultAttr(); wide && wide.getValue()) {
+    if (!et.isBF16() && !et.isF16())
+      return emitOptionalError(loc, "f32_result needs bf16 or f16 operands, "
+                                    "got ",
+                               et);
+    et = Float32Type::get(et.getContext());
+  }
   // matmul_c6
-  types.push_back(RankedTensorType::get(shape, lhs->getElementType()));
+  types.push_back(RankedTensorType::get(shape, et));
   return success();
 }
 

@@ -368,11 +368,14 @@ LogicalResult MatmulOp::verify() {
   BufferType lhs = bufferOf(getLhs()), rhs = bufferOf(getRhs()),
              out = bufferOf(getOut());
   // matmul_c1
-  Type et = out.getElementType();
-  if (lhs.getElementType() != et || rhs.getElementType() != et ||
-      (getBias() && bufferOf(getBias()).getElementType() != et))
+  Type et = lhs.getElementType(), outEt = out.getElementType();
+  bool wide = outEt.isF32() && (et.isBF16() || et.isF16());
+  if (rhs.getElementType() != et || (outEt != et && !wide) ||
+      (getBias() && bufferOf(getBias()).getElementType() != outEt))
     return emitOpError("operands, result and bias must have one element "
-                       "type");
+                       "type, or bf16/f16 operands an f32 result and bias; "
+                       "got lhs ")
+           << et << ", rhs " << rhs.getElementType() << ", out " << outEt;
   // matmul_c2
   for (auto [what, b] : {std::pair{"lhs", lhs}, {"rhs", rhs}, {"out", out}})
     if (b.getRank() < 2)

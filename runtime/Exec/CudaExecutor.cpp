@@ -30,6 +30,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
+#include <optional>
 #include <cublasLt.h>
 #include <cuda.h>
 #include <nccl.h>
@@ -350,20 +351,8 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
     SINTER_CU(drv->memAlloc(&workspace, kWorkspaceBytes),
               "allocating the cuBLASLt workspace");
   }
-  const Buffer &lhs = prog.buffers[mm.lhs], &rhs = prog.buffers[mm.rhs],
-               &out = prog.buffers[mm.out];
-  MatmulDesc desc;
-  desc.lhsShape = lhs.shape;
-  desc.rhsShape = rhs.shape;
-  desc.outShape = out.shape;
-  desc.transposeLhs = mm.transposeLhs;
-  desc.transposeRhs = mm.transposeRhs;
-  desc.alpha = static_cast<float>(mm.alpha);
-  desc.hasBias = mm.bias >= 0;
-  if (desc.hasBias)
-    desc.biasShape = prog.buffers[mm.bias].shape;
-  desc.activation = mm.activation;
-  desc.dtype = out.type;
+  const Buffer &lhs = prog.buffers[mm.lhs], &rhs = prog.buffers[mm.rhs];
+  const MatmulDesc desc = prog.matmulDesc(mm);
   SINTER_ASSIGN_OR_RETURN(MatmulGeometry g, analyzeMatmul(desc));
   std::string what = absl::StrFormat(
       "matmul step %d (%s [%s] x %s [%s])", stepIndex,
@@ -374,26 +363,28 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
         SINTER_HERE, absl::StrCat(what, ": the CUDA target applies "
                                         "activations in kernels, not in "
                                         "cuBLASLt"));
-  cudaDataType_t type;
-  int64_t es;
-  switch (out.type) {
-  case sabi::ElementType::f32:
-    type = CUDA_R_32F;
-    es = 4;
-    break;
-  case sabi::ElementType::bf16:
-    type = CUDA_R_16BF;
-    es = 2;
-    break;
-  case sabi::ElementType::f16:
-    type = CUDA_R_16F;
-    es = 2;
-    break;
-  default:
+  // The operands' type, and out's (and bias's): the same, or f32 from
+  // half operands (CUBLAS_COMPUTE_32F takes both).
+  auto cudaType = [](sabi::DType t) -> std::optional<cudaDataType_t> {
+    switch (t) {
+    case sabi::ElementType::f32:
+      return CUDA_R_32F;
+    case sabi::ElementType::bf16:
+      return CUDA_R_16BF;
+    case sabi::ElementType::f16:
+      return CUDA_R_16F;
+    default:
+      return std::nullopt;
+    }
+  };
+  std::optional<cudaDataType_t> type = cudaType(desc.dtype),
+                                outType = cudaType(desc.outType);
+  if (!type || !outType)
     return sinter::InvalidArgumentError(
         SINTER_HERE, absl::StrCat(what, ": cuBLASLt matmuls are f32, bf16 "
                                         "or f16"));
-  }
+  const int64_t es = sabi::elementBytes(desc.dtype),
+                eo = sabi::elementBytes(desc.outType);
   auto m = std::make_unique<LtMatmul>();
   m->alpha = desc.alpha;
   m->rhs = address(mm.rhs);
@@ -402,7 +393,7 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
   // fp32 products in TF32 only when asked (docs/Cuda.md).
   const char *tf32 = std::getenv("SINTER_CUDA_TF32");
   cublasComputeType_t compute =
-      out.type == sabi::ElementType::f32 && tf32 && std::string(tf32) == "1"
+      desc.dtype == sabi::ElementType::f32 && tf32 && std::string(tf32) == "1"
           ? CUBLAS_COMPUTE_32F_FAST_TF32
           : CUBLAS_COMPUTE_32F;
   SINTER_LT(lt->descCreate(&m->desc, compute, CUDA_R_32F), what);
@@ -429,9 +420,9 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
            aCols = mm.transposeRhs ? g.n : g.k;
   uint64_t bRows = mm.transposeLhs ? g.m : g.k,
            bCols = mm.transposeLhs ? g.k : g.m;
-  SINTER_LT(lt->layoutCreate(&m->a, type, aRows, aCols, aRows), what);
-  SINTER_LT(lt->layoutCreate(&m->b, type, bRows, bCols, bRows), what);
-  SINTER_LT(lt->layoutCreate(&m->d, type, g.n, g.m, g.n), what);
+  SINTER_LT(lt->layoutCreate(&m->a, *type, aRows, aCols, aRows), what);
+  SINTER_LT(lt->layoutCreate(&m->b, *type, bRows, bCols, bRows), what);
+  SINTER_LT(lt->layoutCreate(&m->d, *outType, g.n, g.m, g.n), what);
 
   // Batches: one strided call when each operand is either the whole batch
   // or one matrix for all of it; else a call per output matrix.
@@ -471,7 +462,7 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
         li = li * g.lhsBatch[d] + (g.lhsBatch[d] == 1 ? 0 : index[d]);
         ri = ri * g.rhsBatch[d] + (g.rhsBatch[d] == 1 ? 0 : index[d]);
       }
-      m->calls.push_back({ri * aSize * es, li * bSize * es, item * dSize * es});
+      m->calls.push_back({ri * aSize * es, li * bSize * es, item * dSize * eo});
       for (size_t d = rank; d-- > 0;)
         if (++index[d] < g.outBatch[d])
           break;

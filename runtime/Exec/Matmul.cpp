@@ -30,6 +30,8 @@
 // bind() falls back to widening: the operands are converted into f32
 // scratch before each run, the f32 primitive runs, and out is rounded back,
 // which computes the same products (every half value is exact in f32).
+// An f32 out from half operands (a weight gradient) is dst and bias of type
+// f32 in the same primitive, or the widened path's f32 out written directly.
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,6 +99,14 @@ sinter::exec::analyzeMatmul(const MatmulDesc &desc) {
     return sinter::InvalidArgumentError(
         SINTER_HERE, absl::StrFormat("matmul of %s; needs f32, bf16 or f16",
                                      sabi::dtypeName(desc.dtype)));
+  if (desc.outType != desc.dtype && (desc.outType != sabi::ElementType::f32 ||
+                                     desc.dtype == sabi::ElementType::f32))
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
+        absl::StrFormat("matmul of %s into %s; out has the operands' type, or "
+                        "f32 from bf16 or f16",
+                        sabi::dtypeName(desc.dtype),
+                        sabi::dtypeName(desc.outType)));
   for (auto [what, shape] :
        {std::pair{"lhs", &lhs}, {"rhs", &rhs}, {"out", &out}})
     if (shape->size() < 2)
@@ -209,8 +219,9 @@ absl::Status sinter::exec::referenceMatmul(const MatmulDesc &desc,
         }
         double v = static_cast<double>(desc.alpha) * acc;
         if (desc.hasBias)
-          v += loadElement(t, bias, j);
-        storeElement(t, out, o + i * N + j, activate(desc.activation, v));
+          v += loadElement(desc.outType, bias, j);
+        storeElement(desc.outType, out, o + i * N + j,
+                     activate(desc.activation, v));
       }
   }
   return absl::OkStatus();
@@ -232,7 +243,8 @@ struct PrimitiveSpec {
   BiasMode bias = BiasMode::None;
   float alpha = 1.0f;
   Activation activation = sabi::MatmulStep::none;
-  memory::data_type type = memory::data_type::f32; // of every operand
+  memory::data_type type = memory::data_type::f32;    // of src and weights
+  memory::data_type dstType = memory::data_type::f32; // of dst and bias
 
   Dims biasDims() const {
     Dims d(dstDims.size(), 1);
@@ -241,11 +253,12 @@ struct PrimitiveSpec {
   }
   std::string key() const {
     return absl::StrFormat(
-        "%s/%s|%s/%s|%s/%s|b%d|a%a|%s|t%d", absl::StrJoin(srcDims, ","),
+        "%s/%s|%s/%s|%s/%s|b%d|a%a|%s|t%d>%d", absl::StrJoin(srcDims, ","),
         absl::StrJoin(srcStrides, ","), absl::StrJoin(weiDims, ","),
         absl::StrJoin(weiStrides, ","), absl::StrJoin(dstDims, ","),
         absl::StrJoin(dstStrides, ","), static_cast<int>(bias), alpha,
-        sabi::activationName(activation), static_cast<int>(type));
+        sabi::activationName(activation), static_cast<int>(type),
+        static_cast<int>(dstType));
   }
 };
 
@@ -397,7 +410,8 @@ void narrowHalf(sabi::DType type, const float *from, void *to, size_t n) {
 }
 
 /// A half matmul the library has no kernel for: the f32 one on widened
-/// copies (see the file's header).
+/// copies (see the file's header). An f32 out (and its bias) is the inner
+/// matmul's own: out32 and bias32 stay empty and nothing is narrowed.
 class WidenedBound final : public BoundMatmul {
 public:
   sabi::DType type;
@@ -410,10 +424,11 @@ public:
   absl::Status run() override {
     widenHalf(type, lhs, lhs32.data(), lhs32.size());
     widenHalf(type, rhs, rhs32.data(), rhs32.size());
-    if (bias)
+    if (!bias32.empty())
       widenHalf(type, bias, bias32.data(), bias32.size());
     SINTER_RETURN_IF_ERROR(inner->run());
-    narrowHalf(type, out32.data(), out, out32.size());
+    if (!out32.empty())
+      narrowHalf(type, out32.data(), out, out32.size());
     return absl::OkStatus();
   }
   std::string_view plan() const override { return planText; }
@@ -442,11 +457,11 @@ struct MatmulBackend::Impl {
     if (auto it = cache.find(key); it != cache.end())
       return it->second;
     try {
-      auto t = spec.type;
+      auto t = spec.type, dt = spec.dstType;
       memory::desc src(spec.srcDims, t, spec.srcStrides);
       memory::desc wei(spec.weiDims, t, spec.weiStrides);
-      memory::desc dst(spec.dstDims, t, spec.dstStrides);
-      memory::desc bias(spec.biasDims(), t, stridesFor(spec.biasDims()));
+      memory::desc dst(spec.dstDims, dt, spec.dstStrides);
+      memory::desc bias(spec.biasDims(), dt, stridesFor(spec.biasDims()));
       dnnl::primitive_attr attr;
       dnnl::post_ops ops;
       if (spec.alpha != 1.0f)
@@ -544,22 +559,25 @@ MatmulBackend::bind(const MatmulDesc &desc, const void *lhs, const void *rhs,
   widened->type = desc.dtype;
   widened->lhs32.resize(elementCount(desc.lhsShape));
   widened->rhs32.resize(elementCount(desc.rhsShape));
-  widened->out32.resize(elementCount(desc.outShape));
-  if (desc.hasBias)
+  const bool narrowOut = desc.outType != sabi::ElementType::f32;
+  if (narrowOut)
+    widened->out32.resize(elementCount(desc.outShape));
+  if (desc.hasBias && narrowOut)
     widened->bias32.resize(elementCount(desc.biasShape));
   widened->lhs = lhs;
   widened->rhs = rhs;
   widened->bias = desc.hasBias ? bias : nullptr;
   widened->out = out;
   MatmulDesc wide = desc;
-  wide.dtype = sabi::ElementType::f32;
+  wide.dtype = wide.outType = sabi::ElementType::f32;
   SINTER_ASSIGN_OR_RETURN(
       widened->inner,
       bindNative(wide, g, widened->lhs32.data(), widened->rhs32.data(),
-                 widened->bias32.data(), widened->out32.data()));
-  widened->planText =
-      absl::StrFormat("%s (widened from %s)", widened->inner->plan(),
-                      sabi::dtypeName(desc.dtype));
+                 narrowOut ? widened->bias32.data() : bias,
+                 narrowOut ? widened->out32.data() : out));
+  widened->planText = absl::StrFormat(
+      "%s (widened from %s%s)", widened->inner->plan(),
+      sabi::dtypeName(desc.dtype), narrowOut ? "" : ", f32 out");
   return std::unique_ptr<BoundMatmul>(std::move(widened));
 }
 
@@ -601,6 +619,7 @@ MatmulBackend::bindNative(const MatmulDesc &desc, const MatmulGeometry &g,
   spec.alpha = desc.alpha;
   spec.activation = desc.activation;
   spec.type = dnnlType(desc.dtype);
+  spec.dstType = dnnlType(desc.outType);
   spec.bias = !desc.hasBias        ? BiasMode::None
               : desc.alpha == 1.0f ? BiasMode::Native
                                    : BiasMode::PostOp;
@@ -646,23 +665,26 @@ MatmulBackend::bindNative(const MatmulDesc &desc, const MatmulGeometry &g,
   try {
     const dnnl::engine &engine = impl->engine;
     auto bindArg = [&](int arg, const Dims &dims, const Dims &strides,
-                       const void *ptr) {
-      memory mem(memory::desc(dims, spec.type, strides), engine,
+                       memory::data_type type, const void *ptr) {
+      memory mem(memory::desc(dims, type, strides), engine,
                  const_cast<void *>(ptr));
       bound->memories.push_back(mem);
       bound->args.push_back({arg, mem.get()});
       return mem;
     };
-    bound->srcMem = bindArg(DNNL_ARG_SRC, spec.srcDims, spec.srcStrides, lhs);
-    bound->weiMem =
-        bindArg(DNNL_ARG_WEIGHTS, spec.weiDims, spec.weiStrides, rhs);
-    bound->dstMem = bindArg(DNNL_ARG_DST, spec.dstDims, spec.dstStrides, out);
+    bound->srcMem =
+        bindArg(DNNL_ARG_SRC, spec.srcDims, spec.srcStrides, spec.type, lhs);
+    bound->weiMem = bindArg(DNNL_ARG_WEIGHTS, spec.weiDims, spec.weiStrides,
+                            spec.type, rhs);
+    bound->dstMem = bindArg(DNNL_ARG_DST, spec.dstDims, spec.dstStrides,
+                            spec.dstType, out);
     Dims biasDims = spec.biasDims();
     if (spec.bias == BiasMode::Native)
-      bindArg(DNNL_ARG_BIAS, biasDims, stridesFor(biasDims), bias);
+      bindArg(DNNL_ARG_BIAS, biasDims, stridesFor(biasDims), spec.dstType,
+              bias);
     else if (spec.bias == BiasMode::PostOp)
       bindArg(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, biasDims,
-              stridesFor(biasDims), bias);
+              stridesFor(biasDims), spec.dstType, bias);
   } catch (const dnnl::error &e) {
     return dnnlError(e, "memory creation");
   }
@@ -671,22 +693,23 @@ MatmulBackend::bindNative(const MatmulDesc &desc, const MatmulGeometry &g,
   bound->rhs = static_cast<const char *>(rhs);
   bound->out = static_cast<char *>(out);
   if (loop) {
-    const int64_t e = sabi::elementBytes(desc.dtype);
+    const int64_t e = sabi::elementBytes(desc.dtype),
+                  eo = sabi::elementBytes(desc.outType);
     for (int64_t b = 0; b < g.batchCount; ++b) {
       auto [l, r] = batchOffsets(g, b);
       bound->loopOffsets.push_back(
-          {l * g.m * g.k * e, r * g.k * g.n * e, b * g.m * g.n * e});
+          {l * g.m * g.k * e, r * g.k * g.n * e, b * g.m * g.n * eo});
     }
     bound->planText = absl::StrFormat("loop %d x 2d M=%d K=%d N=%d",
                                       g.batchCount, g.m, g.k, g.n);
-    if (desc.dtype != sabi::ElementType::f32)
-      bound->planText += " " + std::string(sabi::dtypeName(desc.dtype));
   } else {
     bound->planText =
         absl::StrFormat("%dd %s x %s", spec.dstDims.size(),
                         shapeText(spec.srcDims), shapeText(spec.weiDims));
-    if (desc.dtype != sabi::ElementType::f32)
-      bound->planText += " " + std::string(sabi::dtypeName(desc.dtype));
   }
+  if (desc.dtype != sabi::ElementType::f32)
+    bound->planText += " " + std::string(sabi::dtypeName(desc.dtype));
+  if (desc.outType != desc.dtype)
+    bound->planText += " to " + std::string(sabi::dtypeName(desc.outType));
   return std::unique_ptr<BoundMatmul>(std::move(bound));
 }

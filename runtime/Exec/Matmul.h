@@ -10,9 +10,11 @@
 //   out  [ob..., M, N]  ob = numpy broadcast of lb and rb (ranks aligned by
 //                       leading 1s), with out's rank = max(lhs, rhs rank)
 //
-// All four have one element type: f32, or bf16 / f16 for mixed precision
-// (docs/MixedPrecision.md), where the products are accumulated in f32 and
-// the epilogue runs in f32 before out is rounded once.
+// lhs and rhs have one element type: f32, or bf16 / f16 for mixed
+// precision (docs/MixedPrecision.md), where the products are accumulated in
+// f32 and the epilogue runs in f32 before out is rounded once. out and bias
+// have the operands' type, or f32 from half operands (a weight gradient:
+// the f32 sum written as it is).
 //
 // Three layers:
 //
@@ -61,8 +63,10 @@ struct MatmulDesc {
   bool hasBias = false;
   std::vector<int64_t> biasShape; // meaningful only with hasBias
   Activation activation = abi::MatmulStep::none;
-  /// The element type of lhs, rhs, bias and out: f32, bf16 or f16.
+  /// The element type of lhs and rhs: f32, bf16 or f16.
   abi::DType dtype = abi::ElementType::f32;
+  /// The element type of out and bias: dtype, or f32 when dtype is half.
+  abi::DType outType = abi::ElementType::f32;
 };
 
 /// What analyzeMatmul derives. The batch vectors all have the out's batch
@@ -81,7 +85,7 @@ absl::StatusOr<MatmulGeometry> analyzeMatmul(const MatmulDesc &desc);
 
 /// The reference: every output element accumulated in double from the
 /// operands as stored, then alpha, bias and the activation in double,
-/// rounded to desc.dtype once. `bias` may be null when !desc.hasBias.
+/// rounded to desc.outType once. `bias` may be null when !desc.hasBias.
 absl::Status referenceMatmul(const MatmulDesc &desc, const void *lhs,
                              const void *rhs, const void *bias, void *out);
 
@@ -129,7 +133,7 @@ public:
 
 private:
   explicit MatmulBackend(std::unique_ptr<Impl> impl);
-  /// bind() with oneDNN's kernel for desc.dtype; fails if it has none.
+  /// bind() with oneDNN's kernel for desc's types; fails if it has none.
   absl::StatusOr<std::unique_ptr<BoundMatmul>>
   bindNative(const MatmulDesc &desc, const MatmulGeometry &g, const void *lhs,
              const void *rhs, const void *bias, void *out);

@@ -67,7 +67,8 @@ MatmulDesc StepProgram::matmulDesc(const MatmulStep &step) const {
   if (desc.hasBias)
     desc.biasShape = buffers[step.bias].shape;
   desc.activation = step.activation;
-  desc.dtype = buffers[step.out].type;
+  desc.dtype = buffers[step.lhs].type;
+  desc.outType = buffers[step.out].type;
   return desc;
 }
 
@@ -543,7 +544,12 @@ absl::Status Reader::matmul(std::string_view where, const sabi::MatmulStep &in,
     return programError(SINTER_HERE, where, "alpha is not a finite f32");
   std::pair<const char *, int64_t> operands[] = {
       {"lhs", m.lhs}, {"rhs", m.rhs}, {"out", m.out}, {"bias", m.bias}};
-  const sabi::DType type = out->buffers[m.out].type;
+  // lhs and rhs have one type; out and bias have it too, or are f32 from
+  // half operands (docs/StepProgram.md).
+  const sabi::DType type = out->buffers[m.lhs].type,
+                    outType = out->buffers[m.out].type;
+  const bool wide =
+      outType == sabi::ElementType::f32 && type != sabi::ElementType::f32;
   for (auto [what, id] : operands) {
     if (id < 0)
       continue;
@@ -555,11 +561,13 @@ absl::Status Reader::matmul(std::string_view where, const sabi::MatmulStep &in,
           absl::StrFormat("%s (%s) is %s; matmul needs f32, bf16 or f16",
                           what, bufferPlace(*out, id),
                           sabi::dtypeName(b.type)));
-    if (b.type != type)
+    const bool ofOut = id == m.out || id == m.bias;
+    if (b.type != (ofOut && wide ? outType : type))
       return programError(
           SINTER_HERE, where,
-          absl::StrFormat("%s (%s) is %s but out is %s; a matmul's operands "
-                          "and out have one type",
+          absl::StrFormat("%s (%s) is %s but lhs is %s; a matmul's operands "
+                          "and out have one type (out and bias may be f32 "
+                          "from bf16 or f16 operands)",
                           what, bufferPlace(*out, id), sabi::dtypeName(b.type),
                           sabi::dtypeName(type)));
     if (id != m.out && overlaps(b, out->buffers[m.out]))

@@ -330,6 +330,16 @@ func.func @matmul_c6(%x: tensor<2x3xf32>, %y: tensor<4x3xf32>) {
 
 // -----
 
+// Tests that f32_result needs half operands (C7).
+func.func @matmul_c7(%x: tensor<2x3xf32>, %y: tensor<3x4xf32>) {
+  // expected-error @+2 {{f32_result needs bf16 or f16 operands, got 'f32'}}
+  // expected-error @+1 {{'sgraph.matmul' op failed to infer returned types}}
+  %0 = sgraph.matmul %x, %y {f32_result = true} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
 // Tests that embedding rejects float indices (C1).
 func.func @embedding_c1(%t: tensor<10x4xf32>, %i: tensor<3xf32>) {
   // expected-error @+1 {{'sgraph.embedding' op operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<3xf32>'}}

@@ -147,6 +147,14 @@ func.func @linear_algebra(%x: tensor<8x256x384xf32>, %w: tensor<1152x384xf32>,
   return %y : tensor<8x256x1152xf32>
 }
 
+// Tests that a product of bf16 operands can be f32 (f32_result).
+// CHECK-LABEL: func.func @f32_result(
+// CHECK: sgraph.matmul %{{.*}}, %{{.*}} {f32_result = true, transpose_lhs = true} : (tensor<16x6xbf16>, tensor<16x4xbf16>) -> tensor<6x4xf32>
+func.func @f32_result(%dy: tensor<16x6xbf16>, %x: tensor<16x4xbf16>) -> tensor<6x4xf32> {
+  %dw = sgraph.matmul %dy, %x {transpose_lhs = true, f32_result = true} : (tensor<16x6xbf16>, tensor<16x4xbf16>) -> tensor<6x4xf32>
+  return %dw : tensor<6x4xf32>
+}
+
 // Tests that embedding, embedding_grad, softmax_cross_entropy (default and
 // explicit attributes, each reduction's result shape) and one_hot round-trip.
 // CHECK-LABEL: func.func @embeddings_and_losses(

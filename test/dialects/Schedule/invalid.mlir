@@ -234,8 +234,21 @@ sched.program @matmul_c1 attributes {role = "step"} {
   %a = sched.view %arena[0] : !sched.buffer<2x2xf32>
   %b = sched.view %arena[64] : !sched.buffer<2x2xf64>
   %c = sched.view %arena[128] : !sched.buffer<2x2xf32>
-  // expected-error @+1 {{'sched.matmul' op operands, result and bias must have one element type}}
+  // expected-error @+1 {{'sched.matmul' op operands, result and bias must have one element type, or bf16/f16 operands an f32 result and bias; got lhs 'f32', rhs 'f64', out 'f32'}}
   sched.matmul %a, %b -> %c : !sched.buffer<2x2xf32>, !sched.buffer<2x2xf64> -> !sched.buffer<2x2xf32>
+}
+
+// -----
+
+// Tests that an f32 out of bf16 operands takes an f32 bias, not a bf16 one
+// (matmul_c1).
+sched.program @matmul_c1_bias attributes {role = "step"} {
+  %arena = sched.slab "arena" size 256 : !sched.slab
+  %a = sched.view %arena[0] : !sched.buffer<2x2xbf16>
+  %c = sched.view %arena[128] : !sched.buffer<2x2xf32>
+  %b = sched.view %arena[192] : !sched.buffer<2xbf16>
+  // expected-error @+1 {{'sched.matmul' op operands, result and bias must have one element type, or bf16/f16 operands an f32 result and bias; got lhs 'bf16', rhs 'bf16', out 'f32'}}
+  sched.matmul %a, %a -> %c bias(%b : !sched.buffer<2xbf16>) : !sched.buffer<2x2xbf16>, !sched.buffer<2x2xbf16> -> !sched.buffer<2x2xf32>
 }
 
 // -----

@@ -285,12 +285,16 @@ TEST(MatmulTest, EmptyAxes) {
 // in double, so the two roundings can land one half ulp apart (2^-8 |want|
 // for bf16's 8-bit significand, 2^-11 for f16's 11: half an ulp each side)
 // on top of the f32 bound above. Where oneDNN has no kernel for the type
-// the plan says "widened" and the same bound holds.
+// the plan says "widened" and the same bound holds. With `wideOut` out and
+// bias are f32 (a weight gradient's f32 sum): nothing is rounded to half,
+// so only the f32 bound applies.
 void checkHalf(MatmulBackend &backend, MatmulDesc desc, sabi::DType type,
-               std::mt19937 &rng) {
+               std::mt19937 &rng, bool wideOut = false) {
   desc.dtype = type;
+  desc.outType = wideOut ? sabi::ElementType::f32 : type;
   SCOPED_TRACE(testing::Message()
-               << sabi::dtypeName(type) << " tl=" << desc.transposeLhs
+               << sabi::dtypeName(type) << (wideOut ? " to f32" : "")
+               << " tl=" << desc.transposeLhs
                << " tr=" << desc.transposeRhs << " bias=" << desc.hasBias
                << " act=" << sabi::activationName(desc.activation)
                << " alpha=" << desc.alpha);
@@ -310,24 +314,34 @@ void checkHalf(MatmulBackend &backend, MatmulDesc desc, sabi::DType type,
   };
   std::vector<uint16_t> lhs = toHalf(randomVector(product(desc.lhsShape), rng));
   std::vector<uint16_t> rhs = toHalf(randomVector(product(desc.rhsShape), rng));
-  std::vector<uint16_t> bias = toHalf(randomVector(g->n, rng));
+  std::vector<float> biasWide = randomVector(g->n, rng);
+  std::vector<uint16_t> biasHalf = toHalf(biasWide);
+  const void *bias = wideOut ? static_cast<const void *>(biasWide.data())
+                             : biasHalf.data();
+  // Out as stored (f32 or half bits), NaN-filled, and read back widened.
   size_t outSize = product(desc.outShape);
-  std::vector<uint16_t> got(outSize, 0x7fc0), want(outSize);
+  std::vector<float> gotWide(outSize, NAN), wantWide(outSize);
+  std::vector<uint16_t> gotHalf(outSize, 0x7fc0), wantHalf(outSize);
+  void *got = wideOut ? static_cast<void *>(gotWide.data()) : gotHalf.data();
+  void *want = wideOut ? static_cast<void *>(wantWide.data()) : wantHalf.data();
+  auto outAt = [&](void *out, size_t i) -> double {
+    return wideOut ? static_cast<float *>(out)[i]
+                   : widen(static_cast<uint16_t *>(out)[i]);
+  };
   absl::StatusOr<std::unique_ptr<BoundMatmul>> bound =
-      backend.bind(desc, lhs.data(), rhs.data(), bias.data(), got.data());
+      backend.bind(desc, lhs.data(), rhs.data(), bias, got);
   ASSERT_TRUE(bound.ok()) << bound.status();
   SCOPED_TRACE((*bound)->plan());
   EXPECT_NE((*bound)->plan().find(sabi::dtypeName(type)), std::string::npos);
+  EXPECT_EQ((*bound)->plan().find("f32") != std::string::npos, wideOut);
   if (g->m * g->k * g->n > 1000000) // which kernel the library has, for logs
     std::cout << "plan: " << (*bound)->plan() << " (" << MatmulBackend::isa()
               << ")\n";
   ASSERT_TRUE((*bound)->run().ok());
-  ASSERT_TRUE(
-      referenceMatmul(desc, lhs.data(), rhs.data(), bias.data(), want.data())
-          .ok());
+  ASSERT_TRUE(referenceMatmul(desc, lhs.data(), rhs.data(), bias, want).ok());
   // The f32 bound's scale, from the widened operands' magnitudes.
   MatmulDesc absDesc = desc;
-  absDesc.dtype = sabi::ElementType::f32;
+  absDesc.dtype = absDesc.outType = sabi::ElementType::f32;
   absDesc.alpha = std::fabs(desc.alpha);
   absDesc.activation = sabi::MatmulStep::none;
   auto absWide = [&](const std::vector<uint16_t> &h) {
@@ -336,16 +350,20 @@ void checkHalf(MatmulBackend &backend, MatmulDesc desc, sabi::DType type,
       v[i] = std::fabs(widen(h[i]));
     return v;
   };
-  std::vector<float> la = absWide(lhs), ra = absWide(rhs), ba = absWide(bias),
+  std::vector<float> la = absWide(lhs), ra = absWide(rhs), ba(g->n),
                      scale(outSize);
+  for (int64_t j = 0; j < g->n; ++j)
+    ba[j] = std::fabs(wideOut ? biasWide[j] : widen(biasHalf[j]));
   ASSERT_TRUE(
       referenceMatmul(absDesc, la.data(), ra.data(), ba.data(), scale.data())
           .ok());
-  double halfUlp = type == sabi::ElementType::bf16 ? 0x1p-8 : 0x1p-11;
+  double halfUlp = wideOut                       ? 0.0
+                   : type == sabi::ElementType::bf16 ? 0x1p-8
+                                                     : 0x1p-11;
   double factor = 1e-5 * std::sqrt(static_cast<double>(g->k));
   int bad = 0;
   for (size_t i = 0; i < outSize && bad < 5; ++i) {
-    double w = widen(want[i]), r = widen(got[i]);
+    double w = outAt(want, i), r = outAt(got, i);
     double tol = 2 * halfUlp * std::fabs(w) + factor * scale[i] + 1e-6;
     if (!(std::fabs(r - w) <= tol)) {
       ADD_FAILURE() << "element " << i << ": got " << r << ", want " << w
@@ -366,9 +384,10 @@ TEST_P(MatmulGridTest, HalfMatchesReference) {
           for (Activation act :
                {sabi::MatmulStep::none, sabi::MatmulStep::gelu_tanh})
             for (float alpha : {1.0f, 0.125f})
-              checkHalf(**backend,
-                        makeDesc(GetParam(), tl, tr, bias, act, alpha), type,
-                        rng);
+              for (bool wideOut : {false, true})
+                checkHalf(**backend,
+                          makeDesc(GetParam(), tl, tr, bias, act, alpha), type,
+                          rng, wideOut);
 }
 
 TEST(MatmulTest, HalfTransformerSized) {
@@ -383,6 +402,10 @@ TEST(MatmulTest, HalfTransformerSized) {
     checkHalf(**backend,
               makeDesc(p, true, false, false, sabi::MatmulStep::none, 1.0f),
               type, rng);
+    // A weight gradient: Xᵀ·dY over the rows, written as its f32 sum.
+    checkHalf(**backend,
+              makeDesc(p, true, false, false, sabi::MatmulStep::none, 1.0f),
+              type, rng, /*wideOut=*/true);
   }
 }
 
@@ -393,18 +416,29 @@ TEST(MatmulTest, HalfReferenceRoundsOnce) {
   d.lhsShape = {1, 2};
   d.rhsShape = {2, 1};
   d.outShape = {1, 1};
-  d.dtype = sabi::ElementType::bf16;
+  d.dtype = d.outType = sabi::ElementType::bf16;
   uint16_t one = sinter::half::floatToBf16Bits(1.0f);
   uint16_t small = sinter::half::floatToBf16Bits(0x1p-8f);
   uint16_t a[] = {one, small}, b[] = {one, one}, c[1];
   ASSERT_TRUE(referenceMatmul(d, a, b, nullptr, c).ok());
   EXPECT_EQ(sinter::half::bf16BitsToFloat(c[0]), 1.0f);
-  d.dtype = sabi::ElementType::f16;
+  // An f32 out keeps the sum the bf16 one rounded away.
+  d.outType = sabi::ElementType::f32;
+  float wide[1];
+  ASSERT_TRUE(referenceMatmul(d, a, b, nullptr, wide).ok());
+  EXPECT_EQ(wide[0], 1.00390625f);
+  d.dtype = d.outType = sabi::ElementType::f16;
   a[0] = b[0] = b[1] = sinter::half::floatToF16Bits(1.0f);
   a[1] = sinter::half::floatToF16Bits(0x1p-8f);
   ASSERT_TRUE(referenceMatmul(d, a, b, nullptr, c).ok());
   EXPECT_EQ(sinter::half::f16BitsToFloat(c[0]), 1.00390625f);
-  d.dtype = sabi::ElementType::i32;
+  // f32 out only from half operands; never half out from other operands.
+  d.dtype = sabi::ElementType::f32;
+  d.outType = sabi::ElementType::bf16;
+  EXPECT_FALSE(analyzeMatmul(d).ok());
+  d.dtype = sabi::ElementType::f16;
+  EXPECT_FALSE(analyzeMatmul(d).ok());
+  d.dtype = d.outType = sabi::ElementType::i32;
   EXPECT_FALSE(analyzeMatmul(d).ok());
 }
 
