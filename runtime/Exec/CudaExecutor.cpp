@@ -30,7 +30,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
-#include <optional>
 #include <cublasLt.h>
 #include <cuda.h>
 #include <nccl.h>
@@ -38,6 +37,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 namespace sinter::exec {
