@@ -95,6 +95,11 @@ public:
   absl::Status downloadPart(int64_t bufferId, size_t offset, void *host,
                             size_t bytes) const override;
   absl::Status zeroBuffer(int64_t bufferId) override;
+  /// Waits for the compute stream. Transfers and fills go on it (the
+  /// streams do not synchronize with the legacy default stream) and are
+  /// waited for, so a run, the other executor sharing the state, or the
+  /// host never sees them half done.
+  absl::Status syncCompute(std::string_view what) const;
   absl::Status setStep(int64_t step) override;
   absl::StatusOr<int64_t> step() const override;
   absl::Status setHyper(std::string_view name, double value) override;
@@ -178,8 +183,18 @@ private:
 CudaExecutor::~CudaExecutor() {
   if (!drv)
     return;
-  if (ncclComm)
-    nccl->commDestroy(ncclComm);
+  // A communicator with work still queued (a run that failed part-way) is
+  // aborted: destroying it would wait for collectives a peer may never
+  // join.
+  if (ncclComm) {
+    bool pending = false;
+    for (CUstream stream : streams)
+      pending |= stream && drv->streamQuery(stream) == CUDA_ERROR_NOT_READY;
+    if (pending)
+      abortNccl();
+    else
+      nccl->commDestroy(ncclComm);
+  }
   for (CUstream stream : streams)
     if (stream)
       drv->streamSynchronize(stream);
@@ -194,10 +209,11 @@ CudaExecutor::~CudaExecutor() {
   for (auto &m : matmuls) {
     if (!m)
       continue;
-    lt->layoutDestroy(m->a);
-    lt->layoutDestroy(m->b);
-    lt->layoutDestroy(m->d);
-    lt->descDestroy(m->desc);
+    for (cublasLtMatrixLayout_t layout : {m->a, m->b, m->d})
+      if (layout)
+        lt->layoutDestroy(layout);
+    if (m->desc)
+      lt->descDestroy(m->desc);
   }
   if (ltHandle)
     lt->destroy(ltHandle);
@@ -290,10 +306,13 @@ CudaExecutor::create(StepProgram program, std::string_view image,
         "allocating slab '%s' (%d bytes) on %s",
         sabi::slabName(static_cast<sabi::SlabKind>(s)), bytes, ex->deviceName);
     SINTER_CU(drv->memAlloc(&ex->slabs[s], bytes), what);
-    SINTER_CU(drv->memsetD8(ex->slabs[s], 0, bytes), what);
+    SINTER_CU(drv->memsetD8Async(ex->slabs[s], 0, bytes,
+                                 ex->streams[kComputeStream]),
+              what);
     auto base = static_cast<int64_t>(ex->slabs[s]);
     ex->slabDescriptors[s] = {base, base, 0, prog.slabBytes[s], 1};
   }
+  SINTER_RETURN_IF_ERROR(ex->syncCompute("zeroing the slabs"));
   for (const Constant &c : prog.constants)
     SINTER_RETURN_IF_ERROR(
         ex->upload(c.buffer, c.bytes.data(), c.bytes.size()));
@@ -385,7 +404,10 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
                                         "or f16"));
   const int64_t es = sabi::elementBytes(desc.dtype),
                 eo = sabi::elementBytes(desc.outType);
-  auto m = std::make_unique<LtMatmul>();
+  // Held by the executor from here, so that a failure below leaves the
+  // descriptors made so far to its destructor.
+  matmuls[stepIndex] = std::make_unique<LtMatmul>();
+  LtMatmul *m = matmuls[stepIndex].get();
   m->alpha = desc.alpha;
   m->rhs = address(mm.rhs);
   m->lhs = address(mm.lhs);
@@ -413,6 +435,10 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
               what);
     SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
                           sizeof(bias)),
+              what);
+    int32_t biasType = *outType;
+    SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                          &biasType, sizeof(biasType)),
               what);
   }
   // Column-major: A = rhs (N x K as op(A)), B = lhs (K x M), D = N x M.
@@ -471,17 +497,47 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
     }
   }
 
+  // The algorithm may assume no more alignment than every call's pointers,
+  // leading dimensions and batch strides have. cuBLASLt's default
+  // preference is 256 bytes; buffers are placed at abi::kBufferAlignment
+  // (64), and rows or a batch's matrices can lie as little as an element
+  // apart.
+  auto alignment = [&](CUdeviceptr base, int64_t LtMatmul::Call::*offset,
+                       uint64_t rowBytes, uint64_t matrixBytes) {
+    uint64_t bits = base | rowBytes | (g.batchCount > 1 ? matrixBytes : 0);
+    for (const LtMatmul::Call &c : m->calls)
+      bits |= base + static_cast<uint64_t>(c.*offset);
+    uint32_t align = 256;
+    while (align > 1 && (bits & (align - 1)))
+      align /= 2;
+    return align;
+  };
+  const uint32_t alignA = alignment(m->rhs, &LtMatmul::Call::a, aRows * es,
+                                    aSize * es),
+                 alignB = alignment(m->lhs, &LtMatmul::Call::b, bRows * es,
+                                    bSize * es),
+                 alignD = alignment(m->out, &LtMatmul::Call::d, g.n * eo,
+                                    dSize * eo);
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligned[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignA},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignB},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignD},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignD}};
   cublasLtMatmulPreference_t pref = nullptr;
   SINTER_LT(lt->prefCreate(&pref), what);
+  std::unique_ptr<std::remove_pointer_t<cublasLtMatmulPreference_t>,
+                  decltype(lt->prefDestroy)>
+      prefOwner(pref, lt->prefDestroy);
   size_t workspaceBytes = kWorkspaceBytes;
   SINTER_LT(lt->prefSet(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                         &workspaceBytes, sizeof(workspaceBytes)),
             what);
+  for (const auto &[attribute, bytes] : aligned)
+    SINTER_LT(lt->prefSet(pref, attribute, &bytes, sizeof(bytes)), what);
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   cublasStatus_t st = lt->heuristic(ltHandle, m->desc, m->a, m->b, m->d, m->d,
                                     pref, 1, &result, &found);
-  lt->prefDestroy(pref);
   if (st != CUBLAS_STATUS_SUCCESS || found == 0)
     return sinter::InternalError(
         SINTER_HERE,
@@ -491,7 +547,6 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
                         st == CUBLAS_STATUS_SUCCESS ? "no result"
                                                     : lt->statusString(st)));
   m->algo = result.algo;
-  matmuls[stepIndex] = std::move(m);
   return absl::OkStatus();
 }
 
@@ -561,8 +616,8 @@ CudaExecutor::finishWithCollectives(std::string_view collectivesInFlight) {
         return cudaError(SINTER_HERE, *drv, q, "cuStreamQuery",
                          "running the step");
     }
-    if (!busy)
-      return absl::OkStatus();
+    // Checked also once the streams are idle: an error NCCL records as its
+    // kernels exit is no success.
     ncclResult_t async = ncclSuccess;
     nccl->commGetAsyncError(ncclComm, &async);
     if (async != ncclSuccess && async != ncclInProgress) {
@@ -576,6 +631,8 @@ CudaExecutor::finishWithCollectives(std::string_view collectivesInFlight) {
                           nccl->errorString(async), detail.empty() ? "" : ": ",
                           detail));
     }
+    if (!busy)
+      return absl::OkStatus();
     if (std::chrono::steady_clock::now() - t0 > job.timeout) {
       abortNccl();
       return sinter::DeadlineExceededError(
@@ -812,9 +869,14 @@ absl::Status CudaExecutor::captureGraph() {
     return cudaError(SINTER_HERE, *drv, ended, "cuStreamEndCapture",
                      "capturing the step as a CUDA graph (every stream must "
                      "join the compute stream)");
+  CUresult made = drv->graphInstantiateWithFlags(&graphExec, captured, 0);
+  if (made != CUDA_SUCCESS) {
+    graphExec = nullptr;
+    drv->graphDestroy(captured);
+    return cudaError(SINTER_HERE, *drv, made, "cuGraphInstantiateWithFlags",
+                     "instantiating the step's CUDA graph");
+  }
   graph = captured;
-  SINTER_CU(drv->graphInstantiateWithFlags(&graphExec, graph, 0),
-            "instantiating the step's CUDA graph");
   return absl::OkStatus();
 }
 
@@ -835,8 +897,12 @@ absl::Status CudaExecutor::run() {
       SINTER_RETURN_IF_ERROR(captureGraph());
     SINTER_CU(drv->graphLaunch(graphExec, streams[kComputeStream]),
               "launching the step's CUDA graph");
-  } else {
-    SINTER_RETURN_IF_ERROR(enqueue(inFlight, timed));
+  } else if (absl::Status enqueued = enqueue(inFlight, timed); !enqueued.ok()) {
+    // The all-reduces already enqueued would wait for peers that go on
+    // without this rank.
+    if (ncclComm && !inFlight.empty())
+      abortNccl();
+    return enqueued;
   }
   if (ncclComm) {
     SINTER_RETURN_IF_ERROR(finishWithCollectives(inFlight));
@@ -856,10 +922,13 @@ absl::Status CudaExecutor::run() {
 absl::Status CudaExecutor::upload(int64_t bufferId, const void *host,
                                   size_t bytes) {
   SINTER_RETURN_IF_ERROR(checkTransfer("upload to", bufferId, bytes));
-  if (bytes)
-    SINTER_CU(drv->memcpyHtoD(address(bufferId), host, bytes),
-              absl::StrFormat("upload to buffer %d", bufferId));
-  return absl::OkStatus();
+  if (!bytes)
+    return absl::OkStatus();
+  std::string what = absl::StrFormat("upload to buffer %d", bufferId);
+  SINTER_CU(drv->memcpyHtoDAsync(address(bufferId), host, bytes,
+                                 streams[kComputeStream]),
+            what);
+  return syncCompute(what);
 }
 
 absl::Status CudaExecutor::download(int64_t bufferId, void *host,
@@ -871,9 +940,17 @@ absl::Status CudaExecutor::download(int64_t bufferId, void *host,
 absl::Status CudaExecutor::downloadPart(int64_t bufferId, size_t offset,
                                         void *host, size_t bytes) const {
   SINTER_RETURN_IF_ERROR(checkPart("download from", bufferId, offset, bytes));
-  if (bytes)
-    SINTER_CU(drv->memcpyDtoH(host, address(bufferId) + offset, bytes),
-              absl::StrFormat("download from buffer %d", bufferId));
+  if (!bytes)
+    return absl::OkStatus();
+  std::string what = absl::StrFormat("download from buffer %d", bufferId);
+  SINTER_CU(drv->memcpyDtoHAsync(host, address(bufferId) + offset, bytes,
+                                 streams[kComputeStream]),
+            what);
+  return syncCompute(what);
+}
+
+absl::Status CudaExecutor::syncCompute(std::string_view what) const {
+  SINTER_CU(drv->streamSynchronize(streams[kComputeStream]), what);
   return absl::OkStatus();
 }
 
@@ -881,10 +958,12 @@ absl::Status CudaExecutor::zeroBuffer(int64_t bufferId) {
   if (bufferId < 0 || bufferId >= static_cast<int64_t>(prog.buffers.size()))
     return sinter::InvalidArgumentError(
         SINTER_HERE, absl::StrFormat("zeroBuffer: no buffer %d", bufferId));
-  SINTER_CU(drv->memsetD8(address(bufferId), 0,
-                          static_cast<size_t>(prog.buffers[bufferId].bytes)),
-            absl::StrFormat("zeroing buffer %d", bufferId));
-  return absl::OkStatus();
+  std::string what = absl::StrFormat("zeroing buffer %d", bufferId);
+  SINTER_CU(drv->memsetD8Async(address(bufferId), 0,
+                               static_cast<size_t>(prog.buffers[bufferId].bytes),
+                               streams[kComputeStream]),
+            what);
+  return syncCompute(what);
 }
 
 absl::Status CudaExecutor::setStep(int64_t step) {

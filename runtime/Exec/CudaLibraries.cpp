@@ -143,9 +143,9 @@ absl::StatusOr<const CudaDriver *> loadCudaDriver() {
     get(d.ctxSetCurrent, "cuCtxSetCurrent");
     get(d.memAlloc, "cuMemAlloc");
     get(d.memFree, "cuMemFree");
-    get(d.memsetD8, "cuMemsetD8");
-    get(d.memcpyHtoD, "cuMemcpyHtoD");
-    get(d.memcpyDtoH, "cuMemcpyDtoH");
+    get(d.memsetD8Async, "cuMemsetD8Async");
+    get(d.memcpyHtoDAsync, "cuMemcpyHtoDAsync");
+    get(d.memcpyDtoHAsync, "cuMemcpyDtoHAsync");
     get(d.memcpyDtoDAsync, "cuMemcpyDtoDAsync");
     get(d.moduleLoadData, "cuModuleLoadData");
     get(d.moduleUnload, "cuModuleUnload");

@@ -42,9 +42,9 @@ struct CudaDriver {
   decltype(&::cuCtxSetCurrent) ctxSetCurrent = nullptr;
   decltype(&::cuMemAlloc) memAlloc = nullptr;
   decltype(&::cuMemFree) memFree = nullptr;
-  decltype(&::cuMemsetD8) memsetD8 = nullptr;
-  decltype(&::cuMemcpyHtoD) memcpyHtoD = nullptr;
-  decltype(&::cuMemcpyDtoH) memcpyDtoH = nullptr;
+  decltype(&::cuMemsetD8Async) memsetD8Async = nullptr;
+  decltype(&::cuMemcpyHtoDAsync) memcpyHtoDAsync = nullptr;
+  decltype(&::cuMemcpyDtoHAsync) memcpyDtoHAsync = nullptr;
   decltype(&::cuMemcpyDtoDAsync) memcpyDtoDAsync = nullptr;
   decltype(&::cuModuleLoadData) moduleLoadData = nullptr;
   decltype(&::cuModuleUnload) moduleUnload = nullptr;
