@@ -37,6 +37,11 @@ config.substitutions.append(("%examples",
 if config.sinter_cuda_toolkit:
     config.available_features.add("cuda-toolkit")
     config.substitutions.append(("%cuda_toolkit", config.sinter_cuda_toolkit))
+    # The driver and cuBLASLt stand-in of test/unit/runtime/FakeCuda.cpp.
+    fake = os.path.join(config.sinter_obj_root, "lib", "libsinter_fake_cuda.so")
+    if os.path.exists(fake):
+        config.available_features.add("fake-cuda")
+        config.substitutions.append(("%fake_cuda", fake))
 if os.path.exists("/dev/nvidiactl") and any(
         os.path.exists(os.path.join(d, "libcuda.so.1"))
         for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib",

@@ -46,11 +46,17 @@ namespace sabi = sinter::abi;
 
 namespace {
 
+/// The function a call's text calls ("lt->matmul" of "lt->matmul(h, ...)"):
+/// messages name it without its arguments.
+std::string_view callee(std::string_view call) {
+  return call.substr(0, call.find('('));
+}
+
 #define SINTER_CU(call, what)                                                  \
   do {                                                                         \
     CUresult sinter_cu_ = (call);                                              \
     if (sinter_cu_ != CUDA_SUCCESS)                                            \
-      return cudaError(SINTER_HERE, *drv, sinter_cu_, #call, what);            \
+      return cudaError(SINTER_HERE, *drv, sinter_cu_, callee(#call), what);    \
   } while (0)
 
 #define SINTER_LT(call, what)                                                  \
@@ -58,8 +64,9 @@ namespace {
     cublasStatus_t sinter_lt_ = (call);                                        \
     if (sinter_lt_ != CUBLAS_STATUS_SUCCESS)                                   \
       return sinter::InternalError(                                            \
-          SINTER_HERE, absl::StrFormat("%s: %s failed: %s", what, #call,       \
-                                       lt->statusString(sinter_lt_)));         \
+          SINTER_HERE,                                                         \
+          absl::StrFormat("%s: %s failed: %s", what, callee(#call),            \
+                          lt->statusString(sinter_lt_)));                      \
   } while (0)
 
 /// One matmul step on cuBLASLt: descriptors and algorithm made once.

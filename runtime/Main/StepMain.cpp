@@ -457,6 +457,12 @@ absl::Status runRawSteps(Executor &ex, const Flags &flags) {
   return absl::OkStatus();
 }
 
+/// Whether a program's kernels are in the binary: its own table on the
+/// CPU; on a GPU every program's kernels are in the one CUDA module.
+bool haveKernels(const SinterKernelFn *table) {
+  return table || (SINTER_ABI_CUDA_MODULE && &SINTER_ABI_CUDA_MODULE_SIZE);
+}
+
 std::unique_ptr<Executor> createExecutor(const unsigned char *bytes,
                                          uint64_t size,
                                          const SinterKernelFn *kernels,
@@ -546,12 +552,12 @@ int main(int argc, char **argv) {
 
   std::unique_ptr<Executor> eval;
   if (&SINTER_ABI_EVAL_PROGRAM && &SINTER_ABI_EVAL_PROGRAM_SIZE &&
-      &SINTER_ABI_EVAL_KERNELS)
+      haveKernels(SINTER_ABI_EVAL_KERNELS))
     eval = createExecutor(SINTER_ABI_EVAL_PROGRAM, SINTER_ABI_EVAL_PROGRAM_SIZE,
                           SINTER_ABI_EVAL_KERNELS, flags, /*profile=*/false);
   std::unique_ptr<Executor> accumulate;
   if (&SINTER_ABI_ACCUMULATE_PROGRAM && &SINTER_ABI_ACCUMULATE_PROGRAM_SIZE &&
-      &SINTER_ABI_ACCUMULATE_KERNELS)
+      haveKernels(SINTER_ABI_ACCUMULATE_KERNELS))
     accumulate = createExecutor(
         SINTER_ABI_ACCUMULATE_PROGRAM, SINTER_ABI_ACCUMULATE_PROGRAM_SIZE,
         SINTER_ABI_ACCUMULATE_KERNELS, flags, /*profile=*/false, ex.get());

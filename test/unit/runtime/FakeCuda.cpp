@@ -1,0 +1,493 @@
+//===- FakeCuda.cpp - a CUDA driver and cuBLASLt that need no GPU --------===//
+//
+// For tests only: a shared library that stands in for libcuda.so.1
+// (through cuGetProcAddress_v2, as runtime/Exec/CudaLibraries.cpp looks the
+// driver up) and for libcublasLt.so.13 (by symbol), so that a binary built
+// with --target=cuda runs its whole host side on a machine with no GPU:
+// slabs, uploads, downloads, fills, the queue plan on two streams with
+// events, the CUDA graph's capture and replays, cuBLASLt's descriptors,
+// heuristic and calls. Nothing computes: "device" memory is host memory
+// (transfers and fills are real, so what the trainer reads back is what it
+// wrote), kernels and matmuls are only recorded.
+//
+// Every call is written, one line each, to $SINTER_FAKE_CUDA_LOG (when
+// set), with the stream it went on (S1, S2, ...; S0 the legacy stream), so
+// a test can check the order the executor asked for. Two rules of the real
+// libraries that cost a GPU session to find are enforced:
+//   - cuBLASLt's algorithm assumes the operands' alignment the preference
+//     stated (256 bytes unless told): cublasLtMatmul on a pointer aligned
+//     less fails with CUBLAS_STATUS_INVALID_VALUE, as the real one may;
+//   - a CUDA graph's capture may only hold stream work: a transfer, a fill
+//     or a synchronization of the capturing stream while it captures fails
+//     with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
+//
+// Not a model of the GPU's timing or concurrency: work runs when enqueued.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cublasLt.h>
+#include <cuda.h>
+
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <type_traits>
+
+namespace {
+
+std::mutex mu;
+std::FILE *logFile = nullptr;
+bool logOpened = false;
+int nextId = 1;
+std::map<const void *, int> ids; // streams and events: their numbers
+const void *capturing = nullptr;  // the stream capturing a graph
+
+void say(const char *format, ...) {
+  if (!logOpened) {
+    logOpened = true;
+    if (const char *path = std::getenv("SINTER_FAKE_CUDA_LOG"))
+      logFile = std::fopen(path, "a");
+  }
+  if (!logFile)
+    return;
+  va_list args;
+  va_start(args, format);
+  std::vfprintf(logFile, format, args);
+  va_end(args);
+  std::fputc('\n', logFile);
+  std::fflush(logFile);
+}
+
+int idOf(const void *handle) {
+  if (!handle)
+    return 0;
+  auto it = ids.find(handle);
+  return it == ids.end() ? -1 : it->second;
+}
+
+void *newHandle() {
+  void *h = std::malloc(8);
+  ids[h] = nextId++;
+  return h;
+}
+
+/// Stream work other than kernels and copies between buffers may not be
+/// captured.
+CUresult notWhileCapturing(CUstream stream, const char *what) {
+  if (capturing && (stream == capturing || !stream)) {
+    say("%s S%d: refused, the stream is capturing a graph", what,
+        idOf(stream));
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
+  return CUDA_SUCCESS;
+}
+
+// The driver.
+
+CUresult getErrorString(CUresult error, const char **text) {
+  *text = error == CUDA_SUCCESS ? "no error" : "fake driver error";
+  return CUDA_SUCCESS;
+}
+CUresult getErrorName(CUresult error, const char **text) {
+  *text = error == CUDA_SUCCESS ? "CUDA_SUCCESS" : "CUDA_ERROR_FAKE";
+  return CUDA_SUCCESS;
+}
+CUresult init(unsigned int) { return CUDA_SUCCESS; }
+CUresult deviceGetCount(int *count) {
+  *count = 1;
+  return CUDA_SUCCESS;
+}
+CUresult deviceGet(CUdevice *device, int ordinal) {
+  *device = ordinal;
+  return CUDA_SUCCESS;
+}
+CUresult deviceGetName(char *name, int len, CUdevice) {
+  std::snprintf(name, len, "fake GPU (host memory)");
+  return CUDA_SUCCESS;
+}
+CUresult deviceGetAttribute(int *value, CUdevice_attribute attribute,
+                            CUdevice) {
+  *value = attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? 9 : 0;
+  return CUDA_SUCCESS;
+}
+CUresult primaryCtxRetain(CUcontext *context, CUdevice) {
+  static int context_;
+  *context = reinterpret_cast<CUcontext>(&context_);
+  return CUDA_SUCCESS;
+}
+CUresult primaryCtxRelease(CUdevice) { return CUDA_SUCCESS; }
+CUresult ctxSetCurrent(CUcontext) { return CUDA_SUCCESS; }
+
+CUresult memAlloc(CUdeviceptr *ptr, size_t bytes) {
+  // cuMemAlloc's pointers are 256-byte aligned; the buffers in them lie
+  // where the program places them.
+  void *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  if (!p)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  *ptr = reinterpret_cast<CUdeviceptr>(p);
+  std::lock_guard<std::mutex> lock(mu);
+  say("cuMemAlloc bytes=%zu", bytes);
+  return CUDA_SUCCESS;
+}
+CUresult memFree(CUdeviceptr ptr) {
+  std::free(reinterpret_cast<void *>(ptr));
+  return CUDA_SUCCESS;
+}
+CUresult memsetD8Async(CUdeviceptr dst, unsigned char value, size_t bytes,
+                       CUstream stream) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (CUresult r = notWhileCapturing(stream, "cuMemsetD8Async"))
+    return r;
+  std::memset(reinterpret_cast<void *>(dst), value, bytes);
+  say("cuMemsetD8Async bytes=%zu S%d", bytes, idOf(stream));
+  return CUDA_SUCCESS;
+}
+CUresult memcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes,
+                         CUstream stream) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (CUresult r = notWhileCapturing(stream, "cuMemcpyHtoDAsync"))
+    return r;
+  std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
+  say("cuMemcpyHtoDAsync bytes=%zu S%d", bytes, idOf(stream));
+  return CUDA_SUCCESS;
+}
+CUresult memcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes,
+                         CUstream stream) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (CUresult r = notWhileCapturing(stream, "cuMemcpyDtoHAsync"))
+    return r;
+  std::memcpy(dst, reinterpret_cast<const void *>(src), bytes);
+  say("cuMemcpyDtoHAsync bytes=%zu S%d", bytes, idOf(stream));
+  return CUDA_SUCCESS;
+}
+CUresult memcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                         CUstream stream) {
+  std::lock_guard<std::mutex> lock(mu);
+  // A copy between buffers is a graph node: it runs at every replay, not
+  // at capture.
+  if (!capturing)
+    std::memmove(reinterpret_cast<void *>(dst),
+                 reinterpret_cast<const void *>(src), bytes);
+  say("cuMemcpyDtoDAsync bytes=%zu S%d", bytes, idOf(stream));
+  return CUDA_SUCCESS;
+}
+
+CUresult moduleLoadData(CUmodule *module, const void *) {
+  static int module_;
+  *module = reinterpret_cast<CUmodule>(&module_);
+  return CUDA_SUCCESS;
+}
+CUresult moduleUnload(CUmodule) { return CUDA_SUCCESS; }
+CUresult moduleGetFunction(CUfunction *function, CUmodule, const char *name) {
+  *function = reinterpret_cast<CUfunction>(strdup(name));
+  return CUDA_SUCCESS;
+}
+CUresult launchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                      unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                      CUstream stream, void **params, void **extra) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (!params || extra || gx * gy * gz == 0 || bx * by * bz == 0 ||
+      bx * by * bz > 1024 || shared != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  say("cuLaunchKernel %s grid=%u block=%u S%d%s",
+      reinterpret_cast<const char *>(f), gx, bx, idOf(stream),
+      capturing ? " (captured)" : "");
+  return CUDA_SUCCESS;
+}
+
+CUresult streamCreate(CUstream *stream, unsigned int flags) {
+  std::lock_guard<std::mutex> lock(mu);
+  *stream = static_cast<CUstream>(newHandle());
+  say("cuStreamCreate S%d%s", idOf(*stream),
+      flags == CU_STREAM_NON_BLOCKING ? " non-blocking" : "");
+  return CUDA_SUCCESS;
+}
+CUresult streamDestroy(CUstream stream) {
+  std::lock_guard<std::mutex> lock(mu);
+  say("cuStreamDestroy S%d", idOf(stream));
+  return CUDA_SUCCESS;
+}
+CUresult streamSynchronize(CUstream stream) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (CUresult r = notWhileCapturing(stream, "cuStreamSynchronize"))
+    return r;
+  say("cuStreamSynchronize S%d", idOf(stream));
+  return CUDA_SUCCESS;
+}
+CUresult streamWaitEvent(CUstream stream, CUevent event, unsigned int) {
+  std::lock_guard<std::mutex> lock(mu);
+  say("cuStreamWaitEvent S%d E%d", idOf(stream), idOf(event));
+  return CUDA_SUCCESS;
+}
+CUresult streamQuery(CUstream) { return CUDA_SUCCESS; }
+CUresult eventCreate(CUevent *event, unsigned int) {
+  std::lock_guard<std::mutex> lock(mu);
+  *event = static_cast<CUevent>(newHandle());
+  return CUDA_SUCCESS;
+}
+CUresult eventDestroy(CUevent) { return CUDA_SUCCESS; }
+CUresult eventRecord(CUevent event, CUstream stream) {
+  std::lock_guard<std::mutex> lock(mu);
+  say("cuEventRecord E%d S%d", idOf(event), idOf(stream));
+  return CUDA_SUCCESS;
+}
+CUresult eventElapsedTime(float *ms, CUevent, CUevent) {
+  *ms = 0.001f;
+  return CUDA_SUCCESS;
+}
+CUresult streamBeginCapture(CUstream stream, CUstreamCaptureMode) {
+  std::lock_guard<std::mutex> lock(mu);
+  capturing = stream;
+  say("cuStreamBeginCapture S%d", idOf(stream));
+  return CUDA_SUCCESS;
+}
+CUresult streamEndCapture(CUstream stream, CUgraph *graph) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (stream != capturing)
+    return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+  capturing = nullptr;
+  *graph = static_cast<CUgraph>(newHandle());
+  say("cuStreamEndCapture S%d", idOf(stream));
+  return CUDA_SUCCESS;
+}
+CUresult graphInstantiateWithFlags(CUgraphExec *exec, CUgraph,
+                                   unsigned long long) {
+  std::lock_guard<std::mutex> lock(mu);
+  *exec = static_cast<CUgraphExec>(newHandle());
+  say("cuGraphInstantiateWithFlags");
+  return CUDA_SUCCESS;
+}
+CUresult graphLaunch(CUgraphExec, CUstream stream) {
+  std::lock_guard<std::mutex> lock(mu);
+  say("cuGraphLaunch S%d", idOf(stream));
+  return CUDA_SUCCESS;
+}
+CUresult graphExecDestroy(CUgraphExec) { return CUDA_SUCCESS; }
+CUresult graphDestroy(CUgraph) { return CUDA_SUCCESS; }
+
+struct Entry {
+  const char *name;
+  void *fn;
+};
+
+// Each entry's type is checked against the toolkit's declaration.
+#define FAKE(name, fn)                                                         \
+  static_assert(std::is_same_v<decltype(&fn), decltype(&::name)>, #name);      \
+  const Entry name##Entry{#name, reinterpret_cast<void *>(&fn)};
+
+FAKE(cuGetErrorString, getErrorString)
+FAKE(cuGetErrorName, getErrorName)
+FAKE(cuInit, init)
+FAKE(cuDeviceGetCount, deviceGetCount)
+FAKE(cuDeviceGet, deviceGet)
+FAKE(cuDeviceGetName, deviceGetName)
+FAKE(cuDeviceGetAttribute, deviceGetAttribute)
+FAKE(cuDevicePrimaryCtxRetain, primaryCtxRetain)
+FAKE(cuDevicePrimaryCtxRelease, primaryCtxRelease)
+FAKE(cuCtxSetCurrent, ctxSetCurrent)
+FAKE(cuMemAlloc, memAlloc)
+FAKE(cuMemFree, memFree)
+FAKE(cuMemsetD8Async, memsetD8Async)
+FAKE(cuMemcpyHtoDAsync, memcpyHtoDAsync)
+FAKE(cuMemcpyDtoHAsync, memcpyDtoHAsync)
+FAKE(cuMemcpyDtoDAsync, memcpyDtoDAsync)
+FAKE(cuModuleLoadData, moduleLoadData)
+FAKE(cuModuleUnload, moduleUnload)
+FAKE(cuModuleGetFunction, moduleGetFunction)
+FAKE(cuLaunchKernel, launchKernel)
+FAKE(cuStreamCreate, streamCreate)
+FAKE(cuStreamDestroy, streamDestroy)
+FAKE(cuStreamSynchronize, streamSynchronize)
+FAKE(cuStreamWaitEvent, streamWaitEvent)
+FAKE(cuStreamQuery, streamQuery)
+FAKE(cuEventCreate, eventCreate)
+FAKE(cuEventDestroy, eventDestroy)
+FAKE(cuEventRecord, eventRecord)
+FAKE(cuEventElapsedTime, eventElapsedTime)
+FAKE(cuStreamBeginCapture, streamBeginCapture)
+FAKE(cuStreamEndCapture, streamEndCapture)
+FAKE(cuGraphInstantiateWithFlags, graphInstantiateWithFlags)
+FAKE(cuGraphLaunch, graphLaunch)
+FAKE(cuGraphExecDestroy, graphExecDestroy)
+FAKE(cuGraphDestroy, graphDestroy)
+
+#undef FAKE
+
+// The base names, as CudaLibraries.cpp asks for them (the macros of
+// cuda.h would turn `cuMemAlloc` into `cuMemAlloc_v2` above, in the
+// checked types, but the names looked up are the strings).
+const Entry *const kEntries[] = {
+    &cuGetErrorStringEntry, &cuGetErrorNameEntry,
+    &cuInitEntry, &cuDeviceGetCountEntry,
+    &cuDeviceGetEntry, &cuDeviceGetNameEntry,
+    &cuDeviceGetAttributeEntry, &cuDevicePrimaryCtxRetainEntry,
+    &cuDevicePrimaryCtxReleaseEntry, &cuCtxSetCurrentEntry,
+    &cuMemAllocEntry, &cuMemFreeEntry,
+    &cuMemsetD8AsyncEntry, &cuMemcpyHtoDAsyncEntry,
+    &cuMemcpyDtoHAsyncEntry, &cuMemcpyDtoDAsyncEntry,
+    &cuModuleLoadDataEntry, &cuModuleUnloadEntry,
+    &cuModuleGetFunctionEntry, &cuLaunchKernelEntry,
+    &cuStreamCreateEntry, &cuStreamDestroyEntry,
+    &cuStreamSynchronizeEntry, &cuStreamWaitEventEntry,
+    &cuStreamQueryEntry, &cuEventCreateEntry,
+    &cuEventDestroyEntry, &cuEventRecordEntry,
+    &cuEventElapsedTimeEntry, &cuStreamBeginCaptureEntry,
+    &cuStreamEndCaptureEntry, &cuGraphInstantiateWithFlagsEntry,
+    &cuGraphLaunchEntry, &cuGraphExecDestroyEntry,
+    &cuGraphDestroyEntry,
+};
+
+/// The largest power of two up to 256 that divides `p`.
+uint32_t alignmentOf(const void *p) {
+  uint32_t a = 256;
+  while (a > 1 && reinterpret_cast<uintptr_t>(p) % a)
+    a /= 2;
+  return a;
+}
+
+} // namespace
+
+#pragma GCC visibility push(default)
+extern "C" {
+
+// The driver's one exported entry point the executor needs.
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int, cuuint64_t,
+                    CUdriverProcAddressQueryResult *status) {
+  for (const Entry *e : kEntries)
+    if (std::strcmp(e->name, symbol) == 0) {
+      *pfn = e->fn;
+      if (status)
+        *status = CU_GET_PROC_ADDRESS_SUCCESS;
+      return CUDA_SUCCESS;
+    }
+  *pfn = nullptr;
+  if (status)
+    *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  return CUDA_ERROR_NOT_FOUND;
+}
+
+// cuBLASLt. A preference's four minimum alignments (A, B, C, D; 256 unless
+// set) travel in its data and then in the algorithm the heuristic returns.
+
+cublasStatus_t cublasLtCreate(cublasLtHandle_t *handle) {
+  static int handle_;
+  *handle = reinterpret_cast<cublasLtHandle_t>(&handle_);
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtDestroy(cublasLtHandle_t) {
+  return CUBLAS_STATUS_SUCCESS;
+}
+const char *cublasLtGetStatusString(cublasStatus_t status) {
+  return status == CUBLAS_STATUS_SUCCESS ? "CUBLAS_STATUS_SUCCESS"
+         : status == CUBLAS_STATUS_INVALID_VALUE
+             ? "CUBLAS_STATUS_INVALID_VALUE (fake: a pointer is aligned "
+               "less than the algorithm assumes)"
+             : "fake cuBLASLt error";
+}
+cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *desc,
+                                        cublasComputeType_t, cudaDataType_t) {
+  *desc = new cublasLtMatmulDescOpaque_t{};
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) {
+  delete desc;
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t,
+                                              cublasLtMatmulDescAttributes_t,
+                                              const void *, size_t) {
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *layout,
+                                          cudaDataType, uint64_t, uint64_t,
+                                          int64_t) {
+  *layout = new cublasLtMatrixLayoutOpaque_t{};
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout) {
+  delete layout;
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t
+cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t,
+                                 cublasLtMatrixLayoutAttribute_t, const void *,
+                                 size_t) {
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *p) {
+  *p = new cublasLtMatmulPreferenceOpaque_t{};
+  for (int i = 0; i < 4; ++i)
+    (*p)->data[i] = 256;
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t p) {
+  delete p;
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t
+cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t p,
+                                     cublasLtMatmulPreferenceAttributes_t attr,
+                                     const void *buf, size_t size) {
+  int slot = attr == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES   ? 0
+             : attr == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES ? 1
+             : attr == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES ? 2
+             : attr == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES ? 3
+                                                                  : -1;
+  if (slot >= 0) {
+    uint32_t value = 0;
+    if (size != sizeof(value))
+      return CUBLAS_STATUS_INVALID_VALUE;
+    std::memcpy(&value, buf, size);
+    p->data[slot] = value;
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
+    cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t,
+    cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+    cublasLtMatmulPreference_t preference, int requested,
+    cublasLtMatmulHeuristicResult_t results[], int *count) {
+  if (requested < 1)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  results[0] = cublasLtMatmulHeuristicResult_t{};
+  for (int i = 0; i < 4; ++i)
+    results[0].algo.data[i] = preference->data[i];
+  results[0].state = CUBLAS_STATUS_SUCCESS;
+  *count = 1;
+  std::lock_guard<std::mutex> lock(mu);
+  say("cublasLtMatmulAlgoGetHeuristic alignment A=%d B=%d C=%d D=%d",
+      static_cast<int>(preference->data[0]),
+      static_cast<int>(preference->data[1]),
+      static_cast<int>(preference->data[2]),
+      static_cast<int>(preference->data[3]));
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t,
+                              const void *, const void *a,
+                              cublasLtMatrixLayout_t, const void *b,
+                              cublasLtMatrixLayout_t, const void *,
+                              const void *c, cublasLtMatrixLayout_t, void *d,
+                              cublasLtMatrixLayout_t,
+                              const cublasLtMatmulAlgo_t *algo, void *, size_t,
+                              cudaStream_t stream) {
+  std::lock_guard<std::mutex> lock(mu);
+  const void *pointers[] = {a, b, c, d};
+  for (int i = 0; i < 4; ++i)
+    if (alignmentOf(pointers[i]) < algo->data[i]) {
+      say("cublasLtMatmul: operand %c is %u-byte aligned, the algorithm "
+          "assumes %d",
+          "ABCD"[i], alignmentOf(pointers[i]),
+          static_cast<int>(algo->data[i]));
+      return CUBLAS_STATUS_INVALID_VALUE;
+    }
+  say("cublasLtMatmul S%d%s", idOf(stream), capturing ? " (captured)" : "");
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+} // extern "C"
+#pragma GCC visibility pop
