@@ -337,15 +337,11 @@ absl::Status GlooCommunicator::classify(std::string_view what,
                 absl::StrCat(std::string(what), " failed on rank ", rank_,
                              ": ", reason, " [gloo: ", raw, "]"));
   if (peerFailed)
-    status.SetPayload(kPeerFailurePayloadUrl, absl::Cord(peerText));
+    status = markPeerFailure(std::move(status), peerText);
   return status;
 }
 
 } // namespace
-
-bool causedByPeer(const absl::Status &status) {
-  return status.GetPayload(kPeerFailurePayloadUrl).has_value();
-}
 
 absl::StatusOr<std::unique_ptr<Communicator>>
 connect(const DistEnv &env, const CommOptions &options) {

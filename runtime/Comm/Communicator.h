@@ -37,6 +37,7 @@
 #define SINTER_RUNTIME_COMM_COMMUNICATOR_H
 
 #include "runtime/Comm/DistEnv.h"
+#include "runtime/Support/Status.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -93,15 +94,10 @@ public:
   virtual absl::Status barrier(uint32_t tag, std::string_view what) = 0;
 };
 
-/// The payload type URL that marks an error as a consequence of another
-/// rank's failure (the peer died or closed its connection): the binary then
-/// exits with kExitPeerFailed, so a launcher can name the rank that failed
-/// on its own rather than the first survivor to notice.
-inline constexpr char kPeerFailurePayloadUrl[] = "sinter/peer-failure";
+/// The exit status of a rank that stopped because of another rank's
+/// failure (an error that sinter::causedByPeer, runtime/Support/Status.h).
 inline constexpr int kExitPeerFailed = 3;
-
-/// Whether `status` carries kPeerFailurePayloadUrl.
-bool causedByPeer(const absl::Status &status);
+using sinter::causedByPeer;
 
 /// World size 1: a communicator whose collectives return at once (the data
 /// is already the result). Otherwise: rendezvous through the TCP store at

@@ -570,9 +570,9 @@ absl::Status CudaExecutor::settleNccl(ncclResult_t r, std::string_view what) {
       abortNccl();
       return sinter::DeadlineExceededError(
           SINTER_HERE,
-          absl::StrFormat("rank %d: %s did not finish within %d s: a peer is "
-                          "stuck or gone (the NCCL communicator is aborted)",
-                          job.rank, what, job.timeout.count() / 1000));
+          absl::StrFormat("%s did not finish within %d s: a peer is stuck or "
+                          "gone (the NCCL communicator is aborted)",
+                          what, job.timeout.count() / 1000));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (ncclComm)
@@ -581,10 +581,13 @@ absl::Status CudaExecutor::settleNccl(ncclResult_t r, std::string_view what) {
   if (r != ncclSuccess) {
     std::string detail = ncclComm ? nccl->lastError(ncclComm) : "";
     abortNccl();
-    return sinter::InternalError(
-        SINTER_HERE, absl::StrFormat("rank %d: %s failed: %s%s%s", job.rank,
-                                     what, nccl->errorString(r),
-                                     detail.empty() ? "" : ": ", detail));
+    absl::Status failed = sinter::InternalError(
+        SINTER_HERE,
+        absl::StrFormat("%s failed: %s%s%s", what, nccl->errorString(r),
+                        detail.empty() ? "" : ": ", detail));
+    // NCCL's remote error: another rank died or its link went down.
+    return r == ncclRemoteError ? markPeerFailure(failed, "a peer rank")
+                                : failed;
   }
   return absl::OkStatus();
 }
@@ -630,13 +633,13 @@ CudaExecutor::finishWithCollectives(std::string_view collectivesInFlight) {
     if (async != ncclSuccess && async != ncclInProgress) {
       std::string detail = nccl->lastError(ncclComm);
       abortNccl();
-      return sinter::InternalError(
+      absl::Status failed = sinter::InternalError(
           SINTER_HERE,
-          absl::StrFormat("rank %d: the all-reduces of this step (%s) "
-                          "failed: %s%s%s",
-                          job.rank, collectivesInFlight,
+          absl::StrFormat("%s failed: %s%s%s", collectivesInFlight,
                           nccl->errorString(async), detail.empty() ? "" : ": ",
                           detail));
+      return async == ncclRemoteError ? markPeerFailure(failed, "a peer rank")
+                                      : failed;
     }
     if (!busy)
       return absl::OkStatus();
@@ -644,11 +647,9 @@ CudaExecutor::finishWithCollectives(std::string_view collectivesInFlight) {
       abortNccl();
       return sinter::DeadlineExceededError(
           SINTER_HERE,
-          absl::StrFormat("rank %d: the step did not finish within %d s: an "
-                          "all-reduce (%s) is stuck, a peer died or hangs "
-                          "(the NCCL communicator is aborted)",
-                          job.rank, job.timeout.count() / 1000,
-                          collectivesInFlight));
+          absl::StrFormat("%s did not finish within %d s: a peer died or "
+                          "hangs (the NCCL communicator is aborted)",
+                          collectivesInFlight, job.timeout.count() / 1000));
     }
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
@@ -784,9 +785,7 @@ absl::Status CudaExecutor::enqueueCollective(int64_t s, CUstream stream,
         SINTER_HERE, absl::StrFormat("all-reduce '%s': its bucket is "
                                      "not f32 or f64",
                                      c.name));
-  std::string what =
-      absl::StrFormat("step %d: all-reduce '%s' (%s, ...)", s, c.name,
-                      c.tensors.empty() ? "" : c.tensors[0]);
+  const std::string what = collectives->describe(c, b.bytes);
   void *data = reinterpret_cast<void *>(address(c.buffer));
   SINTER_RETURN_IF_ERROR(settleNccl(
       nccl->allReduce(data, data, static_cast<size_t>(b.numElements),
@@ -796,8 +795,8 @@ absl::Status CudaExecutor::enqueueCollective(int64_t s, CUstream stream,
                       ncclComm, stream),
       what));
   if (!inFlight.empty())
-    inFlight += ", ";
-  inFlight += c.name;
+    inFlight += "; ";
+  inFlight += what;
   return absl::OkStatus();
 }
 

@@ -126,6 +126,11 @@ absl::Status CollectiveRunner::shareBytes(void *, size_t,
       absl::StrCat("this collective runner cannot share ", std::string(what)));
 }
 
+std::string CollectiveRunner::describe(const Collective &collective,
+                                       int64_t) const {
+  return collective.name;
+}
+
 Executor::~Executor() = default;
 
 //===----------------------------------------------------------------------===//

@@ -49,4 +49,13 @@ std::string statusLocation(const absl::Status &status) {
   return chain ? std::string(*chain) : std::string();
 }
 
+absl::Status markPeerFailure(absl::Status status, absl::string_view peer) {
+  status.SetPayload(kPeerFailurePayloadUrl, absl::Cord(peer));
+  return status;
+}
+
+bool causedByPeer(const absl::Status &status) {
+  return status.GetPayload(kPeerFailurePayloadUrl).has_value();
+}
+
 } // namespace sinter

@@ -93,6 +93,19 @@ absl::Status withMessage(SourceLocation where, const absl::Status &cause,
 /// for OK and for errors that carry none.
 std::string statusLocation(const absl::Status &status);
 
+/// The payload type URL that marks an error as a consequence of another
+/// rank's failure (the peer died or closed its connection, or the
+/// communication library reports it gone): the binary then exits with
+/// comm::kExitPeerFailed, so a launcher can name the rank that failed on
+/// its own rather than the first survivor to notice.
+inline constexpr char kPeerFailurePayloadUrl[] = "sinter/peer-failure";
+
+/// `status` marked as caused by `peer` ("peer rank 1", "a peer rank").
+absl::Status markPeerFailure(absl::Status status, absl::string_view peer);
+
+/// Whether `status` carries kPeerFailurePayloadUrl.
+bool causedByPeer(const absl::Status &status);
+
 /// The absl constructors, with the place the error is made at.
 inline absl::Status CancelledError(SourceLocation where,
                                    absl::string_view message) {

@@ -78,6 +78,16 @@ std::string describeBucket(const exec::Collective &c, int64_t bytes) {
   return what + ")";
 }
 
+} // namespace
+
+std::string DataParallel::describe(const exec::Collective &collective,
+                                   int64_t bytes) const {
+  return absl::StrCat(describeBucket(collective, bytes), " at step ",
+                      currentStep.load() + 1);
+}
+
+namespace {
+
 template <typename T> void scale(T *data, int64_t count, double by) {
   T f = static_cast<T>(by);
   for (int64_t i = 0; i < count; ++i)
@@ -101,9 +111,7 @@ absl::Status DataParallel::start(int64_t index,
                         "buffers run across ranks",
                         collective.name));
   int64_t elementBytes = type == sabi::ElementType::f32 ? 4 : 8;
-  std::string what = absl::StrCat(
-      describeBucket(collective, count * elementBytes), " at step ",
-      currentStep.load() + 1);
+  std::string what = describe(collective, count * elementBytes);
   bool mean = collective.reduction == sabi::Collective::mean;
   double inverse = 1.0 / env.worldSize;
   uint32_t t = nextTag();

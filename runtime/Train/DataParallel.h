@@ -91,6 +91,8 @@ public:
                           std::string_view what) override {
     return broadcast(data, bytes, what);
   }
+  std::string describe(const exec::Collective &collective,
+                       int64_t bytes) const override;
 
   /// Every rank's `values` replaced by their mean over the ranks (metrics:
   /// loss, accuracy, ...).

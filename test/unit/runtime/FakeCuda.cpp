@@ -2,7 +2,8 @@
 //
 // For tests only: a shared library that stands in for libcuda.so.1
 // (through cuGetProcAddress_v2, as runtime/Exec/CudaLibraries.cpp looks the
-// driver up) and for libcublasLt.so.13 (by symbol), so that a binary built
+// driver up), libcublasLt.so.13 and libnccl.so.2 (by symbol), so that a
+// binary built
 // with --target=cuda runs its whole host side on a machine with no GPU:
 // slabs, uploads, downloads, fills, the queue plan on two streams with
 // events, the CUDA graph's capture and replays, cuBLASLt's descriptors,
@@ -11,9 +12,14 @@
 // wrote), kernels and matmuls are only recorded.
 //
 // Every call is written, one line each, to $SINTER_FAKE_CUDA_LOG (when
-// set), with the stream it went on (S1, S2, ...; S0 the legacy stream), so
-// a test can check the order the executor asked for. Two rules of the real
-// libraries that cost a GPU session to find are enforced:
+// set; with ".<RANK>" appended in a job that sets RANK), with the stream it
+// went on (S1, S2, ...; S0 the legacy stream), so a test can check the
+// order the executor asked for. NCCL's all-reduces are recorded, not run
+// (ranks exchange nothing), and fail on demand: $SINTER_FAKE_NCCL=hang
+// leaves each one unfinished (its stream busy) until the communicator is
+// aborted, =error makes it report a remote error, as a peer that died
+// would. Two rules of the real libraries that cost a GPU session to find
+// are enforced:
 //   - cuBLASLt's algorithm assumes the operands' alignment the preference
 //     stated (256 bytes unless told): cublasLtMatmul on a pointer aligned
 //     less fails with CUBLAS_STATUS_INVALID_VALUE, as the real one may;
@@ -27,6 +33,7 @@
 
 #include <cublasLt.h>
 #include <cuda.h>
+#include <nccl.h>
 
 #include <cstdarg>
 #include <cstdint>
@@ -37,6 +44,7 @@
 #include <mutex>
 #include <string>
 #include <type_traits>
+#include <unistd.h>
 
 namespace {
 
@@ -46,12 +54,18 @@ bool logOpened = false;
 int nextId = 1;
 std::map<const void *, int> ids; // streams and events: their numbers
 const void *capturing = nullptr;  // the stream capturing a graph
+const void *hung = nullptr;       // the stream an unfinished all-reduce holds
+bool remoteError = false;         // a peer "died" during an all-reduce
 
 void say(const char *format, ...) {
   if (!logOpened) {
     logOpened = true;
-    if (const char *path = std::getenv("SINTER_FAKE_CUDA_LOG"))
-      logFile = std::fopen(path, "a");
+    if (const char *path = std::getenv("SINTER_FAKE_CUDA_LOG")) {
+      std::string file = path;
+      if (const char *rank = std::getenv("RANK"))
+        file += std::string(".") + rank;
+      logFile = std::fopen(file.c_str(), "a");
+    }
   }
   if (!logFile)
     return;
@@ -224,7 +238,10 @@ CUresult streamWaitEvent(CUstream stream, CUevent event, unsigned int) {
   say("cuStreamWaitEvent S%d E%d", idOf(stream), idOf(event));
   return CUDA_SUCCESS;
 }
-CUresult streamQuery(CUstream) { return CUDA_SUCCESS; }
+CUresult streamQuery(CUstream stream) {
+  std::lock_guard<std::mutex> lock(mu);
+  return stream && stream == hung ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+}
 CUresult eventCreate(CUevent *event, unsigned int) {
   std::lock_guard<std::mutex> lock(mu);
   *event = static_cast<CUevent>(newHandle());
@@ -487,6 +504,62 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t,
     }
   say("cublasLtMatmul S%d%s", idOf(stream), capturing ? " (captured)" : "");
   return CUBLAS_STATUS_SUCCESS;
+}
+
+// NCCL.
+
+ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
+  *id = ncclUniqueId{};
+  std::snprintf(id->internal, sizeof(id->internal), "fake-nccl-id-%d",
+                static_cast<int>(getpid()));
+  return ncclSuccess;
+}
+ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks,
+                                    ncclUniqueId id, int rank,
+                                    ncclConfig_t *config) {
+  static int comm_;
+  *comm = reinterpret_cast<ncclComm_t>(&comm_);
+  std::lock_guard<std::mutex> lock(mu);
+  say("ncclCommInitRankConfig nranks=%d rank=%d id=%s blocking=%d", nranks,
+      rank, id.internal, config ? config->blocking : -1);
+  return ncclSuccess;
+}
+ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t *error) {
+  std::lock_guard<std::mutex> lock(mu);
+  *error = remoteError ? ncclRemoteError : ncclSuccess;
+  return ncclSuccess;
+}
+ncclResult_t ncclCommAbort(ncclComm_t) {
+  std::lock_guard<std::mutex> lock(mu);
+  hung = nullptr;
+  say("ncclCommAbort");
+  return ncclSuccess;
+}
+ncclResult_t ncclCommDestroy(ncclComm_t) {
+  std::lock_guard<std::mutex> lock(mu);
+  say("ncclCommDestroy");
+  return ncclSuccess;
+}
+ncclResult_t ncclAllReduce(const void *, void *, size_t count,
+                           ncclDataType_t type, ncclRedOp_t op, ncclComm_t,
+                           cudaStream_t stream) {
+  std::lock_guard<std::mutex> lock(mu);
+  const char *mode = std::getenv("SINTER_FAKE_NCCL");
+  if (mode && std::strcmp(mode, "hang") == 0)
+    hung = stream;
+  if (mode && std::strcmp(mode, "error") == 0)
+    remoteError = true;
+  say("ncclAllReduce count=%zu type=%d op=%d S%d", count,
+      static_cast<int>(type), static_cast<int>(op), idOf(stream));
+  return ncclSuccess;
+}
+const char *ncclGetErrorString(ncclResult_t result) {
+  return result == ncclRemoteError ? "remote process exited or there was a "
+                                     "network error"
+                                   : "fake NCCL error";
+}
+const char *ncclGetLastError(ncclComm_t) {
+  return remoteError ? "fake: rank 1 is gone" : "";
 }
 
 } // extern "C"
