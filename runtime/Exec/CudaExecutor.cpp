@@ -34,6 +34,7 @@
 #include <cuda.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -140,6 +141,15 @@ private:
   /// the job's timeout, then the communicator is aborted), and the end of a
   /// run with collectives (the streams polled, not waited on).
   absl::Status openNccl();
+  /// A bucket sent in bf16 or f16: rounded into its wire buffer, summed
+  /// there by NCCL, widened back (times 1/world size for a mean), all on
+  /// the communication `stream`.
+  absl::Status allReduceHalf(const Collective &c, int64_t index,
+                             CUstream stream, const std::string &what);
+  /// Grid-stride launch of one of the wire kernels over `n` elements.
+  absl::Status launchConversion(CUfunction f, std::vector<void *> args,
+                                uint64_t n, CUstream stream,
+                                const std::string &what);
   absl::Status settleNccl(ncclResult_t r, std::string_view what);
   absl::Status finishWithCollectives(std::string_view collectivesInFlight);
   void abortNccl();
@@ -178,6 +188,12 @@ private:
   const Nccl *nccl = nullptr;
   ncclComm_t ncclComm = nullptr;
   CollectiveRunner::Job job;
+  /// The wire kernels (commConversionPtx), loaded at the first half bucket:
+  /// narrow and widen, for bf16 [0] and f16 [1]; each half bucket's wire
+  /// buffer, by collective index.
+  CUmodule wireModule = nullptr;
+  std::array<CUfunction, 2> narrowFn{}, widenFn{};
+  std::vector<CUdeviceptr> wire;
   /// --profile: an event recorded on the compute stream before the first
   /// operation there and after each (timing enabled, unlike the plan's),
   /// and the times they give, per step.
@@ -229,6 +245,11 @@ CudaExecutor::~CudaExecutor() {
   for (int s = 0; s < sabi::kNumSlabs; ++s)
     if (slabs[s] && !borrowed[s])
       drv->memFree(slabs[s]);
+  for (CUdeviceptr w : wire)
+    if (w)
+      drv->memFree(w);
+  if (wireModule)
+    drv->moduleUnload(wireModule);
   if (module)
     drv->moduleUnload(module);
   for (CUstream stream : streams)
@@ -773,31 +794,95 @@ absl::Status CudaExecutor::enqueueCollective(int64_t s, CUstream stream,
     job = collectives->job();
     SINTER_RETURN_IF_ERROR(openNccl());
   }
-  if (c.commType)
-    return sinter::UnimplementedError(
-        SINTER_HERE, absl::StrFormat("all-reduce '%s': gradients sent in "
-                                     "%s (comm_dtype) are not "
-                                     "implemented on CUDA yet",
-                                     c.name, sabi::dtypeName(*c.commType)));
   const Buffer &b = prog.buffers[c.buffer];
   if (b.type != sabi::ElementType::f32 && b.type != sabi::ElementType::f64)
     return sinter::InvalidArgumentError(
         SINTER_HERE, absl::StrFormat("all-reduce '%s': its bucket is "
                                      "not f32 or f64",
                                      c.name));
-  const std::string what = collectives->describe(c, b.bytes);
-  void *data = reinterpret_cast<void *>(address(c.buffer));
-  SINTER_RETURN_IF_ERROR(settleNccl(
+  std::string what = collectives->describe(c, b.bytes);
+  if (c.commType) {
+    what += *c.commType == sabi::ElementType::bf16 ? " in bf16" : " in f16";
+    SINTER_RETURN_IF_ERROR(allReduceHalf(c, step.collective, stream, what));
+  } else {
+    void *data = reinterpret_cast<void *>(address(c.buffer));
+    SINTER_RETURN_IF_ERROR(settleNccl(
       nccl->allReduce(data, data, static_cast<size_t>(b.numElements),
                       b.type == sabi::ElementType::f32 ? ncclFloat32
                                                        : ncclFloat64,
                       c.reduction == sabi::Collective::mean ? ncclAvg : ncclSum,
                       ncclComm, stream),
       what));
+  }
   if (!inFlight.empty())
     inFlight += "; ";
   inFlight += what;
   return absl::OkStatus();
+}
+
+absl::Status CudaExecutor::launchConversion(CUfunction f,
+                                            std::vector<void *> args,
+                                            uint64_t n, CUstream stream,
+                                            const std::string &what) {
+  constexpr unsigned kBlock = 256;
+  auto grid = static_cast<unsigned>(
+      std::clamp<uint64_t>((n + kBlock - 1) / kBlock, 1, 4096));
+  SINTER_CU(drv->launchKernel(f, grid, 1, 1, kBlock, 1, 1, 0, stream,
+                              args.data(), nullptr),
+            what);
+  return absl::OkStatus();
+}
+
+absl::Status CudaExecutor::allReduceHalf(const Collective &c, int64_t index,
+                                         CUstream stream,
+                                         const std::string &what) {
+  // The CPU's semantics (runtime/Train/DataParallel.cpp): every partial sum
+  // rounded to the half type, the mean's division after widening.
+  const Buffer &b = prog.buffers[c.buffer];
+  if (b.type != sabi::ElementType::f32 ||
+      (c.reduction != sabi::Collective::sum &&
+       c.reduction != sabi::Collective::mean))
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, absl::StrCat(what, ": only an f32 bucket summed or "
+                                        "averaged travels in a half type"));
+  const bool bf16 = *c.commType == sabi::ElementType::bf16;
+  if (!wireModule) {
+    std::string ptx = commConversionPtx();
+    SINTER_CU(drv->moduleLoadData(&wireModule, ptx.c_str()),
+              "loading the gradients' wire kernels (compiling their PTX)");
+    for (int h = 0; h < 2; ++h) {
+      const char *suffix = h == 0 ? "bf16" : "f16";
+      SINTER_CU(drv->moduleGetFunction(
+                    &narrowFn[h], wireModule,
+                    absl::StrCat("sinter_narrow_", suffix).c_str()),
+                "loading the gradients' wire kernels");
+      SINTER_CU(drv->moduleGetFunction(
+                    &widenFn[h], wireModule,
+                    absl::StrCat("sinter_widen_", suffix).c_str()),
+                "loading the gradients' wire kernels");
+    }
+  }
+  if (wire.size() < prog.collectives.size())
+    wire.resize(prog.collectives.size());
+  CUdeviceptr &w = wire[index];
+  auto n = static_cast<uint64_t>(b.numElements);
+  if (!w)
+    SINTER_CU(drv->memAlloc(&w, std::max<uint64_t>(n, 1) * 2),
+              what + ": allocating its wire buffer");
+  CUdeviceptr data = address(c.buffer);
+  float scale = c.reduction == sabi::Collective::mean
+                    ? 1.0f / static_cast<float>(job.worldSize)
+                    : 1.0f;
+  const int h = bf16 ? 0 : 1;
+  SINTER_RETURN_IF_ERROR(launchConversion(narrowFn[h], {&data, &w, &n}, n,
+                                          stream, what + ": rounding it"));
+  SINTER_RETURN_IF_ERROR(settleNccl(
+      nccl->allReduce(reinterpret_cast<void *>(w), reinterpret_cast<void *>(w),
+                      static_cast<size_t>(n), bf16 ? ncclBfloat16 : ncclFloat16,
+                      ncclSum, ncclComm, stream),
+      what));
+  return launchConversion(widenFn[h], {&w, &data, &n, &scale}, n, stream,
+                          what + ": widening it");
 }
 
 absl::Status CudaExecutor::runChecked() {

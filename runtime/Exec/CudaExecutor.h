@@ -16,11 +16,13 @@
 // job's NCCL communicator (created at the first collective). run() enqueues
 // the plan (kernels with cuLaunchKernel, matmuls with cublasLtMatmul,
 // copies with cuMemcpyDtoDAsync, all-reduces with ncclAllReduce on the
-// communication stream) and waits once at the end, polling NCCL so a stuck
-// collective is aborted within the job's timeout. In a one-process job the
-// first run() captures the plan as a CUDA graph and every run launches it
-// (SINTER_CUDA_GRAPHS=0: enqueued each time). Upload and download are
-// synchronous copies.
+// communication stream; a bucket sent in bf16 or f16 rounded and widened
+// around it by the runtime's own kernels, CudaCommKernels.cpp) and waits
+// once at the end, polling NCCL so a stuck collective is aborted within the
+// job's timeout. In a one-process job the first run() captures the plan as
+// a CUDA graph and every run launches it (SINTER_CUDA_GRAPHS=0: enqueued
+// each time). Uploads, downloads and fills go on the compute stream and
+// are waited for.
 //
 // Every CUDA, cuBLASLt and NCCL error becomes a status naming the call,
 // the step (kernel name, matmul shapes, collective) and the library's own
@@ -30,7 +32,7 @@
 // in the first one's params and opt_state slabs, which it never frees.
 //
 // Not yet here (docs/Cuda.md): CUDA graphs for a data-parallel job, pinned
-// staging of inputs, checked runs, per-kernel profiles.
+// asynchronous staging of inputs, cuBLASLt's activation epilogues.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +57,10 @@ createCudaExecutor(StepProgram program, std::string_view cudaModule,
 /// which. An error lists the architectures the module has. No GPU needed.
 absl::StatusOr<std::string> pickCudaImage(std::string_view module, int major,
                                           int minor, bool *isPtx);
+
+/// The PTX of the runtime's own kernels (CudaCommKernels.cpp): rounding a
+/// bucket to bf16 or f16 for the wire and widening it back with a scale.
+std::string commConversionPtx();
 
 } // namespace sinter::exec
 

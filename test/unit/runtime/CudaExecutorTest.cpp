@@ -8,7 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 
 namespace {
 
@@ -75,6 +78,26 @@ TEST(CudaImage, OlderArchitectureIsRefusedNamingTheChips) {
 TEST(CudaImage, GarbageModuleIsAnError) {
   bool ptx = false;
   EXPECT_FALSE(pickCudaImage("\xff\xff\xff", 9, 0, &ptx).ok());
+}
+
+// The runtime's own kernels (the gradients' bf16/f16 wire conversions) are
+// PTX text the driver compiles at load: ptxas must take it for the chips
+// the binaries are built for, every kernel present.
+TEST(CudaWireKernels, AssembleForSm80AndSm90) {
+  std::string ptx = sinter::exec::commConversionPtx();
+  for (const char *name : {"sinter_narrow_bf16", "sinter_narrow_f16",
+                           "sinter_widen_bf16", "sinter_widen_f16"})
+    EXPECT_NE(ptx.find(std::string(".entry ") + name), std::string::npos)
+        << name;
+  std::string dir = testing::TempDir();
+  std::string file = dir + "/sinter_wire.ptx";
+  std::ofstream(file) << ptx;
+  for (const char *arch : {"sm_80", "sm_90"}) {
+    std::string cmd = std::string(SINTER_PTXAS) + " -arch=" + arch + " " +
+                      file + " -o " + dir + "/sinter_wire_" + arch +
+                      ".cubin 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << ptx;
+  }
 }
 
 TEST(CudaExecutor, NoDriverIsOneClearError) {
