@@ -35,9 +35,12 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -153,6 +156,19 @@ private:
   absl::Status settleNccl(ncclResult_t r, std::string_view what);
   absl::Status finishWithCollectives(std::string_view collectivesInFlight);
   void abortNccl();
+  /// Calls fn(comm) under ncclMu while the communicator lives; false once
+  /// it was aborted, here or by the watchdog.
+  template <typename Fn> bool withComm(Fn fn) {
+    std::lock_guard<std::mutex> lock(ncclMu);
+    if (!ncclComm)
+      return false;
+    fn(ncclComm);
+    return true;
+  }
+  /// What a collective gets once the communicator was aborted.
+  absl::Status abortedError(std::string_view what) const;
+  /// The watchdog thread's loop (see `watchdog`).
+  void watch();
   CUdeviceptr address(int64_t buffer) const {
     const Buffer &b = prog.buffers[buffer];
     return slabs[b.slab] + static_cast<CUdeviceptr>(b.offset);
@@ -186,8 +202,23 @@ private:
   std::vector<std::unique_ptr<LtMatmul>> matmuls; // by step index
   int64_t stepBuffer = -1;
   const Nccl *nccl = nullptr;
+  /// The job's communicator: made at the first collective, null again once
+  /// aborted. Every call on it holds ncclMu, as does the watchdog's abort.
   ncclComm_t ncclComm = nullptr;
+  bool ncclOpened = false;
+  std::mutex ncclMu;
   CollectiveRunner::Job job;
+  /// The watchdog of a data-parallel job: a thread that aborts the
+  /// communicator when a run has gone on a second past the job's timeout.
+  /// run()'s own polling reports a stuck all-reduce first; this catches a
+  /// run blocked inside the driver (a launch queued behind the stuck
+  /// collective can wait in cuLaunchKernel), which the abort unblocks.
+  std::thread watchdog;
+  std::mutex watchMu;
+  std::condition_variable watchCv;
+  bool watchStop = false;
+  /// When the run in progress started (steady clock, ns); 0 between runs.
+  std::atomic<int64_t> runSince{0};
   /// The wire kernels (commConversionPtx), loaded at the first half bucket:
   /// narrow and widen, for bf16 [0] and f16 [1]; each half bucket's wire
   /// buffer, by collective index.
@@ -206,6 +237,14 @@ private:
 CudaExecutor::~CudaExecutor() {
   if (!drv)
     return;
+  if (watchdog.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(watchMu);
+      watchStop = true;
+    }
+    watchCv.notify_all();
+    watchdog.join();
+  }
   // A communicator with work still queued (a run that failed part-way) is
   // aborted: destroying it would wait for collectives a peer may never
   // join.
@@ -579,9 +618,36 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
 }
 
 void CudaExecutor::abortNccl() {
+  std::lock_guard<std::mutex> lock(ncclMu);
   if (ncclComm)
     nccl->commAbort(ncclComm);
   ncclComm = nullptr;
+}
+
+absl::Status CudaExecutor::abortedError(std::string_view what) const {
+  return sinter::DeadlineExceededError(
+      SINTER_HERE,
+      absl::StrFormat("%s did not finish: the step ran past the %d s of "
+                      "--collective-timeout with an all-reduce in flight, "
+                      "a peer died or hangs (the NCCL communicator is "
+                      "aborted)",
+                      what, job.timeout.count() / 1000));
+}
+
+void CudaExecutor::watch() {
+  std::unique_lock<std::mutex> lock(watchMu);
+  const auto limit = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         job.timeout + std::chrono::seconds(1))
+                         .count();
+  while (!watchStop) {
+    watchCv.wait_for(lock, std::chrono::milliseconds(100));
+    int64_t since = runSince.load();
+    int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count();
+    if (since && now - since > limit)
+      abortNccl();
+  }
 }
 
 absl::Status CudaExecutor::settleNccl(ncclResult_t r, std::string_view what) {
@@ -596,11 +662,12 @@ absl::Status CudaExecutor::settleNccl(ncclResult_t r, std::string_view what) {
                           what, job.timeout.count() / 1000));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    if (ncclComm)
-      nccl->commGetAsyncError(ncclComm, &r);
+    if (!withComm([&](ncclComm_t c) { nccl->commGetAsyncError(c, &r); }))
+      return abortedError(what);
   }
   if (r != ncclSuccess) {
-    std::string detail = ncclComm ? nccl->lastError(ncclComm) : "";
+    std::string detail;
+    withComm([&](ncclComm_t c) { detail = nccl->lastError(c); });
     abortNccl();
     absl::Status failed = sinter::InternalError(
         SINTER_HERE,
@@ -625,11 +692,19 @@ absl::Status CudaExecutor::openNccl() {
   // a hang; NCCL_* variables reach NCCL as they are.
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
-  ncclResult_t r =
-      nccl->commInitRankConfig(&ncclComm, job.worldSize, id, job.rank, &config);
-  return settleNccl(r, absl::StrFormat("creating the NCCL communicator of "
-                                       "%d ranks",
-                                       job.worldSize));
+  ncclResult_t r;
+  {
+    std::lock_guard<std::mutex> lock(ncclMu);
+    r = nccl->commInitRankConfig(&ncclComm, job.worldSize, id, job.rank,
+                                 &config);
+  }
+  ncclOpened = true;
+  SINTER_RETURN_IF_ERROR(
+      settleNccl(r, absl::StrFormat("creating the NCCL communicator of "
+                                    "%d ranks",
+                                    job.worldSize)));
+  watchdog = std::thread([this] { watch(); });
+  return absl::OkStatus();
 }
 
 absl::Status
@@ -650,9 +725,14 @@ CudaExecutor::finishWithCollectives(std::string_view collectivesInFlight) {
     // Checked also once the streams are idle: an error NCCL records as its
     // kernels exit is no success.
     ncclResult_t async = ncclSuccess;
-    nccl->commGetAsyncError(ncclComm, &async);
+    std::string detail;
+    if (!withComm([&](ncclComm_t c) {
+          nccl->commGetAsyncError(c, &async);
+          if (async != ncclSuccess && async != ncclInProgress)
+            detail = nccl->lastError(c);
+        }))
+      return abortedError(collectivesInFlight);
     if (async != ncclSuccess && async != ncclInProgress) {
-      std::string detail = nccl->lastError(ncclComm);
       abortNccl();
       absl::Status failed = sinter::InternalError(
           SINTER_HERE,
@@ -790,7 +870,7 @@ absl::Status CudaExecutor::enqueueCollective(int64_t s, CUstream stream,
   if (!collectives || collectives->job().worldSize == 1)
     return absl::OkStatus();
   const Collective &c = prog.collectives[step.collective];
-  if (!ncclComm) {
+  if (!ncclOpened) {
     job = collectives->job();
     SINTER_RETURN_IF_ERROR(openNccl());
   }
@@ -806,13 +886,16 @@ absl::Status CudaExecutor::enqueueCollective(int64_t s, CUstream stream,
     SINTER_RETURN_IF_ERROR(allReduceHalf(c, step.collective, stream, what));
   } else {
     void *data = reinterpret_cast<void *>(address(c.buffer));
-    SINTER_RETURN_IF_ERROR(settleNccl(
-      nccl->allReduce(data, data, static_cast<size_t>(b.numElements),
-                      b.type == sabi::ElementType::f32 ? ncclFloat32
-                                                       : ncclFloat64,
-                      c.reduction == sabi::Collective::mean ? ncclAvg : ncclSum,
-                      ncclComm, stream),
-      what));
+    ncclResult_t r = ncclSuccess;
+    if (!withComm([&](ncclComm_t comm) {
+          r = nccl->allReduce(
+              data, data, static_cast<size_t>(b.numElements),
+              b.type == sabi::ElementType::f32 ? ncclFloat32 : ncclFloat64,
+              c.reduction == sabi::Collective::mean ? ncclAvg : ncclSum, comm,
+              stream);
+        }))
+      return abortedError(what);
+    SINTER_RETURN_IF_ERROR(settleNccl(r, what));
   }
   if (!inFlight.empty())
     inFlight += "; ";
@@ -876,11 +959,16 @@ absl::Status CudaExecutor::allReduceHalf(const Collective &c, int64_t index,
   const int h = bf16 ? 0 : 1;
   SINTER_RETURN_IF_ERROR(launchConversion(narrowFn[h], {&data, &w, &n}, n,
                                           stream, what + ": rounding it"));
-  SINTER_RETURN_IF_ERROR(settleNccl(
-      nccl->allReduce(reinterpret_cast<void *>(w), reinterpret_cast<void *>(w),
-                      static_cast<size_t>(n), bf16 ? ncclBfloat16 : ncclFloat16,
-                      ncclSum, ncclComm, stream),
-      what));
+  ncclResult_t r = ncclSuccess;
+  if (!withComm([&](ncclComm_t comm) {
+        r = nccl->allReduce(reinterpret_cast<void *>(w),
+                            reinterpret_cast<void *>(w),
+                            static_cast<size_t>(n),
+                            bf16 ? ncclBfloat16 : ncclFloat16, ncclSum, comm,
+                            stream);
+      }))
+    return abortedError(what);
+  SINTER_RETURN_IF_ERROR(settleNccl(r, what));
   return launchConversion(widenFn[h], {&w, &data, &n, &scale}, n, stream,
                           what + ": widening it");
 }
@@ -926,7 +1014,7 @@ absl::Status CudaExecutor::runChecked() {
     case sabi::Step::kStart: {
       std::string inFlight;
       SINTER_RETURN_IF_ERROR(enqueueCollective(s, stream, inFlight));
-      if (ncclComm)
+      if (ncclOpened)
         SINTER_RETURN_IF_ERROR(finishWithCollectives(inFlight));
       break;
     }
@@ -973,6 +1061,14 @@ absl::Status CudaExecutor::captureGraph() {
 
 absl::Status CudaExecutor::run() {
   auto t0 = std::chrono::steady_clock::now();
+  // For the watchdog: a run in progress since t0, until this returns.
+  runSince = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                 t0.time_since_epoch())
+                 .count();
+  struct RunEnds {
+    std::atomic<int64_t> &since;
+    ~RunEnds() { since = 0; }
+  } runEnds{runSince};
   // One process: the step is captured once as a graph and replayed (one
   // launch instead of one per kernel). A job's collectives poll NCCL while
   // they run, so its steps are enqueued one by one.
@@ -991,11 +1087,11 @@ absl::Status CudaExecutor::run() {
   } else if (absl::Status enqueued = enqueue(inFlight, timed); !enqueued.ok()) {
     // The all-reduces already enqueued would wait for peers that go on
     // without this rank.
-    if (ncclComm && !inFlight.empty())
+    if (ncclOpened && !inFlight.empty())
       abortNccl();
     return enqueued;
   }
-  if (ncclComm) {
+  if (ncclOpened) {
     SINTER_RETURN_IF_ERROR(finishWithCollectives(inFlight));
   } else {
     for (CUstream stream : streams)

@@ -17,8 +17,10 @@
 // order the executor asked for. NCCL's all-reduces are recorded, not run
 // (ranks exchange nothing), and fail on demand: $SINTER_FAKE_NCCL=hang
 // leaves each one unfinished (its stream busy) until the communicator is
-// aborted, =error makes it report a remote error, as a peer that died
-// would. Two rules of the real libraries that cost a GPU session to find
+// aborted, =hang-launch also blocks the next kernel launch until then (a
+// launch queued behind the stuck collective: the executor must not wait in
+// the driver forever), =error makes it report a remote error, as a peer
+// that died would. Two rules of the real libraries that cost a GPU session to find
 // are enforced:
 //   - cuBLASLt's algorithm assumes the operands' alignment the preference
 //     stated (256 bytes unless told): cublasLtMatmul on a pointer aligned
@@ -201,9 +203,25 @@ CUresult moduleGetFunction(CUfunction *function, CUmodule, const char *name) {
   *function = reinterpret_cast<CUfunction>(strdup(name));
   return CUDA_SUCCESS;
 }
+/// With SINTER_FAKE_NCCL=hang-launch, waits while an all-reduce hangs.
+void blockBehindHungAllReduce() {
+  const char *mode = std::getenv("SINTER_FAKE_NCCL");
+  if (!mode || std::strcmp(mode, "hang-launch") != 0)
+    return;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!hung)
+        return;
+    }
+    usleep(10000);
+  }
+}
+
 CUresult launchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                       unsigned bx, unsigned by, unsigned bz, unsigned shared,
                       CUstream stream, void **params, void **extra) {
+  blockBehindHungAllReduce();
   std::lock_guard<std::mutex> lock(mu);
   if (!params || extra || gx * gy * gz == 0 || bx * by * bz == 0 ||
       bx * by * bz > 1024 || shared != 0)
@@ -545,7 +563,7 @@ ncclResult_t ncclAllReduce(const void *, void *, size_t count,
                            cudaStream_t stream) {
   std::lock_guard<std::mutex> lock(mu);
   const char *mode = std::getenv("SINTER_FAKE_NCCL");
-  if (mode && std::strcmp(mode, "hang") == 0)
+  if (mode && std::strncmp(mode, "hang", 4) == 0)
     hung = stream;
   if (mode && std::strcmp(mode, "error") == 0)
     remoteError = true;
