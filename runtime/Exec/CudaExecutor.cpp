@@ -247,15 +247,23 @@ CudaExecutor::~CudaExecutor() {
   }
   // A communicator with work still queued (a run that failed part-way) is
   // aborted: destroying it would wait for collectives a peer may never
-  // join.
+  // join. An idle one is finalized (non-blocking: polled, and aborted if
+  // that outlasts the job's timeout), then destroyed.
   if (ncclComm) {
     bool pending = false;
     for (CUstream stream : streams)
       pending |= stream && drv->streamQuery(stream) == CUDA_ERROR_NOT_READY;
-    if (pending)
-      abortNccl();
-    else
+    ncclResult_t r = pending ? ncclInternalError : nccl->commFinalize(ncclComm);
+    auto t0 = std::chrono::steady_clock::now();
+    while (r == ncclInProgress &&
+           std::chrono::steady_clock::now() - t0 < job.timeout) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      nccl->commGetAsyncError(ncclComm, &r);
+    }
+    if (r == ncclSuccess)
       nccl->commDestroy(ncclComm);
+    else
+      abortNccl();
   }
   for (CUstream stream : streams)
     if (stream)

@@ -220,6 +220,7 @@ absl::StatusOr<const Nccl *> loadNccl() {
     get(n.commInitRankConfig, "ncclCommInitRankConfig");
     get(n.commGetAsyncError, "ncclCommGetAsyncError");
     get(n.commAbort, "ncclCommAbort");
+    get(n.commFinalize, "ncclCommFinalize");
     get(n.commDestroy, "ncclCommDestroy");
     get(n.allReduce, "ncclAllReduce");
     get(n.errorString, "ncclGetErrorString");

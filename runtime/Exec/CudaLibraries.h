@@ -92,6 +92,7 @@ struct Nccl {
   decltype(&::ncclCommInitRankConfig) commInitRankConfig = nullptr;
   decltype(&::ncclCommGetAsyncError) commGetAsyncError = nullptr;
   decltype(&::ncclCommAbort) commAbort = nullptr;
+  decltype(&::ncclCommFinalize) commFinalize = nullptr;
   decltype(&::ncclCommDestroy) commDestroy = nullptr;
   decltype(&::ncclAllReduce) allReduce = nullptr;
   decltype(&::ncclGetErrorString) errorString = nullptr;
