@@ -150,9 +150,11 @@ run() {
   done
 
   echo "== 2. char-GPT, 200 steps at batch 4: the CUDA target against the CPU's curve"
+  # With a held-out evaluation every 100 steps: the evaluation program's
+  # executor on the GPU too.
   if "${sinter_env[@]}" timeout 240 "$dir/chargpt-cuda" --steps=200 \
       --data="$root/examples/data/chargpt" --log-jsonl="$out/chargpt-cuda.jsonl" \
-      --log-every=50 --profile; then
+      --log-every=50 --eval-every=100 --profile; then
     "$python" "$root/scripts/gpu/loss_curves.py" "$dir/chargpt-cpu.jsonl" \
       "$out/chargpt-cuda.jsonl" || failed=1
   else
