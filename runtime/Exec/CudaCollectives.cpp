@@ -59,14 +59,8 @@ void CudaExecutor::watch() {
 absl::Status CudaExecutor::settleNccl(ncclResult_t r, std::string_view what) {
   auto t0 = std::chrono::steady_clock::now();
   while (r == ncclInProgress) {
-    if (std::chrono::steady_clock::now() - t0 > job.timeout) {
-      abortNccl();
-      return sinter::DeadlineExceededError(
-          SINTER_HERE,
-          absl::StrFormat("%s did not finish within %d s: a peer is stuck or "
-                          "gone (the NCCL communicator is aborted)",
-                          what, job.timeout.count() / 1000));
-    }
+    if (std::chrono::steady_clock::now() - t0 > job.timeout)
+      return ncclTimedOut(what);
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (!withComm([&](ncclComm_t c) { nccl->commGetAsyncError(c, &r); }))
       return abortedError(what);
@@ -74,16 +68,30 @@ absl::Status CudaExecutor::settleNccl(ncclResult_t r, std::string_view what) {
   if (r != ncclSuccess) {
     std::string detail;
     withComm([&](ncclComm_t c) { detail = nccl->lastError(c); });
-    abortNccl();
-    absl::Status failed = sinter::InternalError(
-        SINTER_HERE,
-        absl::StrFormat("%s failed: %s%s%s", what, nccl->errorString(r),
-                        detail.empty() ? "" : ": ", detail));
-    // NCCL's remote error: another rank died or its link went down.
-    return r == ncclRemoteError ? markPeerFailure(failed, "a peer rank")
-                                : failed;
+    return ncclFailed(what, r, detail);
   }
   return absl::OkStatus();
+}
+
+absl::Status CudaExecutor::ncclFailed(std::string_view what, ncclResult_t r,
+                                      std::string_view detail) {
+  abortNccl();
+  absl::Status failed = sinter::InternalError(
+      SINTER_HERE, absl::StrFormat("%s failed: %s%s%s", what,
+                                   nccl->errorString(r),
+                                   detail.empty() ? "" : ": ", detail));
+  // NCCL's remote error: another rank died or its link went down.
+  return r == ncclRemoteError ? markPeerFailure(failed, "a peer rank")
+                              : failed;
+}
+
+absl::Status CudaExecutor::ncclTimedOut(std::string_view what) {
+  abortNccl();
+  return sinter::DeadlineExceededError(
+      SINTER_HERE,
+      absl::StrFormat("%s did not finish within %d s: a peer died or hangs "
+                      "(the NCCL communicator is aborted)",
+                      what, job.timeout.count() / 1000));
 }
 
 absl::Status CudaExecutor::openNccl() {
@@ -138,26 +146,12 @@ CudaExecutor::finishWithCollectives(std::string_view collectivesInFlight) {
             detail = nccl->lastError(c);
         }))
       return abortedError(collectivesInFlight);
-    if (async != ncclSuccess && async != ncclInProgress) {
-      abortNccl();
-      absl::Status failed = sinter::InternalError(
-          SINTER_HERE,
-          absl::StrFormat("%s failed: %s%s%s", collectivesInFlight,
-                          nccl->errorString(async), detail.empty() ? "" : ": ",
-                          detail));
-      return async == ncclRemoteError ? markPeerFailure(failed, "a peer rank")
-                                      : failed;
-    }
+    if (async != ncclSuccess && async != ncclInProgress)
+      return ncclFailed(collectivesInFlight, async, detail);
     if (!busy)
       return absl::OkStatus();
-    if (std::chrono::steady_clock::now() - t0 > job.timeout) {
-      abortNccl();
-      return sinter::DeadlineExceededError(
-          SINTER_HERE,
-          absl::StrFormat("%s did not finish within %d s: a peer died or "
-                          "hangs (the NCCL communicator is aborted)",
-                          collectivesInFlight, job.timeout.count() / 1000));
-    }
+    if (std::chrono::steady_clock::now() - t0 > job.timeout)
+      return ncclTimedOut(collectivesInFlight);
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
 }

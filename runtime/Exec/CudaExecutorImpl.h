@@ -157,6 +157,12 @@ private:
   }
   /// What a collective gets once the communicator was aborted.
   absl::Status abortedError(std::string_view what) const;
+  /// Aborts the communicator; the error of `what` having failed with `r`
+  /// (NCCL's `detail`), marked as a peer's failure for a remote error.
+  absl::Status ncclFailed(std::string_view what, ncclResult_t r,
+                          std::string_view detail);
+  /// Aborts the communicator; the error of `what` not done in time.
+  absl::Status ncclTimedOut(std::string_view what);
   /// The watchdog thread's loop (see `watchdog`).
   void watch();
   CUdeviceptr address(int64_t buffer) const {
