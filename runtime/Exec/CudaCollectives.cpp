@@ -121,10 +121,60 @@ absl::Status CudaExecutor::openNccl() {
   return absl::OkStatus();
 }
 
+std::string CudaExecutor::describeCollective(int64_t s) const {
+  const Collective &c = prog.collectives[prog.steps[s].collective];
+  std::string what = collectives->describe(c, prog.buffers[c.buffer].bytes);
+  if (c.commType)
+    what += *c.commType == sabi::ElementType::bf16 ? " in bf16" : " in f16";
+  return what;
+}
+
+std::string
+CudaExecutor::describeCollectives(const std::vector<int64_t> &steps) const {
+  std::string text;
+  for (int64_t s : steps)
+    absl::StrAppend(&text, text.empty() ? "" : "; ", describeCollective(s));
+  return text;
+}
+
+absl::Status CudaExecutor::prepareCollectives() {
+  job = collectives->job();
+  SINTER_RETURN_IF_ERROR(openNccl());
+  wire.resize(prog.collectives.size());
+  for (size_t i = 0; i < prog.collectives.size(); ++i) {
+    const Collective &c = prog.collectives[i];
+    if (!c.commType)
+      continue;
+    if (!wireModule) {
+      std::string ptx = commConversionPtx();
+      SINTER_CU(drv->moduleLoadData(&wireModule, ptx.c_str()),
+                "loading the gradients' wire kernels (compiling their PTX)");
+      for (int h = 0; h < 2; ++h) {
+        const char *suffix = h == 0 ? "bf16" : "f16";
+        SINTER_CU(drv->moduleGetFunction(
+                      &narrowFn[h], wireModule,
+                      absl::StrCat("sinter_narrow_", suffix).c_str()),
+                  "loading the gradients' wire kernels");
+        SINTER_CU(drv->moduleGetFunction(
+                      &widenFn[h], wireModule,
+                      absl::StrCat("sinter_widen_", suffix).c_str()),
+                  "loading the gradients' wire kernels");
+      }
+    }
+    const Buffer &b = prog.buffers[c.buffer];
+    SINTER_CU(drv->memAlloc(&wire[i],
+                            std::max<uint64_t>(b.numElements, 1) * 2),
+              absl::StrFormat("allocating the wire buffer of all-reduce '%s'",
+                              c.name));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status
-CudaExecutor::finishWithCollectives(std::string_view collectivesInFlight) {
+CudaExecutor::finishWithCollectives(const std::vector<int64_t> &inFlight) {
   // A watchdog instead of a wait: a collective a dead or stuck peer never
   // joins is an error naming it within the job's timeout.
+  const std::string collectivesInFlight = describeCollectives(inFlight);
   auto t0 = std::chrono::steady_clock::now();
   for (;;) {
     bool busy = false;
@@ -157,25 +207,23 @@ CudaExecutor::finishWithCollectives(std::string_view collectivesInFlight) {
 }
 
 absl::Status CudaExecutor::enqueueCollective(int64_t s, CUstream stream,
-                                             std::string &inFlight) {
+                                             std::vector<int64_t> &inFlight) {
   const Step &step = prog.steps[s];
   // One rank: an all-reduce leaves its bucket as it is.
   if (!collectives || collectives->job().worldSize == 1)
     return absl::OkStatus();
   const Collective &c = prog.collectives[step.collective];
-  if (!ncclOpened) {
-    job = collectives->job();
-    SINTER_RETURN_IF_ERROR(openNccl());
-  }
+  if (!ncclOpened)
+    return sinter::InternalError(
+        SINTER_HERE, "an all-reduce enqueued before prepareCollectives()");
   const Buffer &b = prog.buffers[c.buffer];
   if (b.type != sabi::ElementType::f32 && b.type != sabi::ElementType::f64)
     return sinter::InvalidArgumentError(
         SINTER_HERE, absl::StrFormat("all-reduce '%s': its bucket is "
                                      "not f32 or f64",
                                      c.name));
-  std::string what = collectives->describe(c, b.bytes);
+  std::string what = describeCollective(s);
   if (c.commType) {
-    what += *c.commType == sabi::ElementType::bf16 ? " in bf16" : " in f16";
     SINTER_RETURN_IF_ERROR(allReduceHalf(c, step.collective, stream, what));
   } else {
     void *data = reinterpret_cast<void *>(address(c.buffer));
@@ -190,9 +238,7 @@ absl::Status CudaExecutor::enqueueCollective(int64_t s, CUstream stream,
       return abortedError(what);
     SINTER_RETURN_IF_ERROR(settleNccl(r, what));
   }
-  if (!inFlight.empty())
-    inFlight += "; ";
-  inFlight += what;
+  inFlight.push_back(s);
   return absl::OkStatus();
 }
 
@@ -222,29 +268,12 @@ absl::Status CudaExecutor::allReduceHalf(const Collective &c, int64_t index,
         SINTER_HERE, absl::StrCat(what, ": only an f32 bucket summed or "
                                         "averaged travels in a half type"));
   const bool bf16 = *c.commType == sabi::ElementType::bf16;
-  if (!wireModule) {
-    std::string ptx = commConversionPtx();
-    SINTER_CU(drv->moduleLoadData(&wireModule, ptx.c_str()),
-              "loading the gradients' wire kernels (compiling their PTX)");
-    for (int h = 0; h < 2; ++h) {
-      const char *suffix = h == 0 ? "bf16" : "f16";
-      SINTER_CU(drv->moduleGetFunction(
-                    &narrowFn[h], wireModule,
-                    absl::StrCat("sinter_narrow_", suffix).c_str()),
-                "loading the gradients' wire kernels");
-      SINTER_CU(drv->moduleGetFunction(
-                    &widenFn[h], wireModule,
-                    absl::StrCat("sinter_widen_", suffix).c_str()),
-                "loading the gradients' wire kernels");
-    }
-  }
-  if (wire.size() < prog.collectives.size())
-    wire.resize(prog.collectives.size());
-  CUdeviceptr &w = wire[index];
+  // Made by prepareCollectives, before any capture.
+  CUdeviceptr w = index < static_cast<int64_t>(wire.size()) ? wire[index] : 0;
+  if (!wireModule || !w)
+    return sinter::InternalError(
+        SINTER_HERE, absl::StrCat(what, ": its wire buffer was not made"));
   auto n = static_cast<uint64_t>(b.numElements);
-  if (!w)
-    SINTER_CU(drv->memAlloc(&w, std::max<uint64_t>(n, 1) * 2),
-              what + ": allocating its wire buffer");
   CUdeviceptr data = address(c.buffer);
   float scale = c.reduction == sabi::Collective::mean
                     ? 1.0f / static_cast<float>(job.worldSize)

@@ -480,7 +480,8 @@ absl::Status CudaExecutor::enqueueComputeStep(int64_t s, CUstream stream) {
   return absl::OkStatus();
 }
 
-absl::Status CudaExecutor::enqueue(std::string &inFlight, bool timed) {
+absl::Status CudaExecutor::enqueue(std::vector<int64_t> &inFlight,
+                                   bool timed) {
   // The plan DeviceQueue.h made and checks: compute steps on one stream,
   // collectives on the other, events between them.
   size_t marks = 0;
@@ -583,7 +584,7 @@ absl::Status CudaExecutor::runChecked() {
     SINTER_RETURN_IF_ERROR(copyError);
     switch (prog.steps[i].kind) {
     case sabi::Step::kStart: {
-      std::string inFlight;
+      std::vector<int64_t> inFlight;
       SINTER_RETURN_IF_ERROR(enqueueCollective(s, stream, inFlight));
       if (ncclOpened)
         SINTER_RETURN_IF_ERROR(finishWithCollectives(inFlight));
@@ -606,7 +607,9 @@ absl::Status CudaExecutor::captureGraph() {
   SINTER_CU(
       drv->streamBeginCapture(origin, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
       "capturing the step as a CUDA graph");
-  std::string inFlight;
+  // Captured, not run: an NCCL all-reduce too (NCCL supports capture; its
+  // communicator and the wire buffers were made before).
+  std::vector<int64_t> inFlight;
   absl::Status enqueued = enqueue(inFlight);
   CUgraph captured = nullptr;
   CUresult ended = drv->streamEndCapture(origin, &captured);
@@ -627,6 +630,7 @@ absl::Status CudaExecutor::captureGraph() {
                      "instantiating the step's CUDA graph");
   }
   graph = captured;
+  graphCollectives = std::move(inFlight);
   return absl::OkStatus();
 }
 
@@ -640,21 +644,26 @@ absl::Status CudaExecutor::run() {
     std::atomic<int64_t> &since;
     ~RunEnds() { since = 0; }
   } runEnds{runSince};
-  // One process: the step is captured once as a graph and replayed (one
-  // launch instead of one per kernel). A job's collectives poll NCCL while
-  // they run, so its steps are enqueued one by one.
-  bool oneRank = !collectives || collectives->job().worldSize == 1;
-  std::string inFlight; // the all-reduces enqueued, for the watchdog
+  // A data-parallel job's communicator and wire buffers exist before the
+  // first enqueue, which may be a capture.
+  const bool distributed = collectives && collectives->job().worldSize > 1;
+  if (distributed && !ncclOpened)
+    SINTER_RETURN_IF_ERROR(prepareCollectives());
+  // The step is captured once as a graph and replayed: one launch instead
+  // of one per kernel, the all-reduces inside it. The end of the run polls
+  // NCCL as for enqueued steps.
+  std::vector<int64_t> inFlight; // the all-reduces enqueued, for errors
   // --profile times each step with events between the steps where the
   // steps are enqueued one by one; a replayed graph gives the total only.
-  const bool timed = profiling && !checkNumerics && !(oneRank && useGraph);
+  const bool timed = profiling && !checkNumerics && !useGraph;
   if (checkNumerics) {
     SINTER_RETURN_IF_ERROR(runChecked());
-  } else if (oneRank && useGraph) {
+  } else if (useGraph) {
     if (!graphExec)
       SINTER_RETURN_IF_ERROR(captureGraph());
     SINTER_CU(drv->graphLaunch(graphExec, streams[kComputeStream]),
               "launching the step's CUDA graph");
+    inFlight = graphCollectives;
   } else if (absl::Status enqueued = enqueue(inFlight, timed); !enqueued.ok()) {
     // The all-reduces already enqueued would wait for peers that go on
     // without this rank.
@@ -744,10 +753,9 @@ absl::Status CudaExecutor::setHyper(std::string_view name, double value) {
 
 std::string CudaExecutor::formatProfile(int topKernels) const {
   std::string device = deviceName;
-  bool oneRank = !collectives || collectives->job().worldSize == 1;
   if (!profiling || checkNumerics)
     device += ", the totals only";
-  else if (oneRank && useGraph)
+  else if (useGraph)
     device += ", replaying a CUDA graph: the totals only "
               "(SINTER_CUDA_GRAPHS=0 times every step)";
   else

@@ -112,15 +112,26 @@ private:
   absl::Status open(std::string_view module);
   absl::Status prepareMatmul(size_t stepIndex, const MatmulStep &mm);
   /// Puts one run of the queue plan on the streams; `inFlight` gets the
-  /// names of the all-reduces started, for the watchdog. `timed`: an event
-  /// before and after each operation on the compute stream (recordTimes).
-  absl::Status enqueue(std::string &inFlight, bool timed = false);
+  /// program steps of the all-reduces started (describeCollectives names
+  /// them). `timed`: an event before and after each operation on the
+  /// compute stream (recordTimes).
+  absl::Status enqueue(std::vector<int64_t> &inFlight, bool timed = false);
   /// Puts program step `s` (a kernel, matmul or copy) on `stream`.
   absl::Status enqueueComputeStep(int64_t s, CUstream stream);
   /// Puts the all-reduce that program step `s` starts on `stream` (nothing
-  /// for one rank); its name is appended to `inFlight`.
+  /// for one rank); `s` is appended to `inFlight`.
   absl::Status enqueueCollective(int64_t s, CUstream stream,
-                                 std::string &inFlight);
+                                 std::vector<int64_t> &inFlight);
+  /// What the all-reduce program step `s` starts is, for messages: its
+  /// bucket, first parameter and the job's current step, and its wire type.
+  std::string describeCollective(int64_t s) const;
+  /// The same for each of `steps`, joined.
+  std::string describeCollectives(const std::vector<int64_t> &steps) const;
+  /// Everything a data-parallel run needs made before its first enqueue,
+  /// which may be a graph's capture (no allocation, module load or NCCL
+  /// set-up may happen inside one): the communicator, the wire kernels and
+  /// each half bucket's wire buffer.
+  absl::Status prepareCollectives();
   /// run() with --check-numerics: step by step, each step's buffers
   /// scanned on the host.
   absl::Status runChecked();
@@ -144,7 +155,7 @@ private:
                                 uint64_t n, CUstream stream,
                                 const std::string &what);
   absl::Status settleNccl(ncclResult_t r, std::string_view what);
-  absl::Status finishWithCollectives(std::string_view collectivesInFlight);
+  absl::Status finishWithCollectives(const std::vector<int64_t> &inFlight);
   void abortNccl();
   /// Calls fn(comm) under ncclMu while the communicator lives; false once
   /// it was aborted, here or by the watchdog.
@@ -180,11 +191,13 @@ private:
   std::vector<CUevent> events;
   QueuePlan plan;
   CUmodule module = nullptr;
-  /// The step as a CUDA graph, captured at the first run of a one-process
-  /// job (SINTER_CUDA_GRAPHS=0 turns it off).
+  /// The step as a CUDA graph, captured at the first run
+  /// (SINTER_CUDA_GRAPHS=0 turns it off), and the program steps of the
+  /// all-reduces it holds (named in its errors, for the step it replays).
   bool useGraph = true;
   CUgraph graph = nullptr;
   CUgraphExec graphExec = nullptr;
+  std::vector<int64_t> graphCollectives;
   cublasLtHandle_t ltHandle = nullptr;
   CUdeviceptr workspace = 0;
   std::array<CUdeviceptr, sabi::kNumSlabs> slabs{};

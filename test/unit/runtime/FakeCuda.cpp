@@ -20,14 +20,16 @@
 // aborted, =hang-launch also blocks the next kernel launch until then (a
 // launch queued behind the stuck collective: the executor must not wait in
 // the driver forever), =error makes it report a remote error, as a peer
-// that died would. Two rules of the real libraries that cost a GPU session to find
-// are enforced:
+// that died would; an all-reduce captured in a graph does so at each
+// replay. Rules of the real libraries that cost a GPU session to find are
+// enforced:
 //   - cuBLASLt's algorithm assumes the operands' alignment the preference
 //     stated (256 bytes unless told): cublasLtMatmul on a pointer aligned
 //     less fails with CUBLAS_STATUS_INVALID_VALUE, as the real one may;
 //   - a CUDA graph's capture may only hold stream work: a transfer, a fill
 //     or a synchronization of the capturing stream while it captures fails
-//     with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
+//     with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, as do an allocation and a
+//     module load while any stream captures.
 //
 // Not a model of the GPU's timing or concurrency: work runs when enqueued.
 //
@@ -47,6 +49,7 @@
 #include <string>
 #include <type_traits>
 #include <unistd.h>
+#include <vector>
 
 namespace {
 
@@ -58,6 +61,10 @@ std::map<const void *, int> ids; // streams and events: their numbers
 const void *capturing = nullptr;  // the stream capturing a graph
 const void *hung = nullptr;       // the stream an unfinished all-reduce holds
 bool remoteError = false;         // a peer "died" during an all-reduce
+// The streams of the all-reduces captured so far, and those of each graph
+// and each instantiated graph.
+std::vector<const void *> capturedAllReduces;
+std::map<const void *, std::vector<const void *>> graphAllReduces;
 
 void say(const char *format, ...) {
   if (!logOpened) {
@@ -103,6 +110,25 @@ CUresult notWhileCapturing(CUstream stream, const char *what) {
   return CUDA_SUCCESS;
 }
 
+/// An all-reduce "running" (mu held): $SINTER_FAKE_NCCL's fault, if any.
+void runAllReduce(const void *stream) {
+  const char *mode = std::getenv("SINTER_FAKE_NCCL");
+  if (mode && std::strncmp(mode, "hang", 4) == 0)
+    hung = stream;
+  if (mode && std::strcmp(mode, "error") == 0)
+    remoteError = true;
+}
+
+/// Set-up that the real driver refuses inside a capture (an allocation,
+/// a module load): the executor must make everything before it.
+CUresult notInCapture(const char *what) {
+  if (capturing) {
+    say("%s: refused, a stream is capturing a graph", what);
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
+  return CUDA_SUCCESS;
+}
+
 // The driver.
 
 CUresult getErrorString(CUresult error, const char **text) {
@@ -140,6 +166,11 @@ CUresult primaryCtxRelease(CUdevice) { return CUDA_SUCCESS; }
 CUresult ctxSetCurrent(CUcontext) { return CUDA_SUCCESS; }
 
 CUresult memAlloc(CUdeviceptr *ptr, size_t bytes) {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (CUresult r = notInCapture("cuMemAlloc"))
+      return r;
+  }
   // cuMemAlloc's pointers are 256-byte aligned; the buffers in them lie
   // where the program places them.
   void *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
@@ -194,6 +225,9 @@ CUresult memcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
 }
 
 CUresult moduleLoadData(CUmodule *module, const void *) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (CUresult r = notInCapture("cuModuleLoadData"))
+    return r;
   static int module_;
   *module = reinterpret_cast<CUmodule>(&module_);
   return CUDA_SUCCESS;
@@ -287,19 +321,24 @@ CUresult streamEndCapture(CUstream stream, CUgraph *graph) {
     return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
   capturing = nullptr;
   *graph = static_cast<CUgraph>(newHandle());
+  graphAllReduces[*graph] = std::move(capturedAllReduces);
+  capturedAllReduces.clear();
   say("cuStreamEndCapture S%d", idOf(stream));
   return CUDA_SUCCESS;
 }
-CUresult graphInstantiateWithFlags(CUgraphExec *exec, CUgraph,
+CUresult graphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph,
                                    unsigned long long) {
   std::lock_guard<std::mutex> lock(mu);
   *exec = static_cast<CUgraphExec>(newHandle());
+  graphAllReduces[*exec] = graphAllReduces[graph];
   say("cuGraphInstantiateWithFlags");
   return CUDA_SUCCESS;
 }
-CUresult graphLaunch(CUgraphExec, CUstream stream) {
+CUresult graphLaunch(CUgraphExec exec, CUstream stream) {
   std::lock_guard<std::mutex> lock(mu);
   say("cuGraphLaunch S%d", idOf(stream));
+  for (const void *s : graphAllReduces[exec])
+    runAllReduce(s);
   return CUDA_SUCCESS;
 }
 CUresult graphExecDestroy(CUgraphExec) { return CUDA_SUCCESS; }
@@ -567,13 +606,14 @@ ncclResult_t ncclAllReduce(const void *, void *, size_t count,
                            ncclDataType_t type, ncclRedOp_t op, ncclComm_t,
                            cudaStream_t stream) {
   std::lock_guard<std::mutex> lock(mu);
-  const char *mode = std::getenv("SINTER_FAKE_NCCL");
-  if (mode && std::strncmp(mode, "hang", 4) == 0)
-    hung = stream;
-  if (mode && std::strcmp(mode, "error") == 0)
-    remoteError = true;
-  say("ncclAllReduce count=%zu type=%d op=%d S%d", count,
-      static_cast<int>(type), static_cast<int>(op), idOf(stream));
+  // A captured all-reduce runs (hangs, fails) at each replay of the graph.
+  if (capturing)
+    capturedAllReduces.push_back(stream);
+  else
+    runAllReduce(stream);
+  say("ncclAllReduce count=%zu type=%d op=%d S%d%s", count,
+      static_cast<int>(type), static_cast<int>(op), idOf(stream),
+      capturing ? " (captured)" : "");
   return ncclSuccess;
 }
 const char *ncclGetErrorString(ncclResult_t result) {
