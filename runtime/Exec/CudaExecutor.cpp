@@ -101,6 +101,8 @@ CudaExecutor::~CudaExecutor() {
     lt->destroy(ltHandle);
   if (workspace)
     drv->memFree(workspace);
+  if (staging)
+    drv->memFreeHost(staging);
   for (int s = 0; s < sabi::kNumSlabs; ++s)
     if (slabs[s] && !borrowed[s])
       drv->memFree(slabs[s]);
@@ -677,6 +679,7 @@ absl::Status CudaExecutor::run() {
     for (CUstream stream : streams)
       SINTER_CU(drv->streamSynchronize(stream), "running the step");
   }
+  stagingUsed = 0; // both streams are idle
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
@@ -686,12 +689,44 @@ absl::Status CudaExecutor::run() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<bool> CudaExecutor::stage(int64_t bufferId, const void *host,
+                                         size_t bytes,
+                                         const std::string &what) {
+  if (prog.buffers[bufferId].slab != sabi::Slab::io || bytes > kStagingBytes ||
+      stagingUnavailable)
+    return false;
+  if (!staging &&
+      drv->memHostAlloc(&staging, kStagingBytes, 0) != CUDA_SUCCESS) {
+    // Pinning can fail where page-locked memory is scarce; the pageable
+    // path is slower, not wrong.
+    staging = nullptr;
+    stagingUnavailable = true;
+    return false;
+  }
+  // Each copy keeps its bytes until the compute stream has run it: the ring
+  // starts over only once that stream was waited for (syncCompute, the end
+  // of a run), which every step does.
+  if (stagingUsed + bytes > kStagingBytes)
+    SINTER_RETURN_IF_ERROR(syncCompute(what));
+  unsigned char *slot = static_cast<unsigned char *>(staging) + stagingUsed;
+  const auto align = static_cast<size_t>(sabi::kBufferAlignment);
+  stagingUsed += (bytes + align - 1) / align * align;
+  std::memcpy(slot, host, bytes);
+  SINTER_CU(drv->memcpyHtoDAsync(address(bufferId), slot, bytes,
+                                 streams[kComputeStream]),
+            what);
+  return true;
+}
+
 absl::Status CudaExecutor::upload(int64_t bufferId, const void *host,
                                   size_t bytes) {
   SINTER_RETURN_IF_ERROR(checkTransfer("upload to", bufferId, bytes));
   if (!bytes)
     return absl::OkStatus();
   std::string what = absl::StrFormat("upload to buffer %d", bufferId);
+  SINTER_ASSIGN_OR_RETURN(bool staged, stage(bufferId, host, bytes, what));
+  if (staged)
+    return absl::OkStatus();
   SINTER_CU(drv->memcpyHtoDAsync(address(bufferId), host, bytes,
                                  streams[kComputeStream]),
             what);
@@ -718,6 +753,7 @@ absl::Status CudaExecutor::downloadPart(int64_t bufferId, size_t offset,
 
 absl::Status CudaExecutor::syncCompute(std::string_view what) const {
   SINTER_CU(drv->streamSynchronize(streams[kComputeStream]), what);
+  stagingUsed = 0; // every staged copy has run
   return absl::OkStatus();
 }
 

@@ -79,6 +79,8 @@ struct LtMatmul {
 };
 
 inline constexpr size_t kWorkspaceBytes = size_t(32) << 20;
+/// Pinned host memory that uploads to the io slab are staged through.
+inline constexpr size_t kStagingBytes = size_t(8) << 20;
 
 class CudaExecutor final : public Executor {
 public:
@@ -99,7 +101,8 @@ public:
   /// Waits for the compute stream. Transfers and fills go on it (the
   /// streams do not synchronize with the legacy default stream) and are
   /// waited for, so a run, the other executor sharing the state, or the
-  /// host never sees them half done.
+  /// host never sees them half done; except a staged upload (stage()),
+  /// which only work on the same stream reads.
   absl::Status syncCompute(std::string_view what) const;
   absl::Status setStep(int64_t step) override;
   absl::StatusOr<int64_t> step() const override;
@@ -111,6 +114,14 @@ private:
   explicit CudaExecutor(StepProgram program) : Executor(std::move(program)) {}
   absl::Status open(std::string_view module);
   absl::Status prepareMatmul(size_t stepIndex, const MatmulStep &mm);
+  /// An upload to the io slab (the batch, the step, the rank,
+  /// hyperparameters: this executor's alone) of at most kStagingBytes:
+  /// copied into pinned memory and from there to the device by DMA on the
+  /// compute stream, not waited for: the run that reads it is enqueued
+  /// behind it on the same stream. False when the pinned memory could not
+  /// be had (then upload() copies from pageable memory and waits).
+  absl::StatusOr<bool> stage(int64_t bufferId, const void *host, size_t bytes,
+                             const std::string &what);
   /// Puts one run of the queue plan on the streams; `inFlight` gets the
   /// program steps of the all-reduces started (describeCollectives names
   /// them). `timed`: an event before and after each operation on the
@@ -198,6 +209,12 @@ private:
   CUgraph graph = nullptr;
   CUgraphExec graphExec = nullptr;
   std::vector<int64_t> graphCollectives;
+  /// The staging memory (pinned, made at the first staged upload), how
+  /// much of it holds copies the compute stream may still be reading (none
+  /// once that stream was waited for), and whether pinning failed.
+  void *staging = nullptr;
+  mutable size_t stagingUsed = 0;
+  bool stagingUnavailable = false;
   cublasLtHandle_t ltHandle = nullptr;
   CUdeviceptr workspace = 0;
   std::array<CUdeviceptr, sabi::kNumSlabs> slabs{};

@@ -143,6 +143,8 @@ absl::StatusOr<const CudaDriver *> loadCudaDriver() {
     get(d.ctxSetCurrent, "cuCtxSetCurrent");
     get(d.memAlloc, "cuMemAlloc");
     get(d.memFree, "cuMemFree");
+    get(d.memHostAlloc, "cuMemHostAlloc");
+    get(d.memFreeHost, "cuMemFreeHost");
     get(d.memsetD8Async, "cuMemsetD8Async");
     get(d.memcpyHtoDAsync, "cuMemcpyHtoDAsync");
     get(d.memcpyDtoHAsync, "cuMemcpyDtoHAsync");

@@ -42,6 +42,8 @@ struct CudaDriver {
   decltype(&::cuCtxSetCurrent) ctxSetCurrent = nullptr;
   decltype(&::cuMemAlloc) memAlloc = nullptr;
   decltype(&::cuMemFree) memFree = nullptr;
+  decltype(&::cuMemHostAlloc) memHostAlloc = nullptr;
+  decltype(&::cuMemFreeHost) memFreeHost = nullptr;
   decltype(&::cuMemsetD8Async) memsetD8Async = nullptr;
   decltype(&::cuMemcpyHtoDAsync) memcpyHtoDAsync = nullptr;
   decltype(&::cuMemcpyDtoHAsync) memcpyDtoHAsync = nullptr;

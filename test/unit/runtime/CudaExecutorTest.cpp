@@ -1,10 +1,13 @@
 // The CUDA executor's host-side decisions, which need no GPU: which image
-// of a CUDA module a device loads, and the one-line refusal where there is
-// no driver.
+// of a CUDA module a device loads, the one-line refusal where there is no
+// driver, and (on the stand-in driver) how uploads are staged.
 
 #include "runtime/Exec/CudaExecutor.h"
 
 #include "abi/StepProgram.pb.h"
+#include "runtime/Exec/StepProgram.h"
+
+#include "absl/strings/str_format.h"
 
 #include <gtest/gtest.h>
 
@@ -114,3 +117,96 @@ TEST(CudaExecutor, NoDriverIsOneClearError) {
 }
 
 } // namespace
+
+#ifdef SINTER_FAKE_CUDA_LIB
+namespace {
+
+// An io buffer of 3 MiB and a parameter, no kernels: enough for the
+// executor's transfers on the stand-in driver (FakeCuda.cpp), whose log
+// says which copies came from pinned memory and where the executor waited.
+constexpr int64_t kBig = 3 << 20;
+std::string transferProgram() {
+  return absl::StrFormat(R"({
+    "version": 2, "function": "train_step", "seed": 1,
+    "slabs": [
+      {"slab": "arena", "bytes": 64},
+      {"slab": "params", "bytes": 64},
+      {"slab": "opt_state", "bytes": 64},
+      {"slab": "io", "bytes": %d},
+      {"slab": "constants", "bytes": 64}
+    ],
+    "buffers": [
+      {"id": 0, "name": "x", "slab": "io", "offset": 0, "dtype": "f32", "shape": [%d]},
+      {"id": 1, "name": "w", "slab": "params", "offset": 0, "dtype": "f32", "shape": [4]}
+    ],
+    "arguments": [
+      {"name": "w", "kind": "param", "buffer": 1},
+      {"name": "x", "kind": "input", "buffer": 0}
+    ],
+    "results": [], "constants": [], "kernels": [], "steps": []
+  })",
+                         kBig, kBig / 4);
+}
+
+std::vector<std::string> lines(const std::string &path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);)
+    out.push_back(line);
+  return out;
+}
+
+TEST(CudaExecutor, StagedUploadsNeverReuseMemoryACopyMayStillRead) {
+  std::string log = ::testing::TempDir() + "/staging.log";
+  std::remove(log.c_str());
+  setenv("SINTER_LIBCUDA", SINTER_FAKE_CUDA_LIB, 1);
+  setenv("SINTER_FAKE_CUDA_LOG", log.c_str(), 1);
+  unsetenv("RANK");
+  absl::StatusOr<sinter::exec::StepProgram> program =
+      sinter::exec::parseStepProgramJson(transferProgram());
+  ASSERT_TRUE(program.ok()) << program.status();
+  auto ex = sinter::exec::createCudaExecutor(*program,
+                                             moduleOf({{"sm_90", "90"}}), {});
+  ASSERT_TRUE(ex.ok()) << ex.status();
+
+  // Three batches into the same io buffer without a run: the 8 MiB of
+  // pinned memory hold two; the third must wait for the compute stream
+  // before it reuses the first's bytes.
+  std::vector<float> batch(kBig / 4);
+  for (float value : {1.0f, 2.0f, 3.0f}) {
+    std::fill(batch.begin(), batch.end(), value);
+    ASSERT_TRUE((*ex)->upload(0, batch.data(), kBig).ok());
+  }
+  std::vector<float> back(kBig / 4);
+  ASSERT_TRUE((*ex)->download(0, back.data(), kBig).ok());
+  EXPECT_EQ(back.front(), 3.0f);
+  EXPECT_EQ(back.back(), 3.0f);
+  // A parameter (params slab, shared with an accumulate program's
+  // executor) is copied from pageable memory and waited for.
+  float w[4] = {1, 2, 3, 4};
+  ASSERT_TRUE((*ex)->upload(1, w, sizeof w).ok());
+
+  std::vector<std::string> calls;
+  for (const std::string &line : lines(log))
+    if (line.rfind("cuMemcpyHtoDAsync", 0) == 0 ||
+        line.rfind("cuStreamSynchronize S1", 0) == 0)
+      calls.push_back(line);
+  std::string big = absl::StrFormat("cuMemcpyHtoDAsync bytes=%d S1 pinned",
+                                    kBig);
+  std::vector<std::string> want = {big,
+                                   big,
+                                   "cuStreamSynchronize S1",
+                                   big,
+                                   "cuStreamSynchronize S1", // the download
+                                   "cuMemcpyHtoDAsync bytes=16 S1",
+                                   "cuStreamSynchronize S1"};
+  // The slabs' zeroing comes first; compare the tail.
+  ASSERT_GE(calls.size(), want.size());
+  std::vector<std::string> tail(calls.end() - want.size(), calls.end());
+  EXPECT_EQ(tail, want);
+  unsetenv("SINTER_LIBCUDA");
+  unsetenv("SINTER_FAKE_CUDA_LOG");
+}
+
+} // namespace
+#endif

@@ -185,6 +185,35 @@ CUresult memFree(CUdeviceptr ptr) {
   std::free(reinterpret_cast<void *>(ptr));
   return CUDA_SUCCESS;
 }
+// Page-locked host memory: its ranges, so that a copy from it says so.
+std::map<const unsigned char *, size_t> pinned;
+
+CUresult memHostAlloc(void **ptr, size_t bytes, unsigned int) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (CUresult r = notInCapture("cuMemHostAlloc"))
+    return r;
+  *ptr = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+  if (!*ptr)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  pinned[static_cast<const unsigned char *>(*ptr)] = bytes;
+  say("cuMemHostAlloc bytes=%zu", bytes);
+  return CUDA_SUCCESS;
+}
+CUresult memFreeHost(void *ptr) {
+  std::lock_guard<std::mutex> lock(mu);
+  pinned.erase(static_cast<const unsigned char *>(ptr));
+  std::free(ptr);
+  return CUDA_SUCCESS;
+}
+bool isPinned(const void *p, size_t bytes) {
+  auto *q = static_cast<const unsigned char *>(p);
+  auto it = pinned.upper_bound(q);
+  if (it == pinned.begin())
+    return false;
+  --it;
+  return q + bytes <= it->first + it->second;
+}
+
 CUresult memsetD8Async(CUdeviceptr dst, unsigned char value, size_t bytes,
                        CUstream stream) {
   std::lock_guard<std::mutex> lock(mu);
@@ -200,7 +229,8 @@ CUresult memcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes,
   if (CUresult r = notWhileCapturing(stream, "cuMemcpyHtoDAsync"))
     return r;
   std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
-  say("cuMemcpyHtoDAsync bytes=%zu S%d", bytes, idOf(stream));
+  say("cuMemcpyHtoDAsync bytes=%zu S%d%s", bytes, idOf(stream),
+      isPinned(src, bytes) ? " pinned" : "");
   return CUDA_SUCCESS;
 }
 CUresult memcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes,
@@ -366,6 +396,8 @@ FAKE(cuDevicePrimaryCtxRelease, primaryCtxRelease)
 FAKE(cuCtxSetCurrent, ctxSetCurrent)
 FAKE(cuMemAlloc, memAlloc)
 FAKE(cuMemFree, memFree)
+FAKE(cuMemHostAlloc, memHostAlloc)
+FAKE(cuMemFreeHost, memFreeHost)
 FAKE(cuMemsetD8Async, memsetD8Async)
 FAKE(cuMemcpyHtoDAsync, memcpyHtoDAsync)
 FAKE(cuMemcpyDtoHAsync, memcpyDtoHAsync)
@@ -401,7 +433,7 @@ const Entry *const kEntries[] = {
     &cuDeviceGetEntry, &cuDeviceGetNameEntry,
     &cuDeviceGetAttributeEntry, &cuDevicePrimaryCtxRetainEntry,
     &cuDevicePrimaryCtxReleaseEntry, &cuCtxSetCurrentEntry,
-    &cuMemAllocEntry, &cuMemFreeEntry,
+    &cuMemAllocEntry, &cuMemFreeEntry, &cuMemHostAllocEntry, &cuMemFreeHostEntry,
     &cuMemsetD8AsyncEntry, &cuMemcpyHtoDAsyncEntry,
     &cuMemcpyDtoHAsyncEntry, &cuMemcpyDtoDAsyncEntry,
     &cuModuleLoadDataEntry, &cuModuleUnloadEntry,
