@@ -235,6 +235,10 @@ CudaExecutor::create(StepProgram program, std::string_view image,
         p.push_back(&field);
     for (int64_t &w : ex->words[i])
       p.push_back(&w);
+    // Past the kernel's parameters, so the driver never reads it; the
+    // stand-in driver (test/unit/runtime/FakeCuda.cpp) counts the words by
+    // it to run the kernel's host version.
+    p.push_back(nullptr);
   }
 
   // The queue work of a run, and its events.

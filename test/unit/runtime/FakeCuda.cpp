@@ -39,12 +39,17 @@
 #include <cuda.h>
 #include <nccl.h>
 
+#include <cmath>
 #include <cstdarg>
+#include <dlfcn.h>
+#include <functional>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <array>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <type_traits>
@@ -65,6 +70,20 @@ bool remoteError = false;         // a peer "died" during an all-reduce
 // and each instantiated graph.
 std::vector<const void *> capturedAllReduces;
 std::map<const void *, std::vector<const void *>> graphAllReduces;
+// Work that computes (kernels from $SINTER_FAKE_CUDA_KERNELS, matmuls,
+// copies between buffers): run when enqueued, or, inside a capture, kept
+// for the graph and run at each of its replays.
+using Work = std::function<void()>;
+std::vector<Work> capturedWork;
+std::map<const void *, std::vector<Work>> graphWork;
+
+/// Runs `w` now, or keeps it for the graph being captured (mu held).
+void enqueueWork(Work w) {
+  if (capturing)
+    capturedWork.push_back(std::move(w));
+  else
+    w();
+}
 
 void say(const char *format, ...) {
   if (!logOpened) {
@@ -247,9 +266,10 @@ CUresult memcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
   std::lock_guard<std::mutex> lock(mu);
   // A copy between buffers is a graph node: it runs at every replay, not
   // at capture.
-  if (!capturing)
+  enqueueWork([dst, src, bytes] {
     std::memmove(reinterpret_cast<void *>(dst),
                  reinterpret_cast<const void *>(src), bytes);
+  });
   say("cuMemcpyDtoDAsync bytes=%zu S%d", bytes, idOf(stream));
   return CUDA_SUCCESS;
 }
@@ -263,8 +283,54 @@ CUresult moduleLoadData(CUmodule *module, const void *) {
   return CUDA_SUCCESS;
 }
 CUresult moduleUnload(CUmodule) { return CUDA_SUCCESS; }
+// The kernels' host versions: `sinterc --target=cuda-host` compiles the
+// same kernels as host functions (EmulateCudaKernels.cpp) with the CPU
+// kernel signature under `_mlir_ciface_<name>`; a shared library of that
+// object, named by $SINTER_FAKE_CUDA_KERNELS, makes launches compute.
+struct SlabRef { // abi/KernelAbi.h
+  int8_t *allocated, *aligned;
+  int64_t offset, size, stride;
+};
+struct WordsRef {
+  const int64_t *allocated, *aligned;
+  int64_t offset, size, stride;
+};
+using HostKernel = void (*)(const SlabRef *, const SlabRef *, const SlabRef *,
+                            const SlabRef *, const SlabRef *, const WordsRef *,
+                            int64_t, int64_t);
+struct Function {
+  std::string name;
+  HostKernel host = nullptr;
+};
+
+void *hostKernels() {
+  static void *lib = [] {
+    const char *path = std::getenv("SINTER_FAKE_CUDA_KERNELS");
+    if (!path)
+      return static_cast<void *>(nullptr);
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      std::fprintf(stderr, "fake CUDA: cannot load %s: %s\n", path,
+                   dlerror());
+      std::abort();
+    }
+    return h;
+  }();
+  return lib;
+}
+
 CUresult moduleGetFunction(CUfunction *function, CUmodule, const char *name) {
-  *function = reinterpret_cast<CUfunction>(strdup(name));
+  auto *f = new Function{name};
+  if (void *lib = hostKernels()) {
+    f->host = reinterpret_cast<HostKernel>(
+        dlsym(lib, (std::string("_mlir_ciface_") + name).c_str()));
+    if (!f->host && std::strncmp(name, "sinter_narrow_", 14) != 0 &&
+        std::strncmp(name, "sinter_widen_", 13) != 0) {
+      delete f;
+      return CUDA_ERROR_NOT_FOUND; // a kernel the host library lacks
+    }
+  }
+  *function = reinterpret_cast<CUfunction>(f);
   return CUDA_SUCCESS;
 }
 /// With SINTER_FAKE_NCCL=hang-launch, waits while an all-reduce hangs.
@@ -290,9 +356,32 @@ CUresult launchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
   if (!params || extra || gx * gy * gz == 0 || bx * by * bz == 0 ||
       bx * by * bz > 1024 || shared != 0)
     return CUDA_ERROR_INVALID_VALUE;
-  say("cuLaunchKernel %s grid=%u block=%u S%d%s",
-      reinterpret_cast<const char *>(f), gx, bx, idOf(stream),
-      capturing ? " (captured)" : "");
+  const Function *fn = reinterpret_cast<const Function *>(f);
+  say("cuLaunchKernel %s grid=%u block=%u S%d%s", fn->name.c_str(), gx, bx,
+      idOf(stream), capturing ? " (captured)" : "");
+  if (fn->host) {
+    // The parameters as the executor passes them: five slab descriptors of
+    // five fields, then the launch's words, then a null pointer. Copied
+    // now, as the driver copies them at launch (and at capture).
+    std::array<SlabRef, 5> slabs;
+    for (int i = 0; i < 5; ++i) {
+      int64_t field[5];
+      for (int j = 0; j < 5; ++j)
+        field[j] = *static_cast<const int64_t *>(params[i * 5 + j]);
+      slabs[i] = {reinterpret_cast<int8_t *>(field[0]),
+                  reinterpret_cast<int8_t *>(field[1]), field[2], field[3],
+                  field[4]};
+    }
+    auto words = std::make_shared<std::vector<int64_t>>();
+    for (int i = 25; params[i]; ++i)
+      words->push_back(*static_cast<const int64_t *>(params[i]));
+    HostKernel host = fn->host;
+    enqueueWork([host, slabs, words] {
+      WordsRef w{words->data(), words->data(), 0,
+                 static_cast<int64_t>(words->size()), 1};
+      host(&slabs[0], &slabs[1], &slabs[2], &slabs[3], &slabs[4], &w, 0, 1);
+    });
+  }
   return CUDA_SUCCESS;
 }
 
@@ -353,6 +442,8 @@ CUresult streamEndCapture(CUstream stream, CUgraph *graph) {
   *graph = static_cast<CUgraph>(newHandle());
   graphAllReduces[*graph] = std::move(capturedAllReduces);
   capturedAllReduces.clear();
+  graphWork[*graph] = std::move(capturedWork);
+  capturedWork.clear();
   say("cuStreamEndCapture S%d", idOf(stream));
   return CUDA_SUCCESS;
 }
@@ -361,12 +452,15 @@ CUresult graphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph,
   std::lock_guard<std::mutex> lock(mu);
   *exec = static_cast<CUgraphExec>(newHandle());
   graphAllReduces[*exec] = graphAllReduces[graph];
+  graphWork[*exec] = graphWork[graph];
   say("cuGraphInstantiateWithFlags");
   return CUDA_SUCCESS;
 }
 CUresult graphLaunch(CUgraphExec exec, CUstream stream) {
   std::lock_guard<std::mutex> lock(mu);
   say("cuGraphLaunch S%d", idOf(stream));
+  for (const Work &w : graphWork[exec])
+    w();
   for (const void *s : graphAllReduces[exec])
     runAllReduce(s);
   return CUDA_SUCCESS;
@@ -456,6 +550,109 @@ uint32_t alignmentOf(const void *p) {
   return a;
 }
 
+// A matmul's descriptor and its operands' layouts, as the fake computes
+// them (the opaque handles point at these).
+struct Desc {
+  cublasOperation_t transA = CUBLAS_OP_N, transB = CUBLAS_OP_N;
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  const void *bias = nullptr;
+  int32_t biasType = -1;
+};
+struct Layout {
+  cudaDataType type;
+  uint64_t rows, cols;
+  int64_t ld;
+  int32_t batch = 1;
+  int64_t stride = 0; // elements between a batch's matrices
+};
+
+template <typename T> bool readAttribute(T &to, const void *buf, size_t size) {
+  if (size != sizeof(T))
+    return false;
+  std::memcpy(&to, buf, size);
+  return true;
+}
+// Element i of a matrix of `type` at `p`, and a store rounded to nearest
+// even, as cuBLASLt's output conversion.
+float loadElement(cudaDataType type, const void *p, int64_t i) {
+  switch (type) {
+  case CUDA_R_16BF: {
+    uint32_t bits = uint32_t(static_cast<const uint16_t *>(p)[i]) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
+  case CUDA_R_16F:
+    return static_cast<float>(static_cast<const _Float16 *>(p)[i]);
+  default:
+    return static_cast<const float *>(p)[i];
+  }
+}
+void storeElement(cudaDataType type, void *p, int64_t i, float v) {
+  switch (type) {
+  case CUDA_R_16BF: {
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    if (std::isnan(v))
+      bits = 0x7fc00000u;
+    else
+      bits += 0x7fffu + ((bits >> 16) & 1u);
+    static_cast<uint16_t *>(p)[i] = static_cast<uint16_t>(bits >> 16);
+    break;
+  }
+  case CUDA_R_16F:
+    static_cast<_Float16 *>(p)[i] = static_cast<_Float16>(v);
+    break;
+  default:
+    static_cast<float *>(p)[i] = v;
+  }
+}
+int64_t elementSize(cudaDataType type) {
+  return type == CUDA_R_32F ? 4 : 2;
+}
+
+/// D = alpha op(A) op(B) + beta C (+ bias per row of D), column-major, for
+/// every matrix of the batch: cuBLASLt's documented semantics, summed in
+/// double.
+void computeMatmul(const Desc &d, float alpha, const void *a, const Layout &la,
+                   const void *b, const Layout &lb, float beta, const void *c,
+                   const Layout &lc, void *out, const Layout &ld) {
+  const int64_t m = static_cast<int64_t>(ld.rows),
+                n = static_cast<int64_t>(ld.cols);
+  const int64_t k = static_cast<int64_t>(
+      d.transA == CUBLAS_OP_N ? la.cols : la.rows);
+  const bool bias = d.epilogue == CUBLASLT_EPILOGUE_BIAS;
+  const cudaDataType biasType =
+      d.biasType >= 0 ? static_cast<cudaDataType>(d.biasType) : ld.type;
+  for (int32_t item = 0; item < ld.batch; ++item) {
+    auto at = [item](const void *base, const Layout &l) {
+      return static_cast<const char *>(base) +
+             item * l.stride * elementSize(l.type);
+    };
+    const char *pa = at(a, la), *pb = at(b, lb), *pc = at(c, lc);
+    char *pd = static_cast<char *>(out) + item * ld.stride * elementSize(ld.type);
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < m; ++i) {
+        double sum = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          double x = loadElement(la.type, pa,
+                                 d.transA == CUBLAS_OP_N ? i + p * la.ld
+                                                         : p + i * la.ld);
+          double y = loadElement(lb.type, pb,
+                                 d.transB == CUBLAS_OP_N ? p + j * lb.ld
+                                                         : j + p * lb.ld);
+          sum += x * y;
+        }
+        double v = alpha * sum;
+        if (beta != 0)
+          v += beta * loadElement(lc.type, pc, i + j * lc.ld);
+        if (bias)
+          v += loadElement(biasType, d.bias, i);
+        storeElement(ld.type, pd, i + j * ld.ld, static_cast<float>(v));
+      }
+  }
+}
+
 } // namespace
 
 #pragma GCC visibility push(default)
@@ -496,34 +693,77 @@ const char *cublasLtGetStatusString(cublasStatus_t status) {
              : "fake cuBLASLt error";
 }
 cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *desc,
-                                        cublasComputeType_t, cudaDataType_t) {
-  *desc = new cublasLtMatmulDescOpaque_t{};
+                                        cublasComputeType_t compute,
+                                        cudaDataType_t scale) {
+  if ((compute != CUBLAS_COMPUTE_32F &&
+       compute != CUBLAS_COMPUTE_32F_FAST_TF32) ||
+      scale != CUDA_R_32F)
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  *desc = reinterpret_cast<cublasLtMatmulDesc_t>(new Desc);
   return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) {
-  delete desc;
+  delete reinterpret_cast<Desc *>(desc);
   return CUBLAS_STATUS_SUCCESS;
 }
-cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t,
-                                              cublasLtMatmulDescAttributes_t,
-                                              const void *, size_t) {
-  return CUBLAS_STATUS_SUCCESS;
+cublasStatus_t cublasLtMatmulDescSetAttribute(
+    cublasLtMatmulDesc_t handle, cublasLtMatmulDescAttributes_t attr,
+    const void *buf, size_t size) {
+  Desc &d = *reinterpret_cast<Desc *>(handle);
+  bool ok = true;
+  switch (attr) {
+  case CUBLASLT_MATMUL_DESC_TRANSA:
+    ok = readAttribute(d.transA, buf, size);
+    break;
+  case CUBLASLT_MATMUL_DESC_TRANSB:
+    ok = readAttribute(d.transB, buf, size);
+    break;
+  case CUBLASLT_MATMUL_DESC_EPILOGUE:
+    ok = readAttribute(d.epilogue, buf, size);
+    break;
+  case CUBLASLT_MATMUL_DESC_BIAS_POINTER:
+    ok = readAttribute(d.bias, buf, size);
+    break;
+  case CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE:
+    ok = readAttribute(d.biasType, buf, size);
+    break;
+  default:
+    return CUBLAS_STATUS_NOT_SUPPORTED; // not modelled: a test must say so
+  }
+  return ok ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
 }
 cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *layout,
-                                          cudaDataType, uint64_t, uint64_t,
-                                          int64_t) {
-  *layout = new cublasLtMatrixLayoutOpaque_t{};
+                                          cudaDataType type, uint64_t rows,
+                                          uint64_t cols, int64_t ld) {
+  if (type != CUDA_R_32F && type != CUDA_R_16BF && type != CUDA_R_16F)
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  if (ld < static_cast<int64_t>(rows))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  *layout = reinterpret_cast<cublasLtMatrixLayout_t>(
+      new Layout{type, rows, cols, ld});
   return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout) {
-  delete layout;
+  delete reinterpret_cast<Layout *>(layout);
   return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t
-cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t,
-                                 cublasLtMatrixLayoutAttribute_t, const void *,
-                                 size_t) {
-  return CUBLAS_STATUS_SUCCESS;
+cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t handle,
+                                 cublasLtMatrixLayoutAttribute_t attr,
+                                 const void *buf, size_t size) {
+  Layout &l = *reinterpret_cast<Layout *>(handle);
+  bool ok = true;
+  switch (attr) {
+  case CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT:
+    ok = readAttribute(l.batch, buf, size);
+    break;
+  case CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET:
+    ok = readAttribute(l.stride, buf, size);
+    break;
+  default:
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  }
+  return ok ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
 }
 cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *p) {
   *p = new cublasLtMatmulPreferenceOpaque_t{};
@@ -573,12 +813,12 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
       static_cast<int>(preference->data[3]));
   return CUBLAS_STATUS_SUCCESS;
 }
-cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t,
-                              const void *, const void *a,
-                              cublasLtMatrixLayout_t, const void *b,
-                              cublasLtMatrixLayout_t, const void *,
-                              const void *c, cublasLtMatrixLayout_t, void *d,
-                              cublasLtMatrixLayout_t,
+cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc,
+                              const void *alpha, const void *a,
+                              cublasLtMatrixLayout_t aDesc, const void *b,
+                              cublasLtMatrixLayout_t bDesc, const void *beta,
+                              const void *c, cublasLtMatrixLayout_t cDesc,
+                              void *d, cublasLtMatrixLayout_t dDesc,
                               const cublasLtMatmulAlgo_t *algo, void *, size_t,
                               cudaStream_t stream) {
   std::lock_guard<std::mutex> lock(mu);
@@ -591,7 +831,35 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t,
           static_cast<int>(algo->data[i]));
       return CUBLAS_STATUS_INVALID_VALUE;
     }
+  const Desc &dd = *reinterpret_cast<const Desc *>(desc);
+  const Layout &la = *reinterpret_cast<const Layout *>(aDesc),
+               &lb = *reinterpret_cast<const Layout *>(bDesc),
+               &lc = *reinterpret_cast<const Layout *>(cDesc),
+               &ldd = *reinterpret_cast<const Layout *>(dDesc);
+  // The shapes must agree, as cuBLASLt checks them.
+  uint64_t k = dd.transA == CUBLAS_OP_N ? la.cols : la.rows;
+  if ((dd.transA == CUBLAS_OP_N ? la.rows : la.cols) != ldd.rows ||
+      (dd.transB == CUBLAS_OP_N ? lb.rows : lb.cols) != k ||
+      (dd.transB == CUBLAS_OP_N ? lb.cols : lb.rows) != ldd.cols ||
+      lc.rows != ldd.rows || lc.cols != ldd.cols ||
+      la.batch != ldd.batch || lb.batch != ldd.batch) {
+    say("cublasLtMatmul: the operands' shapes do not agree");
+    return CUBLAS_STATUS_INVALID_VALUE;
+  }
+  if (dd.epilogue != CUBLASLT_EPILOGUE_DEFAULT &&
+      dd.epilogue != CUBLASLT_EPILOGUE_BIAS) {
+    say("cublasLtMatmul: epilogue %d is not modelled",
+        static_cast<int>(dd.epilogue));
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  }
   say("cublasLtMatmul S%d%s", idOf(stream), capturing ? " (captured)" : "");
+  // The scalars and descriptors as they are now, as a launch would take
+  // them.
+  float al = *static_cast<const float *>(alpha),
+        be = *static_cast<const float *>(beta);
+  Desc dc = dd;
+  Layout a2 = la, b2 = lb, c2 = lc, d2 = ldd;
+  enqueueWork([=] { computeMatmul(dc, al, a, a2, b, b2, be, c, c2, d, d2); });
   return CUBLAS_STATUS_SUCCESS;
 }
 
