@@ -489,8 +489,13 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
       g.epilogue = 2;
       return g.id;
     }
-    if (isa<ReluOp, GeluOp>(op) && g.epilogue < 3 &&
-        target.activationEpilogue) {
+    auto gelu = dyn_cast<GeluOp>(op);
+    bool applies = isa<ReluOp>(op)
+                       ? target.reluEpilogue
+                       : gelu && (gelu.getApproximate() == "tanh"
+                                      ? target.geluTanhEpilogue
+                                      : target.geluErfEpilogue);
+    if (applies && g.epilogue < 3) {
       what = "activation";
       g.epilogue = 3;
       return g.id;
@@ -799,18 +804,26 @@ public:
     target.limits.chunkElements = chunkElements;
     target.limits.maxScratchBytes = maxScratchBytes;
     if (!matmulEpilogues.empty())
-      target.scaleEpilogue = target.biasEpilogue = target.activationEpilogue =
-          false;
+      target.scaleEpilogue = target.biasEpilogue = target.reluEpilogue =
+          target.geluTanhEpilogue = target.geluErfEpilogue = false;
     for (const std::string &e : matmulEpilogues) {
       if (e == "scale")
         target.scaleEpilogue = true;
       else if (e == "bias")
         target.biasEpilogue = true;
       else if (e == "activation")
-        target.activationEpilogue = true;
+        target.reluEpilogue = target.geluTanhEpilogue =
+            target.geluErfEpilogue = true;
+      else if (e == "relu")
+        target.reluEpilogue = true;
+      else if (e == "gelu_tanh")
+        target.geluTanhEpilogue = true;
+      else if (e == "gelu_erf")
+        target.geluErfEpilogue = true;
       else {
         getOperation().emitError("matmul-epilogues: '")
-            << e << "' is not scale, bias or activation";
+            << e
+            << "' is not scale, bias, activation, relu, gelu_tanh or gelu_erf";
         return signalPassFailure();
       }
     }

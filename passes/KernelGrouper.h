@@ -62,8 +62,10 @@ struct Group {
 /// options, filled in by the target).
 struct FusionTarget {
   analysis::KernelLimits limits;
-  /// The epilogues the matmul library applies in the same call.
-  bool scaleEpilogue = true, biasEpilogue = true, activationEpilogue = true;
+  /// The epilogues the matmul library applies in the same call; of the
+  /// activations, which ones (cuBLASLt has ReLU and the tanh GELU only).
+  bool scaleEpilogue = true, biasEpilogue = true;
+  bool reluEpilogue = true, geluTanhEpilogue = true, geluErfEpilogue = true;
   /// Values one kernel reads from outside at most. Each is an argument of
   /// the kernel's code, and LLVM's work on a function grows with the square
   /// of its arguments: without a bound, the sum of the squared norms of a

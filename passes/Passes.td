@@ -169,7 +169,8 @@ def FuseKernelsPass : Pass<"sinter-fuse-kernels", "mlir::ModuleOp"> {
            "Stack bytes a row-phased kernel may keep values in">,
     ListOption<"matmulEpilogues", "matmul-epilogues", "std::string",
                "What the matmul library applies in the same call: scale, "
-               "bias, activation (default: all three)">,
+               "bias, activation (every one), or of the activations only "
+               "relu, gelu_tanh, gelu_erf (default: all)">,
     Option<"maxKernelInputs", "max-kernel-inputs", "int64_t",
            /*default=*/"256",
            "Values a kernel reads from outside at most (each is an "

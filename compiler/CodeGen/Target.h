@@ -43,7 +43,8 @@ public:
   /// How kernels are cut over threads and into chunks of rows.
   virtual analysis::KernelLimits kernelLimits() const = 0;
   /// What the matmul library applies in the same call: a subset of
-  /// "scale", "bias", "activation".
+  /// "scale", "bias", "activation" (every activation), or of the
+  /// activations only "relu", "gelu_tanh", "gelu_erf".
   virtual std::vector<std::string> matmulEpilogues() const = 0;
   /// sinter-schedule-kernels: a kernel that reads an input of
   /// bigOperandBytes or more into results of at most smallResultBytes runs

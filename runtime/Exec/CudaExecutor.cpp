@@ -270,11 +270,13 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
       "matmul step %d (%s [%s] x %s [%s])", stepIndex,
       lhs.name.empty() ? "lhs" : lhs.name, absl::StrJoin(lhs.shape, "x"),
       rhs.name.empty() ? "rhs" : rhs.name, absl::StrJoin(rhs.shape, "x"));
-  if (mm.activation != sabi::MatmulStep::none)
-    return sinter::UnimplementedError(
-        SINTER_HERE, absl::StrCat(what, ": the CUDA target applies "
-                                        "activations in kernels, not in "
-                                        "cuBLASLt"));
+  // The activation is cuBLASLt's epilogue; it has no erf GELU (the CUDA
+  // target never puts one in a matmul).
+  if (mm.activation == sabi::MatmulStep::gelu_erf)
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, absl::StrCat(what, ": cuBLASLt has no erf GELU "
+                                        "epilogue (the program was compiled "
+                                        "for another target)"));
   // The operands' type, and out's (and bias's): the same, or f32 from
   // half operands (CUBLAS_COMPUTE_32F takes both).
   auto cudaType = [](sabi::DType t) -> std::optional<cudaDataType_t> {
@@ -320,12 +322,22 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
   SINTER_LT(
       lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)),
       what);
-  if (desc.hasBias) {
-    cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-    CUdeviceptr bias = address(mm.bias);
+  // Bias, then activation: cuBLASLt's order, as the step program's.
+  const bool relu = mm.activation == sabi::MatmulStep::relu,
+             gelu = mm.activation == sabi::MatmulStep::gelu_tanh;
+  cublasLtEpilogue_t epilogue =
+      desc.hasBias ? (relu   ? CUBLASLT_EPILOGUE_RELU_BIAS
+                      : gelu ? CUBLASLT_EPILOGUE_GELU_BIAS
+                             : CUBLASLT_EPILOGUE_BIAS)
+                   : (relu   ? CUBLASLT_EPILOGUE_RELU
+                      : gelu ? CUBLASLT_EPILOGUE_GELU
+                             : CUBLASLT_EPILOGUE_DEFAULT);
+  if (epilogue != CUBLASLT_EPILOGUE_DEFAULT)
     SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
                           sizeof(epilogue)),
               what);
+  if (desc.hasBias) {
+    CUdeviceptr bias = address(mm.bias);
     SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
                           sizeof(bias)),
               what);

@@ -21,8 +21,8 @@
 // Fusion cuts kernels as on the CPU, except that a row-phased kernel never
 // keeps values in per-chunk buffers (a GPU thread recomputes them), so no
 // later phase is refused for the size of its chunks. cuBLASLt applies a
-// matmul's scale and bias; its activation runs in the next elementwise
-// kernel (cuBLASLt's GELU is the tanh form only).
+// matmul's scale, bias and a ReLU or tanh GELU; an erf GELU runs in the
+// next elementwise kernel (cuBLASLt's GELU is the tanh form only).
 //
 // `cuda-host` is the same target with its kernels run on the host CPU as
 // one thread each (EmulateCudaKernels.cpp): how the CUDA kernels' numbers
@@ -97,10 +97,11 @@ public:
     limits.maxScratchBytes = int64_t(1) << 40;
     return limits;
   }
-  // cuBLASLt's GELU epilogue is the tanh form and ours may be erf's: an
-  // activation stays in an elementwise kernel (with its neighbours), exact.
+  // cuBLASLt's epilogues: ReLU and the tanh GELU (CUBLASLT_EPILOGUE_RELU,
+  // _GELU, with or without _BIAS). It has no erf GELU, which stays in an
+  // elementwise kernel (with its neighbours), exact.
   std::vector<std::string> matmulEpilogues() const override {
-    return {"scale", "bias"};
+    return {"scale", "bias", "relu", "gelu_tanh"};
   }
   // A block's worth of results stays in L2 for the next kernel.
   int64_t smallResultBytes() const override { return 64 << 10; }

@@ -47,6 +47,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <array>
 #include <map>
 #include <memory>
@@ -621,7 +622,14 @@ void computeMatmul(const Desc &d, float alpha, const void *a, const Layout &la,
                 n = static_cast<int64_t>(ld.cols);
   const int64_t k = static_cast<int64_t>(
       d.transA == CUBLAS_OP_N ? la.cols : la.rows);
-  const bool bias = d.epilogue == CUBLASLT_EPILOGUE_BIAS;
+  const cublasLtEpilogue_t e = d.epilogue;
+  const bool bias = e == CUBLASLT_EPILOGUE_BIAS ||
+                    e == CUBLASLT_EPILOGUE_RELU_BIAS ||
+                    e == CUBLASLT_EPILOGUE_GELU_BIAS;
+  const bool relu = e == CUBLASLT_EPILOGUE_RELU ||
+                    e == CUBLASLT_EPILOGUE_RELU_BIAS;
+  const bool gelu = e == CUBLASLT_EPILOGUE_GELU ||
+                    e == CUBLASLT_EPILOGUE_GELU_BIAS;
   const cudaDataType biasType =
       d.biasType >= 0 ? static_cast<cudaDataType>(d.biasType) : ld.type;
   for (int32_t item = 0; item < ld.batch; ++item) {
@@ -648,6 +656,11 @@ void computeMatmul(const Desc &d, float alpha, const void *a, const Layout &la,
           v += beta * loadElement(lc.type, pc, i + j * lc.ld);
         if (bias)
           v += loadElement(biasType, d.bias, i);
+        if (relu)
+          v = v > 0 ? v : 0;
+        if (gelu) // cuBLASLt's GELU: the tanh form
+          v = 0.5 * v *
+              (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
         storeElement(ld.type, pd, i + j * ld.ld, static_cast<float>(v));
       }
   }
@@ -846,13 +859,26 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc,
     say("cublasLtMatmul: the operands' shapes do not agree");
     return CUBLAS_STATUS_INVALID_VALUE;
   }
-  if (dd.epilogue != CUBLASLT_EPILOGUE_DEFAULT &&
-      dd.epilogue != CUBLASLT_EPILOGUE_BIAS) {
+  static const cublasLtEpilogue_t kModelled[] = {
+      CUBLASLT_EPILOGUE_DEFAULT,   CUBLASLT_EPILOGUE_BIAS,
+      CUBLASLT_EPILOGUE_RELU,      CUBLASLT_EPILOGUE_RELU_BIAS,
+      CUBLASLT_EPILOGUE_GELU,      CUBLASLT_EPILOGUE_GELU_BIAS};
+  if (std::find(std::begin(kModelled), std::end(kModelled), dd.epilogue) ==
+      std::end(kModelled)) {
     say("cublasLtMatmul: epilogue %d is not modelled",
         static_cast<int>(dd.epilogue));
     return CUBLAS_STATUS_NOT_SUPPORTED;
   }
-  say("cublasLtMatmul S%d%s", idOf(stream), capturing ? " (captured)" : "");
+  const char *epilogue = dd.epilogue == CUBLASLT_EPILOGUE_BIAS ? " BIAS"
+                         : dd.epilogue == CUBLASLT_EPILOGUE_RELU ? " RELU"
+                         : dd.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS
+                             ? " RELU_BIAS"
+                         : dd.epilogue == CUBLASLT_EPILOGUE_GELU ? " GELU"
+                         : dd.epilogue == CUBLASLT_EPILOGUE_GELU_BIAS
+                             ? " GELU_BIAS"
+                             : "";
+  say("cublasLtMatmul S%d%s%s", idOf(stream), capturing ? " (captured)" : "",
+      epilogue);
   // The scalars and descriptors as they are now, as a launch would take
   // them.
   float al = *static_cast<const float *>(alpha),
