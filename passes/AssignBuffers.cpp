@@ -165,6 +165,9 @@ private:
   LogicalResult lowerResults(func::ReturnOp ret);
   /// The view of bucket `k`'s bytes, as a vector of its element type.
   Value bucketView(int64_t k);
+  /// The view of matmul step `op`'s workspace (a vector of i8), or null
+  /// when the plan gives it none.
+  Value workspaceView(Operation *op);
   void startAllReduce(AllReduceOp ar);
   /// Emits the done of every collective in flight that `op` reads.
   void finishCollectivesReadBy(Operation *op);
@@ -222,6 +225,19 @@ Value ProgramBuilder::bucketView(int64_t k) {
   place.offset = bucket.offset;
   place.category = abi::Category::gradients;
   return bucketViews[k] = makeView(ar.getResult(0), type, place);
+}
+
+Value ProgramBuilder::workspaceView(Operation *op) {
+  auto it = plan.workspaceOffsets.find(op);
+  if (it == plan.workspaceOffsets.end())
+    return Value();
+  plan::Place place;
+  place.slab = abi::Slab::arena;
+  place.offset = it->second;
+  place.category = abi::Category::workspace;
+  auto type = RankedTensorType::get({plan.workspaceBytes},
+                                    IntegerType::get(ctx, 8));
+  return makeView(op->getResult(0), type, place);
 }
 
 Value ProgramBuilder::viewOf(Value v) {
@@ -337,7 +353,8 @@ LogicalResult ProgramBuilder::lowerMatmulRegion(FusionOp fusion) {
   Value lhs = viewOf(outer(mm.getLhs())), rhs = viewOf(outer(mm.getRhs()));
   Value out = viewOf(fusion.getResult(0));
   b.create<sched::MatmulOp>(fusion.getLoc(), lhs, rhs, out, biasView,
-                            mm.getTransposeLhs(), mm.getTransposeRhs(),
+                            workspaceView(fusion), mm.getTransposeLhs(),
+                            mm.getTransposeRhs(),
                             APFloat(alpha), activation);
   return success();
 }
@@ -349,7 +366,8 @@ LogicalResult ProgramBuilder::lowerMatmul(MatmulOp mm) {
   Value lhs = viewOf(mm.getLhs()), rhs = viewOf(mm.getRhs());
   Value out = viewOf(mm.getResult());
   b.create<sched::MatmulOp>(mm.getLoc(), lhs, rhs, out, Value(),
-                            mm.getTransposeLhs(), mm.getTransposeRhs(),
+                            workspaceView(mm), mm.getTransposeLhs(),
+                            mm.getTransposeRhs(),
                             APFloat(alpha), "none");
   return success();
 }
@@ -605,7 +623,8 @@ public:
       getOperation().emitError("no function @") << entry << " to schedule";
       return signalPassFailure();
     }
-    FailureOr<plan::FunctionPlan> plan = plan::planFunction(fn, noReuse);
+    FailureOr<plan::FunctionPlan> plan =
+        plan::planFunction(fn, noReuse, matmulWorkspaceBytes);
     if (failed(plan))
       return signalPassFailure();
     if (!report.empty()) {

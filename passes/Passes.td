@@ -356,6 +356,10 @@ def AssignBuffersPass : Pass<"sinter-assign-buffers", "mlir::ModuleOp"> {
            "Write the human-readable memory report to this file">,
     Option<"noReuse", "no-reuse", "bool", /*default=*/"false",
            "Give every arena value bytes of its own (for bisecting)">,
+    Option<"matmulWorkspaceBytes", "matmul-workspace-bytes", "int64_t",
+           /*default=*/"0",
+           "Scratch bytes each matmul library call gets in the arena, live "
+           "at its step only (the CUDA target's cuBLASLt workspace)">,
   ];
   let dependentDialects = ["sinter::sched::ScheduleDialect"];
 }

@@ -30,6 +30,11 @@
 // once). Otherwise it gets an arena buffer and the scheduled program copies
 // it back at the end (the state contract of docs/StepProgram.md).
 //
+// Matmul workspaces: with planFunction's matmulWorkspaceBytes (the CUDA
+// target's cuBLASLt workspace), each matmul gets that many arena bytes
+// live at its own step only, so the library's scratch shares bytes with
+// values that are dead while it runs instead of being memory of its own.
+//
 // The plan is returned as data (StepPlan.h); nothing is written to the IR.
 //
 //===----------------------------------------------------------------------===//
@@ -115,8 +120,9 @@ bool canWriteInPlace(FusionOp fusion, unsigned resultIndex, Value stateArg) {
 
 } // namespace
 
-FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
-                                                         bool noReuse) {
+FailureOr<plan::FunctionPlan>
+sinter::plan::planFunction(func::FuncOp fn, bool noReuse,
+                           int64_t matmulWorkspaceBytes) {
   Block &body = fn.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   const int64_t align = abi::kBufferAlignment;
@@ -366,6 +372,29 @@ FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
     valueOf.push_back(Value());
   }
 
+  // Each matmul's workspace: scratch for the library call, live at its
+  // step only, so it lands in bytes no value holds then.
+  std::vector<std::pair<Operation *, int64_t>> workspaceBuffer;
+  result.workspaceBytes = matmulWorkspaceBytes;
+  if (matmulWorkspaceBytes > 0)
+    for (Operation &op : body) {
+      auto fusion = dyn_cast<FusionOp>(op);
+      if (!isa<MatmulOp>(op) && !(fusion && fusion.getKind() == "matmul"))
+        continue;
+      analysis::Buffer buf;
+      buf.id = buffers.size();
+      buf.bytes = matmulWorkspaceBytes;
+      buf.firstUse = buf.lastUse = stepOf[&op];
+      if (noReuse) {
+        buf.firstUse = 0;
+        buf.lastUse = numSteps;
+      }
+      buf.category = abi::Category::workspace;
+      workspaceBuffer.push_back({&op, buf.id});
+      buffers.push_back(buf);
+      valueOf.push_back(Value());
+    }
+
   result.memory = analysis::planMemory(buffers);
   analysis::MemoryPlan &memoryPlan = result.memory;
   if (!memoryPlan.ok()) {
@@ -374,6 +403,8 @@ FailureOr<plan::FunctionPlan> sinter::plan::planFunction(func::FuncOp fn,
   }
   for (auto [k, bucket] : llvm::enumerate(result.buckets))
     bucket.offset = memoryPlan.offsets[bucketBuffer[k]];
+  for (auto [op, id] : workspaceBuffer)
+    result.workspaceOffsets[op] = memoryPlan.offsets[id];
   for (auto [v, slot] : slotOf) {
     const BucketPlace &bucket = result.buckets[slot.first];
     Place place{abi::Slab::arena,

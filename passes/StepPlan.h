@@ -72,15 +72,22 @@ struct FunctionPlan {
   llvm::DenseMap<mlir::Value, Place> places;
   /// The all-reduces' buckets, in op order.
   std::vector<BucketPlace> buckets;
+  /// Each matmul's workspace (planFunction's `matmulWorkspaceBytes`, 0:
+  /// none): its arena offset, live at the matmul's step only.
+  int64_t workspaceBytes = 0;
+  llvm::DenseMap<mlir::Operation *, int64_t> workspaceOffsets;
   int64_t inPlaceUpdates = 0;
 };
 
 /// Plans every tensor of `fn` (fused already): arguments in their slabs in
 /// argument order, constants read outside kernels in the constants slab,
 /// kernel and matmul results in the arena by liveness (StepPlan.cpp says
-/// how); fails with a diagnostic on `fn`.
+/// how); with `matmulWorkspaceBytes`, each matmul also gets that many
+/// bytes of scratch in the arena for its step alone (the library's
+/// workspace); fails with a diagnostic on `fn`.
 mlir::FailureOr<FunctionPlan> planFunction(mlir::func::FuncOp fn,
-                                           bool noReuse = false);
+                                           bool noReuse = false,
+                                           int64_t matmulWorkspaceBytes = 0);
 
 /// The memory report of the dumps (NN-memory-plan.txt): slabs, arena,
 /// lower bound, peaks by category, the `largestCount` largest buffers.

@@ -271,6 +271,8 @@ sinter::codegen::buildStepProgram(sched::ProgramOp program) {
       m->set_out(bufferId.lookup(mm.getOut()));
       if (Value bias = mm.getBias())
         m->set_bias(bufferId.lookup(bias));
+      if (Value ws = mm.getWorkspace())
+        m->set_workspace(bufferId.lookup(ws));
       m->set_transpose_lhs(mm.getTransposeLhs());
       m->set_transpose_rhs(mm.getTransposeRhs());
       m->set_alpha(mm.getAlpha().convertToDouble());

@@ -46,6 +46,9 @@ public:
   /// "scale", "bias", "activation" (every activation), or of the
   /// activations only "relu", "gelu_tanh", "gelu_erf".
   virtual std::vector<std::string> matmulEpilogues() const = 0;
+  /// Scratch bytes the matmul library wants for each call, placed by the
+  /// memory plan in the arena at the matmul's step (0: none).
+  virtual int64_t matmulWorkspaceBytes() const { return 0; }
   /// sinter-schedule-kernels: a kernel that reads an input of
   /// bigOperandBytes or more into results of at most smallResultBytes runs
   /// right after the input is written.

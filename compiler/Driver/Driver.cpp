@@ -356,6 +356,7 @@ LogicalResult Compilation::scheduled(TimingScope &timing) {
   ScheduledPipelineOptions scheduled;
   scheduled.entry = entry;
   scheduled.memoryReuse = options.memoryReuse;
+  scheduled.matmulWorkspaceBytes = target.matmulWorkspaceBytes();
   scheduled.report = dumper.sideFile(
       "memory-plan.txt", "the memory plan: slabs, arena peak by category, "
                          "saving from reuse, the largest buffers");
@@ -382,6 +383,7 @@ LogicalResult Compilation::addSideProgram(SideProgram &side,
         scheduled.entry = side.function;
         scheduled.role = side.symbols->role;
         scheduled.memoryReuse = options.memoryReuse;
+        scheduled.matmulWorkspaceBytes = target.matmulWorkspaceBytes();
         buildScheduledPipeline(pm, scheduled);
         buildLoweredPipeline(pm, target);
       })))

@@ -142,6 +142,7 @@ void sinter::buildScheduledPipeline(OpPassManager &pm,
   assign.role = options.role;
   assign.report = options.report;
   assign.noReuse = !options.memoryReuse;
+  assign.matmulWorkspaceBytes = options.matmulWorkspaceBytes;
   pm.addPass(createAssignBuffersPass(assign));
   // No two buffers live at once share a byte (checked a second time, by
   // the planner's own checker); every kernel is launched.

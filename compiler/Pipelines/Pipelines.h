@@ -78,6 +78,9 @@ struct ScheduledPipelineOptions {
   /// Where the memory plan's report goes (may be empty).
   std::string report;
   bool memoryReuse = true;
+  /// Arena bytes each matmul gets as the library's scratch, at its step
+  /// only (Target::matmulWorkspaceBytes).
+  int64_t matmulWorkspaceBytes = 0;
 };
 
 /// Optimized -> Scheduled: the entry becomes a sched.program, every tensor

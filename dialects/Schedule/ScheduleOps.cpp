@@ -424,19 +424,38 @@ LogicalResult MatmulOp::verify() {
       return std::nullopt;
     return std::pair{view.getSlab(), view.getOffsetAttr().getInt()};
   };
-  auto outPlace = bytesOf(getOut());
+  // Whether `a` and `b` (views) share a byte: "" if not, else a message.
+  auto overlap = [&](StringRef aWhat, Value a, StringRef bWhat,
+                     Value b) -> std::string {
+    auto pa = bytesOf(a), pb = bytesOf(b);
+    if (!pa || !pb || pa->first != pb->first)
+      return "";
+    int64_t a0 = pa->second, a1 = a0 + bufferOf(a).getBytes();
+    int64_t b0 = pb->second, b1 = b0 + bufferOf(b).getBytes();
+    if (!(a0 < b1 && b0 < a1))
+      return "";
+    return (aWhat + " [" + Twine(a0) + ", " + Twine(a1) + ") overlaps " +
+            bWhat + " [" + Twine(b0) + ", " + Twine(b1) + ")")
+        .str();
+  };
   for (auto [what, v] :
-       {std::pair{"lhs", getLhs()}, {"rhs", getRhs()}, {"bias", getBias()}}) {
-    if (!v || !outPlace)
-      continue;
-    auto place = bytesOf(v);
-    if (!place || place->first != outPlace->first)
-      continue;
-    int64_t a0 = outPlace->second, a1 = a0 + out.getBytes();
-    int64_t b0 = place->second, b1 = b0 + bufferOf(v).getBytes();
-    if (a0 < b1 && b0 < a1)
-      return emitOpError("out [") << a0 << ", " << a1 << ") overlaps " << what
-                                  << " [" << b0 << ", " << b1 << ")";
+       {std::pair{"lhs", getLhs()}, {"rhs", getRhs()}, {"bias", getBias()}})
+    if (v)
+      if (std::string text = overlap("out", getOut(), what, v); !text.empty())
+        return emitOpError(text);
+  // matmul_c6
+  if (Value ws = getWorkspace()) {
+    BufferType w = bufferOf(ws);
+    if (w.getRank() != 1 || !w.getElementType().isInteger(8))
+      return emitOpError("workspace must be a 1-D i8 buffer; got ") << w;
+    for (auto [what, v] : {std::pair{"lhs", getLhs()},
+                           {"rhs", getRhs()},
+                           {"out", getOut()},
+                           {"bias", getBias()}})
+      if (v)
+        if (std::string text = overlap("workspace", ws, what, v);
+            !text.empty())
+          return emitOpError(text);
   }
   return success();
 }

@@ -341,17 +341,21 @@ def Sched_LaunchOp : Sched_InProgramOp<"launch", [AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
-def Sched_MatmulOp : Sched_InProgramOp<"matmul"> {
+def Sched_MatmulOp : Sched_InProgramOp<"matmul", [AttrSizedOperandSegments]> {
   let summary = "A matmul library call with its epilogue";
   let description = [{
     `out = activation(alpha * op(lhs) @ op(rhs) + bias)`, where `op`
     transposes the two trailing axes when asked; batch axes broadcast as in
     numpy (ranks aligned by leading 1s). `bias`, if given, is `[N]` and is
     added to every row; `activation` is `none`, `relu`, `gelu_erf` or
-    `gelu_tanh`.
+    `gelu_tanh`. `workspace`, if given, is scratch bytes the library may
+    use during the call (cuBLASLt's workspace); the memory plan places it
+    in the arena, live at this step only, so it shares bytes with values
+    dead here.
 
     ```mlir
     sched.matmul %x, %w -> %y bias(%b : !sched.buffer<256xf32>)
+        workspace(%ws : !sched.buffer<33554432xi8>)
         {transpose_rhs, activation = "gelu_tanh"}
         : !sched.buffer<64x784xf32>, !sched.buffer<256x784xf32>
           -> !sched.buffer<64x256xf32>
@@ -362,15 +366,18 @@ def Sched_MatmulOp : Sched_InProgramOp<"matmul"> {
     `out` `[batch..., M, N]` with numpy-broadcast batch axes (matmul_c2);
     `bias` is `[N]` (matmul_c3); `activation` is one of those above
     (matmul_c4); `out` shares no byte with `lhs`, `rhs` or `bias`
-    (matmul_c5).
+    (matmul_c5); `workspace` is a 1-D i8 buffer sharing no byte with
+    `lhs`, `rhs`, `out` or `bias` (matmul_c6).
   }];
   let arguments = (ins Sched_Buffer:$lhs, Sched_Buffer:$rhs,
                        Sched_Buffer:$out, Optional<Sched_Buffer>:$bias,
+                       Optional<Sched_Buffer>:$workspace,
                        UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs,
                        DefaultValuedAttr<F64Attr, "1.0">:$alpha,
                        DefaultValuedStrAttr<StrAttr, "none">:$activation);
   let assemblyFormat = [{
     $lhs `,` $rhs `->` $out (`bias` `(` $bias^ `:` qualified(type($bias)) `)`)?
+    (`workspace` `(` $workspace^ `:` qualified(type($workspace)) `)`)?
     attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs)) `->` qualified(type($out))
   }];
   let hasVerifier = 1;

@@ -260,9 +260,12 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
   if (!lt) {
     SINTER_ASSIGN_OR_RETURN(lt, loadCublasLt());
     SINTER_LT(lt->create(&ltHandle), "creating the cuBLASLt handle");
+  }
+  // The workspace is the program's (arena bytes the memory plan gives this
+  // step alone); a program without one shares a fallback of our own.
+  if (mm.workspace < 0 && !workspace)
     SINTER_CU(drv->memAlloc(&workspace, kWorkspaceBytes),
               "allocating the cuBLASLt workspace");
-  }
   const Buffer &lhs = prog.buffers[mm.lhs], &rhs = prog.buffers[mm.rhs];
   const MatmulDesc desc = prog.matmulDesc(mm);
   SINTER_ASSIGN_OR_RETURN(MatmulGeometry g, analyzeMatmul(desc));
@@ -304,6 +307,13 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
   matmuls[stepIndex] = std::make_unique<LtMatmul>();
   LtMatmul *m = matmuls[stepIndex].get();
   m->alpha = desc.alpha;
+  if (mm.workspace >= 0) {
+    m->workspace = address(mm.workspace);
+    m->workspaceBytes = static_cast<size_t>(prog.buffers[mm.workspace].bytes);
+  } else {
+    m->workspace = workspace;
+    m->workspaceBytes = kWorkspaceBytes;
+  }
   m->rhs = address(mm.rhs);
   m->lhs = address(mm.lhs);
   m->out = address(mm.out);
@@ -433,7 +443,7 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
   std::unique_ptr<std::remove_pointer_t<cublasLtMatmulPreference_t>,
                   decltype(lt->prefDestroy)>
       prefOwner(pref, lt->prefDestroy);
-  size_t workspaceBytes = kWorkspaceBytes;
+  size_t workspaceBytes = m->workspaceBytes;
   SINTER_LT(lt->prefSet(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                         &workspaceBytes, sizeof(workspaceBytes)),
             what);
@@ -478,7 +488,8 @@ absl::Status CudaExecutor::enqueueComputeStep(int64_t s, CUstream stream) {
       void *d = ptr(m.out, c.d);
       SINTER_LT(lt->matmul(ltHandle, m.desc, &m.alpha, ptr(m.rhs, c.a), m.a,
                            ptr(m.lhs, c.b), m.b, &beta, d, m.d, d, m.d, &m.algo,
-                           reinterpret_cast<void *>(workspace), kWorkspaceBytes,
+                           reinterpret_cast<void *>(m.workspace),
+                           m.workspaceBytes,
                            reinterpret_cast<cudaStream_t>(stream)),
                 absl::StrFormat("step %d (matmul)", s));
     }

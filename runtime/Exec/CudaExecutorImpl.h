@@ -76,8 +76,13 @@ struct LtMatmul {
   };
   std::vector<Call> calls;
   CUdeviceptr rhs = 0, lhs = 0, out = 0;
+  /// Its scratch: the program's workspace buffer, or the executor's
+  /// fallback for a program without one.
+  CUdeviceptr workspace = 0;
+  size_t workspaceBytes = 0;
 };
 
+/// The cuBLASLt workspace of a program that has none of its own.
 inline constexpr size_t kWorkspaceBytes = size_t(32) << 20;
 /// Pinned host memory that uploads to the io slab are staged through.
 inline constexpr size_t kStagingBytes = size_t(8) << 20;

@@ -60,6 +60,9 @@ absl::StatusOr<QueuePlan> planDeviceQueue(const StepProgram &program) {
       if (mm.bias >= 0)
         op.accesses.push_back(accessOf(program, mm.bias, false));
       op.accesses.push_back(accessOf(program, mm.out, true));
+      // The library writes its scratch, too.
+      if (mm.workspace >= 0)
+        op.accesses.push_back(accessOf(program, mm.workspace, true));
       plan.ops.push_back(std::move(op));
       break;
     }

@@ -528,10 +528,13 @@ absl::Status Reader::matmul(std::string_view where, const sabi::MatmulStep &in,
   SINTER_RETURN_IF_ERROR(bufferId(where, "out", in.out()));
   if (in.has_bias())
     SINTER_RETURN_IF_ERROR(bufferId(where, "bias", in.bias()));
+  if (in.has_workspace())
+    SINTER_RETURN_IF_ERROR(bufferId(where, "workspace", in.workspace()));
   m.lhs = in.lhs();
   m.rhs = in.rhs();
   m.out = in.out();
   m.bias = in.has_bias() ? in.bias() : -1;
+  m.workspace = in.has_workspace() ? in.workspace() : -1;
   m.transposeLhs = in.transpose_lhs();
   m.transposeRhs = in.transpose_rhs();
   m.alpha = in.has_alpha() ? in.alpha() : 1.0;
@@ -575,6 +578,23 @@ absl::Status Reader::matmul(std::string_view where, const sabi::MatmulStep &in,
                           absl::StrFormat("out (%s) overlaps %s (%s)",
                                           bufferPlace(*out, m.out), what,
                                           bufferPlace(*out, id)));
+  }
+  if (m.workspace >= 0) {
+    // Scratch bytes in the arena that none of the call's tensors share.
+    const Buffer &w = out->buffers[m.workspace];
+    if (w.type != sabi::ElementType::i8 || w.shape.size() != 1 ||
+        w.slab != sabi::Slab::arena)
+      return programError(
+          SINTER_HERE, where,
+          absl::StrFormat("workspace (%s) must be a 1-D i8 buffer in the "
+                          "arena",
+                          bufferPlace(*out, m.workspace)));
+    for (auto [what, id] : operands)
+      if (id >= 0 && overlaps(w, out->buffers[id]))
+        return programError(SINTER_HERE, where,
+                            absl::StrFormat("workspace (%s) overlaps %s (%s)",
+                                            bufferPlace(*out, m.workspace),
+                                            what, bufferPlace(*out, id)));
   }
   absl::StatusOr<MatmulGeometry> g = analyzeMatmul(out->matmulDesc(m));
   if (!g.ok())
@@ -765,6 +785,8 @@ absl::Status Reader::collectiveOrder() const {
       touched = {s.matmul.lhs, s.matmul.rhs, s.matmul.out};
       if (s.matmul.bias >= 0)
         touched.push_back(s.matmul.bias);
+      if (s.matmul.workspace >= 0)
+        touched.push_back(s.matmul.workspace);
     } else if (s.kind == sabi::Step::kCopy) {
       touched = {s.src, s.dst};
     }

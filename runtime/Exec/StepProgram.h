@@ -113,7 +113,8 @@ struct Kernel {
 
 struct MatmulStep {
   int64_t lhs = 0, rhs = 0, out = 0;
-  int64_t bias = -1; // -1: none
+  int64_t bias = -1;      // -1: none
+  int64_t workspace = -1; // the library's scratch (i8, arena); -1: none
   bool transposeLhs = false, transposeRhs = false;
   double alpha = 1.0;
   Activation activation = abi::MatmulStep::none;

@@ -103,6 +103,9 @@ public:
   std::vector<std::string> matmulEpilogues() const override {
     return {"scale", "bias", "relu", "gelu_tanh"};
   }
+  // cuBLASLt's workspace: 32 MiB, what NVIDIA suggests for Hopper; part of
+  // the arena plan, live at each matmul's step only.
+  int64_t matmulWorkspaceBytes() const override { return int64_t(32) << 20; }
   // A block's worth of results stays in L2 for the next kernel.
   int64_t smallResultBytes() const override { return 64 << 10; }
   int64_t bigOperandBytes() const override { return 256 << 10; }

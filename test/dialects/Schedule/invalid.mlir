@@ -299,6 +299,31 @@ sched.program @matmul_c5 attributes {role = "step"} {
 
 // -----
 
+// Tests that a matmul's workspace is bytes of its own (matmul_c6): an i8
+// vector no operand shares, here overlapping the output.
+sched.program @matmul_c6 attributes {role = "step"} {
+  %arena = sched.slab "arena" size 256 : !sched.slab
+  %a = sched.view %arena[0] : !sched.buffer<2x2xf32>
+  %c = sched.view %arena[128] : !sched.buffer<2x2xf32>
+  %w = sched.view %arena[64] : !sched.buffer<128xi8>
+  // expected-error @+1 {{'sched.matmul' op workspace [64, 192) overlaps out [128, 144)}}
+  sched.matmul %a, %a -> %c workspace(%w : !sched.buffer<128xi8>) : !sched.buffer<2x2xf32>, !sched.buffer<2x2xf32> -> !sched.buffer<2x2xf32>
+}
+
+// -----
+
+// Tests that a matmul's workspace is a vector of bytes (matmul_c6).
+sched.program @matmul_c6_type attributes {role = "step"} {
+  %arena = sched.slab "arena" size 256 : !sched.slab
+  %a = sched.view %arena[0] : !sched.buffer<2x2xf32>
+  %c = sched.view %arena[64] : !sched.buffer<2x2xf32>
+  %w = sched.view %arena[128] : !sched.buffer<16xf32>
+  // expected-error @+1 {{'sched.matmul' op workspace must be a 1-D i8 buffer; got '!sched.buffer<16xf32>'}}
+  sched.matmul %a, %a -> %c workspace(%w : !sched.buffer<16xf32>) : !sched.buffer<2x2xf32>, !sched.buffer<2x2xf32> -> !sched.buffer<2x2xf32>
+}
+
+// -----
+
 // Tests that a copy moves equal byte counts (copy_c1).
 sched.program @copy_c1 attributes {role = "step"} {
   %arena = sched.slab "arena" size 256 : !sched.slab

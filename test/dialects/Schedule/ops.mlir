@@ -27,6 +27,7 @@ sched.kernel @k0(%a: tensor<4x4xf32>, %b: tensor<4xf32>) -> tensor<4x4xf32>
 // CHECK: sched.argument "lr" "hyper" %{{.*}} {default_value = 1.000000e-03 : f64} : !sched.buffer<f64>
 // CHECK: sched.fill %{{.*}}, dense<1.000000e+00> : tensor<4xf32> : !sched.buffer<4xf32>
 // CHECK: sched.matmul %[[W]], %[[W]] -> %[[Y]] bias(%{{.*}} : !sched.buffer<4xf32>) {activation = "relu", alpha = 5.000000e-01 : f64, transpose_rhs} : !sched.buffer<4x4xf32>, !sched.buffer<4x4xf32> -> !sched.buffer<4x4xf32>
+// CHECK: sched.matmul %[[W]], %[[W]] -> %[[Y]] workspace(%{{.*}} : !sched.buffer<64xi8>) : !sched.buffer<4x4xf32>, !sched.buffer<4x4xf32> -> !sched.buffer<4x4xf32>
 // CHECK: sched.launch @k0(%[[Y]], %{{.*}} : !sched.buffer<4x4xf32>, !sched.buffer<4xf32>) -> (%{{.*}} : !sched.buffer<4x4xf32>)
 // CHECK: sched.copy %{{.*}} -> %[[W]] : !sched.buffer<4x4xf32> -> !sched.buffer<4x4xf32>
 // CHECK: %[[T0:.*]] = sched.all_reduce_start "mean" %{{.*}} : !sched.buffer<4x4xf32>
@@ -50,6 +51,7 @@ sched.program @train_step attributes {role = "step", seed = 1337 : i64} {
   %z = sched.view %arena[64] {category = "activations"} : !sched.buffer<4x4xf32>
   %shard = sched.view %arena[128] : !sched.buffer<4xf32>
   %full = sched.view %arena[192] : !sched.buffer<16xf32>
+  %scratch = sched.view %arena[128] : !sched.buffer<64xi8>
   %lr = sched.view %io[0] : !sched.buffer<f64>
   %loss = sched.view %io[64] : !sched.buffer<f32>
   %b = sched.view %constants[0] : !sched.buffer<4xf32>
@@ -57,6 +59,7 @@ sched.program @train_step attributes {role = "step", seed = 1337 : i64} {
   sched.argument "lr" "hyper" %lr {default_value = 1.0e-3 : f64} : !sched.buffer<f64>
   sched.fill %b, dense<1.0> : tensor<4xf32> : !sched.buffer<4xf32>
   sched.matmul %w, %w -> %y bias(%b : !sched.buffer<4xf32>) {transpose_rhs, alpha = 0.5 : f64, activation = "relu"} : !sched.buffer<4x4xf32>, !sched.buffer<4x4xf32> -> !sched.buffer<4x4xf32>
+  sched.matmul %w, %w -> %y workspace(%scratch : !sched.buffer<64xi8>) : !sched.buffer<4x4xf32>, !sched.buffer<4x4xf32> -> !sched.buffer<4x4xf32>
   sched.launch @k0(%y, %b : !sched.buffer<4x4xf32>, !sched.buffer<4xf32>) -> (%z : !sched.buffer<4x4xf32>)
   sched.copy %z -> %w : !sched.buffer<4x4xf32> -> !sched.buffer<4x4xf32>
   %t0 = sched.all_reduce_start "mean" %z : !sched.buffer<4x4xf32>

@@ -26,6 +26,9 @@
 //   - cuBLASLt's algorithm assumes the operands' alignment the preference
 //     stated (256 bytes unless told): cublasLtMatmul on a pointer aligned
 //     less fails with CUBLAS_STATUS_INVALID_VALUE, as the real one may;
+//   - cuBLASLt's workspace is scribbled over (all-ones bytes) at every
+//     matmul where kernels compute too, as the real library leaves it in
+//     no particular state;
 //   - a CUDA graph's capture may only hold stream work: a transfer, a fill
 //     or a synchronization of the capturing stream while it captures fails
 //     with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, as do an allocation and a
@@ -832,7 +835,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc,
                               cublasLtMatrixLayout_t bDesc, const void *beta,
                               const void *c, cublasLtMatrixLayout_t cDesc,
                               void *d, cublasLtMatrixLayout_t dDesc,
-                              const cublasLtMatmulAlgo_t *algo, void *, size_t,
+                              const cublasLtMatmulAlgo_t *algo,
+                              void *workspace, size_t workspaceBytes,
                               cudaStream_t stream) {
   std::lock_guard<std::mutex> lock(mu);
   const void *pointers[] = {a, b, c, d};
@@ -885,7 +889,21 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc,
         be = *static_cast<const float *>(beta);
   Desc dc = dd;
   Layout a2 = la, b2 = lb, c2 = lc, d2 = ldd;
-  enqueueWork([=] { computeMatmul(dc, al, a, a2, b, b2, be, c, c2, d, d2); });
+  // The workspace is scratch the library leaves as it likes: the fake
+  // fills it with all-ones bytes (a NaN in every float type) around the
+  // product, so a memory plan that let it share bytes with a live value
+  // shows in the numbers.
+  // (Only where kernels compute too: otherwise the values the kernels
+  // should have written are whatever bytes lie there.)
+  if (!hostKernels())
+    workspace = nullptr;
+  enqueueWork([=] {
+    if (workspace)
+      std::memset(workspace, 0xff, workspaceBytes);
+    computeMatmul(dc, al, a, a2, b, b2, be, c, c2, d, d2);
+    if (workspace)
+      std::memset(workspace, 0xff, workspaceBytes);
+  });
   return CUBLAS_STATUS_SUCCESS;
 }
 

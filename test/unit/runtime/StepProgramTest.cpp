@@ -79,6 +79,18 @@ constexpr const char *kValid = R"pb(
   steps { kernel { kernel: 1 } }
 )pb";
 
+/// Gives step 1's matmul a 64-byte workspace at `offset` in the arena.
+void addWorkspace(sabi::StepProgram &p, int64_t offset) {
+  sabi::Buffer *b = p.add_buffers();
+  b->set_id(p.buffers_size() - 1);
+  b->set_name("scratch");
+  b->set_slab(sabi::Slab::arena);
+  b->set_offset(offset);
+  b->set_dtype(sabi::ElementType::i8);
+  b->add_shape(64);
+  p.mutable_steps(1)->mutable_matmul()->set_workspace(b->id());
+}
+
 sabi::StepProgram valid() {
   sabi::StepProgram p;
   EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(kValid, &p));
@@ -367,6 +379,12 @@ const BadCase kBadCases[] = {
          (setShape(BUF(9), {2, 4}), STEP(1).mutable_matmul()->set_lhs(9),
           STEP(1).mutable_matmul()->set_rhs(4)),
          "step 1 (matmul): out (buffer 2 'c') overlaps lhs (buffer 9"),
+    CASE("matmul_workspace_type", STEP(1).mutable_matmul()->set_workspace(0),
+         "step 1 (matmul): workspace (buffer 0 'a') must be a 1-D i8 buffer "
+         "in the arena"),
+    CASE("matmul_workspace_overlap", addWorkspace(v, 128),
+         "step 1 (matmul): workspace (buffer 13 'scratch') overlaps out "
+         "(buffer 2 'c'"),
     CASE("matmul_activation",
          STEP(1).mutable_matmul()->set_activation(
              sabi::MatmulStep::Activation(17)),
@@ -385,6 +403,16 @@ INSTANTIATE_TEST_SUITE_P(Malformed, StepProgramErrorTest,
                          [](const testing::TestParamInfo<BadCase> &info) {
                            return std::string(info.param.name);
                          });
+
+// A matmul's workspace: i8 arena bytes none of its tensors share.
+TEST(StepProgramTest, MatmulWorkspace) {
+  sabi::StepProgram p = valid();
+  addWorkspace(p, 256);
+  absl::StatusOr<StepProgram> r = validateStepProgram(p);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->steps[1].matmul.workspace, 13);
+  EXPECT_EQ(validateStepProgram(valid())->steps[1].matmul.workspace, -1);
+}
 
 // loss_scaling comes with a loss_scale hyper argument and only with one,
 // its numbers in range.
