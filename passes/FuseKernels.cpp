@@ -66,6 +66,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "abi/Abi.h"
 #include "passes/KernelGrouper.h"
 
 #include "passes/FusionRewrites.h"
@@ -814,11 +815,11 @@ public:
       else if (e == "activation")
         target.reluEpilogue = target.geluTanhEpilogue =
             target.geluErfEpilogue = true;
-      else if (e == "relu")
+      else if (e == sinter::abi::activationName(sinter::abi::MatmulStep::relu))
         target.reluEpilogue = true;
-      else if (e == "gelu_tanh")
+      else if (e == sinter::abi::activationName(sinter::abi::MatmulStep::gelu_tanh))
         target.geluTanhEpilogue = true;
-      else if (e == "gelu_erf")
+      else if (e == sinter::abi::activationName(sinter::abi::MatmulStep::gelu_erf))
         target.geluErfEpilogue = true;
       else {
         getOperation().emitError("matmul-epilogues: '")

@@ -30,6 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "abi/Abi.h"
 #include "compiler/CodeGen/Cpu/ObjectEmitter.h"
 #include "compiler/CodeGen/Cpu/Passes.h"
 #include "compiler/CodeGen/Cuda/Passes.h"
@@ -101,7 +102,9 @@ public:
   // _GELU, with or without _BIAS). It has no erf GELU, which stays in an
   // elementwise kernel (with its neighbours), exact.
   std::vector<std::string> matmulEpilogues() const override {
-    return {"scale", "bias", "relu", "gelu_tanh"};
+    return {"scale", "bias",
+            std::string(abi::activationName(abi::MatmulStep::relu)),
+            std::string(abi::activationName(abi::MatmulStep::gelu_tanh))};
   }
   // cuBLASLt's workspace: 32 MiB, what NVIDIA suggests for Hopper; part of
   // the arena plan, live at each matmul's step only.
