@@ -709,7 +709,8 @@ void KernelGrouper::run() {
       continue;
     case OpClass::Library: {
       int id = newGroup(op, Group::Library, {});
-      reason[op] = llvm::formatv("k{0}: matmul library call (oneDNN)", id);
+      reason[op] = llvm::formatv("k{0}: matmul library call ({1})", id,
+                                 target.matmulLibrary);
       continue;
     }
     case OpClass::Special: {
@@ -804,6 +805,7 @@ public:
     target.limits.minElementsToSplit = minElementsToSplit;
     target.limits.chunkElements = chunkElements;
     target.limits.maxScratchBytes = maxScratchBytes;
+    target.matmulLibrary = matmulLibrary;
     if (!matmulEpilogues.empty())
       target.scaleEpilogue = target.biasEpilogue = target.reluEpilogue =
           target.geluTanhEpilogue = target.geluErfEpilogue = false;

@@ -66,6 +66,8 @@ struct FusionTarget {
   /// activations, which ones (cuBLASLt has ReLU and the tanh GELU only).
   bool scaleEpilogue = true, biasEpilogue = true;
   bool reluEpilogue = true, geluTanhEpilogue = true, geluErfEpilogue = true;
+  /// The matmul library's name, for the fusion report.
+  std::string matmulLibrary = "oneDNN";
   /// Values one kernel reads from outside at most. Each is an argument of
   /// the kernel's code, and LLVM's work on a function grows with the square
   /// of its arguments: without a bound, the sum of the squared norms of a

@@ -171,6 +171,9 @@ def FuseKernelsPass : Pass<"sinter-fuse-kernels", "mlir::ModuleOp"> {
                "What the matmul library applies in the same call: scale, "
                "bias, activation (every one), or of the activations only "
                "relu, gelu_tanh, gelu_erf (default: all)">,
+    Option<"matmulLibrary", "matmul-library", "std::string",
+           /*default=*/"\"oneDNN\"",
+           "The matmul library's name, for the fusion report">,
     Option<"maxKernelInputs", "max-kernel-inputs", "int64_t",
            /*default=*/"256",
            "Values a kernel reads from outside at most (each is an "

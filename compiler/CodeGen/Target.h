@@ -49,6 +49,8 @@ public:
   /// Scratch bytes the matmul library wants for each call, placed by the
   /// memory plan in the arena at the matmul's step (0: none).
   virtual int64_t matmulWorkspaceBytes() const { return 0; }
+  /// The matmul library, as the fusion report names it.
+  virtual llvm::StringRef matmulLibrary() const { return "oneDNN"; }
   /// sinter-schedule-kernels: a kernel that reads an input of
   /// bigOperandBytes or more into results of at most smallResultBytes runs
   /// right after the input is written.

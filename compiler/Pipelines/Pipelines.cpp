@@ -106,6 +106,7 @@ void sinter::buildOptimizedPipeline(OpPassManager &pm,
   // The options hold an ArrayRef: the list must outlive the pass's creation.
   std::vector<std::string> epilogues = target.matmulEpilogues();
   fuse.matmulEpilogues = epilogues;
+  fuse.matmulLibrary = target.matmulLibrary().str();
   pm.addPass(createFuseKernelsPass(fuse));
   // The gradients' all-reduces merged into buckets, each right after the
   // kernel that finishes its last gradient.

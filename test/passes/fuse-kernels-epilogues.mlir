@@ -1,11 +1,13 @@
-// RUN: sinter-opt %s -split-input-file --sinter-fuse-kernels="matmul-epilogues=scale,bias,relu,gelu_tanh" | FileCheck %s
+// RUN: sinter-opt %s -split-input-file --sinter-fuse-kernels="matmul-epilogues=scale,bias,relu,gelu_tanh matmul-library=cuBLASLt" | FileCheck %s
 // RUN: not sinter-opt %s --sinter-fuse-kernels="matmul-epilogues=bias,swish" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // Tests the CUDA target's epilogues (cuBLASLt: ReLU and the tanh GELU, no
 // erf GELU): a tanh GELU and a ReLU join their matmul, an erf GELU stays in
-// an elementwise kernel after it, which computes it exactly.
+// an elementwise kernel after it, which computes it exactly; the report
+// names the target's library.
 // CHECK-LABEL: func.func @cublaslt(
 // CHECK: sgraph.fusion "k0" kind = "matmul"
+// CHECK:   sgraph.matmul {{.*}}sinter.fusion = "k0: matmul library call (cuBLASLt)"
 // CHECK:   sgraph.gelu {{.*}}sinter.fusion = "k0: matmul epilogue (activation) applied by the matmul library in the same call"
 // CHECK: sgraph.fusion "k1" kind = "matmul"
 // CHECK:   sgraph.relu {{.*}}sinter.fusion = "k1: matmul epilogue (activation) applied by the matmul library in the same call"

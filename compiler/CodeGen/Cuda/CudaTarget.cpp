@@ -109,6 +109,7 @@ public:
   // cuBLASLt's workspace: 32 MiB, what NVIDIA suggests for Hopper; part of
   // the arena plan, live at each matmul's step only.
   int64_t matmulWorkspaceBytes() const override { return int64_t(32) << 20; }
+  StringRef matmulLibrary() const override { return "cuBLASLt"; }
   // A block's worth of results stays in L2 for the next kernel.
   int64_t smallResultBytes() const override { return 64 << 10; }
   int64_t bigOperandBytes() const override { return 256 << 10; }
@@ -201,6 +202,8 @@ public:
 class CudaHostTarget final : public CudaTarget {
 public:
   StringRef name() const override { return "cuda-host"; }
+  // Its matmuls run on the CPU executor.
+  StringRef matmulLibrary() const override { return "oneDNN"; }
   StringRef description() const override {
     return "for tests: the CUDA target's kernels on the host CPU, one "
            "thread each (no GPU needed)";
