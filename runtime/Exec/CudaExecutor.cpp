@@ -308,8 +308,14 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
   LtMatmul *m = matmuls[stepIndex].get();
   m->alpha = desc.alpha;
   if (mm.workspace >= 0) {
-    m->workspace = address(mm.workspace);
-    m->workspaceBytes = static_cast<size_t>(prog.buffers[mm.workspace].bytes);
+    // cuBLASLt wants its workspace 256-byte aligned; arena buffers lie at
+    // 64 (the slab itself at 256), so up to 192 bytes are skipped.
+    CUdeviceptr at = address(mm.workspace);
+    CUdeviceptr aligned = (at + 255) / 256 * 256;
+    auto bytes = static_cast<CUdeviceptr>(prog.buffers[mm.workspace].bytes);
+    m->workspace = aligned;
+    m->workspaceBytes =
+        bytes > aligned - at ? static_cast<size_t>(bytes - (aligned - at)) : 0;
   } else {
     m->workspace = workspace;
     m->workspaceBytes = kWorkspaceBytes;

@@ -26,9 +26,9 @@
 //   - cuBLASLt's algorithm assumes the operands' alignment the preference
 //     stated (256 bytes unless told): cublasLtMatmul on a pointer aligned
 //     less fails with CUBLAS_STATUS_INVALID_VALUE, as the real one may;
-//   - cuBLASLt's workspace is scribbled over (all-ones bytes) at every
-//     matmul where kernels compute too, as the real library leaves it in
-//     no particular state;
+//   - cuBLASLt's workspace must be 256-byte aligned, and it is scribbled
+//     over (all-ones bytes) at every matmul where kernels compute too, as
+//     the real library leaves it in no particular state;
 //   - a CUDA graph's capture may only hold stream work: a transfer, a fill
 //     or a synchronization of the capturing stream while it captures fails
 //     with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, as do an allocation and a
@@ -979,6 +979,11 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc,
           static_cast<int>(algo->data[i]));
       return CUBLAS_STATUS_INVALID_VALUE;
     }
+  if (workspace && alignmentOf(workspace) < 256) {
+    say("cublasLtMatmul: the workspace is %u-byte aligned; cuBLASLt wants 256",
+        alignmentOf(workspace));
+    return CUBLAS_STATUS_INVALID_VALUE;
+  }
   const Desc &dd = *reinterpret_cast<const Desc *>(desc);
   const Layout &la = *reinterpret_cast<const Layout *>(aDesc),
                &lb = *reinterpret_cast<const Layout *>(bDesc),
