@@ -1,12 +1,15 @@
 //===- CudaCollectives.cpp - the CUDA executor's NCCL communicator -------===//
 //
 // The data-parallel half of the CUDA executor (CudaExecutorImpl.h). The
-// communicator is made at the first collective: rank 0's id reaches the
-// others through the job's rendezvous, and it is non-blocking, so every
-// call is polled (settleNccl) and a peer that never arrives is a timeout,
-// not a hang. Each bucket's all-reduce goes on the communication stream;
-// one sent in bf16 or f16 is rounded into a wire buffer and widened back
-// around it by the runtime's own kernels (CudaCommKernels.cpp). The end of
+// communicator, the wire kernels and the wire buffers are made at the
+// start of the first run, before anything is captured in a graph
+// (prepareCollectives): rank 0's id reaches the others through the job's
+// rendezvous, and the communicator is non-blocking, so every call is
+// polled (settleNccl) and a peer that never arrives is a timeout, not a
+// hang. Each bucket's all-reduce goes on the communication stream, inside
+// the step's graph when there is one; one sent in bf16 or f16 is rounded
+// into a wire buffer and widened back around it by the runtime's own
+// kernels (CudaCommKernels.cpp). The end of
 // a run polls the streams and NCCL's async error (finishWithCollectives),
 // and a watchdog thread aborts the communicator when the run's own thread
 // is stuck inside the driver. Every call on the communicator holds ncclMu,

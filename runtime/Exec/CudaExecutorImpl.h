@@ -233,7 +233,7 @@ private:
   std::vector<std::unique_ptr<LtMatmul>> matmuls; // by step index
   int64_t stepBuffer = -1;
   const Nccl *nccl = nullptr;
-  /// The job's communicator: made at the first collective, null again once
+  /// The job's communicator: made at the first run, null again once
   /// aborted. Every call on it holds ncclMu, as does the watchdog's abort.
   ncclComm_t ncclComm = nullptr;
   bool ncclOpened = false;
