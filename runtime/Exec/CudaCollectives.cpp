@@ -177,7 +177,8 @@ absl::Status
 CudaExecutor::finishWithCollectives(const std::vector<int64_t> &inFlight) {
   // A watchdog instead of a wait: a collective a dead or stuck peer never
   // joins is an error naming it within the job's timeout.
-  const std::string collectivesInFlight = describeCollectives(inFlight);
+  // Named only for an error: a healthy run formats nothing.
+  auto named = [&] { return describeCollectives(inFlight); };
   auto t0 = std::chrono::steady_clock::now();
   for (;;) {
     bool busy = false;
@@ -198,13 +199,13 @@ CudaExecutor::finishWithCollectives(const std::vector<int64_t> &inFlight) {
           if (async != ncclSuccess && async != ncclInProgress)
             detail = nccl->lastError(c);
         }))
-      return abortedError(collectivesInFlight);
+      return abortedError(named());
     if (async != ncclSuccess && async != ncclInProgress)
-      return ncclFailed(collectivesInFlight, async, detail);
+      return ncclFailed(named(), async, detail);
     if (!busy)
       return absl::OkStatus();
     if (std::chrono::steady_clock::now() - t0 > job.timeout)
-      return ncclTimedOut(collectivesInFlight);
+      return ncclTimedOut(named());
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
 }

@@ -1,4 +1,4 @@
-//===- FakeCuda.cpp - a CUDA driver and cuBLASLt that need no GPU --------===//
+//===- FakeCuda.cpp - a CUDA driver, cuBLASLt and NCCL that need no GPU -===//
 //
 // For tests only: a shared library that stands in for libcuda.so.1
 // (through cuGetProcAddress_v2, as runtime/Exec/CudaLibraries.cpp looks the
@@ -44,45 +44,39 @@
 //
 // Not a model of the GPU's timing or concurrency: work runs when enqueued.
 //
+// This file holds the driver and what the three share (FakeCuda.h);
+// FakeCublasLt.cpp and FakeNccl.cpp the other two libraries.
+//
 //===----------------------------------------------------------------------===//
 
-#include <cublasLt.h>
-#include <cuda.h>
-#include <nccl.h>
+#include "test/unit/runtime/FakeCuda.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdarg>
-#include <atomic>
-#include <chrono>
-#include <dlfcn.h>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <thread>
-#include <functional>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
-#include <array>
+#include <dlfcn.h>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <type_traits>
 #include <unistd.h>
 #include <vector>
 
-namespace {
+namespace fake {
 
 std::mutex mu;
 std::FILE *logFile = nullptr;
 bool logOpened = false;
 int nextId = 1;
 std::map<const void *, int> ids; // streams and events: their numbers
-const void *capturing = nullptr;  // the stream capturing a graph
-const void *hung = nullptr;       // the stream an unfinished all-reduce holds
-bool remoteError = false;         // a peer "died" during an all-reduce
+const void *capturing = nullptr; // the stream capturing a graph
+const void *hung = nullptr;      // the stream an unfinished all-reduce holds
+bool remoteError = false;        // a peer "died" during an all-reduce
 // The streams of the all-reduces captured so far, and those of each graph
 // and each instantiated graph.
 std::vector<const void *> capturedAllReduces;
@@ -139,8 +133,7 @@ void *newHandle() {
 /// captured.
 CUresult notWhileCapturing(CUstream stream, const char *what) {
   if (capturing && (stream == capturing || !stream)) {
-    say("%s S%d: refused, the stream is capturing a graph", what,
-        idOf(stream));
+    say("%s S%d: refused, the stream is capturing a graph", what, idOf(stream));
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   }
   return CUDA_SUCCESS;
@@ -164,6 +157,67 @@ CUresult notInCapture(const char *what) {
   }
   return CUDA_SUCCESS;
 }
+
+/// The largest power of two up to 256 that divides `p`.
+uint32_t alignmentOf(const void *p) {
+  uint32_t a = 256;
+  while (a > 1 && reinterpret_cast<uintptr_t>(p) % a)
+    a /= 2;
+  return a;
+}
+
+// Element i of a matrix of `type` at `p`, and a store rounded to nearest
+// even, as cuBLASLt's output conversion.
+float loadElement(cudaDataType type, const void *p, int64_t i) {
+  switch (type) {
+  case CUDA_R_16BF: {
+    uint32_t bits = uint32_t(static_cast<const uint16_t *>(p)[i]) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
+  case CUDA_R_16F:
+    return static_cast<float>(static_cast<const _Float16 *>(p)[i]);
+  default:
+    return static_cast<const float *>(p)[i];
+  }
+}
+void storeElement(cudaDataType type, void *p, int64_t i, float v) {
+  switch (type) {
+  case CUDA_R_16BF: {
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    if (std::isnan(v))
+      bits = 0x7fc00000u;
+    else
+      bits += 0x7fffu + ((bits >> 16) & 1u);
+    static_cast<uint16_t *>(p)[i] = static_cast<uint16_t>(bits >> 16);
+    break;
+  }
+  case CUDA_R_16F:
+    static_cast<_Float16 *>(p)[i] = static_cast<_Float16>(v);
+    break;
+  default:
+    static_cast<float *>(p)[i] = v;
+  }
+}
+
+void *hostKernels() {
+  static void *lib = [] {
+    const char *path = std::getenv("SINTER_FAKE_CUDA_KERNELS");
+    if (!path)
+      return static_cast<void *>(nullptr);
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      std::fprintf(stderr, "fake CUDA: cannot load %s: %s\n", path, dlerror());
+      std::abort();
+    }
+    return h;
+  }();
+  return lib;
+}
+
+namespace {
 
 // The driver.
 
@@ -320,22 +374,6 @@ struct Function {
   HostKernel host = nullptr;
 };
 
-void *hostKernels() {
-  static void *lib = [] {
-    const char *path = std::getenv("SINTER_FAKE_CUDA_KERNELS");
-    if (!path)
-      return static_cast<void *>(nullptr);
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      std::fprintf(stderr, "fake CUDA: cannot load %s: %s\n", path,
-                   dlerror());
-      std::abort();
-    }
-    return h;
-  }();
-  return lib;
-}
-
 CUresult moduleGetFunction(CUfunction *function, CUmodule, const char *name) {
   auto *f = new Function{name};
   if (void *lib = hostKernels()) {
@@ -364,8 +402,6 @@ void blockBehindHungAllReduce() {
     usleep(10000);
   }
 }
-
-bool runWireKernel(const std::string &name, void **params); // below
 
 CUresult launchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                       unsigned bx, unsigned by, unsigned bz, unsigned shared,
@@ -543,271 +579,56 @@ FAKE(cuGraphDestroy, graphDestroy)
 // cuda.h would turn `cuMemAlloc` into `cuMemAlloc_v2` above, in the
 // checked types, but the names looked up are the strings).
 const Entry *const kEntries[] = {
-    &cuGetErrorStringEntry, &cuGetErrorNameEntry,
-    &cuInitEntry, &cuDeviceGetCountEntry,
-    &cuDeviceGetEntry, &cuDeviceGetNameEntry,
-    &cuDeviceGetAttributeEntry, &cuDevicePrimaryCtxRetainEntry,
-    &cuDevicePrimaryCtxReleaseEntry, &cuCtxSetCurrentEntry,
-    &cuMemAllocEntry, &cuMemFreeEntry, &cuMemHostAllocEntry, &cuMemFreeHostEntry,
-    &cuMemsetD8AsyncEntry, &cuMemcpyHtoDAsyncEntry,
-    &cuMemcpyDtoHAsyncEntry, &cuMemcpyDtoDAsyncEntry,
-    &cuModuleLoadDataEntry, &cuModuleUnloadEntry,
-    &cuModuleGetFunctionEntry, &cuLaunchKernelEntry,
-    &cuStreamCreateEntry, &cuStreamDestroyEntry,
-    &cuStreamSynchronizeEntry, &cuStreamWaitEventEntry,
-    &cuStreamQueryEntry, &cuEventCreateEntry,
-    &cuEventDestroyEntry, &cuEventRecordEntry,
-    &cuEventElapsedTimeEntry, &cuStreamBeginCaptureEntry,
-    &cuStreamEndCaptureEntry, &cuGraphInstantiateWithFlagsEntry,
-    &cuGraphLaunchEntry, &cuGraphExecDestroyEntry,
+    &cuGetErrorStringEntry,
+    &cuGetErrorNameEntry,
+    &cuInitEntry,
+    &cuDeviceGetCountEntry,
+    &cuDeviceGetEntry,
+    &cuDeviceGetNameEntry,
+    &cuDeviceGetAttributeEntry,
+    &cuDevicePrimaryCtxRetainEntry,
+    &cuDevicePrimaryCtxReleaseEntry,
+    &cuCtxSetCurrentEntry,
+    &cuMemAllocEntry,
+    &cuMemFreeEntry,
+    &cuMemHostAllocEntry,
+    &cuMemFreeHostEntry,
+    &cuMemsetD8AsyncEntry,
+    &cuMemcpyHtoDAsyncEntry,
+    &cuMemcpyDtoHAsyncEntry,
+    &cuMemcpyDtoDAsyncEntry,
+    &cuModuleLoadDataEntry,
+    &cuModuleUnloadEntry,
+    &cuModuleGetFunctionEntry,
+    &cuLaunchKernelEntry,
+    &cuStreamCreateEntry,
+    &cuStreamDestroyEntry,
+    &cuStreamSynchronizeEntry,
+    &cuStreamWaitEventEntry,
+    &cuStreamQueryEntry,
+    &cuEventCreateEntry,
+    &cuEventDestroyEntry,
+    &cuEventRecordEntry,
+    &cuEventElapsedTimeEntry,
+    &cuStreamBeginCaptureEntry,
+    &cuStreamEndCaptureEntry,
+    &cuGraphInstantiateWithFlagsEntry,
+    &cuGraphLaunchEntry,
+    &cuGraphExecDestroyEntry,
     &cuGraphDestroyEntry,
 };
 
-/// The largest power of two up to 256 that divides `p`.
-uint32_t alignmentOf(const void *p) {
-  uint32_t a = 256;
-  while (a > 1 && reinterpret_cast<uintptr_t>(p) % a)
-    a /= 2;
-  return a;
-}
-
-// A matmul's descriptor and its operands' layouts, as the fake computes
-// them (the opaque handles point at these).
-struct Desc {
-  cublasOperation_t transA = CUBLAS_OP_N, transB = CUBLAS_OP_N;
-  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
-  const void *bias = nullptr;
-  int32_t biasType = -1;
-};
-struct Layout {
-  cudaDataType type;
-  uint64_t rows, cols;
-  int64_t ld;
-  int32_t batch = 1;
-  int64_t stride = 0; // elements between a batch's matrices
-};
-
-template <typename T> bool readAttribute(T &to, const void *buf, size_t size) {
-  if (size != sizeof(T))
-    return false;
-  std::memcpy(&to, buf, size);
-  return true;
-}
-// Element i of a matrix of `type` at `p`, and a store rounded to nearest
-// even, as cuBLASLt's output conversion.
-float loadElement(cudaDataType type, const void *p, int64_t i) {
-  switch (type) {
-  case CUDA_R_16BF: {
-    uint32_t bits = uint32_t(static_cast<const uint16_t *>(p)[i]) << 16;
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
-  }
-  case CUDA_R_16F:
-    return static_cast<float>(static_cast<const _Float16 *>(p)[i]);
-  default:
-    return static_cast<const float *>(p)[i];
-  }
-}
-void storeElement(cudaDataType type, void *p, int64_t i, float v) {
-  switch (type) {
-  case CUDA_R_16BF: {
-    uint32_t bits;
-    std::memcpy(&bits, &v, 4);
-    if (std::isnan(v))
-      bits = 0x7fc00000u;
-    else
-      bits += 0x7fffu + ((bits >> 16) & 1u);
-    static_cast<uint16_t *>(p)[i] = static_cast<uint16_t>(bits >> 16);
-    break;
-  }
-  case CUDA_R_16F:
-    static_cast<_Float16 *>(p)[i] = static_cast<_Float16>(v);
-    break;
-  default:
-    static_cast<float *>(p)[i] = v;
-  }
-}
-int64_t elementSize(cudaDataType type) {
-  return type == CUDA_R_32F ? 4 : 2;
-}
-
-/// D = alpha op(A) op(B) + beta C (+ bias per row of D), column-major, for
-/// every matrix of the batch: cuBLASLt's documented semantics, summed in
-/// double.
-void computeMatmul(const Desc &d, float alpha, const void *a, const Layout &la,
-                   const void *b, const Layout &lb, float beta, const void *c,
-                   const Layout &lc, void *out, const Layout &ld) {
-  const int64_t m = static_cast<int64_t>(ld.rows),
-                n = static_cast<int64_t>(ld.cols);
-  const int64_t k = static_cast<int64_t>(
-      d.transA == CUBLAS_OP_N ? la.cols : la.rows);
-  const cublasLtEpilogue_t e = d.epilogue;
-  const bool bias = e == CUBLASLT_EPILOGUE_BIAS ||
-                    e == CUBLASLT_EPILOGUE_RELU_BIAS ||
-                    e == CUBLASLT_EPILOGUE_GELU_BIAS;
-  const bool relu = e == CUBLASLT_EPILOGUE_RELU ||
-                    e == CUBLASLT_EPILOGUE_RELU_BIAS;
-  const bool gelu = e == CUBLASLT_EPILOGUE_GELU ||
-                    e == CUBLASLT_EPILOGUE_GELU_BIAS;
-  const cudaDataType biasType =
-      d.biasType >= 0 ? static_cast<cudaDataType>(d.biasType) : ld.type;
-  for (int32_t item = 0; item < ld.batch; ++item) {
-    auto at = [item](const void *base, const Layout &l) {
-      return static_cast<const char *>(base) +
-             item * l.stride * elementSize(l.type);
-    };
-    const char *pa = at(a, la), *pb = at(b, lb), *pc = at(c, lc);
-    char *pd = static_cast<char *>(out) + item * ld.stride * elementSize(ld.type);
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t i = 0; i < m; ++i) {
-        double sum = 0;
-        for (int64_t p = 0; p < k; ++p) {
-          double x = loadElement(la.type, pa,
-                                 d.transA == CUBLAS_OP_N ? i + p * la.ld
-                                                         : p + i * la.ld);
-          double y = loadElement(lb.type, pb,
-                                 d.transB == CUBLAS_OP_N ? p + j * lb.ld
-                                                         : j + p * lb.ld);
-          sum += x * y;
-        }
-        double v = alpha * sum;
-        if (beta != 0)
-          v += beta * loadElement(lc.type, pc, i + j * lc.ld);
-        if (bias)
-          v += loadElement(biasType, d.bias, i);
-        if (relu)
-          v = v > 0 ? v : 0;
-        if (gelu) // cuBLASLt's GELU: the tanh form
-          v = 0.5 * v *
-              (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-        storeElement(ld.type, pd, i + j * ld.ld, static_cast<float>(v));
-      }
-  }
-}
-
-// NCCL's all-reduce across the ranks' processes, where kernels compute
-// ($SINTER_FAKE_CUDA_KERNELS): a POSIX shared-memory segment named after
-// the communicator's id holds a slot per rank and a barrier counter. Each
-// all-reduce copies this rank's bytes into its slot, waits for every rank,
-// sums the slots in rank order (so every rank gets the same bits) in
-// float (double for f64), divides by the rank count for ncclAvg, rounds
-// to the type, and waits again before any slot is reused.
-constexpr size_t kSlotBytes = size_t(16) << 20;
-struct Shared {
-  std::atomic<int64_t> arrived;
-};
-struct Ring {
-  Shared *shared = nullptr;
-  unsigned char *slots = nullptr;
-  int nranks = 0, rank = 0;
-  int64_t generation = 0;
-  std::string name;
-} ring;
-
-void barrier() {
-  int64_t target = ++ring.generation * ring.nranks;
-  ring.shared->arrived.fetch_add(1);
-  auto t0 = std::chrono::steady_clock::now();
-  while (ring.shared->arrived.load() < target) {
-    if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(120)) {
-      std::fprintf(stderr, "fake NCCL: rank %d waited 120 s for its peers\n",
-                   ring.rank);
-      std::abort();
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-}
-
-void openRing(const char *id, int nranks, int rank) {
-  ring.name = std::string("/sinter-") + id;
-  int fd = shm_open(ring.name.c_str(), O_CREAT | O_RDWR, 0600);
-  size_t bytes = 4096 + kSlotBytes * static_cast<size_t>(nranks);
-  if (fd < 0 || ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-    std::fprintf(stderr, "fake NCCL: cannot make %s\n", ring.name.c_str());
-    std::abort();
-  }
-  void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  ring.shared = static_cast<Shared *>(p);
-  ring.slots = static_cast<unsigned char *>(p) + 4096;
-  ring.nranks = nranks;
-  ring.rank = rank;
-  barrier(); // every rank has the segment: its name can go
-  shm_unlink(ring.name.c_str());
-}
-
-cudaDataType_t asCudaType(ncclDataType_t t) {
-  return t == ncclBfloat16 ? CUDA_R_16BF
-         : t == ncclFloat16 ? CUDA_R_16F
-                            : CUDA_R_32F;
-}
-
-void reduceAcrossRanks(void *data, size_t count, ncclDataType_t type,
-                       ncclRedOp_t op) {
-  const size_t elt = type == ncclFloat64 ? 8 : type == ncclFloat32 ? 4 : 2;
-  if (count * elt > kSlotBytes) {
-    std::fprintf(stderr, "fake NCCL: %zu bytes exceed a slot\n", count * elt);
-    std::abort();
-  }
-  std::memcpy(ring.slots + kSlotBytes * static_cast<size_t>(ring.rank), data,
-              count * elt);
-  barrier();
-  for (size_t i = 0; i < count; ++i) {
-    if (type == ncclFloat64) {
-      double sum = 0;
-      for (int r = 0; r < ring.nranks; ++r)
-        sum += reinterpret_cast<const double *>(
-            ring.slots + kSlotBytes * static_cast<size_t>(r))[i];
-      static_cast<double *>(data)[i] =
-          op == ncclAvg ? sum / ring.nranks : sum;
-      continue;
-    }
-    float sum = 0;
-    for (int r = 0; r < ring.nranks; ++r)
-      sum += loadElement(asCudaType(type),
-                         ring.slots + kSlotBytes * static_cast<size_t>(r),
-                         static_cast<int64_t>(i));
-    storeElement(asCudaType(type), data, static_cast<int64_t>(i),
-                 op == ncclAvg ? sum / static_cast<float>(ring.nranks) : sum);
-  }
-  barrier();
-}
-
-/// The runtime's wire kernels (runtime/Exec/CudaCommKernels.cpp) on the
-/// host: an f32 bucket rounded into its bf16/f16 wire buffer, and widened
-/// back times a scale.
-bool runWireKernel(const std::string &name, void **params) {
-  bool narrow = name.rfind("sinter_narrow_", 0) == 0,
-       widen = name.rfind("sinter_widen_", 0) == 0;
-  if (!narrow && !widen)
-    return false;
-  cudaDataType_t half =
-      name.find("bf16") != std::string::npos ? CUDA_R_16BF : CUDA_R_16F;
-  auto *in = reinterpret_cast<void *>(*static_cast<CUdeviceptr *>(params[0]));
-  auto *out = reinterpret_cast<void *>(*static_cast<CUdeviceptr *>(params[1]));
-  uint64_t n = *static_cast<uint64_t *>(params[2]);
-  float scale = widen ? *static_cast<float *>(params[3]) : 1.0f;
-  enqueueWork([=] {
-    for (uint64_t i = 0; i < n; ++i) {
-      auto k = static_cast<int64_t>(i);
-      if (narrow)
-        storeElement(half, out, k, static_cast<const float *>(in)[i]);
-      else
-        static_cast<float *>(out)[i] = loadElement(half, in, k) * scale;
-    }
-  });
-  return true;
-}
-
 } // namespace
+} // namespace fake
+
+using namespace fake;
 
 #pragma GCC visibility push(default)
 extern "C" {
 
 // The driver's one exported entry point the executor needs.
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int, cuuint64_t,
-                    CUdriverProcAddressQueryResult *status) {
+                             CUdriverProcAddressQueryResult *status) {
   for (const Entry *e : kEntries)
     if (std::strcmp(e->name, symbol) == 0) {
       *pfn = e->fn;
@@ -820,297 +641,5 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int, cuuint64_t,
     *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   return CUDA_ERROR_NOT_FOUND;
 }
-
-// cuBLASLt. A preference's four minimum alignments (A, B, C, D; 256 unless
-// set) travel in its data and then in the algorithm the heuristic returns.
-
-cublasStatus_t cublasLtCreate(cublasLtHandle_t *handle) {
-  static int handle_;
-  *handle = reinterpret_cast<cublasLtHandle_t>(&handle_);
-  return CUBLAS_STATUS_SUCCESS;
-}
-cublasStatus_t cublasLtDestroy(cublasLtHandle_t) {
-  return CUBLAS_STATUS_SUCCESS;
-}
-const char *cublasLtGetStatusString(cublasStatus_t status) {
-  return status == CUBLAS_STATUS_SUCCESS ? "CUBLAS_STATUS_SUCCESS"
-         : status == CUBLAS_STATUS_INVALID_VALUE
-             ? "CUBLAS_STATUS_INVALID_VALUE (fake: a pointer is aligned "
-               "less than the algorithm assumes)"
-             : "fake cuBLASLt error";
-}
-cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *desc,
-                                        cublasComputeType_t compute,
-                                        cudaDataType_t scale) {
-  if ((compute != CUBLAS_COMPUTE_32F &&
-       compute != CUBLAS_COMPUTE_32F_FAST_TF32) ||
-      scale != CUDA_R_32F)
-    return CUBLAS_STATUS_NOT_SUPPORTED;
-  *desc = reinterpret_cast<cublasLtMatmulDesc_t>(new Desc);
-  return CUBLAS_STATUS_SUCCESS;
-}
-cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) {
-  delete reinterpret_cast<Desc *>(desc);
-  return CUBLAS_STATUS_SUCCESS;
-}
-cublasStatus_t cublasLtMatmulDescSetAttribute(
-    cublasLtMatmulDesc_t handle, cublasLtMatmulDescAttributes_t attr,
-    const void *buf, size_t size) {
-  Desc &d = *reinterpret_cast<Desc *>(handle);
-  bool ok = true;
-  switch (attr) {
-  case CUBLASLT_MATMUL_DESC_TRANSA:
-    ok = readAttribute(d.transA, buf, size);
-    break;
-  case CUBLASLT_MATMUL_DESC_TRANSB:
-    ok = readAttribute(d.transB, buf, size);
-    break;
-  case CUBLASLT_MATMUL_DESC_EPILOGUE:
-    ok = readAttribute(d.epilogue, buf, size);
-    break;
-  case CUBLASLT_MATMUL_DESC_BIAS_POINTER:
-    ok = readAttribute(d.bias, buf, size);
-    break;
-  case CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE:
-    ok = readAttribute(d.biasType, buf, size);
-    break;
-  default:
-    return CUBLAS_STATUS_NOT_SUPPORTED; // not modelled: a test must say so
-  }
-  return ok ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
-}
-cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *layout,
-                                          cudaDataType type, uint64_t rows,
-                                          uint64_t cols, int64_t ld) {
-  if (type != CUDA_R_32F && type != CUDA_R_16BF && type != CUDA_R_16F)
-    return CUBLAS_STATUS_NOT_SUPPORTED;
-  if (ld < static_cast<int64_t>(rows))
-    return CUBLAS_STATUS_INVALID_VALUE;
-  *layout = reinterpret_cast<cublasLtMatrixLayout_t>(
-      new Layout{type, rows, cols, ld});
-  return CUBLAS_STATUS_SUCCESS;
-}
-cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout) {
-  delete reinterpret_cast<Layout *>(layout);
-  return CUBLAS_STATUS_SUCCESS;
-}
-cublasStatus_t
-cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t handle,
-                                 cublasLtMatrixLayoutAttribute_t attr,
-                                 const void *buf, size_t size) {
-  Layout &l = *reinterpret_cast<Layout *>(handle);
-  bool ok = true;
-  switch (attr) {
-  case CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT:
-    ok = readAttribute(l.batch, buf, size);
-    break;
-  case CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET:
-    ok = readAttribute(l.stride, buf, size);
-    break;
-  default:
-    return CUBLAS_STATUS_NOT_SUPPORTED;
-  }
-  return ok ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
-}
-cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *p) {
-  *p = new cublasLtMatmulPreferenceOpaque_t{};
-  for (int i = 0; i < 4; ++i)
-    (*p)->data[i] = 256;
-  return CUBLAS_STATUS_SUCCESS;
-}
-cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t p) {
-  delete p;
-  return CUBLAS_STATUS_SUCCESS;
-}
-cublasStatus_t
-cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t p,
-                                     cublasLtMatmulPreferenceAttributes_t attr,
-                                     const void *buf, size_t size) {
-  int slot = attr == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES   ? 0
-             : attr == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES ? 1
-             : attr == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES ? 2
-             : attr == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES ? 3
-                                                                  : -1;
-  if (slot >= 0) {
-    uint32_t value = 0;
-    if (size != sizeof(value))
-      return CUBLAS_STATUS_INVALID_VALUE;
-    std::memcpy(&value, buf, size);
-    p->data[slot] = value;
-  }
-  return CUBLAS_STATUS_SUCCESS;
-}
-cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
-    cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t,
-    cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
-    cublasLtMatmulPreference_t preference, int requested,
-    cublasLtMatmulHeuristicResult_t results[], int *count) {
-  if (requested < 1)
-    return CUBLAS_STATUS_INVALID_VALUE;
-  results[0] = cublasLtMatmulHeuristicResult_t{};
-  for (int i = 0; i < 4; ++i)
-    results[0].algo.data[i] = preference->data[i];
-  results[0].state = CUBLAS_STATUS_SUCCESS;
-  *count = 1;
-  std::lock_guard<std::mutex> lock(mu);
-  say("cublasLtMatmulAlgoGetHeuristic alignment A=%d B=%d C=%d D=%d",
-      static_cast<int>(preference->data[0]),
-      static_cast<int>(preference->data[1]),
-      static_cast<int>(preference->data[2]),
-      static_cast<int>(preference->data[3]));
-  return CUBLAS_STATUS_SUCCESS;
-}
-cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc,
-                              const void *alpha, const void *a,
-                              cublasLtMatrixLayout_t aDesc, const void *b,
-                              cublasLtMatrixLayout_t bDesc, const void *beta,
-                              const void *c, cublasLtMatrixLayout_t cDesc,
-                              void *d, cublasLtMatrixLayout_t dDesc,
-                              const cublasLtMatmulAlgo_t *algo,
-                              void *workspace, size_t workspaceBytes,
-                              cudaStream_t stream) {
-  std::lock_guard<std::mutex> lock(mu);
-  const void *pointers[] = {a, b, c, d};
-  for (int i = 0; i < 4; ++i)
-    if (alignmentOf(pointers[i]) < algo->data[i]) {
-      say("cublasLtMatmul: operand %c is %u-byte aligned, the algorithm "
-          "assumes %d",
-          "ABCD"[i], alignmentOf(pointers[i]),
-          static_cast<int>(algo->data[i]));
-      return CUBLAS_STATUS_INVALID_VALUE;
-    }
-  if (workspace && alignmentOf(workspace) < 256) {
-    say("cublasLtMatmul: the workspace is %u-byte aligned; cuBLASLt wants 256",
-        alignmentOf(workspace));
-    return CUBLAS_STATUS_INVALID_VALUE;
-  }
-  const Desc &dd = *reinterpret_cast<const Desc *>(desc);
-  const Layout &la = *reinterpret_cast<const Layout *>(aDesc),
-               &lb = *reinterpret_cast<const Layout *>(bDesc),
-               &lc = *reinterpret_cast<const Layout *>(cDesc),
-               &ldd = *reinterpret_cast<const Layout *>(dDesc);
-  // The shapes must agree, as cuBLASLt checks them.
-  uint64_t k = dd.transA == CUBLAS_OP_N ? la.cols : la.rows;
-  if ((dd.transA == CUBLAS_OP_N ? la.rows : la.cols) != ldd.rows ||
-      (dd.transB == CUBLAS_OP_N ? lb.rows : lb.cols) != k ||
-      (dd.transB == CUBLAS_OP_N ? lb.cols : lb.rows) != ldd.cols ||
-      lc.rows != ldd.rows || lc.cols != ldd.cols ||
-      la.batch != ldd.batch || lb.batch != ldd.batch) {
-    say("cublasLtMatmul: the operands' shapes do not agree");
-    return CUBLAS_STATUS_INVALID_VALUE;
-  }
-  static const cublasLtEpilogue_t kModelled[] = {
-      CUBLASLT_EPILOGUE_DEFAULT,   CUBLASLT_EPILOGUE_BIAS,
-      CUBLASLT_EPILOGUE_RELU,      CUBLASLT_EPILOGUE_RELU_BIAS,
-      CUBLASLT_EPILOGUE_GELU,      CUBLASLT_EPILOGUE_GELU_BIAS};
-  if (std::find(std::begin(kModelled), std::end(kModelled), dd.epilogue) ==
-      std::end(kModelled)) {
-    say("cublasLtMatmul: epilogue %d is not modelled",
-        static_cast<int>(dd.epilogue));
-    return CUBLAS_STATUS_NOT_SUPPORTED;
-  }
-  const char *epilogue = dd.epilogue == CUBLASLT_EPILOGUE_BIAS ? " BIAS"
-                         : dd.epilogue == CUBLASLT_EPILOGUE_RELU ? " RELU"
-                         : dd.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS
-                             ? " RELU_BIAS"
-                         : dd.epilogue == CUBLASLT_EPILOGUE_GELU ? " GELU"
-                         : dd.epilogue == CUBLASLT_EPILOGUE_GELU_BIAS
-                             ? " GELU_BIAS"
-                             : "";
-  say("cublasLtMatmul S%d%s%s", idOf(stream), capturing ? " (captured)" : "",
-      epilogue);
-  // The scalars and descriptors as they are now, as a launch would take
-  // them.
-  float al = *static_cast<const float *>(alpha),
-        be = *static_cast<const float *>(beta);
-  Desc dc = dd;
-  Layout a2 = la, b2 = lb, c2 = lc, d2 = ldd;
-  // The workspace is scratch the library leaves as it likes: the fake
-  // fills it with all-ones bytes (a NaN in every float type) around the
-  // product, so a memory plan that let it share bytes with a live value
-  // shows in the numbers.
-  // (Only where kernels compute too: otherwise the values the kernels
-  // should have written are whatever bytes lie there.)
-  if (!hostKernels())
-    workspace = nullptr;
-  enqueueWork([=] {
-    if (workspace)
-      std::memset(workspace, 0xff, workspaceBytes);
-    computeMatmul(dc, al, a, a2, b, b2, be, c, c2, d, d2);
-    if (workspace)
-      std::memset(workspace, 0xff, workspaceBytes);
-  });
-  return CUBLAS_STATUS_SUCCESS;
-}
-
-// NCCL.
-
-ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
-  *id = ncclUniqueId{};
-  std::snprintf(id->internal, sizeof(id->internal), "fake-nccl-id-%d",
-                static_cast<int>(getpid()));
-  return ncclSuccess;
-}
-ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks,
-                                    ncclUniqueId id, int rank,
-                                    ncclConfig_t *config) {
-  static int comm_;
-  *comm = reinterpret_cast<ncclComm_t>(&comm_);
-  std::lock_guard<std::mutex> lock(mu);
-  say("ncclCommInitRankConfig nranks=%d rank=%d id=%s blocking=%d", nranks,
-      rank, id.internal, config ? config->blocking : -1);
-  if (hostKernels() && nranks > 1)
-    openRing(id.internal, nranks, rank);
-  return ncclSuccess;
-}
-ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t *error) {
-  std::lock_guard<std::mutex> lock(mu);
-  *error = remoteError ? ncclRemoteError : ncclSuccess;
-  return ncclSuccess;
-}
-ncclResult_t ncclCommAbort(ncclComm_t) {
-  std::lock_guard<std::mutex> lock(mu);
-  hung = nullptr;
-  say("ncclCommAbort");
-  return ncclSuccess;
-}
-ncclResult_t ncclCommFinalize(ncclComm_t) {
-  std::lock_guard<std::mutex> lock(mu);
-  say("ncclCommFinalize");
-  return ncclSuccess;
-}
-ncclResult_t ncclCommDestroy(ncclComm_t) {
-  std::lock_guard<std::mutex> lock(mu);
-  say("ncclCommDestroy");
-  return ncclSuccess;
-}
-ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
-                           ncclDataType_t type, ncclRedOp_t op, ncclComm_t,
-                           cudaStream_t stream) {
-  std::lock_guard<std::mutex> lock(mu);
-  if (ring.shared) {
-    if (send != recv || (op != ncclSum && op != ncclAvg))
-      return ncclInvalidArgument; // the executor's all-reduces are in place
-    enqueueWork([=] { reduceAcrossRanks(recv, count, type, op); });
-  }
-  // A captured all-reduce runs (hangs, fails) at each replay of the graph.
-  if (capturing)
-    capturedAllReduces.push_back(stream);
-  else
-    runAllReduce(stream);
-  say("ncclAllReduce count=%zu type=%d op=%d S%d%s", count,
-      static_cast<int>(type), static_cast<int>(op), idOf(stream),
-      capturing ? " (captured)" : "");
-  return ncclSuccess;
-}
-const char *ncclGetErrorString(ncclResult_t result) {
-  return result == ncclRemoteError ? "remote process exited or there was a "
-                                     "network error"
-                                   : "fake NCCL error";
-}
-const char *ncclGetLastError(ncclComm_t) {
-  return remoteError ? "fake: rank 1 is gone" : "";
-}
-
 } // extern "C"
 #pragma GCC visibility pop
