@@ -9,7 +9,8 @@
 //     `sched.kernel` (the region's ops, moved) and a `sched.launch` of it on
 //     the views of its inputs and results;
 //   - a matmul, alone or in a `matmul` region with its epilogue (a splat
-//     scale, a bias along the last axis, a ReLU or GELU), becomes one
+//     scale, a bias along the last axis, a ReLU or GELU, the rounding of a
+//     half matmul's f32 result to half), becomes one
 //     `sched.matmul` library call; a bias that is not a vector is read
 //     through a view of its bytes as `[N]`;
 //   - a gradient bucket (a variadic `sgraph.all_reduce`) becomes one view
@@ -316,12 +317,20 @@ LogicalResult ProgramBuilder::lowerMatmulRegion(FusionOp fusion) {
       continue;
     }
     if (auto add = dyn_cast<AddOp>(op)) {
-      Value v = isa<BlockArgument>(add.getLhs()) ? add.getLhs() : add.getRhs();
+      Value v = isa<BlockArgument>(add.getLhs()) ||
+                        add.getLhs().getDefiningOp<CastOp>()
+                    ? add.getLhs()
+                    : add.getRhs();
+      // Under mixed precision the bias is a half input, widened here.
+      if (auto widen = v.getDefiningOp<CastOp>())
+        v = widen.getOperand();
       if (!isa<BlockArgument>(v))
         return add.emitOpError("matmul bias must be a kernel input");
       bias = outer(v);
       continue;
     }
+    if (isa<CastOp>(op))
+      continue; // the rounding to out's type (half), after the f32 epilogue
     if (isa<ReluOp>(op)) {
       activation = abi::activationName(abi::MatmulStep::relu);
       continue;

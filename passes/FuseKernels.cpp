@@ -453,25 +453,116 @@ bool KernelGrouper::readsRowsOf(Operation *op, int gId) {
   });
 }
 
+/// The half type of a matmul group's operands when its product is their f32
+/// sum (`f32_result`, a linear layer under mixed precision); null otherwise.
+static Type halfOperandsOf(const Group &g) {
+  auto mm = dyn_cast<MatmulOp>(g.members.front());
+  if (!mm || !mm.getF32Result())
+    return {};
+  return cast<RankedTensorType>(mm.getLhs().getType()).getElementType();
+}
+
+/// Whether `add` is a bias epilogue for `v`, the last value of a matmul
+/// group `g` that has grown no further than a scale: the other operand is
+/// one value per output column. Under mixed precision the bias is a half
+/// value widened (`widened`, in this group by then, or about to join it)
+/// and the sum is rounded back to half by its one reader, so that the
+/// library reads a half bias and writes a half out (MixedPrecision.cpp).
+static bool isBiasEpilogue(AddOp add, Value v, const Group &g,
+                           Operation *&widened) {
+  Value other = add.getLhs() == v ? add.getRhs() : add.getLhs();
+  ArrayRef<int64_t> bias = shapeOf(other), out = shapeOf(v);
+  if (g.epilogue >= 2 || other == v || bias.empty() ||
+      bias.back() != out.back() ||
+      llvm::any_of(bias.drop_back(), [](int64_t d) { return d != 1; }))
+    return false;
+  widened = nullptr;
+  Type half = halfOperandsOf(g);
+  if (!half)
+    return true;
+  auto widen = other.getDefiningOp<CastOp>();
+  if (!widen || !other.hasOneUse() ||
+      cast<RankedTensorType>(widen.getOperand().getType()).getElementType() !=
+          half ||
+      !add.getResult().hasOneUse())
+    return false;
+  auto round = dyn_cast<CastOp>(*add.getResult().getUsers().begin());
+  if (!round || round.getType().getElementType() != half)
+    return false;
+  widened = widen;
+  return true;
+}
+
 int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
-  if (!isa<AddOp, MulOp, ReluOp, GeluOp>(op) ||
-      !cast<RankedTensorType>(op->getResult(0).getType())
-           .getElementType()
-           .isF32())
+  if (!isa<AddOp, MulOp, ReluOp, GeluOp, CastOp>(op))
     return -1;
-  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
-    Value v = op->getOperand(i);
+  Type resultType =
+      cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
+  if (!resultType.isF32() && !isa<CastOp>(op))
+    return -1;
+  // The group whose value `v` is, when `op` may be its epilogue: the last
+  // op of a matmul group (before the widening of the bias `op` adds, if
+  // that joined), read by nothing else: the library writes the epilogue's
+  // result instead of the matmul's. -1 when `v` is a value of some other
+  // group's, or of a matmul group's that is read elsewhere too; -2 when it
+  // is no group's, or is the widened bias itself.
+  auto libraryOf = [&](Value v) -> int {
     Operation *def = v.getDefiningOp();
     auto it = def ? groupOf.find(def) : groupOf.end();
     if (it == groupOf.end())
-      continue;
+      return -2;
     Group &g = groups[it->second];
-    // Only the last op of the group, read by nothing else: the library
-    // writes the epilogue's result instead of the matmul's.
-    if (g.kind != Group::Library || g.members.back() != def || !v.hasOneUse() ||
-        shapeOf(op->getResult(0)) != shapeOf(v))
+    ArrayRef<Operation *> members = g.members;
+    bool biasLast = members.size() >= 2 && isa<CastOp>(members.back()) &&
+                    members.back()->getResult(0).hasOneUse() &&
+                    *members.back()->getResult(0).user_begin() == op;
+    if (g.kind == Group::Library && biasLast && def == members.back())
+      return -2;
+    if (g.kind != Group::Library || !v.hasOneUse() ||
+        def != members[members.size() - (biasLast ? 2 : 1)])
       return -1;
+    return g.id;
+  };
+  if (auto widen = dyn_cast<CastOp>(op);
+      widen && widen.getResult().hasOneUse() && target.biasEpilogue) {
+    // A half bias widened for the add that follows (isBiasEpilogue): the
+    // library reads the half values.
+    if (auto add = dyn_cast<AddOp>(*widen.getResult().getUsers().begin())) {
+      Value v = add.getLhs() == widen.getResult() ? add.getRhs() : add.getLhs();
+      Operation *widened;
+      if (int id = libraryOf(v);
+          id >= 0 && isBiasEpilogue(add, v, groups[id], widened) &&
+          widened == op) {
+        what = "its bias, read as " +
+               std::string(isa<BFloat16Type>(widen.getOperand()
+                                                  .getType()
+                                                  .getElementType())
+                               ? "bf16"
+                               : "f16");
+        return id;
+      }
+    }
+  }
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    Value v = op->getOperand(i);
+    int id = libraryOf(v);
+    if (id == -2)
+      continue;
+    if (id == -1 || shapeOf(op->getResult(0)) != shapeOf(v))
+      return -1;
+    Group &g = groups[id];
     Value other = op->getNumOperands() == 2 ? op->getOperand(1 - i) : Value();
+    if (isa<CastOp>(op)) {
+      // The one rounding of a linear layer's f32 sum and bias under mixed
+      // precision: the library writes its out in the operands' type.
+      Type half = halfOperandsOf(g);
+      if (!half || g.epilogue != 2 || resultType != half)
+        return -1;
+      what = "rounding to " + std::string(isa<BFloat16Type>(half) ? "bf16"
+                                                                   : "f16");
+      g.epilogue = 4;
+      return g.id;
+    }
     if (isa<MulOp>(op) && g.epilogue < 1 && target.scaleEpilogue) {
       auto c = other.getDefiningOp<ConstantOp>();
       if (!c || !cast<DenseElementsAttr>(c.getValue()).isSplat())
@@ -480,11 +571,12 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
       g.epilogue = 1;
       return g.id;
     }
-    if (isa<AddOp>(op) && g.epilogue < 2 && target.biasEpilogue) {
-      // A bias: one value per output column, broadcast over the rows.
-      ArrayRef<int64_t> bias = shapeOf(other), out = shapeOf(v);
-      if (bias.empty() || bias.back() != out.back() ||
-          llvm::any_of(bias.drop_back(), [](int64_t d) { return d != 1; }))
+    Operation *widened;
+    if (auto add = dyn_cast<AddOp>(op); add && target.biasEpilogue &&
+                                        isBiasEpilogue(add, v, g, widened)) {
+      // Under mixed precision the bias's widening joined the group first.
+      auto joined = widened ? groupOf.find(widened) : groupOf.end();
+      if (widened && (joined == groupOf.end() || joined->second != g.id))
         return -1;
       what = "bias";
       g.epilogue = 2;

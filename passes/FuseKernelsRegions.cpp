@@ -202,6 +202,14 @@ void KernelGrouper::buildRegions() {
               return again == recompute.end() || !again->second.count(r);
             }))
           outputs.push_back(r);
+    // Every value the group computes is recomputed by the kernels that
+    // read it (planRecompute): it writes nothing, so it is no kernel.
+    if (outputs.empty() &&
+        (g.kind == Group::Loop || g.kind == Group::Reduction)) {
+      for (Operation *m : g.members)
+        toErase.push_back(m);
+      continue;
+    }
 
     b.setInsertionPoint(ret);
     StringRef kind = g.kind == Group::Loop        ? "loop"

@@ -54,7 +54,8 @@ struct Group {
   llvm::DenseSet<mlir::Value> inputs;
   int firstPosition = 0;
   /// For Library groups: how far the matmul's epilogue has grown
-  /// (0 none, 1 scaled, 2 bias added, 3 activation applied).
+  /// (0 none, 1 scaled, 2 bias added, 3 activation applied, 4 the f32
+  /// result of half operands rounded to their type).
   int epilogue = 0;
 };
 

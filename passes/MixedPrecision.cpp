@@ -13,6 +13,21 @@
 //   %y16 = sgraph.matmul %a16, %b16 : (bf16, bf16) -> bf16
 //   %y   = sgraph.cast %y16 : bf16 to f32
 //
+// A matmul whose only reader adds a bias (one value per output column) is
+// a linear layer, and rounds once after the bias, as PyTorch autocast's
+// `linear` and the matmul libraries' bias epilogues (oneDNN, cuBLASLt)
+// compute it:
+//
+//   %p   = sgraph.matmul %a16, %b16 {f32_result = true} : (bf16, bf16) -> f32
+//   %c16 = sgraph.cast %c : f32 to bf16            (the bias, as autocast)
+//   %c32 = sgraph.cast %c16 : bf16 to f32
+//   %q   = sgraph.add %p, %c32 : f32
+//   %q16 = sgraph.cast %q : f32 to bf16            (the one rounding)
+//   %y   = sgraph.cast %q16 : bf16 to f32
+//
+// Fusion makes the four a single library call with a bf16 bias and a bf16
+// out (passes/FuseKernels.cpp).
+//
 // Every other op keeps computing in f32: the statistics of layer_norm and
 // softmax, the loss, the global norm and the optimizer, and the parameters
 // (the master weights) themselves. Autodiff turns the casts into their
@@ -79,6 +94,29 @@ public:
   }
 
 private:
+  /// The add that puts a bias on `mm`'s result, when that is its only use:
+  /// the other operand is one value per output column ([N], or [1.., N]) of
+  /// the result's own type.
+  static sgraph::AddOp biasAddOf(sgraph::MatmulOp mm) {
+    Value y = mm.getResult();
+    if (!y.hasOneUse())
+      return {};
+    auto add = dyn_cast<sgraph::AddOp>(*y.getUsers().begin());
+    if (!add || add.getResult().getType() != y.getType())
+      return {};
+    Value bias = add.getLhs() == y ? add.getRhs() : add.getLhs();
+    if (bias == y)
+      return {};
+    auto bt = cast<RankedTensorType>(bias.getType());
+    auto yt = cast<RankedTensorType>(y.getType());
+    ArrayRef<int64_t> b = bt.getShape();
+    if (bt.getElementType() != yt.getElementType() || b.empty() ||
+        b.back() != yt.getShape().back() ||
+        llvm::any_of(b.drop_back(), [](int64_t d) { return d != 1; }))
+      return {};
+    return add;
+  }
+
   static void rewrite(sgraph::MatmulOp op, Type half) {
     auto wide = [](Value v) {
       Type t = cast<RankedTensorType>(v.getType()).getElementType();
@@ -88,16 +126,43 @@ private:
       return;
     OpBuilder b(op);
     Location loc = op.getLoc();
-    auto narrow = [&](Value v) -> Value {
-      auto type = cast<RankedTensorType>(v.getType()).clone(half);
+    auto castTo = [&](Value v, Type element) -> Value {
+      auto type = cast<RankedTensorType>(v.getType()).clone(element);
       return b.create<sgraph::CastOp>(loc, type, v);
     };
-    Value lhs = narrow(op.getLhs()), rhs = narrow(op.getRhs());
+    Value lhs = castTo(op.getLhs(), half), rhs = castTo(op.getRhs(), half);
+    auto wideType = cast<RankedTensorType>(op.getResult().getType());
+    if (sgraph::AddOp add = biasAddOf(op)) {
+      // A linear layer: its bias, in half precision as the operands, is
+      // added to the f32 products before the one rounding, as autocast's
+      // `linear` computes and the matmul library's epilogue does.
+      unsigned biasIndex = add.getLhs() == op.getResult() ? 1 : 0;
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(add);
+        Value bias16 = castTo(add->getOperand(biasIndex), half);
+        add->setOperand(biasIndex,
+                        castTo(bias16, wideType.getElementType()));
+      }
+      auto product = b.create<sgraph::MatmulOp>(
+          loc, lhs, rhs, op.getTransposeLhsAttr(), op.getTransposeRhsAttr(),
+          b.getBoolAttr(true));
+      Value sum = product;
+      if (!wideType.getElementType().isF32())
+        sum = castTo(sum, wideType.getElementType());
+      op.getResult().replaceAllUsesWith(sum);
+      op.erase();
+      b.setInsertionPointAfter(add);
+      Value rounded = castTo(add.getResult(), half);
+      Value widened = castTo(rounded, wideType.getElementType());
+      add.getResult().replaceAllUsesExcept(widened,
+                                           rounded.getDefiningOp());
+      return;
+    }
     auto product = b.create<sgraph::MatmulOp>(loc, lhs, rhs,
                                               op.getTransposeLhsAttr(),
                                               op.getTransposeRhsAttr());
-    Value widened =
-        b.create<sgraph::CastOp>(loc, op.getResult().getType(), product);
+    Value widened = castTo(product, wideType.getElementType());
     op.getResult().replaceAllUsesWith(widened);
     op.erase();
   }

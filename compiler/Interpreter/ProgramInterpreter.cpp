@@ -101,10 +101,17 @@ LogicalResult ProgramRun::matmul(sched::MatmulOp op) {
   if (failed(lhs) || failed(rhs))
     return failure();
   auto outType = cast<sched::BufferType>(op.getOut().getType());
-  Tensor out = zerosOf(outType.getTensorType());
-  matmulInto(*lhs, *rhs, op.getTransposeLhs(), op.getTransposeRhs(), out);
   // The epilogue in the order the matmul kernel's ops had it, each result
-  // rounded to the element type.
+  // rounded to the element type. A half out is the rounding of an f32
+  // product and epilogue (the f32 ops before the rounding cast in the
+  // kernel, docs/MixedPrecision.md), so those run in f32 and out is
+  // rounded to half once, at the end.
+  RankedTensorType type = outType.getTensorType();
+  const bool half =
+      type.getElementType().isBF16() || type.getElementType().isF16();
+  Tensor out = zerosOf(
+      half ? type.clone(Float32Type::get(op.getContext())) : type);
+  matmulInto(*lhs, *rhs, op.getTransposeLhs(), op.getTransposeRhs(), out);
   double alpha = op.getAlpha().convertToDouble();
   int64_t n = outType.getShape().back();
   auto each = [&](auto fn) {
@@ -133,6 +140,12 @@ LogicalResult ProgramRun::matmul(sched::MatmulOp op) {
     break;
   default:
     break;
+  }
+  if (half) {
+    Tensor rounded = zerosOf(type);
+    for (int64_t k = 0, e = out.numElements(); k < e; ++k)
+      rounded.f[k] = roundTo(rounded.kind, out.f[k]);
+    return store(op.getOut(), rounded, op);
   }
   return store(op.getOut(), out, op);
 }

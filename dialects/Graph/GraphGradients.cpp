@@ -708,6 +708,19 @@ static Value widenUnreadProduct(Value g) {
   return g;
 }
 
+/// The f32 value `g` rounds, when `g` is a cast of it to half that nothing
+/// reads yet (the gradient of a bias's widened half copy, MixedPrecision;
+/// the cast is left to dead-code elimination). Null otherwise.
+static Value unreadRoundingOf(Value g) {
+  auto round = g.getDefiningOp<CastOp>();
+  if (!round || !g.use_empty())
+    return {};
+  Value wide = round.getOperand();
+  if (!getElementTypeOrSelf(wide.getType()).isF32())
+    return {};
+  return wide;
+}
+
 LogicalResult CastOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
                                      ArrayRef<bool>,
                                      SmallVectorImpl<Value> &grads) {
@@ -719,14 +732,19 @@ LogicalResult CastOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
   // (docs/MixedPrecision.md). Its gradient, when a matmul makes it (the
   // weight gradient Xᵀ·dY over batch and rows), is that matmul's f32 sum
   // itself: rounding it to half only to widen it again would lose bits and
-  // cost a kernel. An activation's gradient keeps the half product: it
-  // flows on into kernels that read half the bytes.
+  // cost a kernel. A bias's gradient, likewise, is the f32 sum over the
+  // rows before the rounding its half copy's widening would give it. An
+  // activation's gradient keeps the half product: it flows on into kernels
+  // that read half the bytes.
   Type from = getElementTypeOrSelf(getOperand().getType()),
        to = getElementTypeOrSelf(getType());
   if (isa<BlockArgument>(getOperand()) && (from.isF32() || from.isF64()) &&
-      (to.isBF16() || to.isF16()))
+      (to.isBF16() || to.isF16())) {
     if (Value wide = widenUnreadProduct(g))
       g = wide;
+    else if (Value wide = unreadRoundingOf(g))
+      g = wide; // a bias's gradient: the f32 sum over the rows as it is
+  }
   if (g.getType() != getOperand().getType())
     g = b.create<CastOp>(getLoc(), getOperand().getType(), g);
   grads.assign({g});

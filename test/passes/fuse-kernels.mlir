@@ -445,3 +445,21 @@ func.func @wide_sum(%a: tensor<f64>, %b: tensor<f64>, %c: tensor<f64>,
   %3 = sgraph.add %2, %e : (tensor<f64>, tensor<f64>) -> tensor<f64>
   return %3 : tensor<f64>
 }
+
+// -----
+
+// Tests that a group that writes nothing is no kernel: here a cast nothing
+// reads (as when every reader recomputes a value instead of reading it, the
+// group's values are all recomputed elsewhere); only the exp's kernel is
+// built.
+// CHECK-LABEL: func.func @writes_nothing(
+// CHECK-NOT: -> ()
+// CHECK: sgraph.fusion "k1" kind = "loop"(%{{.*}}) : (tensor<4x8xbf16>) -> tensor<4x8xf32>
+// CHECK-NOT: sgraph.fusion
+// CHECK: return
+func.func @writes_nothing(%a: tensor<4x8xbf16>) -> tensor<4x8xf32> {
+  %d = sgraph.cast %a : tensor<4x8xbf16> to tensor<4x8xf32>
+  %w = sgraph.cast %a : tensor<4x8xbf16> to tensor<4x8xf32>
+  %e = sgraph.exp %w : tensor<4x8xf32>
+  return %e : tensor<4x8xf32>
+}

@@ -294,6 +294,13 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc,
         static_cast<int>(dd.epilogue));
     return CUBLAS_STATUS_NOT_SUPPORTED;
   }
+  // The bias has D's type (cublasLt.h, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE:
+  // the exceptions are integer and fp8 kernels, which this never runs).
+  if (dd.bias && dd.biasType >= 0 && dd.biasType != ldd.type) {
+    say("cublasLtMatmul: a bias of type %d with D of type %d",
+        static_cast<int>(dd.biasType), static_cast<int>(ldd.type));
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  }
   const char *epilogue =
       dd.epilogue == CUBLASLT_EPILOGUE_BIAS        ? " BIAS"
       : dd.epilogue == CUBLASLT_EPILOGUE_RELU      ? " RELU"
