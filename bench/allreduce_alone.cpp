@@ -87,8 +87,8 @@ int main(int argc, char **argv) {
   std::sort(cpu.begin(), cpu.end());
   if ((*c)->rank() == 0)
     std::printf("allreduce_alone buckets=%zu bytes=%zu median_ms=%.2f "
-                "min_ms=%.2f cpu_ms=%.2f\n",
+                "min_ms=%.2f cpu_ms=%.2f transport='%s'\n",
                 sizes.size(), total, wall[wall.size() / 2], wall.front(),
-                cpu[cpu.size() / 2]);
+                cpu[cpu.size() / 2], (*c)->transport().c_str());
   return 0;
 }

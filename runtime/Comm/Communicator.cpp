@@ -19,6 +19,7 @@
 
 #include "abi/HalfFloat.h"
 #include "runtime/Comm/Rendezvous.h"
+#include "runtime/Comm/SharedMemory.h"
 #include "runtime/Support/Status.h"
 
 #include "absl/strings/cord.h"
@@ -99,6 +100,7 @@ public:
   absl::Status barrier(uint32_t, std::string_view) override {
     return absl::OkStatus();
   }
+  std::string transport() const override { return "none"; }
 };
 
 //===- Gloo ---------------------------------------------------------------===//
@@ -133,11 +135,13 @@ public:
 
   absl::Status allReduceSum(float *data, size_t count, uint32_t tag,
                             std::string_view what) override {
-    return allReduce(data, count, tag, what, &gloo::sum<float>);
+    return allReduce(data, count, tag, what, &gloo::sum<float>,
+                     SharedMemoryReducer::Kind::f32);
   }
   absl::Status allReduceSum(double *data, size_t count, uint32_t tag,
                             std::string_view what) override {
-    return allReduce(data, count, tag, what, &gloo::sum<double>);
+    return allReduce(data, count, tag, what, &gloo::sum<double>,
+                     SharedMemoryReducer::Kind::f64);
   }
   absl::Status allReduceSum(uint16_t *data, size_t count, Half type,
                             uint32_t tag, std::string_view what) override {
@@ -145,7 +149,9 @@ public:
                      type == Half::bf16 ? &sumHalves<half::bf16BitsToFloat,
                                                      half::floatToBf16Bits>
                                         : &sumHalves<half::f16BitsToFloat,
-                                                     half::floatToF16Bits>);
+                                                     half::floatToF16Bits>,
+                     type == Half::bf16 ? SharedMemoryReducer::Kind::bf16
+                                        : SharedMemoryReducer::Kind::f16);
   }
 
   absl::Status broadcast(void *data, size_t bytes, int root, uint32_t tag,
@@ -191,6 +197,19 @@ public:
     });
   }
 
+  std::string transport() const override {
+    return shm_ ? "shared memory"
+                : absl::StrCat("TCP (no shared memory: ", noShmReason_, ")");
+  }
+
+  /// From now on, all-reduces go through `shm` (connect() made sure every
+  /// rank has one); without it, `why` says why not.
+  void useSharedMemory(std::unique_ptr<SharedMemoryReducer> shm,
+                       std::string why) {
+    shm_ = std::move(shm);
+    noShmReason_ = std::move(why);
+  }
+
   /// The address Gloo names rank r by, for r != rank().
   void setPeerAddress(const std::string &address, int r) {
     peerByAddress_[address] = r;
@@ -202,6 +221,25 @@ public:
   /// Runs fn unless an earlier call failed; makes its exception the
   /// communicator's error.
   template <typename Fn> absl::Status run(std::string_view what, Fn fn) {
+    return guarded(what, [&]() -> absl::Status {
+      absl::Status status;
+      try {
+        fn();
+        return absl::OkStatus();
+      } catch (const std::exception &e) {
+        status = classify(what, e.what());
+      }
+      if (status.code() == absl::StatusCode::kDeadlineExceeded)
+        if (std::optional<absl::Status> died = peerThatDied(what))
+          status = *died;
+      return status;
+    });
+  }
+
+  /// Runs attempt (returning a Status) unless an earlier call failed; makes
+  /// its error the communicator's.
+  template <typename Fn>
+  absl::Status guarded(std::string_view what, Fn attempt) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!error_.ok())
@@ -211,16 +249,9 @@ public:
                 std::string(what), " not run on rank ", rank_,
                 ": the communicator failed earlier: ", error_.message()));
     }
-    absl::Status status;
-    try {
-      fn();
-      return absl::OkStatus();
-    } catch (const std::exception &e) {
-      status = classify(what, e.what());
-    }
-    if (status.code() == absl::StatusCode::kDeadlineExceeded)
-      if (std::optional<absl::Status> died = peerThatDied(what))
-        status = *died;
+    absl::Status status = attempt();
+    if (status.ok())
+      return status;
     std::lock_guard<std::mutex> lock(mu_);
     if (error_.ok())
       error_ = status;
@@ -259,9 +290,14 @@ private:
 
   template <typename T>
   absl::Status allReduce(T *data, size_t count, uint32_t tag,
-                         std::string_view what, ReduceFn reduce) {
+                         std::string_view what, ReduceFn reduce,
+                         SharedMemoryReducer::Kind kind) {
     if (count == 0)
       return absl::OkStatus();
+    if (shm_)
+      return guarded(what, [&] {
+        return shm_->allReduceSum(data, count, kind, tag, what);
+      });
     return run(what, [&] {
       gloo::AllreduceOptions opts(context_);
       opts.setOutput(data, count);
@@ -286,6 +322,8 @@ private:
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
   std::map<std::string, int> peerByAddress_;
+  std::unique_ptr<SharedMemoryReducer> shm_;
+  std::string noShmReason_;
   mutable std::mutex mu_;
   absl::Status error_;
 };
@@ -339,6 +377,84 @@ absl::Status GlooCommunicator::classify(std::string_view what,
   if (peerFailed)
     status = markPeerFailure(std::move(status), peerText);
   return status;
+}
+
+/// The tags of joinSharedMemory's two collectives, run before any of the
+/// caller's.
+constexpr uint32_t kShmOfferTag = 0xfffffff0, kShmAgreeTag = 0xfffffff1;
+
+/// Rank 0 makes a shared segment and broadcasts its name; every other rank
+/// maps it; an all-gather of what went wrong (nothing, on a rank that could)
+/// decides, the same way on every rank: shared memory when every rank has
+/// it, else TCP with the first rank's reason.
+absl::Status joinSharedMemory(GlooCommunicator &comm, const DistEnv &env,
+                              const CommOptions &options) {
+  struct Offer {
+    char name[64];
+    uint64_t nonce;
+    char why[192];
+  };
+  constexpr size_t kWhy = sizeof(Offer::why);
+  auto copyText = [](char *to, size_t room, const std::string &text) {
+    size_t n = std::min(text.size(), room - 1);
+    std::memcpy(to, text.data(), n);
+    to[n] = '\0';
+  };
+  Offer offer{};
+  std::unique_ptr<SharedMemoryReducer> shm;
+  std::string why;
+  const std::string self = absl::StrCat("rank ", env.rank, ": ");
+  if (options.sharedMemoryBytes == 0 || !env.sharedMemory) {
+    why = absl::StrCat(self, "disabled (SINTER_SHM_DISABLE=1)");
+  } else if (env.rank == 0) {
+    if (env.localWorldSize < env.worldSize) {
+      why = absl::StrCat("the ", env.worldSize, " ranks are on several hosts (",
+                         env.localWorldSize, " on rank 0's)");
+    } else {
+      absl::StatusOr<std::unique_ptr<SharedMemoryReducer>> made =
+          SharedMemoryReducer::create(env.worldSize, options.sharedMemoryBytes,
+                                      options.timeout);
+      if (made.ok()) {
+        shm = std::move(*made);
+        copyText(offer.name, sizeof(offer.name), shm->name());
+        offer.nonce = shm->nonce();
+      } else {
+        why = absl::StrCat(self, made.status().message());
+      }
+    }
+  }
+  if (env.rank == 0)
+    copyText(offer.why, kWhy, why);
+  SINTER_RETURN_IF_ERROR(comm.broadcast(&offer, sizeof(offer), 0, kShmOfferTag,
+                                        "offering shared memory"));
+  if (env.rank != 0 && why.empty()) {
+    if (!offer.name[0]) {
+      why = offer.why;
+    } else {
+      absl::StatusOr<std::unique_ptr<SharedMemoryReducer>> opened =
+          SharedMemoryReducer::open(offer.name, offer.nonce, env.rank,
+                                    env.worldSize, options.timeout);
+      if (opened.ok())
+        shm = std::move(*opened);
+      else
+        why = absl::StrCat(self, opened.status().message());
+    }
+  }
+  std::vector<char> mine(kWhy, '\0'), all(kWhy * env.worldSize);
+  copyText(mine.data(), kWhy, why);
+  SINTER_RETURN_IF_ERROR(comm.allGather(mine.data(), kWhy, all.data(),
+                                        kShmAgreeTag,
+                                        "agreeing on shared memory"));
+  // Every rank has opened the segment or given up: its name can go.
+  if (shm && env.rank == 0)
+    shm->unlinkName();
+  for (int r = 0; r < env.worldSize; ++r)
+    if (const char *theirs = all.data() + r * kWhy; theirs[0]) {
+      comm.useSharedMemory(nullptr, std::string(theirs, strnlen(theirs, kWhy)));
+      return absl::OkStatus();
+    }
+  comm.useSharedMemory(std::move(shm), "");
+  return absl::OkStatus();
 }
 
 } // namespace
@@ -410,6 +526,7 @@ connect(const DistEnv &env, const CommOptions &options) {
   }
   SINTER_RETURN_IF_ERROR(
       comm->barrier(kConnectBarrierTag, "the barrier after connecting"));
+  SINTER_RETURN_IF_ERROR(joinSharedMemory(*comm, env, options));
   return std::unique_ptr<Communicator>(std::move(comm));
 }
 

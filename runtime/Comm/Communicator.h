@@ -59,6 +59,10 @@ struct CommOptions {
   /// The address this rank listens on (see listenHostname() for the value
   /// a launcher's environment implies).
   std::string hostname = "127.0.0.1";
+  /// When every rank is on this host: the all-reduces go through a
+  /// shared-memory segment of at most this many bytes instead of TCP
+  /// (SharedMemory.h). 0 (or DistEnv::sharedMemory false): TCP only.
+  size_t sharedMemoryBytes = size_t(64) << 20;
 };
 
 class Communicator {
@@ -92,6 +96,10 @@ public:
   virtual absl::Status allGather(const void *in, size_t bytes, void *out,
                                  uint32_t tag, std::string_view what) = 0;
   virtual absl::Status barrier(uint32_t tag, std::string_view what) = 0;
+
+  /// How the all-reduces travel: "shared memory", "TCP (no shared memory:
+  /// why)", or "none" in a world of one.
+  virtual std::string transport() const = 0;
 };
 
 /// The exit status of a rank that stopped because of another rank's

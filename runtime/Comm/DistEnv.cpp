@@ -202,6 +202,11 @@ absl::StatusOr<DistEnv> readDistEnv(const EnvLookup &env) {
     dist.masterAddr = "127.0.0.1";
   }
 
+  if (std::optional<std::string> off = lookup(env, "SINTER_SHM_DISABLE")) {
+    SINTER_ASSIGN_OR_RETURN(int disable,
+                            parseInt("SINTER_SHM_DISABLE", *off, 0, 1));
+    dist.sharedMemory = disable == 0;
+  }
   SINTER_ASSIGN_OR_RETURN(std::optional<int> restart,
                           readInt(env, "TORCHELASTIC_RESTART_COUNT", 0));
   dist.restartCount = restart.value_or(0);

@@ -19,6 +19,9 @@
 // system every rank sees; it wins over MASTER_ADDR). Without either,
 // MASTER_ADDR defaults to 127.0.0.1 only when every rank is on this host.
 //
+// SINTER_SHM_DISABLE=1 keeps ranks on one host off shared memory (0 or
+// unset: they use it when they can).
+//
 // Every store key is prefixed by a run id, so that two jobs sharing a store
 // directory or a port never read each other's keys: SINTER_RUN_ID,
 // TORCHELASTIC_RUN_ID, Slurm's job and step id, else one made from
@@ -54,6 +57,9 @@ struct DistEnv {
   int restartCount = 0;
   /// "torchrun", "Open MPI", "MPICH", "Slurm", "single process".
   std::string source;
+  /// SINTER_SHM_DISABLE=1 (as NCCL_SHM_DISABLE) clears it: the all-reduces
+  /// of ranks on one host then go over TCP too.
+  bool sharedMemory = true;
 
   /// The prefix of every store key: runId, and the restart when not 0.
   std::string storePrefix() const;

@@ -74,6 +74,8 @@ public:
   int rank() const { return env.rank; }
   int worldSize() const { return env.worldSize; }
   const comm::DistEnv &environment() const { return env; }
+  /// How the gradients travel (Communicator::transport()).
+  std::string transport() const { return comm ? comm->transport() : "none"; }
   bool distributed() const { return env.worldSize > 1; }
 
   /// The step in flight, for messages.

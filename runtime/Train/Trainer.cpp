@@ -670,9 +670,10 @@ absl::Status Run::run() {
       absl::StrFormat(
           "%s%s %s; %d threads; %s",
           dp->distributed()
-              ? absl::StrFormat("%d ranks (%s), each %d threads; ",
+              ? absl::StrFormat("%d ranks (%s; all-reduce over %s), each "
+                                "%d threads; ",
                                 dp->worldSize(), dp->environment().source,
-                                ex.threads())
+                                dp->transport(), ex.threads())
               : "",
           resumed ? "resuming from" : "data:",
           resumed ? absl::StrFormat("step %d (%s)", startStep, opt.resume)

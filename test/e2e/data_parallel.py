@@ -35,6 +35,9 @@ non-zero with a message when something is wrong:
                section untouched: equivalence with the example's own
                grad_accumulation_steps, which the binary must say it runs.
 
+With --transport=tcp the ranks' all-reduces go over TCP
+(SINTER_SHM_DISABLE=1) instead of the shared memory of ranks on one host;
+equivalence checks that rank 0's start line names the transport used.
 With --comm-dtype=bf16|fp16 the per-rank binary sends its gradients in
 that type (data_parallel { grad_comm_dtype }); the reference stays f32.
 With --accumulate=K the per-rank binary is compiled with
@@ -159,8 +162,11 @@ def fresh(*paths):
 
 
 def launch(a, n, argv, what, expect=0, extra=()):
+    env = dict(os.environ)
+    if getattr(a, "transport", "shm") == "tcp":
+        env["SINTER_SHM_DISABLE"] = "1"
     return run([a.launch, "-n", str(n), "--grace-seconds=5"] + list(extra) +
-               ["--"] + argv, what, expect=expect)
+               ["--"] + argv, what, expect=expect, env=env)
 
 
 def free_port():
@@ -196,11 +202,18 @@ def cmd_equivalence(a):
     common = [f"--steps={n}", "--threads=1", "--quiet"] + data_flags(a)
     run([whole, f"--save={d}/one", f"--log-jsonl={d}/one.jsonl"] + common,
         f"one process at batch {w * k * b}")
+    loud = [c for c in common if c != "--quiet"]  # the start line
     p = launch(a, w, [per_rank, f"--save={d}/many",
-                      f"--log-jsonl={d}/many.jsonl"] + common + accumulation,
+                      f"--log-jsonl={d}/many.jsonl"] + loud + accumulation,
                f"{w} ranks x {k} micro-batches at batch {b}")
     if "error" in p.stdout + p.stderr:
         fail(f"a healthy run printed an error:\n{p.stdout}{p.stderr}")
+    used = re.search(r"all-reduce over ([^,;)(]+)", p.stdout + p.stderr)
+    wanted = "TCP" if a.transport == "tcp" else "shared memory"
+    if not used or used.group(1).strip() != wanted:
+        fail(f"the ranks' all-reduces went over "
+             f"{used.group(1) if used else '(not said)'}, not {wanted}:\n"
+             f"{p.stdout[-2000:]}")
     one, many = step_metric(f"{d}/one.jsonl"), step_metric(f"{d}/many.jsonl")
     if sorted(one) != list(range(1, n + 1)) or sorted(many) != sorted(one):
         fail(f"steps logged: {sorted(one)} vs {sorted(many)}")
@@ -236,6 +249,8 @@ def cmd_equivalence(a):
     micro = f" x {k} micro-batches" if k > 1 else ""
     if a.comm_dtype:
         micro += f" (gradients sent as {a.comm_dtype})"
+    if a.transport == "tcp":
+        micro += " over TCP"
     print(f"ok: {w} ranks{micro} x batch {b} = one process at batch "
           f"{w * k * b} for {n} "
           f"steps (loss {worst_loss:.1e}, parameters {whole[0]:.1e}, "
@@ -558,6 +573,7 @@ def main():
     ap.add_argument("--accumulate", type=int, default=1)
     ap.add_argument("--run-accumulate", type=int, default=0)
     ap.add_argument("--comm-dtype", choices=["", "bf16", "fp16"], default="")
+    ap.add_argument("--transport", choices=["shm", "tcp"], default="shm")
     a = ap.parse_args()
     {"equivalence": cmd_equivalence, "buckets": cmd_buckets, "sum": cmd_sum,
      "faults": cmd_faults, "resume": cmd_resume,

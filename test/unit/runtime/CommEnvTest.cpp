@@ -228,6 +228,26 @@ TEST(DistEnv, OutOfRange) {
       HasSubstr("MASTER_PORT='0'"));
 }
 
+TEST(DistEnv, SharedMemoryCanBeTurnedOff) {
+  absl::StatusOr<DistEnv> env = read({{"RANK", "0"}, {"WORLD_SIZE", "2"}});
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_TRUE(env->sharedMemory);
+  env = read({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"SINTER_SHM_DISABLE", "0"}});
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_TRUE(env->sharedMemory);
+  env = read({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"SINTER_SHM_DISABLE", "1"}});
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_FALSE(env->sharedMemory);
+  EXPECT_THAT(errorOf({{"RANK", "0"},
+                       {"WORLD_SIZE", "2"},
+                       {"SINTER_SHM_DISABLE", "yes"}}),
+              HasSubstr("SINTER_SHM_DISABLE='yes' is not an integer"));
+  EXPECT_THAT(errorOf({{"RANK", "0"},
+                       {"WORLD_SIZE", "2"},
+                       {"SINTER_SHM_DISABLE", "2"}}),
+              HasSubstr("SINTER_SHM_DISABLE='2' is not in [0, 1]"));
+}
+
 TEST(DistEnv, HalfALauncher) {
   EXPECT_THAT(errorOf({{"RANK", "1"}}),
               HasSubstr("RANK='1' is set but WORLD_SIZE is not"));

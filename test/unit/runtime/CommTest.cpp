@@ -29,12 +29,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace sinter::comm {
@@ -80,6 +82,43 @@ CommOptions shortOptions(std::chrono::milliseconds timeout = 5s) {
   options.timeout = timeout;
   options.fingerprint = "binary 1, program 1";
   return options;
+}
+
+/// How a job's all-reduces travel: Gloo's TCP, or the shared-memory segment
+/// of ranks on one host.
+enum class Transport { tcp, shm };
+
+std::string transportName(Transport t) {
+  return t == Transport::tcp ? "TCP" : "SharedMemory";
+}
+
+/// shortOptions for a transport. The segment is small, so that the tests'
+/// larger all-reduces (300,000 floats) take many pieces.
+CommOptions transportOptions(Transport t,
+                             std::chrono::milliseconds timeout = 5s) {
+  CommOptions options = shortOptions(timeout);
+  options.sharedMemoryBytes = t == Transport::shm ? 256 << 10 : 0;
+  return options;
+}
+
+/// "" when comm's transport is t, else what it is.
+std::string checkTransport(const Communicator &comm, Transport t) {
+  std::string used = comm.transport();
+  bool ok = t == Transport::shm ? used == "shared memory"
+                                : used.rfind("TCP", 0) == 0;
+  return ok ? "" : "transport is '" + used + "'";
+}
+
+/// The names in /dev/shm that rank 0 of this process made.
+std::vector<std::string> segmentsOf(pid_t pid) {
+  std::vector<std::string> names;
+  std::error_code error;
+  const std::string prefix = "sinter-" + std::to_string(pid) + "-";
+  for (const auto &entry :
+       std::filesystem::directory_iterator("/dev/shm", error))
+    if (entry.path().filename().string().rfind(prefix, 0) == 0)
+      names.push_back(entry.path().filename().string());
+  return names;
 }
 
 struct RankOutcome {
@@ -177,6 +216,14 @@ std::string freshDir(const std::string &name) {
   if (!::mkdtemp(buffer.data()))
     std::abort();
   return buffer.data();
+}
+
+/// The seconds after marker in a report ("| took 0.25"), or 1e9.
+double tookSeconds(const std::string &report, const char *marker) {
+  size_t at = report.find(marker);
+  return at == std::string::npos
+             ? 1e9
+             : std::atof(report.c_str() + at + std::strlen(marker));
 }
 
 //===- Collectives --------------------------------------------------------===//
@@ -282,28 +329,202 @@ std::string collectivesBody(Communicator &comm) {
   return "ok";
 }
 
-class CommJob : public ::testing::TestWithParam<int> {};
+using RanksAndTransport = std::tuple<int, Transport>;
+
+std::string ranksAndTransportName(
+    const ::testing::TestParamInfo<RanksAndTransport> &info) {
+  return std::to_string(std::get<0>(info.param)) + "Ranks" +
+         transportName(std::get<1>(info.param));
+}
+
+class CommJob : public ::testing::TestWithParam<RanksAndTransport> {};
 
 TEST_P(CommJob, EveryCollectiveGivesTheSameResultOnEveryRank) {
-  const int n = GetParam();
+  const auto [n, transport] = GetParam();
   const int port = freePort();
   std::vector<RankOutcome> outcomes = runRanks(allRanks(n), [&](int r) {
     absl::StatusOr<std::unique_ptr<Communicator>> comm =
-        connect(tcpEnv(r, n, port), shortOptions());
+        connect(tcpEnv(r, n, port), transportOptions(transport));
     if (!comm.ok())
       return "connect: " + statusText(comm.status());
     if ((*comm)->rank() != r || (*comm)->size() != n)
       return std::string("wrong rank or size");
+    if (std::string wrong = checkTransport(**comm, transport); !wrong.empty())
+      return wrong;
+    // Once connected, the segment's name is gone: nothing is left in
+    // /dev/shm, however the job ends.
+    if (r == 0 && !segmentsOf(::getpid()).empty())
+      return "left in /dev/shm: " + segmentsOf(::getpid()).front();
     return collectivesBody(**comm);
   });
   for (int r = 0; r < n; ++r)
     EXPECT_EQ(outcomes[r].report, "ok") << "rank " << r;
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranks, CommJob, ::testing::Values(2, 3),
-                         [](const auto &info) {
-                           return std::to_string(info.param) + "Ranks";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Ranks, CommJob,
+    ::testing::Combine(::testing::Values(2, 3),
+                       ::testing::Values(Transport::tcp, Transport::shm)),
+    ranksAndTransportName);
+
+//===- Shared memory ------------------------------------------------------===//
+
+/// Rank r's contribution to SumOrderIsFixed: values of every magnitude, so
+/// that the order of the additions shows in the result.
+std::vector<float> noisyValues(int r, size_t n) {
+  std::vector<float> v(n);
+  uint32_t state = 12345u + 977u * static_cast<uint32_t>(r);
+  for (float &x : v) {
+    state = state * 1664525u + 1013904223u;
+    x = std::ldexp(static_cast<float>(state >> 8) / 16777216.0f - 0.5f,
+                   static_cast<int>(state % 40) - 20);
+  }
+  return v;
+}
+
+// Over shared memory every element is summed in rank order, by one rank, so
+// the result is bitwise the same on every rank, equals ((x0 + x1) + x2) as
+// computed here, and does not depend on how the data is split into
+// all-reduces (a gradient bucketed or not).
+TEST(CommSharedMemory, SumOrderIsFixed) {
+  const int n = 3;
+  const size_t count = 100003; // pieces and chunks that do not divide it
+  const int port = freePort();
+  std::vector<RankOutcome> outcomes = runRanks(allRanks(n), [&](int r) {
+    absl::StatusOr<std::unique_ptr<Communicator>> comm =
+        connect(tcpEnv(r, n, port), transportOptions(Transport::shm));
+    if (!comm.ok())
+      return "connect: " + statusText(comm.status());
+    if (std::string wrong = checkTransport(**comm, Transport::shm);
+        !wrong.empty())
+      return wrong;
+    std::vector<float> whole = noisyValues(r, count), split = whole;
+    absl::Status status =
+        (*comm)->allReduceSum(whole.data(), count, 1, "whole");
+    const size_t cut = 777;
+    if (status.ok())
+      status = (*comm)->allReduceSum(split.data(), cut, 2, "first part");
+    if (status.ok())
+      status = (*comm)->allReduceSum(split.data() + cut, count - cut, 3,
+                                     "second part");
+    if (!status.ok())
+      return statusText(status);
+    std::vector<std::vector<float>> each;
+    for (int q = 0; q < n; ++q)
+      each.push_back(noisyValues(q, count));
+    size_t differentFromOrder = 0;
+    for (size_t i = 0; i < count; ++i) {
+      float expected = (each[0][i] + each[1][i]) + each[2][i];
+      if (std::memcmp(&whole[i], &expected, 4) != 0)
+        ++differentFromOrder;
+      if (std::memcmp(&whole[i], &split[i], 4) != 0)
+        return "split differs at " + std::to_string(i);
+    }
+    if (differentFromOrder)
+      return std::to_string(differentFromOrder) +
+             " elements are not summed in rank order";
+    // The rank order matters for these values: another order differs.
+    size_t orderShows = 0;
+    for (size_t i = 0; i < count; ++i)
+      orderShows += (each[0][i] + each[1][i]) + each[2][i] !=
+                    (each[2][i] + each[1][i]) + each[0][i];
+    return orderShows > 0 ? std::string("ok") : "the values cannot show order";
+  });
+  for (int r = 0; r < n; ++r)
+    EXPECT_EQ(outcomes[r].report, "ok") << "rank " << r;
+}
+
+// Ranks in different collectives get an error each, not a sum of unrelated
+// buffers (Gloo would abort the process, or wait out the timeout).
+TEST(CommSharedMemory, RanksInDifferentCollectivesFail) {
+  const int port = freePort();
+  std::vector<RankOutcome> outcomes = runRanks({0, 1}, [&](int r) {
+    absl::StatusOr<std::unique_ptr<Communicator>> comm =
+        connect(tcpEnv(r, 2, port), transportOptions(Transport::shm));
+    if (!comm.ok())
+      return "connect: " + statusText(comm.status());
+    std::vector<float> data(r == 0 ? 100 : 200, 1.0f);
+    absl::Status status =
+        (*comm)->allReduceSum(data.data(), data.size(), 9, "bucket 4");
+    return absl::StatusCodeToString(status.code()) + ": " + statusText(status);
+  });
+  EXPECT_THAT(outcomes[0].report,
+              HasSubstr("FAILED_PRECONDITION: bucket 4 failed on rank 0: rank "
+                        "1 is in another collective (tag 9, 200 elements of "
+                        "f32; rank 0: tag 9, 100 elements of f32)"));
+  EXPECT_THAT(outcomes[1].report,
+              HasSubstr("bucket 4 failed on rank 1: rank 0 is in another "
+                        "collective (tag 9, 100 elements of f32"));
+
+  const int port2 = freePort();
+  outcomes = runRanks({0, 1}, [&](int r) {
+    absl::StatusOr<std::unique_ptr<Communicator>> comm =
+        connect(tcpEnv(r, 2, port2), transportOptions(Transport::shm));
+    if (!comm.ok())
+      return "connect: " + statusText(comm.status());
+    std::vector<double> data(10, 1.0);
+    absl::Status status = (*comm)->allReduceSum(data.data(), data.size(),
+                                                r == 0 ? 20 : 21, "metrics");
+    return statusText(status);
+  });
+  EXPECT_THAT(outcomes[0].report,
+              HasSubstr("rank 1 is in another collective (tag 21, 10 "
+                        "elements of f64; rank 0: tag 20"));
+}
+
+// One rank that cannot (here: will not) use shared memory keeps the whole
+// job on TCP, and every rank says why.
+TEST(CommSharedMemory, OneRankWithoutItKeepsTheJobOnTcp) {
+  const int port = freePort();
+  std::vector<RankOutcome> outcomes = runRanks(allRanks(3), [&](int r) {
+    DistEnv env = tcpEnv(r, 3, port);
+    env.sharedMemory = r != 1;
+    absl::StatusOr<std::unique_ptr<Communicator>> comm =
+        connect(env, transportOptions(Transport::shm));
+    if (!comm.ok())
+      return "connect: " + statusText(comm.status());
+    std::string report = (*comm)->transport();
+    std::string body = collectivesBody(**comm);
+    return report + " | " + body;
+  });
+  for (int r = 0; r < 3; ++r)
+    EXPECT_EQ(outcomes[r].report,
+              "TCP (no shared memory: rank 1: disabled "
+              "(SINTER_SHM_DISABLE=1)) | ok")
+        << "rank " << r;
+}
+
+TEST(CommSharedMemory, StalledPeerTimesOut) {
+  const int port = freePort();
+  std::vector<RankOutcome> outcomes = runRanks({0, 1}, [&](int r) {
+    absl::StatusOr<std::unique_ptr<Communicator>> comm =
+        connect(tcpEnv(r, 2, port), transportOptions(Transport::shm, 1s));
+    if (!comm.ok())
+      return "connect: " + statusText(comm.status());
+    if (r == 1)
+      std::this_thread::sleep_for(2500ms); // longer than the timeout
+    std::vector<float> data(1000, 1.0f);
+    auto start = Clock::now();
+    absl::Status status = (*comm)->allReduceSum(
+        data.data(), data.size(), 1, "all-reduce of bucket 0 at step 3");
+    double seconds =
+        std::chrono::duration<double>(Clock::now() - start).count();
+    return absl::StatusCodeToString(status.code()) + ": " + statusText(status) +
+           " | took " + std::to_string(seconds);
+  });
+  const std::string &report = outcomes[0].report;
+  EXPECT_THAT(report, HasSubstr("DEADLINE_EXCEEDED: all-reduce of bucket 0 at "
+                                "step 3 failed on rank 0: timed out after 1 s "
+                                "waiting for peer rank 1"));
+  EXPECT_GE(tookSeconds(report, "| took "), 0.9) << report;
+  EXPECT_LT(tookSeconds(report, "| took "), 2.0) << report;
+  // The late rank finds rank 0 gone, at once.
+  EXPECT_THAT(outcomes[1].report,
+              HasSubstr("UNAVAILABLE: all-reduce of bucket 0 at step 3 failed "
+                        "on rank 1: peer rank 0 died"));
+  EXPECT_LT(tookSeconds(outcomes[1].report, "| took "), 0.5)
+      << outcomes[1].report;
+}
 
 TEST(CommFileStore, TwoRanksRendezvousThroughADirectory) {
   const std::string dir = freshDir("sinter-comm-store");
@@ -463,22 +684,15 @@ std::string allReduceUntilFailure(Communicator &comm, int victim) {
   return "no error";
 }
 
-double tookSeconds(const std::string &report, const char *marker) {
-  size_t at = report.find(marker);
-  return at == std::string::npos
-             ? 1e9
-             : std::atof(report.c_str() + at + std::strlen(marker));
-}
-
-class CommPeerKilled : public ::testing::TestWithParam<int> {};
+class CommPeerKilled : public ::testing::TestWithParam<RanksAndTransport> {};
 
 TEST_P(CommPeerKilled, OthersFailWithinTheTimeout) {
-  const int n = GetParam();
+  const auto [n, transport] = GetParam();
   const int port = freePort();
   const int victim = n - 1;
   std::vector<RankOutcome> outcomes = runRanks(allRanks(n), [&](int r) {
     absl::StatusOr<std::unique_ptr<Communicator>> comm =
-        connect(tcpEnv(r, n, port), shortOptions(3s));
+        connect(tcpEnv(r, n, port), transportOptions(transport, 3s));
     if (!comm.ok())
       return "connect: " + statusText(comm.status());
     return allReduceUntilFailure(**comm, victim);
@@ -497,7 +711,10 @@ TEST_P(CommPeerKilled, OthersFailWithinTheTimeout) {
                 : 0);
     EXPECT_THAT(report, HasSubstr("all-reduce at step "));
     EXPECT_THAT(report, HasSubstr("failed on rank " + std::to_string(r)));
-    EXPECT_THAT(report, HasSubstr("[gloo: "));
+    EXPECT_THAT(report, HasSubstr(transport == Transport::tcp
+                                      ? "[gloo: "
+                                      : "[shared memory: its lock on the "
+                                        "segment is gone]"));
     // Within the 3 s timeout (a peer's death is seen in milliseconds, a
     // rank whose live neighbour gave up at worst at the timeout).
     EXPECT_LT(tookSeconds(report, "| took "), 3.5) << report;
@@ -513,16 +730,20 @@ TEST_P(CommPeerKilled, OthersFailWithinTheTimeout) {
                 HasSubstr("UNAVAILABLE: all-reduce at step"));
     EXPECT_THAT(outcomes[0].report,
                 HasSubstr("peer rank 1 died or closed its connection"));
+    // Shared memory sees a death at the next check of the lock.
+    if (transport == Transport::shm)
+      EXPECT_LT(tookSeconds(outcomes[0].report, "| took "), 0.5);
     // Marked, so the binary exits kExitPeerFailed and a launcher blames
     // rank 1; the refusal after it keeps the mark.
     EXPECT_THAT(outcomes[0].report, HasSubstr("caused by a peer: yes, then yes"));
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranks, CommPeerKilled, ::testing::Values(2, 3),
-                         [](const auto &info) {
-                           return std::to_string(info.param) + "Ranks";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Ranks, CommPeerKilled,
+    ::testing::Combine(::testing::Values(2, 3),
+                       ::testing::Values(Transport::tcp, Transport::shm)),
+    ranksAndTransportName);
 
 TEST(CommFaults, StalledPeerTimesOut) {
   const int port = freePort();
