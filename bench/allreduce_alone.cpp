@@ -8,7 +8,8 @@
 // communication a data-parallel step has to hide. bench/data_parallel.py
 // passes the bucket sizes of the compiled char-GPT.
 //
-// Usage: allreduce_alone BYTES[,BYTES...] [--reps=N]
+// Usage: allreduce_alone BYTES[,BYTES...] [--reps=N] [--shm-piece-bytes=N]
+// (--shm-piece-bytes: the shared memory's piece, 0 for TCP only)
 // Output (rank 0): allreduce_alone buckets=... bytes=... median_ms=...
 //                  min_ms=... cpu_ms=...
 //
@@ -40,9 +41,13 @@ int main(int argc, char **argv) {
       break;
   }
   int reps = 20;
-  for (int i = 2; i < argc; ++i)
+  long long shmBytes = -1;
+  for (int i = 2; i < argc; ++i) {
     if (std::string(argv[i]).rfind("--reps=", 0) == 0)
       reps = std::atoi(argv[i] + 7);
+    if (std::string(argv[i]).rfind("--shm-piece-bytes=", 0) == 0)
+      shmBytes = std::atoll(argv[i] + 18);
+  }
   absl::StatusOr<comm::DistEnv> env = comm::readDistEnv();
   if (!env.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(env.status().message()).c_str());
@@ -51,6 +56,8 @@ int main(int argc, char **argv) {
   comm::CommOptions options;
   options.hostname = comm::listenHostname(*env);
   options.fingerprint = "allreduce_alone";
+  if (shmBytes >= 0)
+    options.sharedMemoryPieceBytes = static_cast<size_t>(shmBytes);
   auto c = comm::connect(*env, options);
   if (!c.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(c.status().message()).c_str());

@@ -12,7 +12,10 @@ them alike:
   ddp    PyTorch DDP (gloo), 2 x 1, batch B each (bench/peers/ddp_peer.py),
          when bench/.venv has torch (bench/peers.py makes it);
   ar     the step's gradient buckets all-reduced alone, back to back, on 2
-         ranks (bench/allreduce_alone.cpp, through runtime/Comm);
+         ranks (bench/allreduce_alone.cpp, through runtime/Comm: the shared
+         memory of ranks on one host);
+  s2x1tcp, artcp  s2x1 and ar over Gloo's TCP instead
+         (SINTER_SHM_DISABLE=1);
   s2x1bf16  s2x1 with the gradients sent as bf16 (data_parallel
          { grad_comm_dtype: BF16 }: half the bytes);
   ddpbf16   ddp with DDP's bf16_compress_hook, when ddp runs.
@@ -135,6 +138,7 @@ def main():
     # --profile on every Sinter run alike (a clock read per step), for the
     # collectives' wait it reports.
     common = [f"--steps={steps}", f"--data={data}", "--quiet", "--profile"]
+    tcp_env = dict(os.environ, SINTER_SHM_DISABLE="1")
     configs = {
         "s1x2": lambda log: run([whole, "--threads=2",
                                  f"--log-jsonl={log}"] + common),
@@ -149,6 +153,13 @@ def main():
         "ar": lambda log: run([launch, "-n", "2", "--",
                                os.path.join(bindir, "allreduce_alone"),
                                ",".join(map(str, bucket_bytes)), "--reps=20"]),
+        "s2x1tcp": lambda log: run([launch, "-n", "2", "--", per_rank,
+                                    "--threads=1", f"--log-jsonl={log}"] +
+                                   common, env=tcp_env),
+        "artcp": lambda log: run([launch, "-n", "2", "--",
+                                  os.path.join(bindir, "allreduce_alone"),
+                                  ",".join(map(str, bucket_bytes)),
+                                  "--reps=20"], env=tcp_env),
     }
     if have_torch:
         env = dict(os.environ, OMP_NUM_THREADS="1")
@@ -167,7 +178,7 @@ def main():
              f"--dropout={dropout}", "--comm=bf16"], env=env)
     names = list(configs)
     results = {n: [] for n in names}
-    waits = {"s2x1": [], "s2x1bf16": []}
+    waits = {"s2x1": [], "s2x1bf16": [], "s2x1tcp": []}
     loads = []
     for r in range(a.rounds):
         order = names[r % len(names):] + names[:r % len(names)]
@@ -177,7 +188,7 @@ def main():
                 os.remove(log)
             loads.append(loadavg())
             out = configs[n](log)
-            if n == "ar":
+            if n in ("ar", "artcp"):
                 ms = float(re.search(r"median_ms=([0-9.]+)", out).group(1))
             elif n in ("ddp", "ddpbf16"):
                 ms = json.loads(out.strip().splitlines()[-1])["ddp_step_ms"]
@@ -205,6 +216,13 @@ def main():
         "exposed_ms": statistics.median(exposed),
         "exposed_over_allreduce": statistics.median(
             [e / t for e, t in zip(exposed, results["ar"])]),
+        "s2x1tcp_over_s1x2": ratio("s2x1tcp", "s1x2"),
+        "exposed_tcp_ms": statistics.median(
+            [s - f for s, f in zip(results["s2x1tcp"], results["floor"])]),
+        "exposed_tcp_over_allreduce_tcp": statistics.median(
+            [(s - f) / t for s, f, t in zip(results["s2x1tcp"],
+                                            results["floor"],
+                                            results["artcp"])]),
         "s2x1bf16_over_s1x2": ratio("s2x1bf16", "s1x2"),
         "exposed_bf16_ms": statistics.median(
             [s - f for s, f in zip(results["s2x1bf16"], results["floor"])]),
@@ -232,6 +250,11 @@ def main():
           f"{report['comm_wait_ms']['s2x1']:.1f} ms per step (rounds: "
           + ", ".join(f"{w:.1f}" for w in waits["s2x1"]) + "), bf16 "
           f"gradients {report['comm_wait_ms']['s2x1bf16']:.1f} ms")
+    print(f"over TCP: 2x1 / 1x2 {report['s2x1tcp_over_s1x2']:.3f}, exposed "
+          f"{report['exposed_tcp_ms']:.1f} ms = "
+          f"{report['exposed_tcp_over_allreduce_tcp']:.2f} x its all-reduce "
+          f"alone ({med['artcp']:.1f} ms), comm wait "
+          f"{report['comm_wait_ms']['s2x1tcp']:.1f} ms")
     print(f"gradients as bf16: 2x1 / 1x2 {report['s2x1bf16_over_s1x2']:.3f}, "
           f"exposed communication {report['exposed_bf16_ms']:.1f} ms")
     if "ddp" in results:

@@ -43,6 +43,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <type_traits>
 
 namespace sinter::comm {
 
@@ -54,6 +55,12 @@ using ReduceFn = void (*)(void *, const void *, const void *, size_t);
 
 /// The tag of the barrier that ends connect(); no user collective runs yet.
 constexpr uint32_t kConnectBarrierTag = 0;
+
+template <typename T> void multiply(T *data, size_t count, double scale) {
+  const T by = static_cast<T>(scale);
+  for (size_t i = 0; i < count; ++i)
+    data[i] *= by;
+}
 
 /// Gloo's reduce function for 16-bit floats: c = round(a + b), elementwise.
 template <float (*Widen)(uint16_t), uint16_t (*Narrow)(float)>
@@ -77,6 +84,18 @@ public:
   }
   absl::Status allReduceSum(double *, size_t, uint32_t,
                             std::string_view) override {
+    return absl::OkStatus();
+  }
+  absl::Status allReduceScaledSum(float *data, size_t count, double scale,
+                                  uint32_t, std::string_view) override {
+    if (scale != 1.0)
+      multiply(data, count, scale);
+    return absl::OkStatus();
+  }
+  absl::Status allReduceScaledSum(double *data, size_t count, double scale,
+                                  uint32_t, std::string_view) override {
+    if (scale != 1.0)
+      multiply(data, count, scale);
     return absl::OkStatus();
   }
   absl::Status allReduceSum(uint16_t *, size_t, Half, uint32_t,
@@ -142,6 +161,18 @@ public:
                             std::string_view what) override {
     return allReduce(data, count, tag, what, &gloo::sum<double>,
                      SharedMemoryReducer::Kind::f64);
+  }
+  absl::Status allReduceScaledSum(float *data, size_t count, double scale,
+                                  uint32_t tag,
+                                  std::string_view what) override {
+    return allReduce(data, count, tag, what, &gloo::sum<float>,
+                     SharedMemoryReducer::Kind::f32, scale);
+  }
+  absl::Status allReduceScaledSum(double *data, size_t count, double scale,
+                                  uint32_t tag,
+                                  std::string_view what) override {
+    return allReduce(data, count, tag, what, &gloo::sum<double>,
+                     SharedMemoryReducer::Kind::f64, scale);
   }
   absl::Status allReduceSum(uint16_t *data, size_t count, Half type,
                             uint32_t tag, std::string_view what) override {
@@ -291,14 +322,14 @@ private:
   template <typename T>
   absl::Status allReduce(T *data, size_t count, uint32_t tag,
                          std::string_view what, ReduceFn reduce,
-                         SharedMemoryReducer::Kind kind) {
+                         SharedMemoryReducer::Kind kind, double scale = 1.0) {
     if (count == 0)
       return absl::OkStatus();
     if (shm_)
       return guarded(what, [&] {
-        return shm_->allReduceSum(data, count, kind, tag, what);
+        return shm_->allReduceSum(data, count, kind, tag, what, scale);
       });
-    return run(what, [&] {
+    absl::Status status = run(what, [&] {
       gloo::AllreduceOptions opts(context_);
       opts.setOutput(data, count);
       opts.setReduceFunction(reduce);
@@ -307,6 +338,10 @@ private:
       opts.setTimeout(timeout_);
       gloo::allreduce(opts);
     });
+    if constexpr (std::is_floating_point_v<T>)
+      if (status.ok() && scale != 1.0)
+        multiply(data, count, scale);
+    return status;
   }
 
   /// The slot prefix of peerThatDied's receive; Gloo's collectives use
@@ -404,15 +439,16 @@ absl::Status joinSharedMemory(GlooCommunicator &comm, const DistEnv &env,
   std::unique_ptr<SharedMemoryReducer> shm;
   std::string why;
   const std::string self = absl::StrCat("rank ", env.rank, ": ");
-  if (options.sharedMemoryBytes == 0 || !env.sharedMemory) {
-    why = absl::StrCat(self, "disabled (SINTER_SHM_DISABLE=1)");
+  if (options.sharedMemoryPieceBytes == 0 || !env.sharedMemory) {
+    why = absl::StrCat(self, "disabled",
+                       env.sharedMemory ? "" : " (SINTER_SHM_DISABLE=1)");
   } else if (env.rank == 0) {
     if (env.localWorldSize < env.worldSize) {
       why = absl::StrCat("the ", env.worldSize, " ranks are on several hosts (",
                          env.localWorldSize, " on rank 0's)");
     } else {
       absl::StatusOr<std::unique_ptr<SharedMemoryReducer>> made =
-          SharedMemoryReducer::create(env.worldSize, options.sharedMemoryBytes,
+          SharedMemoryReducer::create(env.worldSize, options.sharedMemoryPieceBytes,
                                       options.timeout);
       if (made.ok()) {
         shm = std::move(*made);

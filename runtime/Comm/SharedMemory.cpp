@@ -108,11 +108,12 @@ absl::Status unavailable(std::string message) {
                    std::move(message));
 }
 
-/// out[i] = own[i] = slots[0][i] + slots[1][i] + ..., for i in [lo, hi),
-/// in blocks that stay in L1 so that each pass vectorizes.
+/// out[i] = own[i] = (slots[0][i] + slots[1][i] + ...) * scale, for i in
+/// [lo, hi), in blocks that stay in L1 so that each pass vectorizes.
 template <typename T>
 void sumChunk(T *out, T *own, const unsigned char *const *slots, int n,
-              size_t lo, size_t hi) {
+              size_t lo, size_t hi, double scale) {
+  const T by = static_cast<T>(scale);
   constexpr size_t kBlock = 1024;
   T acc[kBlock];
   for (size_t b = lo; b < hi; b += kBlock) {
@@ -125,6 +126,9 @@ void sumChunk(T *out, T *own, const unsigned char *const *slots, int n,
       for (size_t j = 0; j < m; ++j)
         acc[j] += next[j];
     }
+    if (scale != 1.0)
+      for (size_t j = 0; j < m; ++j)
+        acc[j] *= by;
     std::memcpy(out + b, acc, m * sizeof(T));
     std::memcpy(own + b, acc, m * sizeof(T));
   }
@@ -225,21 +229,13 @@ bool SharedMemoryReducer::alive(int rank) const {
 }
 
 absl::StatusOr<std::unique_ptr<SharedMemoryReducer>>
-SharedMemoryReducer::create(int size, size_t budgetBytes,
+SharedMemoryReducer::create(int size, size_t pieceBytes,
                             std::chrono::milliseconds timeout) {
   std::unique_ptr<SharedMemoryReducer> r(
       new SharedMemoryReducer(0, size, timeout));
-  const size_t fixed = slotsOffset(size);
-  const size_t piece =
-      budgetBytes > fixed
-          ? roundDown((budgetBytes - fixed) / static_cast<size_t>(size + 1),
-                      kPage)
-          : 0;
-  if (piece == 0)
-    return unavailable(absl::StrCat("a shared segment of ", budgetBytes,
-                                    " bytes has no room for ", size + 1,
-                                    " pieces"));
-  const size_t bytes = fixed + static_cast<size_t>(size + 1) * piece;
+  const size_t piece = std::max(kPage, roundDown(pieceBytes, kPage));
+  const size_t bytes =
+      slotsOffset(size) + static_cast<size_t>(size + 1) * piece;
   std::random_device random;
   const uint64_t nonce = (uint64_t(random()) << 32) ^ random();
   r->name_ = absl::StrFormat("/sinter-%d-%016x", ::getpid(), nonce);
@@ -360,7 +356,8 @@ absl::Status SharedMemoryReducer::barrier(std::string_view what) {
 
 absl::Status SharedMemoryReducer::allReduceSum(void *data, size_t count,
                                                Kind kind, uint32_t tag,
-                                               std::string_view what) {
+                                               std::string_view what,
+                                               double scale) {
   if (count == 0)
     return absl::OkStatus();
   const size_t bytes = elementBytes(kind);
@@ -410,11 +407,13 @@ absl::Status SharedMemoryReducer::allReduceSum(void *data, size_t count,
     switch (kind) {
     case Kind::f32:
       sumChunk(reinterpret_cast<float *>(result()),
-               reinterpret_cast<float *>(own), slotList, size_, lo, hi);
+               reinterpret_cast<float *>(own), slotList, size_, lo, hi,
+               scale);
       break;
     case Kind::f64:
       sumChunk(reinterpret_cast<double *>(result()),
-               reinterpret_cast<double *>(own), slotList, size_, lo, hi);
+               reinterpret_cast<double *>(own), slotList, size_, lo, hi,
+               scale);
       break;
     case Kind::bf16:
       sumHalfChunk<half::bf16BitsToFloat, half::floatToBf16Bits>(

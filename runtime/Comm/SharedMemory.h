@@ -53,11 +53,12 @@ class SharedMemoryReducer {
 public:
   enum class Kind : uint32_t { f32 = 1, f64 = 2, bf16 = 3, f16 = 4 };
 
-  /// Rank 0: creates a segment for `size` ranks of (size + 1) pieces within
-  /// `budgetBytes`, reserving its memory (a full /dev/shm is an error here,
-  /// not a SIGBUS later). Its name (for open()) is name().
+  /// Rank 0: creates a segment for `size` ranks of (size + 1) pieces of
+  /// pieceBytes (rounded down to pages, at least one), reserving its memory
+  /// (a full /dev/shm is an error here, not a SIGBUS later). Its name (for
+  /// open()) is name().
   static absl::StatusOr<std::unique_ptr<SharedMemoryReducer>>
-  create(int size, size_t budgetBytes, std::chrono::milliseconds timeout);
+  create(int size, size_t pieceBytes, std::chrono::milliseconds timeout);
   /// The other ranks: opens rank 0's segment and checks that it is the one
   /// rank 0 made (`nonce`) for a job of `size`.
   static absl::StatusOr<std::unique_ptr<SharedMemoryReducer>>
@@ -72,14 +73,16 @@ public:
   /// memory lives on until the last rank unmaps it.
   void unlinkName();
 
-  /// data (count elements of kind) := the sum over ranks, in rank order;
-  /// 16-bit kinds round every partial sum. `tag` must match on every rank.
+  /// data (count elements of kind) := the sum over ranks, in rank order,
+  /// times `scale` (converted to the kind; f32 and f64 only) when it is not
+  /// 1; 16-bit kinds round every partial sum. `tag` must match on every
+  /// rank.
   /// Errors, each one line starting with `what` and naming this rank:
   /// Unavailable (marked as a peer's failure) when a peer died,
   /// DeadlineExceeded when one did not arrive within the timeout,
   /// FailedPrecondition when the ranks are in different collectives.
   absl::Status allReduceSum(void *data, size_t count, Kind kind, uint32_t tag,
-                            std::string_view what);
+                            std::string_view what, double scale = 1.0);
 
 private:
   struct Header;

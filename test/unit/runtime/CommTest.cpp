@@ -92,12 +92,12 @@ std::string transportName(Transport t) {
   return t == Transport::tcp ? "TCP" : "SharedMemory";
 }
 
-/// shortOptions for a transport. The segment is small, so that the tests'
-/// larger all-reduces (300,000 floats) take many pieces.
+/// shortOptions for a transport. The pieces are small, so that the tests'
+/// larger all-reduces (300,000 floats) take many.
 CommOptions transportOptions(Transport t,
                              std::chrono::milliseconds timeout = 5s) {
   CommOptions options = shortOptions(timeout);
-  options.sharedMemoryBytes = t == Transport::shm ? 256 << 10 : 0;
+  options.sharedMemoryPieceBytes = t == Transport::shm ? 64 << 10 : 0;
   return options;
 }
 
@@ -243,6 +243,24 @@ std::string collectivesBody(Communicator &comm) {
     if (f[i] != ranksSum * static_cast<float>(i % 7))
       return "float sum wrong at " + std::to_string(i) + ": " +
              std::to_string(f[i]);
+  // A mean: the sum, then one multiplication by the scale as a float.
+  std::vector<float> m(5000);
+  for (size_t i = 0; i < m.size(); ++i)
+    m[i] = static_cast<float>((r + 1) * (i % 13));
+  status = comm.allReduceScaledSum(m.data(), m.size(), 1.0 / n, 8, "mean");
+  if (!status.ok())
+    return statusText(status);
+  for (size_t i = 0; i < m.size(); ++i)
+    if (m[i] != ranksSum * static_cast<float>(i % 13) *
+                    static_cast<float>(1.0 / n))
+      return "mean wrong at " + std::to_string(i) + ": " +
+             std::to_string(m[i]);
+  std::vector<double> dm = {3.0 * (r + 1), 1.0};
+  status = comm.allReduceScaledSum(dm.data(), dm.size(), 0.25, 9, "scaled");
+  if (!status.ok())
+    return statusText(status);
+  if (dm[0] != 3.0 * ranksSum * 0.25 || dm[1] != n * 0.25)
+    return "scaled double sum wrong: " + std::to_string(dm[0]);
   std::vector<double> d = {0.5 * r, 1e300 / 8 * (r + 1), -1.0};
   status = comm.allReduceSum(d.data(), d.size(), 2, "double sum");
   if (!status.ok())
@@ -789,6 +807,9 @@ TEST(CommSolo, CollectivesAreTheIdentity) {
   float f[2] = {1.5f, 2.5f};
   EXPECT_TRUE(comm->allReduceSum(f, 2, 0, "sum").ok());
   EXPECT_EQ(f[1], 2.5f);
+  EXPECT_TRUE(comm->allReduceScaledSum(f, 2, 0.5, 0, "mean").ok());
+  EXPECT_EQ(f[1], 1.25f);
+  EXPECT_EQ(comm->transport(), "none");
   const char in[3] = {'x', 'y', 'z'};
   char out[3] = {};
   EXPECT_TRUE(comm->allGather(in, 3, out, 0, "gather").ok());
