@@ -16,6 +16,11 @@ them alike:
          memory of ranks on one host);
   s2x1tcp, artcp  s2x1 and ar over Gloo's TCP instead
          (SINTER_SHM_DISABLE=1);
+  paired, pairedtcp  s2x1 (and over TCP) with --debug-skip-allreduce=even:
+         the odd steps all-reduce, the even ones do not, so one run gives
+         the exposed communication as the difference of its odd and even
+         steps' medians: both halves under the same load, memory and
+         placement, where s2x1 - floor subtracts two runs;
   s2x1bf16  s2x1 with the gradients sent as bf16 (data_parallel
          { grad_comm_dtype: BF16 }: half the bytes);
   ddpbf16   ddp with DDP's bf16_compress_hook, when ddp runs.
@@ -70,6 +75,20 @@ def sinter_step_ms(log):
     t = [s["elapsed_seconds"] for s in steps if "elapsed_seconds" in s]
     return 1e3 * statistics.median(
         [b - a for a, b in zip(t[1:], t[2:])])
+
+
+def paired_ms(log):
+    """(odd, even): the median of a --debug-skip-allreduce=even run's odd
+    steps (with all-reduces) and of its even steps (without), from step 3."""
+    t = {}
+    for line in open(log):
+        s = json.loads(line)
+        if "elapsed_seconds" in s:
+            t[s["step"]] = s["elapsed_seconds"]
+    times = {k: t[k] - t[k - 1] for k in t if k >= 3 and k - 1 in t}
+    odd = [v for k, v in times.items() if k % 2 == 1]
+    even = [v for k, v in times.items() if k % 2 == 0]
+    return 1e3 * statistics.median(odd), 1e3 * statistics.median(even)
 
 
 def comm_wait_ms(out):
@@ -156,6 +175,14 @@ def main():
         "s2x1tcp": lambda log: run([launch, "-n", "2", "--", per_rank,
                                     "--threads=1", f"--log-jsonl={log}"] +
                                    common, env=tcp_env),
+        "paired": lambda log: run([launch, "-n", "2", "--", per_rank,
+                                   "--threads=1", "--debug-skip-allreduce=even",
+                                   f"--log-jsonl={log}"] + common),
+        "pairedtcp": lambda log: run([launch, "-n", "2", "--", per_rank,
+                                      "--threads=1",
+                                      "--debug-skip-allreduce=even",
+                                      f"--log-jsonl={log}"] + common,
+                                     env=tcp_env),
         "artcp": lambda log: run([launch, "-n", "2", "--",
                                   os.path.join(bindir, "allreduce_alone"),
                                   ",".join(map(str, bucket_bytes)),
@@ -180,6 +207,7 @@ def main():
     results = {n: [] for n in names}
     waits = {"s2x1": [], "s2x1bf16": [], "s2x1tcp": []}
     loads = []
+    paired = {"paired": [], "pairedtcp": []}
     for r in range(a.rounds):
         order = names[r % len(names):] + names[:r % len(names)]
         for n in order:
@@ -192,6 +220,10 @@ def main():
                 ms = float(re.search(r"median_ms=([0-9.]+)", out).group(1))
             elif n in ("ddp", "ddpbf16"):
                 ms = json.loads(out.strip().splitlines()[-1])["ddp_step_ms"]
+            elif n in paired:
+                odd, even = paired_ms(log)
+                paired[n].append(odd - even)
+                ms = odd
             else:
                 ms = sinter_step_ms(log)
             if n in waits:
@@ -227,6 +259,13 @@ def main():
         "exposed_bf16_ms": statistics.median(
             [s - f for s, f in zip(results["s2x1bf16"], results["floor"])]),
         "comm_wait_ms": {n: statistics.median(v) for n, v in waits.items()},
+        "exposed_paired_ms": {n: statistics.median(v)
+                              for n, v in paired.items()},
+        "per_round_exposed_paired_ms": paired,
+        "exposed_paired_over_allreduce": statistics.median(
+            [e / t for e, t in zip(paired["paired"], results["ar"])]),
+        "exposed_pairedtcp_over_allreduce_tcp": statistics.median(
+            [e / t for e, t in zip(paired["pairedtcp"], results["artcp"])]),
         "per_round_comm_wait_ms": waits,
     }
     if "ddp" in results:
@@ -250,6 +289,15 @@ def main():
           f"{report['comm_wait_ms']['s2x1']:.1f} ms per step (rounds: "
           + ", ".join(f"{w:.1f}" for w in waits["s2x1"]) + "), bf16 "
           f"gradients {report['comm_wait_ms']['s2x1bf16']:.1f} ms")
+    print("exposed communication, paired in one run (odd steps with, even "
+          f"without all-reduces): {report['exposed_paired_ms']['paired']:.1f}"
+          f" ms = {report['exposed_paired_over_allreduce']:.2f} x the "
+          "all-reduce alone (rounds: "
+          + ", ".join(f"{e:.1f}" for e in paired["paired"]) + "); over TCP "
+          f"{report['exposed_paired_ms']['pairedtcp']:.1f} ms = "
+          f"{report['exposed_pairedtcp_over_allreduce_tcp']:.2f} x its "
+          "all-reduce alone (rounds: "
+          + ", ".join(f"{e:.1f}" for e in paired["pairedtcp"]) + ")")
     print(f"over TCP: 2x1 / 1x2 {report['s2x1tcp_over_s1x2']:.3f}, exposed "
           f"{report['exposed_tcp_ms']:.1f} ms = "
           f"{report['exposed_tcp_over_allreduce_tcp']:.2f} x its all-reduce "

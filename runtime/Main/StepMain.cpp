@@ -106,7 +106,8 @@ struct Flags {
   bool checkQueue = false; // --check-queue: check the device queue plans
   // Data parallelism.
   int64_t collectiveTimeoutSeconds = 300;
-  bool skipAllReduce = false;
+  train::DataParallelOptions::Skip skipAllReduce =
+      train::DataParallelOptions::Skip::never;
 };
 
 /// This process's rank in a data-parallel job, for error lines (-1: one
@@ -165,8 +166,9 @@ batch of ranks x the compiled batch, with gradients averaged.
                      longest rank 0 may spend alone, e.g. saving
   --check-every=N    compare a checksum of the parameters across ranks every
                      N steps (default 100; 0: only at the start)
-  --debug-skip-allreduce  skip the gradient all-reduces (wrong numbers: the
-                     compute floor, for benchmarks)
+  --debug-skip-allreduce[=even]  skip the gradient all-reduces, on every
+                     step or on even steps (wrong numbers: the compute
+                     floor, for benchmarks)
 
 Raw steps (numerical checks): --inputs=FILE.safetensors
   [--outputs=FILE.safetensors] [--steps=N] [--threads=N] [--profile]
@@ -332,8 +334,15 @@ Flags parseFlags(int argc, char **argv) {
       flags.train.checkEvery = integer(0, kMax);
     } else if (name == "--debug-skip-allreduce") {
       training();
-      noValue();
-      flags.skipAllReduce = true;
+      using Skip = train::DataParallelOptions::Skip;
+      if (!hasValue)
+        flags.skipAllReduce = Skip::always;
+      else if (value == "even")
+        flags.skipAllReduce = Skip::evenSteps;
+      else
+        fail(2, absl::StrFormat("--debug-skip-allreduce: '%s' is not 'even' "
+                                "(no value: every step)",
+                                value));
     } else if (name == "--debug-fault") {
       // Tests only: same-data (every rank reads rank 0's rows) or drift@N
       // (the last rank changes a parameter after step N).

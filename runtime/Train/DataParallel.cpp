@@ -89,7 +89,10 @@ std::string DataParallel::describe(const exec::Collective &collective,
 absl::Status DataParallel::start(int64_t index,
                                  const exec::Collective &collective,
                                  void *data, int64_t count, abi::DType type) {
-  if (!queue || options.skipAllReduce)
+  using Skip = DataParallelOptions::Skip;
+  if (!queue || options.skipAllReduce == Skip::always ||
+      (options.skipAllReduce == Skip::evenSteps &&
+       (currentStep.load() + 1) % 2 == 0))
     return absl::OkStatus();
   if (collective.op != sabi::Collective::all_reduce ||
       (collective.reduction != sabi::Collective::sum &&

@@ -58,10 +58,13 @@ struct DataParallelOptions {
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
   /// Identifies the binary and its program; must be equal on every rank.
   std::string fingerprint;
-  /// Debugging and benchmarks only (--debug-skip-allreduce): the gradient
-  /// all-reduces do nothing, so every rank steps with its own gradient.
-  /// The numbers are wrong; the time is the step's compute floor.
-  bool skipAllReduce = false;
+  /// Debugging and benchmarks only (--debug-skip-allreduce[=even]): the
+  /// gradient all-reduces do nothing, on every step or on the even ones
+  /// (1-based), so every rank steps with its own gradient. The numbers are
+  /// wrong; the time is the step's compute floor, and with `evenSteps` one
+  /// run times the steps with and without communication side by side.
+  enum class Skip { never, always, evenSteps };
+  Skip skipAllReduce = Skip::never;
 };
 
 class DataParallel : public exec::CollectiveRunner {
@@ -74,6 +77,10 @@ public:
   int rank() const { return env.rank; }
   int worldSize() const { return env.worldSize; }
   const comm::DistEnv &environment() const { return env; }
+  /// --debug-skip-allreduce, on any step.
+  bool skipsAllReduces() const {
+    return options.skipAllReduce != DataParallelOptions::Skip::never;
+  }
   /// How the gradients travel (Communicator::transport()).
   std::string transport() const { return comm ? comm->transport() : "none"; }
   bool distributed() const { return env.worldSize > 1; }

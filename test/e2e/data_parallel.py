@@ -18,6 +18,8 @@ non-zero with a message when something is wrong:
                gradient), both at W ranks: bit-identical.
   sum          gradients_mean: false against the default: the first step's
                grad_norm is W times larger (the sum of W means).
+  skip         --debug-skip-allreduce (the benchmarks' floor) skips every
+               step's all-reduces, =even only the even steps'.
   faults       a rank SIGKILLed mid-run: every other rank exits non-zero
                within the timeout, naming the collective, the step and the
                peer, and the launcher names the rank; a rank that never
@@ -292,6 +294,42 @@ def cmd_buckets(a):
           f"over {n} steps on {w} ranks")
 
 
+def cmd_skip(a):
+    """--debug-skip-allreduce (every step) and =even (even steps only), the
+    benchmark's floor: with the all-reduce, both ranks step with the mean
+    gradient and report its norm; without it each steps with its own, and
+    the reported norm (the ranks' mean) is another number."""
+    w, b = a.world, a.batch_size
+    binary = compile_model(a, "train", b)
+    d = a.work_dir
+    common = ["--steps=3", "--threads=1", "--quiet"] + data_flags(a)
+    norms = {}
+    for name, flag in (("all-reduced", []),
+                       ("skipped", ["--debug-skip-allreduce"]),
+                       ("even skipped", ["--debug-skip-allreduce=even"])):
+        log = f"{d}/{name.replace(' ', '-')}.jsonl"
+        fresh(log)
+        launch(a, w, [binary, f"--log-jsonl={log}"] + common + flag, name)
+        norms[name] = step_metric(log, "grad_norm")
+    ref, skip, even = (norms[k] for k in ("all-reduced", "skipped",
+                                          "even skipped"))
+    if skip[1] == ref[1]:
+        fail(f"--debug-skip-allreduce: step 1's gradient norm {skip[1]} is "
+             f"the all-reduced one")
+    if even[1] != ref[1]:
+        fail(f"--debug-skip-allreduce=even: step 1's gradient norm "
+             f"{even[1]} is not the all-reduced {ref[1]}")
+    if even[2] == ref[2]:
+        fail(f"--debug-skip-allreduce=even: step 2's gradient norm "
+             f"{even[2]} is the all-reduced one")
+    p = launch(a, w, [binary, "--debug-skip-allreduce=odd"] + common,
+               "a bad value", expect=2)
+    if "--debug-skip-allreduce: 'odd' is not 'even'" not in p.stdout + p.stderr:
+        fail(f"a bad value: {p.stdout}{p.stderr}")
+    print(f"ok: --debug-skip-allreduce skips every step's all-reduces, "
+          f"=even only step 2's, on {w} ranks")
+
+
 def cmd_sum(a):
     w, b = a.world, a.batch_size
     src = open(a.model).read()
@@ -555,7 +593,7 @@ def cmd_scaled_example(a):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("command", choices=["equivalence", "buckets", "sum",
+    ap.add_argument("command", choices=["equivalence", "buckets", "sum", "skip",
                                         "faults", "resume", "launchers",
                                         "scaled-example"])
     ap.add_argument("model")
@@ -576,6 +614,7 @@ def main():
     ap.add_argument("--transport", choices=["shm", "tcp"], default="shm")
     a = ap.parse_args()
     {"equivalence": cmd_equivalence, "buckets": cmd_buckets, "sum": cmd_sum,
+     "skip": cmd_skip,
      "faults": cmd_faults, "resume": cmd_resume,
      "launchers": cmd_launchers,
      "scaled-example": cmd_scaled_example}[a.command](a)
