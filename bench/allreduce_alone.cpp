@@ -9,13 +9,18 @@
 // passes the bucket sizes of the compiled char-GPT.
 //
 // Usage: allreduce_alone BYTES[,BYTES...] [--reps=N] [--shm-piece-bytes=N]
-// (--shm-piece-bytes: the shared memory's piece, 0 for TCP only)
+//                        [--copy]
+// (--shm-piece-bytes: the shared memory's piece, 0 for TCP only; --copy:
+// the buckets stay private and travel through the shared slots, as any
+// buffer the program did not share does)
 // Output (rank 0): allreduce_alone buckets=... bytes=... median_ms=...
 //                  min_ms=... cpu_ms=...
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Comm/Comm.h"
+
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
@@ -42,11 +47,14 @@ int main(int argc, char **argv) {
   }
   int reps = 20;
   long long shmBytes = -1;
+  bool copy = false;
   for (int i = 2; i < argc; ++i) {
     if (std::string(argv[i]).rfind("--reps=", 0) == 0)
       reps = std::atoi(argv[i] + 7);
     if (std::string(argv[i]).rfind("--shm-piece-bytes=", 0) == 0)
       shmBytes = std::atoll(argv[i] + 18);
+    if (std::string(argv[i]) == "--copy")
+      copy = true;
   }
   absl::StatusOr<comm::DistEnv> env = comm::readDistEnv();
   if (!env.ok()) {
@@ -63,12 +71,36 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "error: %s\n", std::string(c.status().message()).c_str());
     return 1;
   }
-  std::vector<std::vector<float>> buffers;
-  size_t total = 0;
+  // The buckets side by side in one page-aligned block, as in the
+  // training binary's arena, shared with the other ranks as the binary
+  // shares its buckets (unless --copy): the same all-reduce it runs.
+  size_t total = 0, block = 0;
   for (size_t bytes : sizes) {
-    buffers.emplace_back(bytes / sizeof(float), 1.0f);
     total += bytes;
+    block += (bytes + 63) / 64 * 64;
   }
+  const size_t page = 4096;
+  block = std::max(page, (block + page - 1) / page * page);
+  void *base = ::mmap(nullptr, block, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) {
+    std::fprintf(stderr, "error: cannot allocate %zu bytes\n", block);
+    return 1;
+  }
+  std::vector<std::pair<float *, size_t>> buffers;
+  size_t at = 0;
+  for (size_t bytes : sizes) {
+    auto *p = reinterpret_cast<float *>(static_cast<char *>(base) + at);
+    std::fill(p, p + bytes / sizeof(float), 1.0f);
+    buffers.emplace_back(p, bytes / sizeof(float));
+    at += (bytes + 63) / 64 * 64;
+  }
+  if (!copy)
+    if (absl::Status s = (*c)->shareMemory(base, block, "sharing the buckets");
+        !s.ok()) {
+      std::fprintf(stderr, "error: %s\n", std::string(s.message()).c_str());
+      return 1;
+    }
   std::vector<double> wall, cpu;
   uint32_t tag = 1;
   for (int r = 0; r < reps + 2; ++r) {
@@ -77,7 +109,7 @@ int main(int argc, char **argv) {
     std::clock_t c0 = std::clock();
     auto t0 = std::chrono::steady_clock::now();
     for (auto &b : buffers)
-      if (absl::Status s = (*c)->allReduceSum(b.data(), b.size(), tag++, "bucket");
+      if (absl::Status s = (*c)->allReduceSum(b.first, b.second, tag++, "bucket");
           !s.ok()) {
         std::fprintf(stderr, "error: %s\n", std::string(s.message()).c_str());
         return 1;

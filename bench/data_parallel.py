@@ -13,7 +13,9 @@ them alike:
          when bench/.venv has torch (bench/peers.py makes it);
   ar     the step's gradient buckets all-reduced alone, back to back, on 2
          ranks (bench/allreduce_alone.cpp, through runtime/Comm: the shared
-         memory of ranks on one host);
+         memory of ranks on one host, the buckets shared in place as the
+         binary shares them);
+  arcopy the same through the shared slots (buckets in private memory);
   s2x1tcp, artcp  s2x1 and ar over Gloo's TCP instead
          (SINTER_SHM_DISABLE=1);
   paired, pairedtcp  s2x1 (and over TCP) with --debug-skip-allreduce=even:
@@ -172,6 +174,10 @@ def main():
         "ar": lambda log: run([launch, "-n", "2", "--",
                                os.path.join(bindir, "allreduce_alone"),
                                ",".join(map(str, bucket_bytes)), "--reps=20"]),
+        "arcopy": lambda log: run([launch, "-n", "2", "--",
+                                   os.path.join(bindir, "allreduce_alone"),
+                                   ",".join(map(str, bucket_bytes)),
+                                   "--reps=20", "--copy"]),
         "s2x1tcp": lambda log: run([launch, "-n", "2", "--", per_rank,
                                     "--threads=1", f"--log-jsonl={log}"] +
                                    common, env=tcp_env),
@@ -216,7 +222,7 @@ def main():
                 os.remove(log)
             loads.append(loadavg())
             out = configs[n](log)
-            if n in ("ar", "artcp"):
+            if n in ("ar", "arcopy", "artcp"):
                 ms = float(re.search(r"median_ms=([0-9.]+)", out).group(1))
             elif n in ("ddp", "ddpbf16"):
                 ms = json.loads(out.strip().splitlines()[-1])["ddp_step_ms"]

@@ -38,6 +38,7 @@
 #include "gloo/types.h"
 
 #include <csignal>
+#include <unistd.h>
 #include <cctype>
 #include <cstring>
 #include <map>
@@ -120,6 +121,9 @@ public:
     return absl::OkStatus();
   }
   std::string transport() const override { return "none"; }
+  absl::Status shareMemory(void *, size_t, std::string_view) override {
+    return absl::OkStatus();
+  }
 };
 
 //===- Gloo ---------------------------------------------------------------===//
@@ -229,9 +233,18 @@ public:
   }
 
   std::string transport() const override {
-    return shm_ ? "shared memory"
-                : absl::StrCat("TCP (no shared memory: ", noShmReason_, ")");
+    if (!shm_)
+      return absl::StrCat("TCP (no shared memory: ", noShmReason_, ")");
+    if (!sharedRegions_.empty())
+      return "shared memory, buckets read in place";
+    if (!noRegionReason_.empty())
+      return absl::StrCat("shared memory, buckets copied (", noRegionReason_,
+                          ")");
+    return "shared memory";
   }
+
+  absl::Status shareMemory(void *base, size_t bytes,
+                           std::string_view what) override;
 
   /// From now on, all-reduces go through `shm` (connect() made sure every
   /// rank has one); without it, `why` says why not.
@@ -359,6 +372,9 @@ private:
   std::map<std::string, int> peerByAddress_;
   std::unique_ptr<SharedMemoryReducer> shm_;
   std::string noShmReason_;
+  std::vector<std::pair<void *, size_t>> sharedRegions_;
+  int regionsTried_ = 0; // names each region's segment
+  std::string noRegionReason_;
   mutable std::mutex mu_;
   absl::Status error_;
 };
@@ -415,8 +431,78 @@ absl::Status GlooCommunicator::classify(std::string_view what,
 }
 
 /// The tags of joinSharedMemory's two collectives, run before any of the
-/// caller's.
-constexpr uint32_t kShmOfferTag = 0xfffffff0, kShmAgreeTag = 0xfffffff1;
+/// caller's, and of shareMemory's two.
+constexpr uint32_t kShmOfferTag = 0xfffffff0, kShmAgreeTag = 0xfffffff1,
+                   kShareNamesTag = 0xfffffff2, kShareAgreeTag = 0xfffffff3;
+
+absl::Status GlooCommunicator::shareMemory(void *base, size_t bytes,
+                                           std::string_view what) {
+  if (!shm_ || bytes == 0)
+    return absl::OkStatus();
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  if (reinterpret_cast<uintptr_t>(base) % page || bytes % page)
+    return InvalidArgumentError(
+        SINTER_HERE, absl::StrCat(std::string(what), " on rank ", rank_,
+                                  ": the memory to share is not whole pages"));
+  // Each rank backs its own pages and says what they are called (or why
+  // not); then each maps everyone's; then each says whether it could. The
+  // decision is the same on every rank: all of them, or none.
+  constexpr size_t kText = 192;
+  auto gather = [&](const std::string &text, uint32_t tag,
+                    std::vector<std::string> &out) -> absl::Status {
+    std::vector<char> mine(kText, '\0'), all(kText * size_);
+    std::memcpy(mine.data(), text.data(), std::min(text.size(), kText - 1));
+    SINTER_RETURN_IF_ERROR(allGather(mine.data(), kText, all.data(), tag, what));
+    out.clear();
+    for (int q = 0; q < size_; ++q)
+      out.emplace_back(all.data() + q * kText,
+                       strnlen(all.data() + q * kText, kText));
+    return absl::OkStatus();
+  };
+  const int index = regionsTried_++;
+  std::string mine;
+  absl::StatusOr<std::string> backed = shm_->backRegion(base, bytes, index);
+  if (backed.ok())
+    mine = "+" + *backed;
+  else if (backed.status().code() == absl::StatusCode::kInternal)
+    return backed.status();
+  else
+    mine = absl::StrCat("-rank ", rank_, ": ", backed.status().message());
+  std::vector<std::string> names;
+  SINTER_RETURN_IF_ERROR(gather(mine, kShareNamesTag, names));
+  SharedMemoryReducer::Region region;
+  region.base = static_cast<unsigned char *>(base);
+  region.bytes = bytes;
+  region.ranks.assign(size_, nullptr);
+  region.ranks[rank_] = region.base;
+  std::string problem;
+  for (int q = 0; q < size_ && problem.empty(); ++q)
+    if (names[q].empty() || names[q][0] != '+')
+      problem = names[q].empty() ? "?" : names[q].substr(1);
+  for (int q = 0; q < size_ && problem.empty(); ++q) {
+    if (q == rank_)
+      continue;
+    absl::StatusOr<unsigned char *> mapped =
+        shm_->mapPeerRegion(names[q].substr(1), bytes);
+    if (mapped.ok())
+      region.ranks[q] = *mapped;
+    else
+      problem = absl::StrCat("rank ", rank_, ": ", mapped.status().message());
+  }
+  std::vector<std::string> problems;
+  SINTER_RETURN_IF_ERROR(gather(problem, kShareAgreeTag, problems));
+  for (const std::string &p : problems)
+    if (!p.empty()) {
+      problem = p;
+      break;
+    }
+  shm_->finishRegion(std::move(region), problem.empty());
+  if (problem.empty())
+    sharedRegions_.emplace_back(base, bytes);
+  else if (noRegionReason_.empty())
+    noRegionReason_ = problem;
+  return absl::OkStatus();
+}
 
 /// Rank 0 makes a shared segment and broadcasts its name; every other rank
 /// maps it; an all-gather of what went wrong (nothing, on a rank that could)

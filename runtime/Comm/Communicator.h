@@ -113,6 +113,16 @@ public:
   /// How the all-reduces travel: "shared memory", "TCP (no shared memory:
   /// why)", or "none" in a world of one.
   virtual std::string transport() const = 0;
+
+  /// Collective (every rank, the same sizes, in the same order): over shared
+  /// memory, backs the page-aligned [base, base + bytes) with memory every
+  /// rank maps, its contents kept, so that all-reduces of data inside it (at
+  /// the same offset on every rank: the executor's gradient buckets) read
+  /// and write the ranks' memory directly, without copies. Elsewhere, or if
+  /// any rank cannot, nothing changes (and transport() says why). An error
+  /// only when the ranks cannot agree, or when the pages were lost.
+  virtual absl::Status shareMemory(void *base, size_t bytes,
+                                   std::string_view what) = 0;
 };
 
 /// The exit status of a rank that stopped because of another rank's

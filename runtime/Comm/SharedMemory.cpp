@@ -55,6 +55,7 @@ constexpr std::chrono::milliseconds kSlice(10);
 /// when the peer is a moment behind, short enough not to steal a core from
 /// compute when it is not.
 constexpr int kSpins = 200;
+constexpr uint64_t kNotInRegion = ~uint64_t(0);
 
 size_t roundDown(size_t n, size_t to) { return n / to * to; }
 size_t roundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
@@ -134,6 +135,28 @@ void sumChunk(T *out, T *own, const unsigned char *const *slots, int n,
   }
 }
 
+/// at[q][i] = (at[0][i] + at[1][i] + ...) * scale for every q, for i in
+/// [lo, hi): the sum in rank order, written to every rank's memory.
+template <typename T>
+void sumIntoAll(T *const *at, int n, size_t lo, size_t hi, double scale) {
+  constexpr size_t kBlock = 1024;
+  const T by = static_cast<T>(scale);
+  T acc[kBlock];
+  for (size_t b = lo; b < hi; b += kBlock) {
+    const size_t m = std::min(kBlock, hi - b);
+    for (size_t j = 0; j < m; ++j)
+      acc[j] = at[0][b + j];
+    for (int q = 1; q < n; ++q)
+      for (size_t j = 0; j < m; ++j)
+        acc[j] += at[q][b + j];
+    if (scale != 1.0)
+      for (size_t j = 0; j < m; ++j)
+        acc[j] *= by;
+    for (int q = 0; q < n; ++q)
+      std::memcpy(at[q] + b, acc, m * sizeof(T));
+  }
+}
+
 /// The same for 16-bit floats, every partial sum rounded to the type.
 template <float (*Widen)(uint16_t), uint16_t (*Narrow)(float)>
 void sumHalfChunk(uint16_t *out, uint16_t *own,
@@ -162,6 +185,7 @@ struct SharedMemoryReducer::Header {
 struct alignas(64) SharedMemoryReducer::RankBlock {
   std::atomic<uint64_t> arrived;
   uint64_t count;
+  uint64_t offset; // into a shared region, or kNotInRegion
   uint32_t kind;
   uint32_t tag;
 };
@@ -299,7 +323,88 @@ void SharedMemoryReducer::unlinkName() {
   linked_ = false;
 }
 
+absl::StatusOr<std::string>
+SharedMemoryReducer::backRegion(void *base, size_t bytes, int index) {
+  const std::string name =
+      absl::StrFormat("/sinter-%d-r%d-%d", ::getpid(), rank_, index);
+  int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+                      0600);
+  if (fd < 0)
+    return unavailable(absl::StrCat("cannot create the shared segment ", name,
+                                    ": ", errnoText(errno)));
+  auto giveUp = [&](std::string why) {
+    ::close(fd);
+    ::shm_unlink(name.c_str());
+    return unavailable(std::move(why));
+  };
+  if (int error = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)))
+    return giveUp(absl::StrCat("cannot reserve ", bytes, " bytes for ", name,
+                               ": ", errnoText(error)));
+  void *copy =
+      ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (copy == MAP_FAILED)
+    return giveUp(
+        absl::StrCat("cannot map ", name, ": ", errnoText(errno)));
+  std::memcpy(copy, base, bytes);
+  void *fixed = ::mmap(base, bytes, PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_FIXED, fd, 0);
+  const int error = errno;
+  ::munmap(copy, bytes);
+  ::close(fd);
+  if (fixed == MAP_FAILED) {
+    ::shm_unlink(name.c_str());
+    return makeError(SINTER_HERE, absl::StatusCode::kInternal,
+                     absl::StrCat("cannot map ", name, " over ", bytes,
+                                  " bytes of the arena, which are lost: ",
+                                  errnoText(error)));
+  }
+  regionNames_.push_back(name);
+  return name;
+}
+
+absl::StatusOr<unsigned char *>
+SharedMemoryReducer::mapPeerRegion(const std::string &name, size_t bytes) {
+  int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
+  if (fd < 0)
+    return unavailable(absl::StrCat("cannot open the shared segment ", name,
+                                    ": ", errnoText(errno)));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != bytes) {
+    ::close(fd);
+    return unavailable(
+        absl::StrCat("the shared segment ", name, " is not ", bytes, " bytes"));
+  }
+  void *p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  const int error = errno;
+  ::close(fd);
+  if (p == MAP_FAILED)
+    return unavailable(
+        absl::StrCat("cannot map ", name, ": ", errnoText(error)));
+  return static_cast<unsigned char *>(p);
+}
+
+void SharedMemoryReducer::finishRegion(Region region, bool use) {
+  for (const std::string &name : regionNames_)
+    ::shm_unlink(name.c_str());
+  regionNames_.clear();
+  if (use) {
+    regions_.push_back(std::move(region));
+    return;
+  }
+  for (int q = 0; q < static_cast<int>(region.ranks.size()); ++q)
+    if (q != rank_ && region.ranks[q])
+      ::munmap(region.ranks[q], region.bytes);
+}
+
 SharedMemoryReducer::~SharedMemoryReducer() {
+  // This rank's own region pages belong to their owner (the executor's
+  // arena); only the mappings of the other ranks' go.
+  for (const Region &region : regions_)
+    for (int q = 0; q < static_cast<int>(region.ranks.size()); ++q)
+      if (q != rank_)
+        ::munmap(region.ranks[q], region.bytes);
+  for (const std::string &name : regionNames_)
+    ::shm_unlink(name.c_str());
   unlinkName();
   if (base_)
     ::munmap(base_, mappedBytes_);
@@ -354,6 +459,68 @@ absl::Status SharedMemoryReducer::barrier(std::string_view what) {
   }
 }
 
+absl::Status SharedMemoryReducer::enter(size_t count, Kind kind, uint32_t tag,
+                                        uint64_t offset,
+                                        std::string_view what) {
+  RankBlock &mine = ranks_[rank_];
+  mine.count = count;
+  mine.kind = static_cast<uint32_t>(kind);
+  mine.tag = tag;
+  mine.offset = offset;
+  SINTER_RETURN_IF_ERROR(barrier(what));
+  auto where = [](uint64_t at) {
+    return at == kNotInRegion ? std::string("private memory")
+                              : absl::StrCat("shared offset ", at);
+  };
+  for (int q = 0; q < size_; ++q) {
+    const RankBlock &theirs = ranks_[q];
+    if (theirs.count != count || theirs.kind != mine.kind ||
+        theirs.tag != tag || theirs.offset != offset)
+      return makeError(
+          SINTER_HERE, absl::StatusCode::kFailedPrecondition,
+          absl::StrFormat(
+              "%s failed on rank %d: rank %d is in another collective "
+              "(tag %d, %d elements of %s in %s; rank %d: tag %d, %d "
+              "elements of %s in %s): every rank must run the same "
+              "collectives in the same order",
+              std::string(what), rank_, q, theirs.tag, theirs.count,
+              kindName(static_cast<Kind>(theirs.kind)), where(theirs.offset),
+              rank_, tag, count, kindName(kind), where(offset)));
+  }
+  return absl::OkStatus();
+}
+
+const SharedMemoryReducer::Region *
+SharedMemoryReducer::regionOf(const void *data, size_t bytes) const {
+  const auto *p = static_cast<const unsigned char *>(data);
+  for (const Region &region : regions_)
+    if (p >= region.base && bytes <= region.bytes &&
+        static_cast<size_t>(p - region.base) <= region.bytes - bytes)
+      return &region;
+  return nullptr;
+}
+
+absl::Status SharedMemoryReducer::allReduceInRegion(
+    const Region &region, size_t offset, size_t count, Kind kind, uint32_t tag,
+    std::string_view what, double scale) {
+  SINTER_RETURN_IF_ERROR(enter(count, kind, tag, offset, what));
+  const size_t bytes = elementBytes(kind);
+  const size_t align = 64 / bytes;
+  const size_t share = roundUp((count + size_ - 1) / size_, align);
+  const size_t lo = std::min(count, share * rank_);
+  const size_t hi = std::min(count, lo + share);
+  std::vector<unsigned char *> at(size_);
+  for (int q = 0; q < size_; ++q)
+    at[q] = region.ranks[q] + offset;
+  if (kind == Kind::f32)
+    sumIntoAll(reinterpret_cast<float *const *>(at.data()), size_, lo, hi,
+               scale);
+  else
+    sumIntoAll(reinterpret_cast<double *const *>(at.data()), size_, lo, hi,
+               scale);
+  return barrier(what);
+}
+
 absl::Status SharedMemoryReducer::allReduceSum(void *data, size_t count,
                                                Kind kind, uint32_t tag,
                                                std::string_view what,
@@ -361,10 +528,13 @@ absl::Status SharedMemoryReducer::allReduceSum(void *data, size_t count,
   if (count == 0)
     return absl::OkStatus();
   const size_t bytes = elementBytes(kind);
-  RankBlock &mine = ranks_[rank_];
-  mine.count = count;
-  mine.kind = static_cast<uint32_t>(kind);
-  mine.tag = tag;
+  if (kind == Kind::f32 || kind == Kind::f64)
+    if (const Region *region = regionOf(data, count * bytes))
+      return allReduceInRegion(
+          *region,
+          static_cast<size_t>(static_cast<unsigned char *>(data) -
+                              region->base),
+          count, kind, tag, what, scale);
 
   const unsigned char *slots[64];
   std::vector<const unsigned char *> manySlots;
@@ -381,23 +551,10 @@ absl::Status SharedMemoryReducer::allReduceSum(void *data, size_t count,
   for (size_t done = 0; done < count;) {
     const size_t n = std::min(perPiece, count - done);
     std::memcpy(slot(rank_), out + done * bytes, n * bytes);
-    SINTER_RETURN_IF_ERROR(barrier(what));
     if (done == 0)
-      for (int q = 0; q < size_; ++q) {
-        const RankBlock &theirs = ranks_[q];
-        if (theirs.count != count || theirs.kind != mine.kind ||
-            theirs.tag != tag)
-          return makeError(
-              SINTER_HERE, absl::StatusCode::kFailedPrecondition,
-              absl::StrFormat(
-                  "%s failed on rank %d: rank %d is in another collective "
-                  "(tag %d, %d elements of %s; rank %d: tag %d, %d elements "
-                  "of %s): every rank must run the same collectives in the "
-                  "same order",
-                  std::string(what), rank_, q, theirs.tag, theirs.count,
-                  kindName(static_cast<Kind>(theirs.kind)), rank_, tag, count,
-                  kindName(kind)));
-      }
+      SINTER_RETURN_IF_ERROR(enter(count, kind, tag, kNotInRegion, what));
+    else
+      SINTER_RETURN_IF_ERROR(barrier(what));
     // Chunk boundaries on 64-byte lines, so no two ranks write one line.
     const size_t align = 64 / bytes;
     const size_t share = roundUp((n + size_ - 1) / size_, align);

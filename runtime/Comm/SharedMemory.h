@@ -16,6 +16,11 @@
 // same order (rank 0 + rank 1 + ...) whatever the bucketing, so the result
 // is the same on every rank and for any split into buckets.
 //
+// Memory the ranks share (regions: the executor's gradient buckets, backed
+// by segments of their own that every rank maps) needs no slots: rank r sums
+// chunk r straight from every rank's region and writes it into all of them,
+// between two barriers. That moves 2 bytes per byte reduced instead of 5.
+//
 // Gloo (Debian's) has no shared-memory transport and Open MPI's needs
 // mpirun; this is the one part of the collectives written by hand, and only
 // the all-reduce: broadcast, all-gather and barrier are rare and stay on
@@ -46,6 +51,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sinter::comm {
 
@@ -84,7 +90,44 @@ public:
   absl::Status allReduceSum(void *data, size_t count, Kind kind, uint32_t tag,
                             std::string_view what, double scale = 1.0);
 
+  /// Memory every rank can see (shareRegion): this rank's pages at `base`
+  /// and, for each rank q, where this process maps rank q's (this rank's
+  /// entry is `base`). An all-reduce of data inside a region, at the same
+  /// offset on every rank, needs no copies: each rank sums its chunk
+  /// straight from every rank's region and writes the result into all of
+  /// them (a fifth of the bytes moved through the slots).
+  struct Region {
+    unsigned char *base = nullptr;
+    size_t bytes = 0;
+    std::vector<unsigned char *> ranks;
+  };
+
+  /// Step 1 of sharing [base, base + bytes) (page-aligned): backs it with a
+  /// new segment of its own, its contents kept, and returns the segment's
+  /// name for the other ranks. On an error the pages are as they were,
+  /// except when the final remapping itself fails (Internal: the memory is
+  /// then gone, and the caller must stop).
+  absl::StatusOr<std::string> backRegion(void *base, size_t bytes,
+                                         int index);
+  /// Step 2, once every rank has backed its own: maps rank q's segment
+  /// `name` (bytes long) and returns where.
+  absl::StatusOr<unsigned char *> mapPeerRegion(const std::string &name,
+                                                size_t bytes);
+  /// Step 3, once every rank has mapped every segment (or given up): removes
+  /// this rank's segment names; with `use`, all-reduces inside `region` go
+  /// without copies from now on, else the peers' mappings are dropped.
+  void finishRegion(Region region, bool use);
+
 private:
+  const Region *regionOf(const void *data, size_t bytes) const;
+  absl::Status allReduceInRegion(const Region &region, size_t offset,
+                                 size_t count, Kind kind, uint32_t tag,
+                                 std::string_view what, double scale);
+  /// Writes this rank's part of a collective into its block, arrives, and
+  /// checks that every rank is in the same one.
+  absl::Status enter(size_t count, Kind kind, uint32_t tag, uint64_t offset,
+                     std::string_view what);
+
   struct Header;
   struct RankBlock;
   SharedMemoryReducer(int rank, int size, std::chrono::milliseconds timeout)
@@ -107,6 +150,9 @@ private:
   RankBlock *ranks_ = nullptr;
   uint64_t epoch_ = 0;
   bool linked_ = false;
+  std::vector<Region> regions_;
+  std::vector<std::string> regionNames_; // this rank's, until finishRegion
+
 };
 
 } // namespace sinter::comm

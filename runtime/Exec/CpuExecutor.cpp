@@ -238,6 +238,34 @@ absl::Status CpuExecutor::run() {
 // Transfers, the step counter and hyper arguments
 //===----------------------------------------------------------------------===//
 
+absl::Status CpuExecutor::shareCollectiveBuffers() {
+  if (!collectives || prog.collectives.empty())
+    return absl::OkStatus();
+  // The pages each bucket touches, merged where they overlap or touch (the
+  // buffers are in one slab, so equal offsets on every rank).
+  std::vector<std::pair<int64_t, int64_t>> pages;
+  int slab = -1;
+  for (const Collective &c : prog.collectives) {
+    const Buffer &b = prog.buffers[c.buffer];
+    if (slab >= 0 && static_cast<int>(b.slab) != slab)
+      return absl::OkStatus(); // buckets in several slabs: left as they are
+    slab = static_cast<int>(b.slab);
+    pages.emplace_back(b.offset / kPage * kPage,
+                       (b.offset + b.bytes + kPage - 1) / kPage * kPage);
+  }
+  std::sort(pages.begin(), pages.end());
+  std::vector<std::pair<int64_t, int64_t>> merged;
+  for (const auto &range : pages)
+    if (!merged.empty() && range.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, range.second);
+    else
+      merged.push_back(range);
+  for (const auto &[lo, hi] : merged)
+    SINTER_RETURN_IF_ERROR(collectives->shareHostMemory(
+        slabs[slab] + lo, static_cast<size_t>(hi - lo)));
+  return absl::OkStatus();
+}
+
 void *CpuExecutor::bufferData(int64_t id) const {
   const Buffer &b = prog.buffers[id];
   return slabs[static_cast<int>(b.slab)] + b.offset;

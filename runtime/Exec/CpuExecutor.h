@@ -41,6 +41,7 @@ public:
 
   int threads() const override { return numThreads; }
   absl::Status run() override;
+  absl::Status shareCollectiveBuffers() override;
   absl::Status upload(int64_t bufferId, const void *host,
                       size_t bytes) override;
   absl::Status download(int64_t bufferId, void *host,

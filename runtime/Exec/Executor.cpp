@@ -126,6 +126,10 @@ absl::Status CollectiveRunner::shareBytes(void *, size_t,
       absl::StrCat("this collective runner cannot share ", std::string(what)));
 }
 
+absl::Status CollectiveRunner::shareHostMemory(void *, size_t) {
+  return absl::OkStatus();
+}
+
 std::string CollectiveRunner::describe(const Collective &collective,
                                        int64_t) const {
   return collective.name;

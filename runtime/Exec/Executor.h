@@ -150,6 +150,11 @@ public:
   /// id, through the job's rendezvous). `what` names it in errors.
   virtual absl::Status shareBytes(void *data, size_t bytes,
                                   std::string_view what);
+  /// Offers the page-aligned host memory [base, base + bytes), which holds
+  /// collective buffers, to be shared with the other ranks so that their
+  /// all-reduces need no copies (Communicator::shareMemory). Every rank
+  /// offers the same sizes in the same order. Nothing by default.
+  virtual absl::Status shareHostMemory(void *base, size_t bytes);
   /// How errors name `collective` over `bytes` (the runner knows the step):
   /// "all-reduce of bucket 2 (12327936 bytes: transformer.wte.weight and
   /// 23 more) at step 598". The collective's name by default.
@@ -181,6 +186,11 @@ public:
   /// all-reduce leaves its buffer as it is (the sum or mean of one value).
   /// The runner must outlive every run().
   void setCollectives(CollectiveRunner *runner) { collectives = runner; }
+  /// After setCollectives: offers the pages of the program's collective
+  /// buffers to the runner (CollectiveRunner::shareHostMemory), once, before
+  /// the first run. A device executor whose collectives run on the device
+  /// has nothing to offer.
+  virtual absl::Status shareCollectiveBuffers() { return absl::OkStatus(); }
   CollectiveRunner *collectiveRunner() const { return collectives; }
 
   /// Checked runs (--check-numerics): while on, run() scans every float

@@ -587,8 +587,11 @@ int main(int argc, char **argv) {
       train::DataParallel::create(dist, dpOptions);
   if (!dp.ok())
     failStatus(dp.status());
-  if ((*dp)->distributed())
+  if ((*dp)->distributed()) {
     ex->setCollectives(dp->get());
+    if (absl::Status s = ex->shareCollectiveBuffers(); !s.ok())
+      failStatus(s);
+  }
   options.dataParallel = dp->get();
   if (absl::Status s =
           train::train(*ex, eval.get(), accumulate.get(), options);

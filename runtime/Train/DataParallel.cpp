@@ -150,6 +150,16 @@ absl::Status DataParallel::start(int64_t index,
   return absl::OkStatus();
 }
 
+absl::Status DataParallel::shareHostMemory(void *base, size_t bytes) {
+  // With the all-reduces skipped (a benchmark's floor) nothing is shared,
+  // so that the floor's buckets are ordinary memory like the rest.
+  if (!queue || options.skipAllReduce == DataParallelOptions::Skip::always)
+    return absl::OkStatus();
+  return runNow([=](comm::Communicator &c) {
+    return c.shareMemory(base, bytes, "sharing the gradient buckets' memory");
+  });
+}
+
 absl::Status DataParallel::done(int64_t index,
                                 const exec::Collective &collective) {
   auto it = inFlight.find(index);

@@ -102,6 +102,7 @@ public:
   }
   std::string describe(const exec::Collective &collective,
                        int64_t bytes) const override;
+  absl::Status shareHostMemory(void *base, size_t bytes) override;
 
   /// Every rank's `values` replaced by their mean over the ranks (metrics:
   /// loss, accuracy, ...).
