@@ -39,6 +39,7 @@
 #include <cstring>
 #include <new>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace sinter::comm {
@@ -56,6 +57,9 @@ constexpr std::chrono::milliseconds kSlice(10);
 /// compute when it is not.
 constexpr int kSpins = 200;
 constexpr uint64_t kNotInRegion = ~uint64_t(0);
+/// A cache line: the ranks' chunks start on one, so that no two ranks write
+/// the same line.
+constexpr size_t kCacheLine = 64;
 
 size_t roundDown(size_t n, size_t to) { return n / to * to; }
 size_t roundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
@@ -94,6 +98,15 @@ const char *kindName(SharedMemoryReducer::Kind kind) {
     return "f16";
   }
   return "?";
+}
+
+/// Rank r's share [lo, hi) of n elements of `bytes` each, in a world of
+/// `size`: consecutive, whole cache lines but the last.
+std::pair<size_t, size_t> chunkOf(size_t n, size_t bytes, int rank, int size) {
+  const size_t share =
+      roundUp((n + size - 1) / size, std::max<size_t>(1, kCacheLine / bytes));
+  const size_t lo = std::min(n, share * rank);
+  return {lo, std::min(n, lo + share)};
 }
 
 size_t elementBytes(SharedMemoryReducer::Kind kind) {
@@ -504,11 +517,7 @@ absl::Status SharedMemoryReducer::allReduceInRegion(
     const Region &region, size_t offset, size_t count, Kind kind, uint32_t tag,
     std::string_view what, double scale) {
   SINTER_RETURN_IF_ERROR(enter(count, kind, tag, offset, what));
-  const size_t bytes = elementBytes(kind);
-  const size_t align = 64 / bytes;
-  const size_t share = roundUp((count + size_ - 1) / size_, align);
-  const size_t lo = std::min(count, share * rank_);
-  const size_t hi = std::min(count, lo + share);
+  const auto [lo, hi] = chunkOf(count, elementBytes(kind), rank_, size_);
   std::vector<unsigned char *> at(size_);
   for (int q = 0; q < size_; ++q)
     at[q] = region.ranks[q] + offset;
@@ -536,15 +545,9 @@ absl::Status SharedMemoryReducer::allReduceSum(void *data, size_t count,
                               region->base),
           count, kind, tag, what, scale);
 
-  const unsigned char *slots[64];
-  std::vector<const unsigned char *> manySlots;
-  const unsigned char **slotList = slots;
-  if (size_ > 64) {
-    manySlots.resize(size_);
-    slotList = manySlots.data();
-  }
+  std::vector<const unsigned char *> slots(size_);
   for (int q = 0; q < size_; ++q)
-    slotList[q] = slot(q);
+    slots[q] = slot(q);
 
   auto *out = static_cast<unsigned char *>(data);
   const size_t perPiece = pieceBytes_ / bytes;
@@ -555,32 +558,28 @@ absl::Status SharedMemoryReducer::allReduceSum(void *data, size_t count,
       SINTER_RETURN_IF_ERROR(enter(count, kind, tag, kNotInRegion, what));
     else
       SINTER_RETURN_IF_ERROR(barrier(what));
-    // Chunk boundaries on 64-byte lines, so no two ranks write one line.
-    const size_t align = 64 / bytes;
-    const size_t share = roundUp((n + size_ - 1) / size_, align);
-    const size_t lo = std::min(n, share * rank_);
-    const size_t hi = std::min(n, lo + share);
+    const auto [lo, hi] = chunkOf(n, bytes, rank_, size_);
     unsigned char *own = out + done * bytes;
     switch (kind) {
     case Kind::f32:
       sumChunk(reinterpret_cast<float *>(result()),
-               reinterpret_cast<float *>(own), slotList, size_, lo, hi,
+               reinterpret_cast<float *>(own), slots.data(), size_, lo, hi,
                scale);
       break;
     case Kind::f64:
       sumChunk(reinterpret_cast<double *>(result()),
-               reinterpret_cast<double *>(own), slotList, size_, lo, hi,
+               reinterpret_cast<double *>(own), slots.data(), size_, lo, hi,
                scale);
       break;
     case Kind::bf16:
       sumHalfChunk<half::bf16BitsToFloat, half::floatToBf16Bits>(
           reinterpret_cast<uint16_t *>(result()),
-          reinterpret_cast<uint16_t *>(own), slotList, size_, lo, hi);
+          reinterpret_cast<uint16_t *>(own), slots.data(), size_, lo, hi);
       break;
     case Kind::f16:
       sumHalfChunk<half::f16BitsToFloat, half::floatToF16Bits>(
           reinterpret_cast<uint16_t *>(result()),
-          reinterpret_cast<uint16_t *>(own), slotList, size_, lo, hi);
+          reinterpret_cast<uint16_t *>(own), slots.data(), size_, lo, hi);
       break;
     }
     SINTER_RETURN_IF_ERROR(barrier(what));
