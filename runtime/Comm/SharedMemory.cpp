@@ -241,12 +241,23 @@ absl::Status SharedMemoryReducer::map(int fd, size_t bytes) {
   return absl::OkStatus();
 }
 
-absl::Status SharedMemoryReducer::holdLiveness() {
+namespace {
+
+/// The write lock on byte `rank` of the segment's file: rank `rank` holds
+/// it while it lives.
+struct flock livenessLock(int rank) {
   struct flock lock {};
   lock.l_type = F_WRLCK;
   lock.l_whence = SEEK_SET;
-  lock.l_start = rank_;
+  lock.l_start = rank;
   lock.l_len = 1;
+  return lock;
+}
+
+} // namespace
+
+absl::Status SharedMemoryReducer::holdLiveness() {
+  struct flock lock = livenessLock(rank_);
   if (::fcntl(fd_, F_OFD_SETLK, &lock) != 0)
     return unavailable(absl::StrCat("cannot lock byte ", rank_,
                                     " of the shared segment ", name_, ": ",
@@ -255,11 +266,7 @@ absl::Status SharedMemoryReducer::holdLiveness() {
 }
 
 bool SharedMemoryReducer::alive(int rank) const {
-  struct flock lock {};
-  lock.l_type = F_WRLCK;
-  lock.l_whence = SEEK_SET;
-  lock.l_start = rank;
-  lock.l_len = 1;
+  struct flock lock = livenessLock(rank);
   if (::fcntl(fd_, F_OFD_GETLK, &lock) != 0)
     return true; // cannot tell: the timeout still bounds the wait
   return lock.l_type != F_UNLCK;

@@ -111,11 +111,10 @@ std::string checkTransport(const Communicator &comm, Transport t) {
   return ok ? "" : "transport is '" + used + "'";
 }
 
-/// The names in /dev/shm that rank 0 of this process made.
-std::vector<std::string> segmentsOf(pid_t pid) {
+/// The names in /dev/shm that start with `prefix`.
+std::vector<std::string> shmNamesStartingWith(const std::string &prefix) {
   std::vector<std::string> names;
   std::error_code error;
-  const std::string prefix = "sinter-" + std::to_string(pid) + "-";
   for (const auto &entry :
        std::filesystem::directory_iterator("/dev/shm", error))
     if (entry.path().filename().string().rfind(prefix, 0) == 0)
@@ -373,8 +372,9 @@ TEST_P(CommJob, EveryCollectiveGivesTheSameResultOnEveryRank) {
       return wrong;
     // Once connected, the segment's name is gone: nothing is left in
     // /dev/shm, however the job ends.
-    if (r == 0 && !segmentsOf(::getpid()).empty())
-      return "left in /dev/shm: " + segmentsOf(::getpid()).front();
+    const std::string mine = "sinter-" + std::to_string(::getpid()) + "-";
+    if (r == 0 && !shmNamesStartingWith(mine).empty())
+      return "left in /dev/shm: " + shmNamesStartingWith(mine).front();
     return collectivesBody(**comm);
   });
   for (int r = 0; r < n; ++r)
@@ -500,17 +500,6 @@ unsigned char *mapPages(size_t pages) {
   return p == MAP_FAILED ? nullptr : static_cast<unsigned char *>(p);
 }
 
-/// The names in /dev/shm that start with `prefix`.
-std::vector<std::string> shmNamesStartingWith(const std::string &prefix) {
-  std::vector<std::string> names;
-  std::error_code error;
-  for (const auto &entry :
-       std::filesystem::directory_iterator("/dev/shm", error))
-    if (entry.path().filename().string().rfind(prefix, 0) == 0)
-      names.push_back(entry.path().filename().string());
-  return names;
-}
-
 // Buckets in memory the ranks share (the executor's arena pages): what was
 // there stays, the all-reduces inside it read and write every rank's pages
 // directly, in rank order, and memory outside it still works.
@@ -538,7 +527,8 @@ TEST_P(CommSharedRegion, BucketsAreReducedInPlace) {
     for (size_t i = 0; i < 40 * 4096; ++i)
       if (base[i] != static_cast<unsigned char>(i * 7 + 3))
         return "contents changed at " + std::to_string(i);
-    if (!shmNamesStartingWith("sinter-" + std::to_string(::getpid())).empty())
+    if (!shmNamesStartingWith("sinter-" + std::to_string(::getpid()) + "-")
+             .empty())
       return "left in /dev/shm";
     // A float bucket across pages, as a mean; a double one after it.
     const size_t count = 30001;
@@ -887,8 +877,9 @@ TEST_P(CommPeerKilled, OthersFailWithinTheTimeout) {
     EXPECT_THAT(outcomes[0].report,
                 HasSubstr("peer rank 1 died or closed its connection"));
     // Shared memory sees a death at the next check of the lock.
-    if (transport == Transport::shm)
+    if (transport == Transport::shm) {
       EXPECT_LT(tookSeconds(outcomes[0].report, "| took "), 0.5);
+    }
     // Marked, so the binary exits kExitPeerFailed and a launcher blames
     // rank 1; the refusal after it keeps the mark.
     EXPECT_THAT(outcomes[0].report, HasSubstr("caused by a peer: yes, then yes"));
