@@ -301,6 +301,9 @@ LogicalResult ProgramBuilder::lowerMatmulRegion(FusionOp fusion) {
   double alpha = 1.0;
   Value bias;
   StringRef activation = abi::activationName(abi::MatmulStep::none);
+  // The activation's input (kept: GELU_AUX, an inner value; read: DGELU, a
+  // kernel input) and the bias gradient's inner value (DGELU_BGRAD).
+  Value auxInner, auxInput, biasGradInner;
   for (Operation &op : body.without_terminator()) {
     if (isa<ConstantOp>(op))
       continue;
@@ -339,31 +342,64 @@ LogicalResult ProgramBuilder::lowerMatmulRegion(FusionOp fusion) {
       activation = abi::activationName(g.getApproximate() == "tanh"
                                            ? abi::MatmulStep::gelu_tanh
                                            : abi::MatmulStep::gelu_erf);
+      auxInner = g.getOperand();
+      continue;
+    }
+    if (auto g = dyn_cast<GeluGradOp>(op)) {
+      if (g.getApproximate() != "tanh" || !outer(g.getOperand()))
+        return g.emitOpError("is not a matmul epilogue the library applies: "
+                             "DGELU is the tanh form, at a kernel input");
+      activation = abi::activationName(abi::MatmulStep::dgelu_tanh);
+      auxInput = outer(g.getOperand());
+      continue;
+    }
+    if (auto r = dyn_cast<ReduceSumOp>(op)) {
+      biasGradInner = r.getResult();
       continue;
     }
     return op.emitOpError("is not a matmul epilogue the library applies");
   }
   if (!mm || !outer(mm.getLhs()) || !outer(mm.getRhs()))
     return fusion.emitOpError("matmul region without a matmul of its inputs");
-  Value biasView;
-  if (bias) {
-    biasView = viewOf(bias);
-    auto type = cast<RankedTensorType>(bias.getType());
-    if (type.getRank() != 1) {
-      // The library wants the bias as [N]: a view of the same bytes.
-      plan::Place place = plan.places.lookup(bias);
-      auto vector = RankedTensorType::get({type.getShape().back()},
-                                          type.getElementType());
-      auto root = biasView.getDefiningOp<sched::ViewOp>();
-      place.offset = root.getOffsetAttr().getInt();
-      biasView = makeView(bias, vector, place, biasView);
-    }
+  // A vector [N] of `v`'s bytes, as the library wants a bias (or its
+  // gradient); the view itself when `v` already is one.
+  auto vectorView = [&](Value v) {
+    Value view = viewOf(v);
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.getRank() == 1)
+      return view;
+    plan::Place place = plan.places.lookup(v);
+    auto vector = RankedTensorType::get({type.getShape().back()},
+                                        type.getElementType());
+    auto root = view.getDefiningOp<sched::ViewOp>();
+    place.offset = root.getOffsetAttr().getInt();
+    return makeView(v, vector, place, view);
+  };
+  Value biasView = bias ? vectorView(bias) : Value();
+  // The region's results: out, and the activation's input (GELU_AUX) or
+  // the bias gradient (DGELU_BGRAD) when the kernel exports them.
+  Value out, aux, biasGrad;
+  auto yield = cast<YieldOp>(body.getTerminator());
+  for (auto [inner, result] :
+       llvm::zip(yield.getOperands(), fusion.getResults())) {
+    if (inner == biasGradInner && biasGradInner)
+      biasGrad = vectorView(result);
+    else if (inner == auxInner && auxInner)
+      aux = viewOf(result);
+    else if (!out)
+      out = viewOf(result);
+    else
+      return fusion.emitOpError("matmul region exports a value the library "
+                                "does not write");
   }
+  if (auxInput)
+    aux = viewOf(auxInput);
+  if (!out)
+    return fusion.emitOpError("matmul region without its product");
   Value lhs = viewOf(outer(mm.getLhs())), rhs = viewOf(outer(mm.getRhs()));
-  Value out = viewOf(fusion.getResult(0));
   b.create<sched::MatmulOp>(fusion.getLoc(), lhs, rhs, out, biasView,
-                            workspaceView(fusion), mm.getTransposeLhs(),
-                            mm.getTransposeRhs(),
+                            workspaceView(fusion), aux, biasGrad,
+                            mm.getTransposeLhs(), mm.getTransposeRhs(),
                             APFloat(alpha), activation);
   return success();
 }
@@ -375,7 +411,8 @@ LogicalResult ProgramBuilder::lowerMatmul(MatmulOp mm) {
   Value lhs = viewOf(mm.getLhs()), rhs = viewOf(mm.getRhs());
   Value out = viewOf(mm.getResult());
   b.create<sched::MatmulOp>(mm.getLoc(), lhs, rhs, out, Value(),
-                            workspaceView(mm), mm.getTransposeLhs(),
+                            workspaceView(mm), Value(), Value(),
+                            mm.getTransposeLhs(),
                             mm.getTransposeRhs(),
                             APFloat(alpha), "none");
   return success();

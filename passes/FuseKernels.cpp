@@ -18,7 +18,10 @@
 //     kernel reads them;
 //   - `reshape`: an alias of its operand's bytes, never a kernel;
 //   - `matmul`: a library call (oneDNN), with the scale, bias and activation
-//     that read only its result as the library's epilogue;
+//     that read only its result as the library's epilogue; where the target
+//     asks (cuBLASLt), also a tanh GELU whose input the backward pass reads
+//     (the library writes both), and a gelu_grad of its bare product with
+//     the bias gradient summed from it (DGELU_BGRAD);
 //   - `concat`, `embedding_grad`, `argmax`, interior pads: one special
 //     kernel each.
 //
@@ -93,9 +96,9 @@ OpClass sinter::fusion::classify(Operation *op) {
                : OpClass::Opaque;
   if (isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, CompareOp,
           SelectOp, NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp,
-          SigmoidOp, ReluOp, ErfOp, GeluOp, CastOp, DropoutOp, OneHotOp, IotaOp,
-          CausalMaskOp, EmbeddingOp, SgdUpdateOp, MomentumUpdateOp,
-          AdamUpdateOp, LrScheduleOp>(op))
+          SigmoidOp, ReluOp, ErfOp, GeluOp, GeluGradOp, CastOp, DropoutOp,
+          OneHotOp, IotaOp, CausalMaskOp, EmbeddingOp, SgdUpdateOp,
+          MomentumUpdateOp, AdamUpdateOp, LrScheduleOp>(op))
     return OpClass::Elementwise;
   if (isa<ReduceSumOp, ReduceMaxOp>(op))
     return OpClass::Reduction;
@@ -493,8 +496,50 @@ static bool isBiasEpilogue(AddOp add, Value v, const Group &g,
   return true;
 }
 
+/// Whether cuBLASLt's aux and bias-gradient forms fit the product `v` of a
+/// matmul group `g`: f32 throughout (under mixed precision the IR rounds
+/// the product before the activation, where the library would not); one
+/// matrix once the batch is folded into rows (a rank-2 rhs and an lhs not
+/// transposed), as the bias gradient sums every row; and a row length
+/// that is a multiple of 8, the leading dimension cuBLASLt wants of an
+/// aux matrix (CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD).
+static bool auxFits(Value v, const Group &g) {
+  auto mm = dyn_cast<MatmulOp>(g.members.front());
+  if (!mm || mm.getF32Result() || mm.getTransposeLhs() ||
+      cast<RankedTensorType>(mm.getRhs().getType()).getRank() != 2)
+    return false;
+  auto type = cast<RankedTensorType>(v.getType());
+  return type.getElementType().isF32() &&
+         cast<RankedTensorType>(mm.getLhs().getType())
+             .getElementType()
+             .isF32() &&
+         type.getShape().back() % 8 == 0;
+}
+
+/// Whether `op` is the bias gradient of a tanh GELU's derivative taken of
+/// a matmul's product: the sum of gelu_grad's result over every axis but
+/// the last (a candidate for DGELU_BGRAD, left whole by
+/// splitBigReductions).
+static bool isBiasGradOfDgelu(Operation *op) {
+  auto r = dyn_cast<ReduceSumOp>(op);
+  if (!r)
+    return false;
+  auto g = r.getOperand().getDefiningOp<GeluGradOp>();
+  if (!g || g.getApproximate() != "tanh" ||
+      !g.getGrad().getDefiningOp<MatmulOp>())
+    return false;
+  int64_t rank = cast<RankedTensorType>(r.getOperand().getType()).getRank();
+  ArrayRef<int64_t> axes = r.getAxes();
+  if (rank < 2 || static_cast<int64_t>(axes.size()) != rank - 1)
+    return false;
+  for (int64_t i = 0; i < rank - 1; ++i)
+    if (axes[i] != i)
+      return false;
+  return true;
+}
+
 int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
-  if (!isa<AddOp, MulOp, ReluOp, GeluOp, CastOp>(op))
+  if (!isa<AddOp, MulOp, ReluOp, GeluOp, CastOp, GeluGradOp, ReduceSumOp>(op))
     return -1;
   Type resultType =
       cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
@@ -506,7 +551,7 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
   // result instead of the matmul's. -1 when `v` is a value of some other
   // group's, or of a matmul group's that is read elsewhere too; -2 when it
   // is no group's, or is the widened bias itself.
-  auto libraryOf = [&](Value v) -> int {
+  auto libraryOf = [&](Value v, bool shared = false) -> int {
     Operation *def = v.getDefiningOp();
     auto it = def ? groupOf.find(def) : groupOf.end();
     if (it == groupOf.end())
@@ -518,11 +563,51 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
                     *members.back()->getResult(0).user_begin() == op;
     if (g.kind == Group::Library && biasLast && def == members.back())
       return -2;
-    if (g.kind != Group::Library || !v.hasOneUse() ||
+    if (g.kind != Group::Library || (!shared && !v.hasOneUse()) ||
         def != members[members.size() - (biasLast ? 2 : 1)])
       return -1;
     return g.id;
   };
+  // cuBLASLt's training forms of the tanh GELU (FusionTarget).
+  if (auto grad = dyn_cast<GeluGradOp>(op)) {
+    // DGELU: the derivative applied to a bare product, taken at a value
+    // the library reads (the forward pass's activation input).
+    int id = libraryOf(grad.getGrad());
+    if (!target.dgeluEpilogue || grad.getApproximate() != "tanh" || id < 0 ||
+        groups[id].epilogue != 0 || groups[id].members.size() != 1 ||
+        !auxFits(grad.getGrad(), groups[id]))
+      return -1;
+    what = "gelu's derivative at its input, which the library reads (DGELU)";
+    groups[id].epilogue = 5;
+    return id;
+  }
+  if (isa<ReduceSumOp>(op)) {
+    // BGRAD: the sum of that derivative's rows, the bias gradient of the
+    // layer the GELU follows. The derivative is read elsewhere too (the
+    // weight's and the input's gradients), and written all the same.
+    if (!target.biasGradEpilogue || !isBiasGradOfDgelu(op))
+      return -1;
+    int id = libraryOf(op->getOperand(0), /*shared=*/true);
+    if (id < 0 || groups[id].epilogue != 5)
+      return -1;
+    what = "bias gradient, the sum of its rows (DGELU_BGRAD)";
+    groups[id].epilogue = 6;
+    return id;
+  }
+  if (auto gelu = dyn_cast<GeluOp>(op);
+      gelu && gelu.getApproximate() == "tanh" && target.geluAuxEpilogue &&
+      !gelu.getOperand().hasOneUse()) {
+    // GELU_AUX: the backward pass reads the activation's input, which the
+    // library writes too.
+    int id = libraryOf(gelu.getOperand(), /*shared=*/true);
+    if (id < 0 || groups[id].epilogue >= 3 ||
+        !auxFits(gelu.getOperand(), groups[id]))
+      return -1;
+    what = "activation, its input written too for the backward pass "
+           "(GELU_AUX)";
+    groups[id].epilogue = 3;
+    return id;
+  }
   if (auto widen = dyn_cast<CastOp>(op);
       widen && widen.getResult().hasOneUse() && target.biasEpilogue) {
     // A half bias widened for the add that follows (isBiasEpilogue): the
@@ -777,7 +862,9 @@ void KernelGrouper::planRecompute(Operation *op) {
 
 void KernelGrouper::run() {
   Block &body = fn.getBody().front();
-  sinter::splitBigReductions(fn);
+  sinter::splitBigReductions(fn, [&](Operation *op) {
+    return target.biasGradEpilogue && isBiasGradOfDgelu(op);
+  });
   sinter::padsToConcats(fn);
   int pos = 0;
   for (Operation &op : body)
@@ -915,10 +1002,17 @@ public:
         target.geluTanhEpilogue = true;
       else if (e == sinter::abi::activationName(sinter::abi::MatmulStep::gelu_erf))
         target.geluErfEpilogue = true;
+      else if (e == "gelu_aux")
+        target.geluAuxEpilogue = true;
+      else if (e == "dgelu")
+        target.dgeluEpilogue = true;
+      else if (e == "dgelu_bgrad")
+        target.biasGradEpilogue = true;
       else {
         getOperation().emitError("matmul-epilogues: '")
             << e
-            << "' is not scale, bias, activation, relu, gelu_tanh or gelu_erf";
+            << "' is not scale, bias, activation, relu, gelu_tanh, gelu_erf, "
+               "gelu_aux, dgelu or dgelu_bgrad";
         return signalPassFailure();
       }
     }

@@ -220,14 +220,19 @@ template <typename ReduceOp> static void splitLeadingReduction(ReduceOp op) {
   op.erase();
 }
 
-void sinter::splitBigReductions(func::FuncOp fn) {
+void sinter::splitBigReductions(func::FuncOp fn,
+                                llvm::function_ref<bool(Operation *)> keep) {
   for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
+    if (keep && keep(&op))
+      continue;
     if (auto r = dyn_cast<ReduceSumOp>(op))
       splitFullReduction(r);
     else if (auto r = dyn_cast<ReduceMaxOp>(op))
       splitFullReduction(r);
   }
   for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
+    if (keep && keep(&op))
+      continue;
     if (auto r = dyn_cast<ReduceSumOp>(op))
       splitLeadingReduction(r);
     else if (auto r = dyn_cast<ReduceMaxOp>(op))

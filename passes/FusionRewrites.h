@@ -9,6 +9,7 @@
 #define SINTER_PASSES_FUSIONREWRITES_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 namespace sinter {
 
@@ -17,8 +18,11 @@ namespace sinter {
 /// results, so that the big part has a dimension to run in parallel; and
 /// every one over the leading axes 0..k-1 (k >= 2, trailing axes kept: a
 /// bias gradient) into one over axes 1..k-1 and one over axis 0, so that
-/// threads split axis 0 and each walks whole rows in order.
-void splitBigReductions(mlir::func::FuncOp fn);
+/// threads split axis 0 and each walks whole rows in order. Reductions
+/// `keep` holds are left whole (a matmul library's bias gradient).
+void splitBigReductions(
+    mlir::func::FuncOp fn,
+    llvm::function_ref<bool(mlir::Operation *)> keep = nullptr);
 
 /// Rewrites every sum of zero pads whose operands tile one axis (the
 /// gradients of slices that split a tensor) into a concat of the operands,

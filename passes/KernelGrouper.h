@@ -55,7 +55,8 @@ struct Group {
   int firstPosition = 0;
   /// For Library groups: how far the matmul's epilogue has grown
   /// (0 none, 1 scaled, 2 bias added, 3 activation applied, 4 the f32
-  /// result of half operands rounded to their type).
+  /// result of half operands rounded to their type, 5 gelu's derivative
+  /// applied (DGELU), 6 and its bias gradient summed (BGRAD)).
   int epilogue = 0;
 };
 
@@ -67,6 +68,12 @@ struct FusionTarget {
   /// activations, which ones (cuBLASLt has ReLU and the tanh GELU only).
   bool scaleEpilogue = true, biasEpilogue = true;
   bool reluEpilogue = true, geluTanhEpilogue = true, geluErfEpilogue = true;
+  /// cuBLASLt's training forms of the tanh GELU: the activation's input
+  /// written too when the backward pass reads it (GELU_AUX); gelu's
+  /// derivative applied to a product (DGELU); and with it the sum of the
+  /// result's rows, a bias gradient (DGELU_BGRAD). Off unless asked.
+  bool geluAuxEpilogue = false, dgeluEpilogue = false,
+       biasGradEpilogue = false;
   /// The matmul library's name, for the fusion report.
   std::string matmulLibrary = "oneDNN";
   /// Values one kernel reads from outside at most. Each is an argument of

@@ -170,7 +170,10 @@ def FuseKernelsPass : Pass<"sinter-fuse-kernels", "mlir::ModuleOp"> {
     ListOption<"matmulEpilogues", "matmul-epilogues", "std::string",
                "What the matmul library applies in the same call: scale, "
                "bias, activation (every one), or of the activations only "
-               "relu, gelu_tanh, gelu_erf (default: all)">,
+               "relu, gelu_tanh, gelu_erf (default: all); and, only when "
+               "named, the training forms of the tanh GELU: gelu_aux (its "
+               "input written too), dgelu (gelu_grad of a product), "
+               "dgelu_bgrad (with its bias gradient)">,
     Option<"matmulLibrary", "matmul-library", "std::string",
            /*default=*/"\"oneDNN\"",
            "The matmul library's name, for the fusion report">,

@@ -100,6 +100,8 @@ double opFlops(Operation *op) {
   double n = elementsOf(op->getResult(0));
   if (isa<GeluOp>(op))
     return 24.0 * n;
+  if (isa<GeluGradOp>(op))
+    return 32.0 * n;
   if (isa<ExpOp, LogOp, TanhOp, ErfOp, SigmoidOp, PowOp, DropoutOp>(op))
     return 16.0 * n;
   if (isa<DivOp, SqrtOp, RsqrtOp>(op))

@@ -273,6 +273,10 @@ sinter::codegen::buildStepProgram(sched::ProgramOp program) {
         m->set_bias(bufferId.lookup(bias));
       if (Value ws = mm.getWorkspace())
         m->set_workspace(bufferId.lookup(ws));
+      if (Value aux = mm.getAux())
+        m->set_aux(bufferId.lookup(aux));
+      if (Value grad = mm.getBiasGrad())
+        m->set_bias_grad(bufferId.lookup(grad));
       m->set_transpose_lhs(mm.getTransposeLhs());
       m->set_transpose_rhs(mm.getTransposeRhs());
       m->set_alpha(mm.getAlpha().convertToDouble());

@@ -38,6 +38,8 @@ void matmulInto(const Tensor &a, const Tensor &b, bool transposeA,
 
 /// GELU as sgraph.gelu computes it: exact (erf) or the tanh form.
 double geluOf(double x, bool tanhForm);
+/// gelu's derivative, as sgraph.gelu_grad computes it (times its grad).
+double geluGradOf(double x, bool tanhForm);
 
 /// Evaluates one op on its operands. Exposed for unit tests.
 mlir::LogicalResult evaluateOp(mlir::Operation *op,

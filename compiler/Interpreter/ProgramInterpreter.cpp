@@ -128,6 +128,12 @@ LogicalResult ProgramRun::matmul(sched::MatmulOp op) {
   }
   std::optional<sabi::MatmulStep::Activation> activation =
       sabi::parseActivation(op.getActivation().str());
+  // GELU_AUX: the activation's input, written too (f32: aux forms are
+  // never half).
+  if (Value aux = op.getAux();
+      aux && activation == sabi::MatmulStep::gelu_tanh)
+    if (failed(store(aux, out, op)))
+      return failure();
   switch (activation.value_or(sabi::MatmulStep::none)) {
   case sabi::MatmulStep::relu:
     each([](double v, int64_t) { return v > 0.0 ? v : 0.0; });
@@ -138,6 +144,28 @@ LogicalResult ProgramRun::matmul(sched::MatmulOp op) {
   case sabi::MatmulStep::gelu_tanh:
     each([](double v, int64_t) { return geluOf(v, /*tanhForm=*/true); });
     break;
+  case sabi::MatmulStep::dgelu_tanh: {
+    // out = product * gelu'(aux), as sgraph.gelu_grad; bias_grad the sum
+    // of out's rows, in double, rounded once.
+    FailureOr<Tensor> aux = load(op.getAux(), op);
+    if (failed(aux))
+      return failure();
+    for (int64_t k = 0, e = out.numElements(); k < e; ++k)
+      out.f[k] =
+          roundTo(out.kind, out.f[k] * geluGradOf(aux->f[k], /*tanhForm=*/true));
+    if (Value grad = op.getBiasGrad()) {
+      auto gradType = cast<sched::BufferType>(grad.getType()).getTensorType();
+      Tensor sums = zerosOf(gradType);
+      std::vector<double> acc(static_cast<size_t>(n), 0.0);
+      for (int64_t k = 0, e = out.numElements(); k < e; ++k)
+        acc[static_cast<size_t>(k % n)] += out.f[k];
+      for (int64_t j = 0; j < n; ++j)
+        sums.f[j] = roundTo(sums.kind, acc[static_cast<size_t>(j)]);
+      if (failed(store(grad, sums, op)))
+        return failure();
+    }
+    break;
+  }
   default:
     break;
   }

@@ -329,30 +329,11 @@ LogicalResult ErfOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
 LogicalResult GeluOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
                                      ArrayRef<bool>,
                                      SmallVectorImpl<Value> &grads) {
-  GradBuilder gb(b, getLoc());
-  Value x = getOperand();
-  auto c = [&](double v) { return gb.scalar(x, v); };
-  Value d;
-  if (getApproximate() == "tanh") {
-    // y = x/2 (1 + tanh(u)), u = k (x + a x^3):
-    // dy = (1 + t)/2 + x/2 (1 - t^2) k (1 + 3 a x^2).
-    const double k = std::sqrt(2.0 / M_PI), a = 0.044715;
-    Value x2 = gb.mul(x, x);
-    Value u = gb.mul(c(k), gb.add(x, gb.mul(c(a), gb.mul(x2, x))));
-    Value t = gb.tanh(u);
-    Value du = gb.mul(c(k), gb.add(c(1.0), gb.mul(c(3.0 * a), x2)));
-    Value left = gb.mul(c(0.5), gb.add(c(1.0), t));
-    Value right = gb.mul(gb.mul(c(0.5), x),
-                         gb.mul(gb.sub(c(1.0), gb.mul(t, t)), du));
-    d = gb.add(left, right);
-  } else {
-    // y = x Phi(x): dy = Phi(x) + x phi(x).
-    Value cdf = gb.mul(c(0.5), gb.add(c(1.0), gb.erf(gb.mul(x, c(M_SQRT1_2)))));
-    Value pdf = gb.mul(c(1.0 / std::sqrt(2.0 * M_PI)),
-                       gb.exp(gb.mul(c(-0.5), gb.mul(x, x))));
-    d = gb.add(cdf, gb.mul(x, pdf));
-  }
-  grads.assign({gb.mul(gs[0], d)});
+  // One op, g * gelu'(x), so that a matmul library may apply it as the
+  // epilogue of the matmul that produces g (cuBLASLt's DGELU); its scalar
+  // form is in ScalarOps.cpp and the interpreter's OpKernels.cpp.
+  grads.assign({b.create<GeluGradOp>(getLoc(), gs[0], getOperand(),
+                                     getApproximateAttr())});
   return success();
 }
 

@@ -55,8 +55,8 @@ std::string sinter::sgraph::resultName(FunctionOpInterface fn, unsigned index) {
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
 bool sinter::sgraph::isCostlyElementwise(Operation *op) {
-  return isa<ExpOp, LogOp, ErfOp, GeluOp, TanhOp, SigmoidOp, PowOp, DropoutOp>(
-      op);
+  return isa<ExpOp, LogOp, ErfOp, GeluOp, GeluGradOp, TanhOp, SigmoidOp, PowOp,
+             DropoutOp>(op);
 }
 
 Value sinter::sgraph::buildScalarConstant(OpBuilder &builder, Location loc,
@@ -103,6 +103,15 @@ LogicalResult GeluOp::verify() {
   if (getApproximate() != "none" && getApproximate() != "tanh")
     return emitOpError("approximate '")
            << getApproximate() << "' is not one of none, tanh";
+  return success();
+}
+
+LogicalResult GeluGradOp::verify() {
+  // gelu_grad_c2
+  if (getApproximate() != "none" && getApproximate() != "tanh")
+    return emitOpError("approximate '")
+           << getApproximate() << "' is not one of none, tanh";
+  // gelu_grad_c3 is ODS's AllTypesMatch.
   return success();
 }
 

@@ -205,6 +205,26 @@ def SG_GeluOp : SG_Op<"gelu", [Pure, InferTypeOpAdaptor, SG_Differentiable]> {
   let hasVerifier = 1;
 }
 
+def SG_GeluGradOp : SG_Op<"gelu_grad", [Pure, InferTypeOpAdaptor,
+                                         AllTypesMatch<["grad", "operand"]>]> {
+  let summary = "The gradient of gelu: grad times gelu's derivative";
+  let description = [{
+    `grad * gelu'(operand)` elementwise, with the derivative of the form
+    `approximate` names (as `sgraph.gelu`): what autodiff emits for a
+    `gelu`, one op that a matmul library can apply as its epilogue
+    (cuBLASLt's `DGELU`) and elementwise code otherwise.
+
+    ```mlir
+    %dx = sgraph.gelu_grad %g, %x {approximate = "tanh"} : tensor<8x256x1536xf32>
+    ```
+  }];
+  let arguments = (ins SG_FloatTensor:$grad, SG_FloatTensor:$operand,
+                   DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+  let results = (outs SG_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $operand attr-dict `:` type($operand)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions and normalizations
 //===----------------------------------------------------------------------===//

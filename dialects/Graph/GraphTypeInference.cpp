@@ -203,6 +203,7 @@ SINTER_SAME_TYPE_INFER(SigmoidOp)             // sigmoid_c2
 SINTER_SAME_TYPE_INFER(ReluOp)                // relu_c2
 SINTER_SAME_TYPE_INFER(ErfOp)                 // erf_c2
 SINTER_SAME_TYPE_INFER(GeluOp)                // gelu_c3
+SINTER_SAME_TYPE_INFER(GeluGradOp)            // gelu_grad_c4
 SINTER_SAME_TYPE_INFER(StopGradientOp)        // stop_gradient_c2
 SINTER_SAME_TYPE_INFER(CollectiveBroadcastOp) // collective_broadcast_c3
 SINTER_SAME_TYPE_INFER(DropoutOp)             // dropout_c3

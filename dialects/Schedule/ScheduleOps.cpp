@@ -413,10 +413,37 @@ LogicalResult MatmulOp::verify() {
            << shapeText(bufferOf(getBias()).getShape()) << "; expected [" << n
            << "]";
   // matmul_c4
-  if (!abi::parseActivation(getActivation().str()))
+  std::optional<abi::MatmulStep::Activation> activation =
+      abi::parseActivation(getActivation().str());
+  if (!activation)
     return emitOpError("activation '")
            << getActivation()
-           << "' is not one of none, relu, gelu_erf, gelu_tanh";
+           << "' is not one of none, relu, gelu_erf, gelu_tanh, dgelu_tanh";
+  // matmul_c7
+  const bool dgelu = *activation == abi::MatmulStep::dgelu_tanh;
+  if (Value aux = getAux()) {
+    if (*activation != abi::MatmulStep::gelu_tanh && !dgelu)
+      return emitOpError("aux goes with gelu_tanh or dgelu_tanh, not ")
+             << getActivation();
+    if (bufferOf(aux).getShape() != out.getShape() ||
+        bufferOf(aux).getElementType() != outEt)
+      return emitOpError("aux is ")
+             << bufferOf(aux) << "; expected out's shape and type";
+  } else if (dgelu) {
+    return emitOpError("dgelu_tanh needs aux, the activation's input");
+  }
+  // matmul_c8
+  if (Value grad = getBiasGrad()) {
+    if (!dgelu)
+      return emitOpError("bias_grad goes with dgelu_tanh, not ")
+             << getActivation();
+    if (bufferOf(grad).getShape() != ArrayRef<int64_t>{n} ||
+        bufferOf(grad).getElementType() != outEt)
+      return emitOpError("bias_grad is ")
+             << bufferOf(grad) << "; expected [" << n << "] of out's type";
+  }
+  if (dgelu && getBias())
+    return emitOpError("dgelu_tanh takes no bias");
   // matmul_c5
   auto bytesOf = [](Value v) -> std::optional<std::pair<Value, int64_t>> {
     auto view = v.getDefiningOp<ViewOp>();
@@ -443,6 +470,20 @@ LogicalResult MatmulOp::verify() {
     if (v)
       if (std::string text = overlap("out", getOut(), what, v); !text.empty())
         return emitOpError(text);
+  // matmul_c7, matmul_c8
+  for (auto [name, written] :
+       {std::pair{"aux", getAux()}, {"bias_grad", getBiasGrad()}}) {
+    if (!written)
+      continue;
+    for (auto [what, v] : {std::pair{"lhs", getLhs()},
+                           {"rhs", getRhs()},
+                           {"out", getOut()},
+                           {"bias", getBias()},
+                           {"aux", getAux()}})
+      if (v && StringRef(what) != name)
+        if (std::string text = overlap(name, written, what, v); !text.empty())
+          return emitOpError(text);
+  }
   // matmul_c6
   if (Value ws = getWorkspace()) {
     BufferType w = bufferOf(ws);
@@ -451,7 +492,9 @@ LogicalResult MatmulOp::verify() {
     for (auto [what, v] : {std::pair{"lhs", getLhs()},
                            {"rhs", getRhs()},
                            {"out", getOut()},
-                           {"bias", getBias()}})
+                           {"bias", getBias()},
+                           {"aux", getAux()},
+                           {"bias_grad", getBiasGrad()}})
       if (v)
         if (std::string text = overlap("workspace", ws, what, v);
             !text.empty())

@@ -347,11 +347,18 @@ def Sched_MatmulOp : Sched_InProgramOp<"matmul", [AttrSizedOperandSegments]> {
     `out = activation(alpha * op(lhs) @ op(rhs) + bias)`, where `op`
     transposes the two trailing axes when asked; batch axes broadcast as in
     numpy (ranks aligned by leading 1s). `bias`, if given, is `[N]` and is
-    added to every row; `activation` is `none`, `relu`, `gelu_erf` or
-    `gelu_tanh`. `workspace`, if given, is scratch bytes the library may
-    use during the call (cuBLASLt's workspace); the memory plan places it
-    in the arena, live at this step only, so it shares bytes with values
-    dead here.
+    added to every row; `activation` is `none`, `relu`, `gelu_erf`,
+    `gelu_tanh` or `dgelu_tanh`. `workspace`, if given, is scratch bytes
+    the library may use during the call (cuBLASLt's workspace); the memory
+    plan places it in the arena, live at this step only, so it shares
+    bytes with values dead here.
+
+    `aux` (out's shape and type) goes with the tanh GELU. With `gelu_tanh`
+    the call writes the activation's input there too, for the backward
+    pass (cuBLASLt's `GELU_AUX`). `dgelu_tanh` is that backward:
+    `out = alpha * op(lhs) @ op(rhs) * gelu_tanh'(aux)`, with `aux` read;
+    `bias_grad`, if given, receives the sum of out's rows, the bias
+    gradient of aux's layer (cuBLASLt's `DGELU_BGRAD`).
 
     ```mlir
     sched.matmul %x, %w -> %y bias(%b : !sched.buffer<256xf32>)
@@ -367,17 +374,25 @@ def Sched_MatmulOp : Sched_InProgramOp<"matmul", [AttrSizedOperandSegments]> {
     `bias` is `[N]` (matmul_c3); `activation` is one of those above
     (matmul_c4); `out` shares no byte with `lhs`, `rhs` or `bias`
     (matmul_c5); `workspace` is a 1-D i8 buffer sharing no byte with
-    `lhs`, `rhs`, `out` or `bias` (matmul_c6).
+    `lhs`, `rhs`, `out` or `bias` (matmul_c6); `aux` comes only with
+    `gelu_tanh` and always with `dgelu_tanh`, has out's shape and type and
+    shares no byte with the others (matmul_c7); `bias_grad` comes only with
+    `dgelu_tanh`, which has no `bias`, is `[N]` of out's type and shares no
+    byte with the others (matmul_c8).
   }];
   let arguments = (ins Sched_Buffer:$lhs, Sched_Buffer:$rhs,
                        Sched_Buffer:$out, Optional<Sched_Buffer>:$bias,
                        Optional<Sched_Buffer>:$workspace,
+                       Optional<Sched_Buffer>:$aux,
+                       Optional<Sched_Buffer>:$bias_grad,
                        UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs,
                        DefaultValuedAttr<F64Attr, "1.0">:$alpha,
                        DefaultValuedStrAttr<StrAttr, "none">:$activation);
   let assemblyFormat = [{
     $lhs `,` $rhs `->` $out (`bias` `(` $bias^ `:` qualified(type($bias)) `)`)?
     (`workspace` `(` $workspace^ `:` qualified(type($workspace)) `)`)?
+    (`aux` `(` $aux^ `:` qualified(type($aux)) `)`)?
+    (`bias_grad` `(` $bias_grad^ `:` qualified(type($bias_grad)) `)`)?
     attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs)) `->` qualified(type($out))
   }];
   let hasVerifier = 1;

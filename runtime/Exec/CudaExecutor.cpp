@@ -269,6 +269,17 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
   const Buffer &lhs = prog.buffers[mm.lhs], &rhs = prog.buffers[mm.rhs];
   const MatmulDesc desc = prog.matmulDesc(mm);
   SINTER_ASSIGN_OR_RETURN(MatmulGeometry g, analyzeMatmul(desc));
+  // An rhs shared by the whole batch and an lhs that is the whole batch,
+  // its rows in order (not transposed): the batch is more rows of one
+  // product, one call (a linear layer on [batch, positions, features]).
+  if (!mm.transposeLhs && g.batchCount > 1 && g.lhsBatch == g.outBatch &&
+      std::all_of(g.rhsBatch.begin(), g.rhsBatch.end(),
+                  [](int64_t d) { return d == 1; })) {
+    g.m *= g.batchCount;
+    g.batchCount = 1;
+    g.outBatch.assign(g.outBatch.size(), 1);
+    g.lhsBatch = g.outBatch;
+  }
   std::string what = absl::StrFormat(
       "matmul step %d (%s [%s] x %s [%s])", stepIndex,
       lhs.name.empty() ? "lhs" : lhs.name, absl::StrJoin(lhs.shape, "x"),
@@ -338,22 +349,49 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
   SINTER_LT(
       lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)),
       what);
-  // Bias, then activation: cuBLASLt's order, as the step program's.
+  // Bias, then activation: cuBLASLt's order, as the step program's. With
+  // aux, the training forms: GELU_AUX also writes the activation's input;
+  // DGELU multiplies the product by the derivative at aux, and _BGRAD sums
+  // the result's rows into the bias pointer.
   const bool relu = mm.activation == sabi::MatmulStep::relu,
-             gelu = mm.activation == sabi::MatmulStep::gelu_tanh;
+             gelu = mm.activation == sabi::MatmulStep::gelu_tanh,
+             dgelu = mm.activation == sabi::MatmulStep::dgelu_tanh,
+             aux = mm.aux >= 0, biasGrad = mm.biasGrad >= 0;
   cublasLtEpilogue_t epilogue =
-      desc.hasBias ? (relu   ? CUBLASLT_EPILOGUE_RELU_BIAS
-                      : gelu ? CUBLASLT_EPILOGUE_GELU_BIAS
-                             : CUBLASLT_EPILOGUE_BIAS)
-                   : (relu   ? CUBLASLT_EPILOGUE_RELU
-                      : gelu ? CUBLASLT_EPILOGUE_GELU
-                             : CUBLASLT_EPILOGUE_DEFAULT);
+      dgelu ? (biasGrad ? CUBLASLT_EPILOGUE_DGELU_BGRAD
+                        : CUBLASLT_EPILOGUE_DGELU)
+      : desc.hasBias
+          ? (relu   ? CUBLASLT_EPILOGUE_RELU_BIAS
+             : gelu ? (aux ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS
+                           : CUBLASLT_EPILOGUE_GELU_BIAS)
+                    : CUBLASLT_EPILOGUE_BIAS)
+          : (relu   ? CUBLASLT_EPILOGUE_RELU
+             : gelu ? (aux ? CUBLASLT_EPILOGUE_GELU_AUX : CUBLASLT_EPILOGUE_GELU)
+                    : CUBLASLT_EPILOGUE_DEFAULT);
+  if (aux && (g.batchCount != 1 || g.n % 8 != 0))
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
+        absl::StrCat(what, ": cuBLASLt's aux matrix needs one product (the "
+                           "batch folded into rows) and rows of a multiple "
+                           "of 8 elements; this one is a batch of ",
+                     g.batchCount, " with rows of ", g.n));
   if (epilogue != CUBLASLT_EPILOGUE_DEFAULT)
     SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
                           sizeof(epilogue)),
               what);
-  if (desc.hasBias) {
-    CUdeviceptr bias = address(mm.bias);
+  if (aux) {
+    // Column-major like D: N rows (our columns), one per output row.
+    CUdeviceptr auxPointer = address(mm.aux);
+    auto auxLd = static_cast<int64_t>(g.n);
+    SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
+                          &auxPointer, sizeof(auxPointer)),
+              what);
+    SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
+                          &auxLd, sizeof(auxLd)),
+              what);
+  }
+  if (desc.hasBias || biasGrad) {
+    CUdeviceptr bias = address(biasGrad ? mm.biasGrad : mm.bias);
     SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
                           sizeof(bias)),
               what);

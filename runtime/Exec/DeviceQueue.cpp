@@ -63,6 +63,13 @@ absl::StatusOr<QueuePlan> planDeviceQueue(const StepProgram &program) {
       // The library writes its scratch, too.
       if (mm.workspace >= 0)
         op.accesses.push_back(accessOf(program, mm.workspace, true));
+      // The activation's input: written by GELU_AUX, read by DGELU; and
+      // DGELU_BGRAD's bias gradient.
+      if (mm.aux >= 0)
+        op.accesses.push_back(accessOf(
+            program, mm.aux, mm.activation != sabi::MatmulStep::dgelu_tanh));
+      if (mm.biasGrad >= 0)
+        op.accesses.push_back(accessOf(program, mm.biasGrad, true));
       plan.ops.push_back(std::move(op));
       break;
     }

@@ -158,6 +158,19 @@ sinter::exec::analyzeMatmul(const MatmulDesc &desc) {
     return sinter::InvalidArgumentError(
         SINTER_HERE, absl::StrFormat("bias has shape %s; expected [%d]",
                                      shapeText(desc.biasShape), g.n));
+  const bool dgelu = desc.activation == sabi::MatmulStep::dgelu_tanh;
+  if (desc.hasAux && desc.activation != sabi::MatmulStep::gelu_tanh && !dgelu)
+    return sinter::InvalidArgumentError(
+        SINTER_HERE,
+        absl::StrFormat("aux goes with gelu_tanh or dgelu_tanh, not %s",
+                        sabi::activationName(desc.activation)));
+  if (dgelu && (!desc.hasAux || desc.hasBias))
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, "dgelu_tanh needs aux (the activation's input) and no "
+                     "bias");
+  if (desc.hasBiasGrad && !dgelu)
+    return sinter::InvalidArgumentError(
+        SINTER_HERE, "bias_grad goes with dgelu_tanh only");
   for (int64_t d : g.outBatch)
     g.batchCount *= d;
   return g;
@@ -547,6 +560,14 @@ absl::StatusOr<std::unique_ptr<BoundMatmul>>
 MatmulBackend::bind(const MatmulDesc &desc, const void *lhs, const void *rhs,
                     const void *bias, void *out) {
   SINTER_ASSIGN_OR_RETURN(const MatmulGeometry g, analyzeMatmul(desc));
+  if (desc.hasAux || desc.activation == sabi::MatmulStep::dgelu_tanh)
+    return sinter::UnimplementedError(
+        SINTER_HERE,
+        absl::StrFormat("activation %s%s is one of cuBLASLt's training "
+                        "epilogues, which oneDNN has not; only the CUDA "
+                        "target asks for it",
+                        sabi::activationName(desc.activation),
+                        desc.hasAux ? " with aux" : ""));
   if (g.m == 0 || g.n == 0 || g.k == 0 || g.batchCount == 0)
     return std::make_unique<ReferenceBound>(desc, lhs, rhs,
                                             desc.hasBias ? bias : nullptr, out);

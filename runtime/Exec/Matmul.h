@@ -63,6 +63,12 @@ struct MatmulDesc {
   bool hasBias = false;
   std::vector<int64_t> biasShape; // meaningful only with hasBias
   Activation activation = abi::MatmulStep::none;
+  /// The activation's input, shaped as out (abi::MatmulStep.aux): written
+  /// with gelu_tanh, read with dgelu_tanh. And dgelu_tanh's bias gradient,
+  /// [N]. cuBLASLt's training epilogues: the CUDA executor has them, the
+  /// oneDNN backend refuses them.
+  bool hasAux = false;
+  bool hasBiasGrad = false;
   /// The element type of lhs and rhs: f32, bf16 or f16.
   abi::DType dtype = abi::ElementType::f32;
   /// The element type of out and bias: dtype, or f32 when dtype is half.
@@ -78,7 +84,8 @@ struct MatmulGeometry {
 };
 
 /// Checks the element type, ranks (>= 2), K, batch broadcasting, out's
-/// shape and bias [N].
+/// shape and bias [N], and that aux and the bias gradient go with the
+/// activations that take them.
 /// Messages name the operand ("rhs K=12 does not match lhs K=13") and leave
 /// the step index to the caller.
 absl::StatusOr<MatmulGeometry> analyzeMatmul(const MatmulDesc &desc);

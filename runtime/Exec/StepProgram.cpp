@@ -67,6 +67,8 @@ MatmulDesc StepProgram::matmulDesc(const MatmulStep &step) const {
   if (desc.hasBias)
     desc.biasShape = buffers[step.bias].shape;
   desc.activation = step.activation;
+  desc.hasAux = step.aux >= 0;
+  desc.hasBiasGrad = step.biasGrad >= 0;
   desc.dtype = buffers[step.lhs].type;
   desc.outType = buffers[step.out].type;
   return desc;
@@ -102,6 +104,11 @@ void StepProgram::stepBuffers(int64_t index, std::vector<int64_t> &reads,
     if (s.matmul.bias >= 0)
       reads.push_back(s.matmul.bias);
     writes = {s.matmul.out};
+    if (s.matmul.aux >= 0)
+      (s.matmul.activation == sabi::MatmulStep::dgelu_tanh ? reads : writes)
+          .push_back(s.matmul.aux);
+    if (s.matmul.biasGrad >= 0)
+      writes.push_back(s.matmul.biasGrad);
     return;
   case sabi::Step::kCopy:
     reads = {s.src};
@@ -530,6 +537,12 @@ absl::Status Reader::matmul(std::string_view where, const sabi::MatmulStep &in,
     SINTER_RETURN_IF_ERROR(bufferId(where, "bias", in.bias()));
   if (in.has_workspace())
     SINTER_RETURN_IF_ERROR(bufferId(where, "workspace", in.workspace()));
+  if (in.has_aux())
+    SINTER_RETURN_IF_ERROR(bufferId(where, "aux", in.aux()));
+  if (in.has_bias_grad())
+    SINTER_RETURN_IF_ERROR(bufferId(where, "bias_grad", in.bias_grad()));
+  m.aux = in.has_aux() ? in.aux() : -1;
+  m.biasGrad = in.has_bias_grad() ? in.bias_grad() : -1;
   m.lhs = in.lhs();
   m.rhs = in.rhs();
   m.out = in.out();
@@ -546,7 +559,8 @@ absl::Status Reader::matmul(std::string_view where, const sabi::MatmulStep &in,
   if (!std::isfinite(static_cast<float>(m.alpha)))
     return programError(SINTER_HERE, where, "alpha is not a finite f32");
   std::pair<const char *, int64_t> operands[] = {
-      {"lhs", m.lhs}, {"rhs", m.rhs}, {"out", m.out}, {"bias", m.bias}};
+      {"lhs", m.lhs},          {"rhs", m.rhs}, {"out", m.out},
+      {"bias", m.bias},        {"aux", m.aux}, {"bias_grad", m.biasGrad}};
   // lhs and rhs have one type; out and bias have it too, or are f32 from
   // half operands (docs/StepProgram.md).
   const sabi::DType type = out->buffers[m.lhs].type,
@@ -564,7 +578,8 @@ absl::Status Reader::matmul(std::string_view where, const sabi::MatmulStep &in,
           absl::StrFormat("%s (%s) is %s; matmul needs f32, bf16 or f16",
                           what, bufferPlace(*out, id),
                           sabi::dtypeName(b.type)));
-    const bool ofOut = id == m.out || id == m.bias;
+    const bool ofOut =
+        id == m.out || id == m.bias || id == m.aux || id == m.biasGrad;
     if (b.type != (ofOut && wide ? outType : type))
       return programError(
           SINTER_HERE, where,
@@ -578,6 +593,20 @@ absl::Status Reader::matmul(std::string_view where, const sabi::MatmulStep &in,
                           absl::StrFormat("out (%s) overlaps %s (%s)",
                                           bufferPlace(*out, m.out), what,
                                           bufferPlace(*out, id)));
+  }
+  // aux and bias_grad share no byte with another operand (aux is written
+  // but with dgelu_tanh).
+  for (auto [name, written] :
+       {std::pair{"aux", m.aux}, {"bias_grad", m.biasGrad}}) {
+    if (written < 0)
+      continue;
+    for (auto [what, id] : operands)
+      if (id >= 0 && std::string_view(what) != name && id != m.out &&
+          overlaps(out->buffers[written], out->buffers[id]))
+        return programError(SINTER_HERE, where,
+                            absl::StrFormat("%s (%s) overlaps %s (%s)", name,
+                                            bufferPlace(*out, written), what,
+                                            bufferPlace(*out, id)));
   }
   if (m.workspace >= 0) {
     // Scratch bytes in the arena that none of the call's tensors share.
@@ -600,6 +629,20 @@ absl::Status Reader::matmul(std::string_view where, const sabi::MatmulStep &in,
   if (!g.ok())
     return programError(SINTER_HERE, where,
                         formats::toStd(g.status().message()));
+  if (m.aux >= 0 && out->buffers[m.aux].shape != out->buffers[m.out].shape)
+    return programError(
+        SINTER_HERE, where,
+        absl::StrFormat("aux (%s) has shape %s; expected out's %s",
+                        bufferPlace(*out, m.aux),
+                        shapeText(out->buffers[m.aux].shape),
+                        shapeText(out->buffers[m.out].shape)));
+  if (m.biasGrad >= 0 &&
+      out->buffers[m.biasGrad].shape != std::vector<int64_t>{g->n})
+    return programError(
+        SINTER_HERE, where,
+        absl::StrFormat("bias_grad (%s) has shape %s; expected [%d]",
+                        bufferPlace(*out, m.biasGrad),
+                        shapeText(out->buffers[m.biasGrad].shape), g->n));
   return absl::OkStatus();
 }
 
@@ -787,6 +830,10 @@ absl::Status Reader::collectiveOrder() const {
         touched.push_back(s.matmul.bias);
       if (s.matmul.workspace >= 0)
         touched.push_back(s.matmul.workspace);
+      if (s.matmul.aux >= 0)
+        touched.push_back(s.matmul.aux);
+      if (s.matmul.biasGrad >= 0)
+        touched.push_back(s.matmul.biasGrad);
     } else if (s.kind == sabi::Step::kCopy) {
       touched = {s.src, s.dst};
     }

@@ -115,6 +115,10 @@ struct MatmulStep {
   int64_t lhs = 0, rhs = 0, out = 0;
   int64_t bias = -1;      // -1: none
   int64_t workspace = -1; // the library's scratch (i8, arena); -1: none
+  /// out's shape and type: written with gelu_tanh (the activation's
+  /// input), read with dgelu_tanh; -1: none.
+  int64_t aux = -1;
+  int64_t biasGrad = -1; // [N], written with dgelu_tanh; -1: none
   bool transposeLhs = false, transposeRhs = false;
   double alpha = 1.0;
   Activation activation = abi::MatmulStep::none;

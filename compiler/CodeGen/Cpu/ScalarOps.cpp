@@ -180,6 +180,41 @@ sinter::codegen::emitScalar(OpBuilder &bb, Location loc, Operation *op,
             loc, half,
             bb.create<arith::AddFOp>(loc, fconst(bb, loc, et, 1.0), inner)));
       })
+      .Case([&](GeluGradOp g) -> R {
+        // The operations (and their order) of the chain autodiff used to
+        // emit, so the numbers are the same.
+        Value grad = in[0], x = in[1];
+        auto c = [&](double v) { return fconst(bb, loc, et, v); };
+        auto mul = [&](Value a, Value b) -> Value {
+          return bb.create<arith::MulFOp>(loc, a, b);
+        };
+        auto add = [&](Value a, Value b) -> Value {
+          return bb.create<arith::AddFOp>(loc, a, b);
+        };
+        Value d;
+        if (g.getApproximate() == "tanh") {
+          // (1 + t)/2 + x/2 (1 - t^2) k (1 + 3 a x^2), t = tanh(k (x + a x^3)).
+          const double k = std::sqrt(2.0 / M_PI), a = 0.044715;
+          Value x2 = mul(x, x);
+          Value t = bb.create<math::TanhOp>(
+              loc, mul(c(k), add(x, mul(c(a), mul(x2, x)))));
+          Value du = mul(c(k), add(c(1.0), mul(c(3.0 * a), x2)));
+          Value left = mul(c(0.5), add(c(1.0), t));
+          Value right =
+              mul(mul(c(0.5), x),
+                  mul(bb.create<arith::SubFOp>(loc, c(1.0), mul(t, t)), du));
+          d = add(left, right);
+        } else {
+          // Phi(x) + x phi(x).
+          Value cdf = mul(c(0.5), add(c(1.0), bb.create<math::ErfOp>(
+                                                  loc, mul(x, c(M_SQRT1_2)))));
+          Value pdf = mul(c(1.0 / std::sqrt(2.0 * M_PI)),
+                          bb.create<math::ExpOp>(
+                              loc, mul(c(-0.5), mul(x, x))));
+          d = add(cdf, mul(x, pdf));
+        }
+        return one(mul(grad, d));
+      })
       .Case([&](CastOp) -> R {
         Value x = in[0];
         Type from = x.getType();

@@ -100,11 +100,18 @@ public:
   }
   // cuBLASLt's epilogues: ReLU and the tanh GELU (CUBLASLT_EPILOGUE_RELU,
   // _GELU, with or without _BIAS). It has no erf GELU, which stays in an
-  // elementwise kernel (with its neighbours), exact.
+  // elementwise kernel (with its neighbours), exact. And the tanh GELU's
+  // training forms: a GELU whose input the backward pass keeps writes it
+  // too (GELU_AUX), and the backward's derivative and bias gradient are
+  // the epilogue of the matmul that brings the gradient (DGELU_BGRAD).
   std::vector<std::string> matmulEpilogues() const override {
-    return {"scale", "bias",
+    return {"scale",
+            "bias",
             std::string(abi::activationName(abi::MatmulStep::relu)),
-            std::string(abi::activationName(abi::MatmulStep::gelu_tanh))};
+            std::string(abi::activationName(abi::MatmulStep::gelu_tanh)),
+            "gelu_aux",
+            "dgelu",
+            "dgelu_bgrad"};
   }
   // cuBLASLt's workspace: 32 MiB, what NVIDIA suggests for Hopper, and the
   // 192 bytes the executor may skip to align it to 256; part of the arena

@@ -660,3 +660,31 @@ func.func @gelu_c3(%x: tensor<2xf32>) {
   %0 = "sgraph.gelu"(%x) : (tensor<2xf32>) -> tensor<2xf16>
   return
 }
+
+// -----
+
+// Tests that gelu_grad rejects an unknown approximation (C2).
+func.func @gelu_grad_c2(%g: tensor<2xf32>, %x: tensor<2xf32>) {
+  // expected-error @+1 {{'sgraph.gelu_grad' op approximate 'sigmoid' is not one of none, tanh}}
+  %0 = sgraph.gelu_grad %g, %x {approximate = "sigmoid"} : tensor<2xf32>
+  return
+}
+
+// -----
+
+// Tests that gelu_grad's grad must have the operand's type (C3).
+func.func @gelu_grad_c3(%g: tensor<3xf32>, %x: tensor<2xf32>) {
+  // expected-error @+1 {{'sgraph.gelu_grad' op failed to verify that all of {grad, operand} have same type}}
+  %0 = "sgraph.gelu_grad"(%g, %x) : (tensor<3xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// Tests that gelu_grad's result must have the operand's type (C4).
+func.func @gelu_grad_c4(%g: tensor<2xf32>, %x: tensor<2xf32>) {
+  // expected-error @+2 {{'sgraph.gelu_grad' op inferred type(s) 'tensor<2xf32>' are incompatible with return type(s) of operation 'tensor<2xf16>'}}
+  // expected-error @+1 {{'sgraph.gelu_grad' op failed to infer returned types}}
+  %0 = "sgraph.gelu_grad"(%g, %x) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf16>
+  return
+}

@@ -90,6 +90,8 @@ func.func @elementwise_unary(%x: tensor<8x16xf32>, %i: tensor<4xi64>, %h: tensor
   %gelu_none = sgraph.gelu %x {approximate = "none"} : tensor<8x16xf32>
   // CHECK: %[[GELU:.+]] = sgraph.gelu %[[X]] {approximate = "tanh"} : tensor<8x16xf32>
   %gelu_tanh = sgraph.gelu %x {approximate = "tanh"} : tensor<8x16xf32>
+  // CHECK: sgraph.gelu_grad %[[X]], %[[X]] {approximate = "tanh"} : tensor<8x16xf32>
+  %dgelu = sgraph.gelu_grad %x, %x {approximate = "tanh"} : tensor<8x16xf32>
   // CHECK: return %[[GELU]]
   return %gelu_tanh : tensor<8x16xf32>
 }

@@ -324,6 +324,94 @@ sched.program @matmul_c6_type attributes {role = "step"} {
 
 // -----
 
+// Tests that aux goes with the tanh GELU only (matmul_c7).
+sched.program @matmul_c7 attributes {role = "step"} {
+  %arena = sched.slab "arena" size 512 : !sched.slab
+  %a = sched.view %arena[0] : !sched.buffer<2x2xf32>
+  %c = sched.view %arena[64] : !sched.buffer<2x2xf32>
+  %x = sched.view %arena[128] : !sched.buffer<2x2xf32>
+  // expected-error @+1 {{'sched.matmul' op aux goes with gelu_tanh or dgelu_tanh, not relu}}
+  sched.matmul %a, %a -> %c aux(%x : !sched.buffer<2x2xf32>) {activation = "relu"} : !sched.buffer<2x2xf32>, !sched.buffer<2x2xf32> -> !sched.buffer<2x2xf32>
+}
+
+// -----
+
+// Tests that the GELU's derivative needs the GELU's input (matmul_c7).
+sched.program @matmul_c7_needed attributes {role = "step"} {
+  %arena = sched.slab "arena" size 512 : !sched.slab
+  %a = sched.view %arena[0] : !sched.buffer<2x2xf32>
+  %c = sched.view %arena[64] : !sched.buffer<2x2xf32>
+  %x = sched.view %arena[128] : !sched.buffer<2x2xf32>
+  // expected-error @+1 {{'sched.matmul' op dgelu_tanh needs aux, the activation's input}}
+  sched.matmul %a, %a -> %c {activation = "dgelu_tanh"} : !sched.buffer<2x2xf32>, !sched.buffer<2x2xf32> -> !sched.buffer<2x2xf32>
+}
+
+// -----
+
+// Tests that aux is shaped as out (matmul_c7).
+sched.program @matmul_c7_shape attributes {role = "step"} {
+  %arena = sched.slab "arena" size 512 : !sched.slab
+  %a = sched.view %arena[0] : !sched.buffer<2x2xf32>
+  %c = sched.view %arena[64] : !sched.buffer<2x2xf32>
+  %x = sched.view %arena[128] : !sched.buffer<2x2xf32>
+  %y = sched.view %arena[192] : !sched.buffer<4xf32>
+  // expected-error @+1 {{'sched.matmul' op aux is '!sched.buffer<4xf32>'; expected out's shape and type}}
+  sched.matmul %a, %a -> %c aux(%y : !sched.buffer<4xf32>) {activation = "gelu_tanh"} : !sched.buffer<2x2xf32>, !sched.buffer<2x2xf32> -> !sched.buffer<2x2xf32>
+}
+
+// -----
+
+// Tests that aux, which GELU_AUX writes, shares no byte with an operand (matmul_c7).
+sched.program @matmul_c7_overlap attributes {role = "step"} {
+  %arena = sched.slab "arena" size 512 : !sched.slab
+  %a = sched.view %arena[0] : !sched.buffer<2x2xf32>
+  %c = sched.view %arena[64] : !sched.buffer<2x2xf32>
+  %x = sched.view %arena[128] : !sched.buffer<2x2xf32>
+  // expected-error @+1 {{'sched.matmul' op aux [0, 16) overlaps lhs [0, 16)}}
+  sched.matmul %a, %x -> %c aux(%a : !sched.buffer<2x2xf32>) {activation = "gelu_tanh"} : !sched.buffer<2x2xf32>, !sched.buffer<2x2xf32> -> !sched.buffer<2x2xf32>
+}
+
+// -----
+
+// Tests that a bias gradient goes with the GELU's derivative only (matmul_c8).
+sched.program @matmul_c8 attributes {role = "step"} {
+  %arena = sched.slab "arena" size 512 : !sched.slab
+  %a = sched.view %arena[0] : !sched.buffer<2x2xf32>
+  %c = sched.view %arena[64] : !sched.buffer<2x2xf32>
+  %x = sched.view %arena[128] : !sched.buffer<2x2xf32>
+  %g = sched.view %arena[192] : !sched.buffer<2xf32>
+  // expected-error @+1 {{'sched.matmul' op bias_grad goes with dgelu_tanh, not gelu_tanh}}
+  sched.matmul %a, %a -> %c aux(%x : !sched.buffer<2x2xf32>) bias_grad(%g : !sched.buffer<2xf32>) {activation = "gelu_tanh"} : !sched.buffer<2x2xf32>, !sched.buffer<2x2xf32> -> !sched.buffer<2x2xf32>
+}
+
+// -----
+
+// Tests that a bias gradient is [N] (matmul_c8).
+sched.program @matmul_c8_shape attributes {role = "step"} {
+  %arena = sched.slab "arena" size 512 : !sched.slab
+  %a = sched.view %arena[0] : !sched.buffer<2x2xf32>
+  %c = sched.view %arena[64] : !sched.buffer<2x2xf32>
+  %x = sched.view %arena[128] : !sched.buffer<2x2xf32>
+  %g = sched.view %arena[192] : !sched.buffer<3xf32>
+  // expected-error @+1 {{'sched.matmul' op bias_grad is '!sched.buffer<3xf32>'; expected [2] of out's type}}
+  sched.matmul %a, %a -> %c aux(%x : !sched.buffer<2x2xf32>) bias_grad(%g : !sched.buffer<3xf32>) {activation = "dgelu_tanh"} : !sched.buffer<2x2xf32>, !sched.buffer<2x2xf32> -> !sched.buffer<2x2xf32>
+}
+
+// -----
+
+// Tests that the GELU's derivative adds no bias (matmul_c8).
+sched.program @matmul_c8_bias attributes {role = "step"} {
+  %arena = sched.slab "arena" size 512 : !sched.slab
+  %a = sched.view %arena[0] : !sched.buffer<2x2xf32>
+  %c = sched.view %arena[64] : !sched.buffer<2x2xf32>
+  %x = sched.view %arena[128] : !sched.buffer<2x2xf32>
+  %b = sched.view %arena[192] : !sched.buffer<2xf32>
+  // expected-error @+1 {{'sched.matmul' op dgelu_tanh takes no bias}}
+  sched.matmul %a, %a -> %c bias(%b : !sched.buffer<2xf32>) aux(%x : !sched.buffer<2x2xf32>) {activation = "dgelu_tanh"} : !sched.buffer<2x2xf32>, !sched.buffer<2x2xf32> -> !sched.buffer<2x2xf32>
+}
+
+// -----
+
 // Tests that a copy moves equal byte counts (copy_c1).
 sched.program @copy_c1 attributes {role = "step"} {
   %arena = sched.slab "arena" size 256 : !sched.slab

@@ -4,7 +4,8 @@
 
 // Tests that every sched op prints in its custom form and parses back: a
 // kernel, the slabs and views of a program (an aliasing view among them),
-// arguments, results and constants, a launch, a matmul with its epilogue, a
+// arguments, results and constants, a launch, a matmul with its epilogue
+// (and the tanh GELU's training forms, aux and bias_grad), a
 // copy, and each collective's start and done.
 
 // CHECK-LABEL: sched.kernel @k0(%{{.*}}: tensor<4x4xf32>, %{{.*}}: tensor<4xf32>) -> tensor<4x4xf32>
@@ -28,6 +29,8 @@ sched.kernel @k0(%a: tensor<4x4xf32>, %b: tensor<4xf32>) -> tensor<4x4xf32>
 // CHECK: sched.fill %{{.*}}, dense<1.000000e+00> : tensor<4xf32> : !sched.buffer<4xf32>
 // CHECK: sched.matmul %[[W]], %[[W]] -> %[[Y]] bias(%{{.*}} : !sched.buffer<4xf32>) {activation = "relu", alpha = 5.000000e-01 : f64, transpose_rhs} : !sched.buffer<4x4xf32>, !sched.buffer<4x4xf32> -> !sched.buffer<4x4xf32>
 // CHECK: sched.matmul %[[W]], %[[W]] -> %[[Y]] workspace(%{{.*}} : !sched.buffer<64xi8>) : !sched.buffer<4x4xf32>, !sched.buffer<4x4xf32> -> !sched.buffer<4x4xf32>
+// CHECK: sched.matmul %[[W]], %[[W]] -> %[[Y]] bias(%{{.*}} : !sched.buffer<4xf32>) aux(%{{.*}} : !sched.buffer<4x4xf32>) {activation = "gelu_tanh"}
+// CHECK: sched.matmul %[[W]], %[[W]] -> %[[Y]] aux(%{{.*}} : !sched.buffer<4x4xf32>) bias_grad(%{{.*}} : !sched.buffer<4xf32>) {activation = "dgelu_tanh"}
 // CHECK: sched.launch @k0(%[[Y]], %{{.*}} : !sched.buffer<4x4xf32>, !sched.buffer<4xf32>) -> (%{{.*}} : !sched.buffer<4x4xf32>)
 // CHECK: sched.copy %{{.*}} -> %[[W]] : !sched.buffer<4x4xf32> -> !sched.buffer<4x4xf32>
 // CHECK: %[[T0:.*]] = sched.all_reduce_start "mean" %{{.*}} : !sched.buffer<4x4xf32>
@@ -60,6 +63,8 @@ sched.program @train_step attributes {role = "step", seed = 1337 : i64} {
   sched.fill %b, dense<1.0> : tensor<4xf32> : !sched.buffer<4xf32>
   sched.matmul %w, %w -> %y bias(%b : !sched.buffer<4xf32>) {transpose_rhs, alpha = 0.5 : f64, activation = "relu"} : !sched.buffer<4x4xf32>, !sched.buffer<4x4xf32> -> !sched.buffer<4x4xf32>
   sched.matmul %w, %w -> %y workspace(%scratch : !sched.buffer<64xi8>) : !sched.buffer<4x4xf32>, !sched.buffer<4x4xf32> -> !sched.buffer<4x4xf32>
+  sched.matmul %w, %w -> %y bias(%b : !sched.buffer<4xf32>) aux(%z : !sched.buffer<4x4xf32>) {activation = "gelu_tanh"} : !sched.buffer<4x4xf32>, !sched.buffer<4x4xf32> -> !sched.buffer<4x4xf32>
+  sched.matmul %w, %w -> %y aux(%z : !sched.buffer<4x4xf32>) bias_grad(%shard : !sched.buffer<4xf32>) {activation = "dgelu_tanh"} : !sched.buffer<4x4xf32>, !sched.buffer<4x4xf32> -> !sched.buffer<4x4xf32>
   sched.launch @k0(%y, %b : !sched.buffer<4x4xf32>, !sched.buffer<4xf32>) -> (%z : !sched.buffer<4x4xf32>)
   sched.copy %z -> %w : !sched.buffer<4x4xf32> -> !sched.buffer<4x4xf32>
   %t0 = sched.all_reduce_start "mean" %z : !sched.buffer<4x4xf32>

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <iterator>
+#include <vector>
 
 namespace fake {
 namespace {
@@ -26,7 +27,31 @@ struct Desc {
   cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
   const void *bias = nullptr;
   int32_t biasType = -1;
+  const void *aux = nullptr; // GELU_AUX writes it, DGELU reads it
+  int64_t auxLd = 0;
 };
+
+bool hasBias(cublasLtEpilogue_t e) {
+  return e == CUBLASLT_EPILOGUE_BIAS || e == CUBLASLT_EPILOGUE_RELU_BIAS ||
+         e == CUBLASLT_EPILOGUE_GELU_BIAS ||
+         e == CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+}
+bool hasAux(cublasLtEpilogue_t e) {
+  return e == CUBLASLT_EPILOGUE_GELU_AUX ||
+         e == CUBLASLT_EPILOGUE_GELU_AUX_BIAS ||
+         e == CUBLASLT_EPILOGUE_DGELU || e == CUBLASLT_EPILOGUE_DGELU_BGRAD;
+}
+
+/// The tanh GELU and its derivative, in double.
+double geluTanh(double v) {
+  return 0.5 * v *
+         (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+}
+double geluTanhGrad(double x) {
+  const double k = 0.7978845608028654, a = 0.044715;
+  double t = std::tanh(k * (x + a * x * x * x));
+  return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * a * x * x);
+}
 struct Layout {
   cudaDataType type;
   uint64_t rows, cols;
@@ -46,7 +71,11 @@ int64_t elementSize(cudaDataType type) { return type == CUDA_R_32F ? 4 : 2; }
 
 /// D = alpha op(A) op(B) + beta C (+ bias per row of D), column-major, for
 /// every matrix of the batch: cuBLASLt's documented semantics, summed in
-/// double.
+/// double. The GELU training forms (cublasLt.h): GELU_AUX also stores the
+/// GELU's input in the aux matrix (D's type, leading dimension AUX_LD);
+/// DGELU multiplies the product by the GELU's derivative at aux, and
+/// DGELU_BGRAD stores the sum of each row of that result (one value per
+/// row of D: a bias gradient) at the bias pointer.
 void computeMatmul(const Desc &d, float alpha, const void *a, const Layout &la,
                    const void *b, const Layout &lb, float beta, const void *c,
                    const Layout &lc, void *out, const Layout &ld) {
@@ -55,13 +84,16 @@ void computeMatmul(const Desc &d, float alpha, const void *a, const Layout &la,
   const int64_t k =
       static_cast<int64_t>(d.transA == CUBLAS_OP_N ? la.cols : la.rows);
   const cublasLtEpilogue_t e = d.epilogue;
-  const bool bias = e == CUBLASLT_EPILOGUE_BIAS ||
-                    e == CUBLASLT_EPILOGUE_RELU_BIAS ||
-                    e == CUBLASLT_EPILOGUE_GELU_BIAS;
+  const bool bias = hasBias(e);
   const bool relu =
       e == CUBLASLT_EPILOGUE_RELU || e == CUBLASLT_EPILOGUE_RELU_BIAS;
   const bool gelu =
-      e == CUBLASLT_EPILOGUE_GELU || e == CUBLASLT_EPILOGUE_GELU_BIAS;
+      e == CUBLASLT_EPILOGUE_GELU || e == CUBLASLT_EPILOGUE_GELU_BIAS ||
+      e == CUBLASLT_EPILOGUE_GELU_AUX || e == CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+  const bool dgelu =
+      e == CUBLASLT_EPILOGUE_DGELU || e == CUBLASLT_EPILOGUE_DGELU_BGRAD;
+  const bool bgrad = e == CUBLASLT_EPILOGUE_DGELU_BGRAD;
+  std::vector<double> rowSums(bgrad ? static_cast<size_t>(m) : 0, 0.0);
   const cudaDataType biasType =
       d.biasType >= 0 ? static_cast<cudaDataType>(d.biasType) : ld.type;
   for (int32_t item = 0; item < ld.batch; ++item) {
@@ -89,14 +121,29 @@ void computeMatmul(const Desc &d, float alpha, const void *a, const Layout &la,
           v += beta * loadElement(lc.type, pc, i + j * lc.ld);
         if (bias)
           v += loadElement(biasType, d.bias, i);
+        if (gelu && d.aux) // GELU_AUX: the GELU's input, in D's type
+          storeElement(ld.type, const_cast<void *>(d.aux), i + j * d.auxLd,
+                       static_cast<float>(v));
         if (relu)
           v = v > 0 ? v : 0;
         if (gelu) // cuBLASLt's GELU: the tanh form
-          v = 0.5 * v *
-              (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+          v = geluTanh(v);
+        if (dgelu)
+          v *= geluTanhGrad(loadElement(ld.type, d.aux, i + j * d.auxLd));
+        // What D holds, as the bias gradient sums it.
+        v = static_cast<float>(v);
+        if (ld.type != CUDA_R_32F) {
+          storeElement(ld.type, pd, i + j * ld.ld, static_cast<float>(v));
+          v = loadElement(ld.type, pd, i + j * ld.ld);
+        }
+        if (bgrad)
+          rowSums[static_cast<size_t>(i)] += v;
         storeElement(ld.type, pd, i + j * ld.ld, static_cast<float>(v));
       }
   }
+  for (int64_t i = 0; i < static_cast<int64_t>(rowSums.size()); ++i)
+    storeElement(biasType, const_cast<void *>(d.bias), i,
+                 static_cast<float>(rowSums[static_cast<size_t>(i)]));
 }
 
 } // namespace
@@ -160,6 +207,12 @@ cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t handle,
     break;
   case CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE:
     ok = readAttribute(d.biasType, buf, size);
+    break;
+  case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER:
+    ok = readAttribute(d.aux, buf, size);
+    break;
+  case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD:
+    ok = readAttribute(d.auxLd, buf, size);
     break;
   default:
     return CUBLAS_STATUS_NOT_SUPPORTED; // not modelled: a test must say so
@@ -285,14 +338,31 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc,
     return CUBLAS_STATUS_INVALID_VALUE;
   }
   static const cublasLtEpilogue_t kModelled[] = {
-      CUBLASLT_EPILOGUE_DEFAULT, CUBLASLT_EPILOGUE_BIAS,
-      CUBLASLT_EPILOGUE_RELU,    CUBLASLT_EPILOGUE_RELU_BIAS,
-      CUBLASLT_EPILOGUE_GELU,    CUBLASLT_EPILOGUE_GELU_BIAS};
+      CUBLASLT_EPILOGUE_DEFAULT,       CUBLASLT_EPILOGUE_BIAS,
+      CUBLASLT_EPILOGUE_RELU,          CUBLASLT_EPILOGUE_RELU_BIAS,
+      CUBLASLT_EPILOGUE_GELU,          CUBLASLT_EPILOGUE_GELU_BIAS,
+      CUBLASLT_EPILOGUE_GELU_AUX,      CUBLASLT_EPILOGUE_GELU_AUX_BIAS,
+      CUBLASLT_EPILOGUE_DGELU,         CUBLASLT_EPILOGUE_DGELU_BGRAD};
   if (std::find(std::begin(kModelled), std::end(kModelled), dd.epilogue) ==
       std::end(kModelled)) {
     say("cublasLtMatmul: epilogue %d is not modelled",
         static_cast<int>(dd.epilogue));
     return CUBLAS_STATUS_NOT_SUPPORTED;
+  }
+  // The aux matrix: set, a leading dimension of at least D's rows and a
+  // multiple of 8 (cublasLt.h, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD); its
+  // batch stride is not modelled, so a batch is refused.
+  if (hasAux(dd.epilogue) &&
+      (!dd.aux || dd.auxLd < static_cast<int64_t>(ldd.rows) ||
+       dd.auxLd % 8 != 0 || ldd.batch != 1)) {
+    say("cublasLtMatmul: epilogue %d with aux %p, AUX_LD %lld, batch %d",
+        static_cast<int>(dd.epilogue), dd.aux,
+        static_cast<long long>(dd.auxLd), static_cast<int>(ldd.batch));
+    return CUBLAS_STATUS_INVALID_VALUE;
+  }
+  if (dd.epilogue == CUBLASLT_EPILOGUE_DGELU_BGRAD && !dd.bias) {
+    say("cublasLtMatmul: DGELU_BGRAD without a bias pointer");
+    return CUBLAS_STATUS_INVALID_VALUE;
   }
   // The bias has D's type (cublasLt.h, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE:
   // the exceptions are integer and fp8 kernels, which this never runs).
@@ -307,7 +377,11 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc,
       : dd.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS ? " RELU_BIAS"
       : dd.epilogue == CUBLASLT_EPILOGUE_GELU      ? " GELU"
       : dd.epilogue == CUBLASLT_EPILOGUE_GELU_BIAS ? " GELU_BIAS"
-                                                   : "";
+      : dd.epilogue == CUBLASLT_EPILOGUE_GELU_AUX  ? " GELU_AUX"
+      : dd.epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS ? " GELU_AUX_BIAS"
+      : dd.epilogue == CUBLASLT_EPILOGUE_DGELU         ? " DGELU"
+      : dd.epilogue == CUBLASLT_EPILOGUE_DGELU_BGRAD   ? " DGELU_BGRAD"
+                                                       : "";
   say("cublasLtMatmul S%d%s%s", idOf(stream), capturing ? " (captured)" : "",
       epilogue);
   // The scalars and descriptors as they are now, as a launch would take

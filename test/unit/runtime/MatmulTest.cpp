@@ -27,6 +27,7 @@
 
 #include "abi/HalfFloat.h"
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 #include <cmath>
@@ -442,9 +443,45 @@ TEST(MatmulTest, HalfReferenceRoundsOnce) {
   EXPECT_FALSE(analyzeMatmul(d).ok());
 }
 
+// cuBLASLt's training forms of the tanh GELU (an aux matrix, DGELU and
+// its bias gradient) are the CUDA target's: oneDNN has none, and the CPU
+// backend says so at bind instead of computing something else.
+TEST(MatmulTest, GeluTrainingFormsRefused) {
+  auto backend = MatmulBackend::create();
+  ASSERT_TRUE(backend.ok());
+  MatmulDesc d;
+  d.lhsShape = {2, 2};
+  d.rhsShape = {2, 2};
+  d.outShape = {2, 2};
+  d.activation = sabi::MatmulStep::gelu_tanh;
+  d.hasAux = true;
+  float a[4] = {}, c[4];
+  auto bound = (*backend)->bind(d, a, a, nullptr, c);
+  ASSERT_FALSE(bound.ok());
+  EXPECT_EQ(bound.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(bound.status().message()),
+              testing::HasSubstr("gelu_tanh with aux is one of cuBLASLt's "
+                                 "training epilogues"));
+  d.activation = sabi::MatmulStep::dgelu_tanh;
+  d.hasBiasGrad = true;
+  EXPECT_FALSE((*backend)->bind(d, a, a, nullptr, c).ok());
+  // The descriptions the step-program reader rejects.
+  d.hasAux = false;
+  EXPECT_FALSE(analyzeMatmul(d).ok()); // dgelu without aux
+  d.hasAux = true;
+  d.hasBias = true;
+  d.biasShape = {2};
+  EXPECT_FALSE(analyzeMatmul(d).ok()); // dgelu with a bias
+  d.hasBias = false;
+  EXPECT_TRUE(analyzeMatmul(d).ok());
+  d.activation = sabi::MatmulStep::relu;
+  EXPECT_FALSE(analyzeMatmul(d).ok()); // aux and bias_grad without a GELU
+}
+
 TEST(MatmulTest, ActivationNames) {
   for (Activation a : {sabi::MatmulStep::none, sabi::MatmulStep::relu,
-                       sabi::MatmulStep::gelu_erf, sabi::MatmulStep::gelu_tanh})
+                       sabi::MatmulStep::gelu_erf, sabi::MatmulStep::gelu_tanh,
+                       sabi::MatmulStep::dgelu_tanh})
     EXPECT_EQ(sabi::parseActivation(sabi::activationName(a)), a);
   EXPECT_FALSE(sabi::parseActivation("gelu").has_value());
 }

@@ -91,6 +91,32 @@ void addWorkspace(sabi::StepProgram &p, int64_t offset) {
   p.mutable_steps(1)->mutable_matmul()->set_workspace(b->id());
 }
 
+/// Adds an f32 arena buffer of `shape` at `offset`; returns its id.
+int64_t addArenaBuffer(sabi::StepProgram &p, const char *name, int64_t offset,
+                       std::initializer_list<int64_t> shape) {
+  sabi::Buffer *b = p.add_buffers();
+  b->set_id(p.buffers_size() - 1);
+  b->set_name(name);
+  b->set_slab(sabi::Slab::arena);
+  b->set_offset(offset);
+  b->set_dtype(sabi::ElementType::f32);
+  for (int64_t d : shape)
+    b->add_shape(d);
+  return b->id();
+}
+
+/// Makes step 1's matmul the tanh GELU's backward (DGELU): no bias, aux
+/// read from an [2,4] buffer at 256, and with `biasGrad` a [4] bias
+/// gradient at 320.
+void makeDgelu(sabi::StepProgram &p, bool biasGrad) {
+  sabi::MatmulStep *m = p.mutable_steps(1)->mutable_matmul();
+  m->clear_bias();
+  m->set_activation(sabi::MatmulStep::dgelu_tanh);
+  m->set_aux(addArenaBuffer(p, "pre_gelu", 256, {2, 4}));
+  if (biasGrad)
+    m->set_bias_grad(addArenaBuffer(p, "fc.bias.grad", 320, {4}));
+}
+
 sabi::StepProgram valid() {
   sabi::StepProgram p;
   EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(kValid, &p));
@@ -385,6 +411,38 @@ const BadCase kBadCases[] = {
     CASE("matmul_workspace_overlap", addWorkspace(v, 128),
          "step 1 (matmul): workspace (buffer 13 'scratch') overlaps out "
          "(buffer 2 'c'"),
+    CASE("matmul_aux_activation",
+         STEP(1).mutable_matmul()->set_activation(sabi::MatmulStep::relu);
+         STEP(1).mutable_matmul()->set_aux(
+             addArenaBuffer(v, "pre", 256, {2, 4})),
+         "step 1 (matmul): aux goes with gelu_tanh or dgelu_tanh, not relu"),
+    CASE("matmul_aux_shape",
+         STEP(1).mutable_matmul()->set_aux(
+             addArenaBuffer(v, "pre", 256, {4, 2})),
+         "step 1 (matmul): aux (buffer 13 'pre') has shape [4,2]; expected "
+         "out's [2,4]"),
+    CASE("matmul_aux_overlaps_rhs",
+         STEP(1).mutable_matmul()->set_aux(
+             addArenaBuffer(v, "pre", 64, {2, 4})),
+         "step 1 (matmul): aux (buffer 13 'pre') overlaps rhs (buffer 1 'b'"),
+    CASE("matmul_dgelu_bias",
+         makeDgelu(v, false);
+         STEP(1).mutable_matmul()->set_bias(3),
+         "step 1 (matmul): dgelu_tanh needs aux (the activation's input) and "
+         "no bias"),
+    CASE("matmul_dgelu_without_aux",
+         makeDgelu(v, false);
+         STEP(1).mutable_matmul()->clear_aux(),
+         "step 1 (matmul): dgelu_tanh needs aux"),
+    CASE("matmul_bias_grad_alone", STEP(1).mutable_matmul()->set_bias_grad(
+                                       addArenaBuffer(v, "g", 320, {4})),
+         "step 1 (matmul): bias_grad goes with dgelu_tanh only"),
+    CASE("matmul_bias_grad_shape",
+         makeDgelu(v, false);
+         STEP(1).mutable_matmul()->set_bias_grad(
+             addArenaBuffer(v, "g", 320, {2})),
+         "step 1 (matmul): bias_grad (buffer 14 'g') has shape [2]; expected "
+         "[4]"),
     CASE("matmul_activation",
          STEP(1).mutable_matmul()->set_activation(
              sabi::MatmulStep::Activation(17)),
@@ -412,6 +470,34 @@ TEST(StepProgramTest, MatmulWorkspace) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->steps[1].matmul.workspace, 13);
   EXPECT_EQ(validateStepProgram(valid())->steps[1].matmul.workspace, -1);
+}
+
+// The tanh GELU's training forms: GELU_AUX writes aux; DGELU reads it and
+// DGELU_BGRAD writes the bias gradient too. Checked runs and the device
+// queue see those accesses.
+TEST(StepProgramTest, MatmulGeluTrainingForms) {
+  sabi::StepProgram p = valid();
+  p.mutable_steps(1)->mutable_matmul()->set_aux(
+      addArenaBuffer(p, "pre_gelu", 256, {2, 4}));
+  absl::StatusOr<StepProgram> r = validateStepProgram(p);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<int64_t> reads, writes;
+  r->stepBuffers(1, reads, writes);
+  EXPECT_EQ(reads, (std::vector<int64_t>{0, 1, 3}));
+  EXPECT_EQ(writes, (std::vector<int64_t>{2, 13}));
+
+  sabi::StepProgram q = valid();
+  makeDgelu(q, /*biasGrad=*/true);
+  r = validateStepProgram(q);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->steps[1].matmul.aux, 13);
+  EXPECT_EQ(r->steps[1].matmul.biasGrad, 14);
+  r->stepBuffers(1, reads, writes);
+  EXPECT_EQ(reads, (std::vector<int64_t>{0, 1, 13}));
+  EXPECT_EQ(writes, (std::vector<int64_t>{2, 14}));
+  MatmulDesc desc = r->matmulDesc(r->steps[1].matmul);
+  EXPECT_TRUE(desc.hasAux);
+  EXPECT_TRUE(desc.hasBiasGrad);
 }
 
 // loss_scaling comes with a loss_scale hyper argument and only with one,
