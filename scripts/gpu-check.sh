@@ -56,12 +56,19 @@ prepare() {
       > "$dir/chargpt-small.pbtxt"
   local tiny=$root/test/passes/Inputs/tiny_gpt.pbtxt
   local mlp=$root/examples/mlp_classifier.pbtxt
+  # The tiny GPT with the tanh GELU: its linear layers take cuBLASLt's
+  # training forms (GELU_AUX_BIAS, DGELU_BGRAD), whose bias gradient only a
+  # real cuBLASLt can confirm.
+  sed 's/num_heads: 2 dropout: 0.2 }/num_heads: 2 dropout: 0.2 activation: GELU_TANH }/' \
+      "$tiny" > "$dir/tiny-tanh.pbtxt"
   local cases=(
     "mlp-step|$mlp --batch-size=8 --entry=train_step --params=init"
     "mlp-grad|$mlp --batch-size=8 --entry=forward_grad"
     "tiny-step150|$tiny --entry=train_step --step=150 --state=random --seed=1"
     "tiny-grad|$tiny --entry=forward_grad --seed=2"
     "tiny-bf16-step150|$tiny --precision=bf16_mixed --entry=train_step --step=150 --state=random --seed=1"
+    "tiny-tanh-grad|$dir/tiny-tanh.pbtxt --entry=forward_grad --seed=4"
+    "tiny-tanh-step150|$dir/tiny-tanh.pbtxt --entry=train_step --step=150 --state=random --seed=1"
     "chargpt-small-grad|$dir/chargpt-small.pbtxt --batch-size=4 --entry=forward_grad"
     "chargpt-small-step50|$dir/chargpt-small.pbtxt --batch-size=4 --entry=train_step --step=50 --params=init"
   )
@@ -106,7 +113,7 @@ prepare() {
   # Everything else in one archive (the binaries compress 3x): what travels
   # must stay under the device tool's 64 MiB with the working tree.
   tar -C "$dir" -czf "$dir/bundle.tgz" cases chargpt-cpu.jsonl chargpt-cuda \
-    gpt2-cuda gpt2-dump chargpt-small.pbtxt \
+    gpt2-cuda gpt2-dump chargpt-small.pbtxt tiny-tanh.pbtxt \
     && rm -rf "$dir"/cases "$dir"/chargpt-cuda "$dir"/gpt2-cuda "$dir"/gpt2-dump
   echo "== prepared in $dir ($((SECONDS - t0)) s): $(du -sh "$dir" | cut -f1)"
   du -sh "$dir"/* | sed 's/^/   /'
