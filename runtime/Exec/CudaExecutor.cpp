@@ -249,9 +249,16 @@ CudaExecutor::create(StepProgram program, std::string_view image,
               "creating the streams' events");
 
   ex->matmuls.resize(prog.steps.size());
+  bool geluForms = false;
   for (size_t s = 0; s < prog.steps.size(); ++s)
-    if (prog.steps[s].kind == sabi::Step::kMatmul)
+    if (prog.steps[s].kind == sabi::Step::kMatmul) {
       SINTER_RETURN_IF_ERROR(ex->prepareMatmul(s, prog.steps[s].matmul));
+      geluForms |= prog.steps[s].matmul.aux >= 0;
+    }
+  // The training forms' definitions are this executor's reading of
+  // cublasLt.h: held against the library once before they train.
+  if (geluForms)
+    SINTER_RETURN_IF_ERROR(ex->checkGeluForms());
   return ex;
 }
 

@@ -1,12 +1,13 @@
 //===- CudaExecutorImpl.h - the CUDA executor's class, for its sources ---===//
 //
 // Private to runtime/Exec: the class behind createCudaExecutor
-// (CudaExecutor.h), shared by its two sources. CudaExecutor.cpp holds the
+// (CudaExecutor.h), shared by its sources. CudaExecutor.cpp holds the
 // device, the module, the matmuls, the queue plan's compute side, graphs,
 // transfers and profiles; CudaCollectives.cpp the job's NCCL communicator:
 // its creation, the all-reduces (and the half-precision wire around
 // them), the polling and the watchdog that turn a stuck or failed
-// collective into an error.
+// collective into an error; CudaGeluForms.cpp the one-time check of
+// cuBLASLt's GELU training epilogues.
 //
 //===----------------------------------------------------------------------===//
 
@@ -119,6 +120,11 @@ private:
   explicit CudaExecutor(StepProgram program) : Executor(std::move(program)) {}
   absl::Status open(std::string_view module);
   absl::Status prepareMatmul(size_t stepIndex, const MatmulStep &mm);
+  /// Runs cuBLASLt's tanh-GELU training forms (GELU_AUX_BIAS, DGELU_BGRAD)
+  /// once on a small product and holds them against their definitions;
+  /// an error names the form and the element that differs
+  /// (CudaGeluForms.cpp).
+  absl::Status checkGeluForms();
   /// An upload to the io slab (the batch, the step, the rank,
   /// hyperparameters: this executor's alone) of at most kStagingBytes:
   /// copied into pinned memory and from there to the device by DMA on the

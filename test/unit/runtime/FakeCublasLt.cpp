@@ -13,8 +13,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <string>
 #include <vector>
 
 namespace fake {
@@ -94,6 +96,10 @@ void computeMatmul(const Desc &d, float alpha, const void *a, const Layout &la,
       e == CUBLASLT_EPILOGUE_DGELU || e == CUBLASLT_EPILOGUE_DGELU_BGRAD;
   const bool bgrad = e == CUBLASLT_EPILOGUE_DGELU_BGRAD;
   std::vector<double> rowSums(bgrad ? static_cast<size_t>(m) : 0, 0.0);
+  // SINTER_FAKE_CUBLASLT_BGRAD=product: a library that summed the product
+  // before the derivative instead (the executor's check must refuse it).
+  const char *reading = std::getenv("SINTER_FAKE_CUBLASLT_BGRAD");
+  const bool productSums = reading && std::string(reading) == "product";
   const cudaDataType biasType =
       d.biasType >= 0 ? static_cast<cudaDataType>(d.biasType) : ld.type;
   for (int32_t item = 0; item < ld.batch; ++item) {
@@ -128,6 +134,7 @@ void computeMatmul(const Desc &d, float alpha, const void *a, const Layout &la,
           v = v > 0 ? v : 0;
         if (gelu) // cuBLASLt's GELU: the tanh form
           v = geluTanh(v);
+        const double product = v;
         if (dgelu)
           v *= geluTanhGrad(loadElement(ld.type, d.aux, i + j * d.auxLd));
         // What D holds, as the bias gradient sums it.
@@ -137,7 +144,7 @@ void computeMatmul(const Desc &d, float alpha, const void *a, const Layout &la,
           v = loadElement(ld.type, pd, i + j * ld.ld);
         }
         if (bgrad)
-          rowSums[static_cast<size_t>(i)] += v;
+          rowSums[static_cast<size_t>(i)] += productSums ? product : v;
         storeElement(ld.type, pd, i + j * ld.ld, static_cast<float>(v));
       }
   }
