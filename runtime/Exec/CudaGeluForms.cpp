@@ -38,13 +38,15 @@ double geluTanhGrad(double x) {
   return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * a * x * x);
 }
 
-/// Where `got` and `want` first differ by more than f32 products and an
-/// approximate tanh explain (a few ulps of the values, 1e-3 relative), as
-/// "element i: got g, want w"; "" when they agree.
+/// Where `got` and `want` first differ by more than 1% of the value (plus
+/// 1e-3): the check is for another definition, which is off by tens of
+/// percent here, not for rounding, which a fast tanh in the epilogue may
+/// make a few 1e-4 of the value. As "element i: got g, want w"; "" when
+/// they agree.
 std::string firstDifference(const std::vector<float> &got,
                             const std::vector<double> &want) {
   for (size_t i = 0; i < want.size(); ++i)
-    if (!(std::fabs(got[i] - want[i]) <= 1e-3 * (std::fabs(want[i]) + 0.05)))
+    if (!(std::fabs(got[i] - want[i]) <= 1e-2 * std::fabs(want[i]) + 1e-3))
       return absl::StrFormat("element %d: got %.6g, want %.6g", i, got[i],
                              want[i]);
   return "";
