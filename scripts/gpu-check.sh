@@ -28,7 +28,11 @@
 #      one with --profile, every kernel and matmul timed by events;
 #   4. a checked run: char-GPT at a learning rate that diverges must stop
 #      with the op where the values went non-finite, found by re-running
-#      the steps with --check-numerics's scans on the GPU.
+#      the steps with --check-numerics's scans on the GPU;
+#   5. facts, not a check: where cuBLASLt's tanh-GELU training epilogues
+#      round in f32 and bf16 (scripts/gpu/cublaslt_gelu_forms.cpp, built
+#      here), what a bf16 version of the CUDA target's GELU_AUX_BIAS /
+#      DGELU_BGRAD fusion must match.
 #
 # The binaries' Debian libraries (oneDNN, Abseil, protobuf, Gloo, ...) go in
 # DIR/lib.tgz and are put on LD_LIBRARY_PATH for Sinter's binaries only;
@@ -98,6 +102,11 @@ prepare() {
     --precision=bf16_mixed --batch-size=16 --dump-dir="$dir/gpt2-dump" \
     -o "$dir/gpt2-cuda" || die "compiling GPT-2 for CUDA failed"
   find "$dir/gpt2-dump" -name '*.mlir' -delete
+  echo "== the cuBLASLt GELU-forms probe (host code, the toolkit here)"
+  local toolkit=${CUDA_HOME:-/usr/local/cuda}
+  c++ -O2 -std=c++17 -I"$toolkit/include" "$root/scripts/gpu/cublaslt_gelu_forms.cpp" \
+    -L"$toolkit/lib64" -lcublasLt -lcudart_static -ldl -lrt -lpthread \
+    -o "$dir/cublaslt-gelu-forms" || die "compiling the GELU-forms probe failed"
 
   # The libraries the binaries need that are not the C runtime's: the GPU
   # machine's own glibc, libstdc++ and libgcc are newer and stay.
@@ -113,8 +122,9 @@ prepare() {
   # Everything else in one archive (the binaries compress 3x): what travels
   # must stay under the device tool's 64 MiB with the working tree.
   tar -C "$dir" -czf "$dir/bundle.tgz" cases chargpt-cpu.jsonl chargpt-cuda \
-    gpt2-cuda gpt2-dump chargpt-small.pbtxt tiny-tanh.pbtxt \
-    && rm -rf "$dir"/cases "$dir"/chargpt-cuda "$dir"/gpt2-cuda "$dir"/gpt2-dump
+    gpt2-cuda gpt2-dump chargpt-small.pbtxt tiny-tanh.pbtxt cublaslt-gelu-forms \
+    && rm -rf "$dir"/cases "$dir"/chargpt-cuda "$dir"/gpt2-cuda "$dir"/gpt2-dump \
+      "$dir"/cublaslt-gelu-forms
   echo "== prepared in $dir ($((SECONDS - t0)) s): $(du -sh "$dir" | cut -f1)"
   du -sh "$dir"/* | sed 's/^/   /'
 }
@@ -209,6 +219,12 @@ PY
     echo "the checked run did not name where the values went non-finite (exit $rc)"
     failed=1
   fi
+
+  echo "== 5. facts for later: where cuBLASLt's tanh-GELU training forms round (f32, bf16)"
+  # Not a check: the CUDA target fuses these forms for f32 only, and this
+  # measures what a bf16 version must match (scripts/gpu/cublaslt_gelu_forms.cpp).
+  LD_LIBRARY_PATH="$SINTER_CUDA_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    timeout 60 "$dir/cublaslt-gelu-forms" || echo "(the probe failed)"
 
   echo "== gpu-check: $((SECONDS - t0)) s, $([ $failed = 0 ] && echo PASS || echo FAIL)"
   return $failed
