@@ -104,7 +104,7 @@ prepare() {
   find "$dir/gpt2-dump" -name '*.mlir' -delete
   echo "== the cuBLASLt GELU-forms probe (host code, the toolkit here)"
   local toolkit=${CUDA_HOME:-/usr/local/cuda}
-  c++ -O2 -std=c++17 -I"$toolkit/include" "$root/scripts/gpu/cublaslt_gelu_forms.cpp" \
+  c++ -O2 -std=c++17 -I"$root" -I"$toolkit/include" "$root/scripts/gpu/cublaslt_gelu_forms.cpp" \
     -L"$toolkit/lib64" -lcublasLt -lcudart_static -ldl -lrt -lpthread \
     -o "$dir/cublaslt-gelu-forms" || die "compiling the GELU-forms probe failed"
 

@@ -12,6 +12,7 @@
 #include "compiler/Interpreter/OptimizerKernels.h"
 
 #include "dialects/Graph/GraphOps.h"
+#include "abi/Gelu.h"
 #include "abi/Random.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -182,28 +183,6 @@ LogicalResult binary(Operation *op, Binary kind, const Tensor &a,
 template <typename Fn> void unaryFloat(const Tensor &x, Tensor &out, Fn fn) {
   for (int64_t k = 0, n = x.numElements(); k < n; ++k)
     setFloat(out, k, fn(x.f[k]));
-}
-
-double gelu(double x, bool tanhForm) {
-  if (tanhForm) {
-    const double k = std::sqrt(2.0 / M_PI);
-    return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
-  }
-  return 0.5 * x * (1.0 + std::erf(x * M_SQRT1_2));
-}
-
-/// gelu's derivative at x, of the same form (sgraph.gelu_grad).
-double geluGrad(double x, bool tanhForm) {
-  if (tanhForm) {
-    // y = x/2 (1 + t), t = tanh(k (x + a x^3)):
-    // dy = (1 + t)/2 + x/2 (1 - t^2) k (1 + 3 a x^2).
-    const double k = std::sqrt(2.0 / M_PI), a = 0.044715;
-    double t = std::tanh(k * (x + a * x * x * x));
-    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * a * x * x);
-  }
-  // Phi(x) + x phi(x).
-  return 0.5 * (1.0 + std::erf(x * M_SQRT1_2)) +
-         x * std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI);
 }
 
 template <typename T> bool compareValues(StringRef direction, T x, T y) {
@@ -768,14 +747,17 @@ LogicalResult sinter::interp::evaluateOp(Operation *op,
       })
       .Case([&](sgraph::GeluOp g) {
         bool tanhForm = g.getApproximate() == "tanh";
-        unaryFloat(*in[0], *out, [&](double x) { return gelu(x, tanhForm); });
+        unaryFloat(*in[0], *out, [&](double x) {
+          return sinter::gelu::value(x, tanhForm);
+        });
         return success();
       })
       .Case([&](sgraph::GeluGradOp g) {
         bool tanhForm = g.getApproximate() == "tanh";
         const Tensor &grad = *in[0], &x = *in[1];
         for (int64_t k = 0, n = x.numElements(); k < n; ++k)
-          setFloat(*out, k, grad.f[k] * geluGrad(x.f[k], tanhForm));
+          setFloat(*out, k,
+                   grad.f[k] * sinter::gelu::derivative(x.f[k], tanhForm));
         return success();
       })
       .Case([&](sgraph::ReduceSumOp r) {
@@ -939,9 +921,9 @@ void sinter::interp::matmulInto(const Tensor &a, const Tensor &b,
 }
 
 double sinter::interp::geluOf(double x, bool tanhForm) {
-  return gelu(x, tanhForm);
+  return sinter::gelu::value(x, tanhForm);
 }
 
 double sinter::interp::geluGradOf(double x, bool tanhForm) {
-  return geluGrad(x, tanhForm);
+  return sinter::gelu::derivative(x, tanhForm);
 }

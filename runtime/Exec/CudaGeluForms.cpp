@@ -17,6 +17,8 @@
 
 #include "runtime/Exec/CudaExecutorImpl.h"
 
+#include "abi/Gelu.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -28,14 +30,9 @@ namespace {
 // for cuBLASLt: A = rhs (N x K, column-major), B = lhs (K x M), D = N x M.
 constexpr int64_t kM = 4, kK = 3, kN = 8; // N: a multiple of 8 (AUX_LD)
 
-double geluTanh(double x) {
-  const double k = std::sqrt(2.0 / M_PI);
-  return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
-}
+double geluTanh(double x) { return sinter::gelu::value(x, /*tanhForm=*/true); }
 double geluTanhGrad(double x) {
-  const double k = std::sqrt(2.0 / M_PI), a = 0.044715;
-  double t = std::tanh(k * (x + a * x * x * x));
-  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * a * x * x);
+  return sinter::gelu::derivative(x, /*tanhForm=*/true);
 }
 
 /// Where `got` and `want` first differ by more than 1% of the value (plus

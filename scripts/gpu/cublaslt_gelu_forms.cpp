@@ -18,9 +18,12 @@
 //
 // where P is the product, rn rounds to the output type (nearest even), and
 // gelu, g' are the tanh form in double. Host code only (cuBLASLt and the
-// runtime API): built by `gpu-check.sh prepare` with the toolkit here.
+// runtime API): built by `gpu-check.sh prepare` with the toolkit here,
+// -I the source root for abi/Gelu.h, the definitions the executor uses.
 //
 // Usage: cublaslt_gelu_forms   (prints a table; exits 1 on a CUDA error)
+
+#include "abi/Gelu.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -55,14 +58,9 @@ constexpr int kM = 64, kK = 16, kN = 64; // out[M,N] = lhs[M,K] @ rhs[K,N]
     }                                                                          \
   } while (0)
 
-double gelu(double x) {
-  const double k = std::sqrt(2.0 / M_PI);
-  return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
-}
+double gelu(double x) { return sinter::gelu::value(x, /*tanhForm=*/true); }
 double geluGrad(double x) {
-  const double k = std::sqrt(2.0 / M_PI), a = 0.044715;
-  double t = std::tanh(k * (x + a * x * x * x));
-  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * a * x * x);
+  return sinter::gelu::derivative(x, /*tanhForm=*/true);
 }
 
 /// bf16 round to nearest even, and back.

@@ -10,6 +10,8 @@
 
 #include "test/unit/runtime/FakeCuda.h"
 
+#include "abi/Gelu.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -45,14 +47,9 @@ bool hasAux(cublasLtEpilogue_t e) {
 }
 
 /// The tanh GELU and its derivative, in double.
-double geluTanh(double v) {
-  return 0.5 * v *
-         (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-}
+double geluTanh(double v) { return sinter::gelu::value(v, /*tanhForm=*/true); }
 double geluTanhGrad(double x) {
-  const double k = 0.7978845608028654, a = 0.044715;
-  double t = std::tanh(k * (x + a * x * x * x));
-  return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * a * x * x);
+  return sinter::gelu::derivative(x, /*tanhForm=*/true);
 }
 struct Layout {
   cudaDataType type;
