@@ -38,6 +38,17 @@ enum class OpClass {
 /// The class of an op, which decides how it may fuse.
 OpClass classify(mlir::Operation *op);
 
+/// The shape of a tensor value.
+inline llvm::ArrayRef<int64_t> shapeOf(mlir::Value v) {
+  return mlir::cast<mlir::RankedTensorType>(v.getType()).getShape();
+}
+
+/// Whether `op` is the bias gradient of a tanh GELU's derivative taken of
+/// a matmul's product: the sum of gelu_grad's result over every axis but
+/// the last (a candidate for DGELU_BGRAD, which splitBigReductions leaves
+/// whole; FuseKernelsEpilogues.cpp).
+bool isBiasGradOfDgelu(mlir::Operation *op);
+
 struct Group {
   int id;
   enum Kind { Loop, Reduction, Library, Special, View } kind;

@@ -134,15 +134,11 @@ void computeMatmul(const Desc &d, float alpha, const void *a, const Layout &la,
         const double product = v;
         if (dgelu)
           v *= geluTanhGrad(loadElement(ld.type, d.aux, i + j * d.auxLd));
-        // What D holds, as the bias gradient sums it.
-        v = static_cast<float>(v);
-        if (ld.type != CUDA_R_32F) {
-          storeElement(ld.type, pd, i + j * ld.ld, static_cast<float>(v));
-          v = loadElement(ld.type, pd, i + j * ld.ld);
-        }
-        if (bgrad)
-          rowSums[static_cast<size_t>(i)] += productSums ? product : v;
         storeElement(ld.type, pd, i + j * ld.ld, static_cast<float>(v));
+        // The bias gradient sums what D holds.
+        if (bgrad)
+          rowSums[static_cast<size_t>(i)] +=
+              productSums ? product : loadElement(ld.type, pd, i + j * ld.ld);
       }
   }
   for (int64_t i = 0; i < static_cast<int64_t>(rowSums.size()); ++i)
