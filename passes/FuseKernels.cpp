@@ -760,6 +760,8 @@ public:
       target.scaleEpilogue = target.biasEpilogue = target.reluEpilogue =
           target.geluTanhEpilogue = target.geluErfEpilogue = false;
     for (const std::string &e : matmulEpilogues) {
+      if (e == "none")
+        continue; // (a list of none alone: plain matmuls)
       if (e == "scale")
         target.scaleEpilogue = true;
       else if (e == "bias")
@@ -782,8 +784,8 @@ public:
       else {
         getOperation().emitError("matmul-epilogues: '")
             << e
-            << "' is not scale, bias, activation, relu, gelu_tanh, gelu_erf, "
-               "gelu_aux, dgelu or dgelu_bgrad";
+            << "' is not none, scale, bias, activation, relu, gelu_tanh, "
+               "gelu_erf, gelu_aux, dgelu or dgelu_bgrad";
         return signalPassFailure();
       }
     }

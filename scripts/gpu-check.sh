@@ -73,6 +73,7 @@ prepare() {
     "tiny-bf16-step150|$tiny --precision=bf16_mixed --entry=train_step --step=150 --state=random --seed=1"
     "tiny-tanh-grad|$dir/tiny-tanh.pbtxt --entry=forward_grad --seed=4"
     "tiny-tanh-step150|$dir/tiny-tanh.pbtxt --entry=train_step --step=150 --state=random --seed=1"
+    "tiny-tanh-aux-grad|$dir/tiny-tanh.pbtxt --entry=forward_grad --seed=4 --sinterc-flag=--matmul-epilogues=bias,gelu_tanh,gelu_aux"
     "chargpt-small-grad|$dir/chargpt-small.pbtxt --batch-size=4 --entry=forward_grad"
     "chargpt-small-step50|$dir/chargpt-small.pbtxt --batch-size=4 --entry=train_step --step=50 --params=init"
   )
@@ -129,12 +130,28 @@ prepare() {
   du -sh "$dir"/* | sed 's/^/   /'
 }
 
+# Seconds a step may take: its own limit, or what is left of the check's
+# budget (GPU_CHECK_BUDGET, default 480 s) less a margin for the summary,
+# whichever is smaller; 1 once the budget is spent, so later steps fail fast
+# and the log still reaches its end.
+limit() {
+  local left=$((budget - (SECONDS - t0) - 15))
+  [ "$left" -lt 1 ] && left=1
+  echo $(($1 < left ? $1 : left))
+}
+
+# Which steps run (GPU_CHECK_STEPS, default all): a rerun after a failure
+# repeats only the steps that need it.
+want() { [[ " $steps " == *" $1 "* ]]; }
+
 run() {
   [ -f "$dir/lib.tgz" ] || die "no $dir/lib.tgz: run 'prepare' first (here), then carry $dir"
   local out=${OUT:-$dir/out}
   mkdir -p "$out"
   exec > >(tee "$out/gpu-check.log") 2>&1
-  local failed=0 t0=$SECONDS
+  local failed=0
+  t0=$SECONDS budget=${GPU_CHECK_BUDGET:-480} steps=${GPU_CHECK_STEPS:-1 2 3 4 5 peer}
+  echo "steps: $steps; budget: $budget s"
   echo "== machine"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv || true
   uname -r; ldd --version | head -1; "$python" --version
@@ -150,39 +167,72 @@ run() {
   local sinter_env=(env "LD_LIBRARY_PATH=$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
   "${sinter_env[@]}" ldd "$dir/chargpt-cuda" | grep -i 'not found' && failed=1
 
-  echo "== 1. numbers: CUDA binaries against the reference interpreter"
-  local case_dir
-  for case_dir in "$dir"/cases/*/; do
-    echo "-- $(basename "$case_dir")"
-    if ! "${sinter_env[@]}" "$python" "$root/test/e2e/compare_compiled.py" \
-        --replay="$case_dir"; then
-      failed=1
-      # Tell a wrong kernel from a wrong graph capture: the same case with
-      # the steps enqueued one by one.
-      echo "-- $(basename "$case_dir") again with SINTER_CUDA_GRAPHS=0"
-      SINTER_CUDA_GRAPHS=0 "${sinter_env[@]}" "$python" \
-        "$root/test/e2e/compare_compiled.py" --replay="$case_dir" \
-        && echo "(passes without the CUDA graph: the capture is at fault)"
-    fi
-  done
+  ldconfig -p | grep -E 'libcuda\.so|libnvidia-ptxjitcompiler' | head -3
 
-  echo "== 2. char-GPT, 200 steps at batch 4: the CUDA target against the CPU's curve"
-  # With a held-out evaluation every 100 steps: the evaluation program's
-  # executor on the GPU too.
-  if "${sinter_env[@]}" timeout 240 "$dir/chargpt-cuda" --steps=200 \
-      --data="$root/examples/data/chargpt" --log-jsonl="$out/chargpt-cuda.jsonl" \
-      --log-every=50 --eval-every=100 --profile; then
-    "$python" "$root/scripts/gpu/loss_curves.py" "$dir/chargpt-cpu.jsonl" \
-      "$out/chargpt-cuda.jsonl" || failed=1
-  else
-    echo "char-GPT training on CUDA failed"; failed=1
+  # The order puts the quick, telling steps first, the peer last: a run cut
+  # short by its budget keeps what matters most.
+  if want 5; then
+    echo "== 5. facts for later: where cuBLASLt's tanh-GELU training forms round (f32, bf16)"
+    # Not a check: the CUDA target fuses these forms for f32 only, and this
+    # measures what a bf16 version must match (scripts/gpu/cublaslt_gelu_forms.cpp).
+    LD_LIBRARY_PATH="$SINTER_CUDA_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+      timeout "$(limit 60)" "$dir/cublaslt-gelu-forms" || echo "(the probe failed)"
   fi
 
-  echo "== 3. speed: GPT-2 124M bf16, batch 16 x 1024 (Sinter, then PyTorch)"
-  "$python" - "$dir/gpt2-dump" "$out/gpt2-in.safetensors" <<'PY' || failed=1
+  if want 1; then
+    echo "== 1. numbers: CUDA binaries against the reference interpreter"
+    local case_dir
+    for case_dir in "$dir"/cases/*/; do
+      echo "-- $(basename "$case_dir")"
+      if ! "${sinter_env[@]}" timeout "$(limit 90)" "$python" \
+          "$root/test/e2e/compare_compiled.py" --replay="$case_dir"; then
+        failed=1
+        # Tell a wrong kernel from a wrong graph capture: the same case with
+        # the steps enqueued one by one.
+        echo "-- $(basename "$case_dir") again with SINTER_CUDA_GRAPHS=0"
+        SINTER_CUDA_GRAPHS=0 "${sinter_env[@]}" timeout "$(limit 90)" "$python" \
+          "$root/test/e2e/compare_compiled.py" --replay="$case_dir" \
+          && echo "(passes without the CUDA graph: the capture is at fault)"
+      fi
+    done
+  fi
+
+  if want 2; then
+    echo "== 2. char-GPT, 200 steps at batch 4: the CUDA target against the CPU's curve"
+    # With a held-out evaluation every 100 steps: the evaluation program's
+    # executor on the GPU too.
+    if "${sinter_env[@]}" timeout "$(limit 120)" "$dir/chargpt-cuda" --steps=200 \
+        --data="$root/examples/data/chargpt" --log-jsonl="$out/chargpt-cuda.jsonl" \
+        --log-every=50 --eval-every=100 --profile; then
+      "$python" "$root/scripts/gpu/loss_curves.py" "$dir/chargpt-cpu.jsonl" \
+        "$out/chargpt-cuda.jsonl" || failed=1
+    else
+      echo "char-GPT training on CUDA failed"; failed=1
+    fi
+  fi
+
+  if want 4; then
+    echo "== 4. a checked run: char-GPT at a learning rate that diverges"
+    # On the CPU (docs/Runtime.md) the loss is NaN at step 5 and the checked
+    # re-run names the scores matmul of transformer.h.0.attn; on the GPU the
+    # step may differ, the diagnosis must come (exit 1, the op named).
+    local checked
+    checked=$("${sinter_env[@]}" timeout "$(limit 120)" "$dir/chargpt-cuda" --steps=40 \
+      --lr=1e6 --data="$root/examples/data/chargpt" --quiet 2>&1)
+    local rc=$?
+    echo "$checked"
+    if [ $rc != 1 ] || ! grep -q "the first non-finite value" <<<"$checked" \
+        || ! grep -q "of layer '" <<<"$checked"; then
+      echo "the checked run did not name where the values went non-finite (exit $rc)"
+      failed=1
+    fi
+  fi
+
+  if want 3; then
+    echo "== 3. speed: GPT-2 124M bf16, batch 16 x 1024 (Sinter, then PyTorch)"
+    "$python" - "$dir/gpt2-dump" "$out/gpt2-in.safetensors" <<'PY' || failed=1
 import json, glob, os, sys
 import numpy as np
-sys.path.insert(0, os.path.join(os.environ.get("ROOT", "."), "test", "e2e"))
 from safetensors.numpy import save_file
 prog = json.load(open(sorted(glob.glob(os.path.join(sys.argv[1], "*-step-program.json")))[0]))
 bufs = prog["buffers"]
@@ -196,35 +246,21 @@ for a in prog["arguments"]:
 save_file(tensors, sys.argv[2])
 print("inputs:", {k: v.shape for k, v in tensors.items()})
 PY
-  "${sinter_env[@]}" timeout 300 "$dir/gpt2-cuda" --inputs="$out/gpt2-in.safetensors" \
-    --outputs="$out/gpt2-out.safetensors" --steps=10 --profile || failed=1
-  echo "-- the same steps enqueued one by one (SINTER_CUDA_GRAPHS=0): every kernel and matmul timed by events"
-  SINTER_CUDA_GRAPHS=0 "${sinter_env[@]}" timeout 300 "$dir/gpt2-cuda" \
-    --inputs="$out/gpt2-in.safetensors" --outputs="$out/gpt2-out-nograph.safetensors" \
-    --steps=10 --profile || failed=1
-  timeout 300 "$python" "$root/scripts/gpu/torch_gpt2.py" --batch=16 --steps=10 \
-    --mode=compile || echo "(the PyTorch peer failed)"
-
-  echo "== 4. a checked run: char-GPT at a learning rate that diverges"
-  # On the CPU (docs/Runtime.md) the loss is NaN at step 5 and the checked
-  # re-run names the scores matmul of transformer.h.0.attn; on the GPU the
-  # step may differ, the diagnosis must come (exit 1, the op named).
-  local checked
-  checked=$("${sinter_env[@]}" timeout 240 "$dir/chargpt-cuda" --steps=40 \
-    --lr=1e6 --data="$root/examples/data/chargpt" --quiet 2>&1)
-  local rc=$?
-  echo "$checked"
-  if [ $rc != 1 ] || ! grep -q "the first non-finite value" <<<"$checked" \
-      || ! grep -q "of layer '" <<<"$checked"; then
-    echo "the checked run did not name where the values went non-finite (exit $rc)"
-    failed=1
+    "${sinter_env[@]}" timeout "$(limit 120)" "$dir/gpt2-cuda" \
+      --inputs="$out/gpt2-in.safetensors" --outputs="$dir/gpt2-out.safetensors" \
+      --steps=10 --profile || failed=1
+    echo "-- the same steps enqueued one by one (SINTER_CUDA_GRAPHS=0): every kernel and matmul timed by events (all of them in gpt2-profile.txt)"
+    SINTER_CUDA_GRAPHS=0 SINTER_PROFILE_ALL=1 "${sinter_env[@]}" timeout "$(limit 120)" \
+      "$dir/gpt2-cuda" --inputs="$out/gpt2-in.safetensors" \
+      --outputs="$dir/gpt2-out-nograph.safetensors" --steps=10 --profile \
+      > "$out/gpt2-profile.txt" 2>&1 || failed=1
+    head -45 "$out/gpt2-profile.txt"
   fi
-
-  echo "== 5. facts for later: where cuBLASLt's tanh-GELU training forms round (f32, bf16)"
-  # Not a check: the CUDA target fuses these forms for f32 only, and this
-  # measures what a bf16 version must match (scripts/gpu/cublaslt_gelu_forms.cpp).
-  LD_LIBRARY_PATH="$SINTER_CUDA_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-    timeout 60 "$dir/cublaslt-gelu-forms" || echo "(the probe failed)"
+  if want peer; then
+    echo "-- PyTorch: torch.compile + autocast bf16, the same model and batch"
+    PYTHONUNBUFFERED=1 timeout "$(limit 240)" "$python" "$root/scripts/gpu/torch_gpt2.py" \
+      --batch=16 --steps=10 --mode=compile || echo "(the PyTorch peer failed)"
+  fi
 
   echo "== gpu-check: $((SECONDS - t0)) s, $([ $failed = 0 ] && echo PASS || echo FAIL)"
   return $failed

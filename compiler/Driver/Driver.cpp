@@ -35,6 +35,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -342,6 +344,7 @@ LogicalResult Compilation::optimized(TimingScope &timing) {
   optimized.entry = entry;
   optimized.target = &target;
   optimized.bucketBytes = options.bucketBytes;
+  optimized.matmulEpilogues = options.matmulEpilogues;
   optimized.memoryBudget = trainingMemoryBudget();
   if (recomputeRequested(*module, entry, optimized.memoryBudget))
     optimized.recomputeReport = dumper.sideFile(
@@ -374,6 +377,7 @@ LogicalResult Compilation::addSideProgram(SideProgram &side,
         OptimizedPipelineOptions optimized;
         optimized.entry = side.function;
         optimized.target = &target;
+        optimized.matmulEpilogues = options.matmulEpilogues;
         // The accumulate program holds the training step's activations: the
         // same memory budget (its recompute decisions are not reported).
         if (!eval)
@@ -582,6 +586,19 @@ int sinter::runDriver(const DriverOptions &options, MLIRContext &context) {
         << "--target=" << options.target
         << " is not a target; targets are: " << codegen::targetNames();
     return 1;
+  }
+  if (options.matmulEpilogues) {
+    // A subset of what the target's matmul library runs: the rest would
+    // make programs its executor refuses.
+    std::vector<std::string> offered = target->matmulEpilogues();
+    for (const std::string &e : *options.matmulEpilogues)
+      if (e != "none" && !llvm::is_contained(offered, e)) {
+        emitError(FileLineColLoc::get(&context, options.input, 0, 0))
+            << "--matmul-epilogues: '" << e << "' is not an epilogue the "
+            << options.target << " target's " << target->matmulLibrary()
+            << " runs; it runs: " << llvm::join(offered, ",");
+        return 1;
+      }
   }
   return Compilation(options, context, *target).run();
 }

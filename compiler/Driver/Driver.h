@@ -67,6 +67,9 @@ struct DriverOptions {
 
   /// The machine the binary is for (codegen::lookupTarget).
   std::string target = "cpu";
+  /// The matmul epilogues fusion may use, a subset of the target's; unset:
+  /// all of them (--matmul-epilogues).
+  std::optional<std::vector<std::string>> matmulEpilogues;
   /// Print where the time went, per phase and pass (MLIR's timing report).
   bool timings = false;
 };

@@ -104,7 +104,8 @@ void sinter::buildOptimizedPipeline(OpPassManager &pm,
   fuse.chunkElements = limits.chunkElements;
   fuse.maxScratchBytes = limits.maxScratchBytes;
   // The options hold an ArrayRef: the list must outlive the pass's creation.
-  std::vector<std::string> epilogues = target.matmulEpilogues();
+  std::vector<std::string> epilogues =
+      options.matmulEpilogues.value_or(target.matmulEpilogues());
   fuse.matmulEpilogues = epilogues;
   fuse.matmulLibrary = target.matmulLibrary().str();
   pm.addPass(createFuseKernelsPass(fuse));

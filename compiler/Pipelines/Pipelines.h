@@ -63,6 +63,9 @@ struct OptimizedPipelineOptions {
   /// Whose kernel limits, matmul epilogues and cache sizes fusion and
   /// scheduling use.
   const codegen::Target *target = &codegen::defaultTarget();
+  /// The matmul epilogues fusion may use (a subset of the target's, checked
+  /// by the driver); unset: the target's.
+  std::optional<std::vector<std::string>> matmulEpilogues;
 };
 
 /// Training -> Optimized: composite ops decomposed, cleaned up, grouped into

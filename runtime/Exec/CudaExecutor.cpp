@@ -249,16 +249,23 @@ CudaExecutor::create(StepProgram program, std::string_view image,
               "creating the streams' events");
 
   ex->matmuls.resize(prog.steps.size());
-  bool geluForms = false;
+  CudaExecutor::GeluForms geluForms;
   for (size_t s = 0; s < prog.steps.size(); ++s)
     if (prog.steps[s].kind == sabi::Step::kMatmul) {
-      SINTER_RETURN_IF_ERROR(ex->prepareMatmul(s, prog.steps[s].matmul));
-      geluForms |= prog.steps[s].matmul.aux >= 0;
+      const MatmulStep &mm = prog.steps[s].matmul;
+      SINTER_RETURN_IF_ERROR(ex->prepareMatmul(s, mm));
+      if (mm.aux < 0)
+        continue;
+      bool hasBias = prog.matmulDesc(mm).hasBias;
+      if (mm.activation == sabi::MatmulStep::dgelu_tanh)
+        (mm.biasGrad >= 0 ? geluForms.dgeluBiasGrad : geluForms.dgelu) = true;
+      else
+        (hasBias ? geluForms.auxBias : geluForms.aux) = true;
     }
   // The training forms' definitions are this executor's reading of
   // cublasLt.h: held against the library once before they train.
-  if (geluForms)
-    SINTER_RETURN_IF_ERROR(ex->checkGeluForms());
+  if (geluForms.any())
+    SINTER_RETURN_IF_ERROR(ex->checkGeluForms(geluForms));
   return ex;
 }
 

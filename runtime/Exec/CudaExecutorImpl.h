@@ -124,7 +124,11 @@ private:
   /// once on a small product and holds them against their definitions;
   /// an error names the form and the element that differs
   /// (CudaGeluForms.cpp).
-  absl::Status checkGeluForms();
+  struct GeluForms {
+    bool auxBias = false, aux = false, dgelu = false, dgeluBiasGrad = false;
+    bool any() const { return auxBias || aux || dgelu || dgeluBiasGrad; }
+  };
+  absl::Status checkGeluForms(const GeluForms &used);
   /// An upload to the io slab (the batch, the step, the rank,
   /// hyperparameters: this executor's alone) of at most kStagingBytes:
   /// copied into pinned memory and from there to the device by DMA on the

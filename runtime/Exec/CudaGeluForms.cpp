@@ -4,13 +4,15 @@
 // forms as cuBLASLt epilogues (docs/Cuda.md): GELU_AUX_BIAS forward (the
 // GELU's input written too) and DGELU_BGRAD backward (the product times
 // the GELU's derivative at that input, and the sum of the result's rows as
-// the bias gradient of the layer before the GELU). cublasLt.h describes
-// both in a sentence each; the bias gradient in particular is read here as
-// the sum of the DGELU result's rows. A library that computed something
-// else would give silently wrong gradients, so before such a program
-// trains, the executor runs both forms once on a small f32 product and
-// holds the results against those definitions, computed on the host in
-// double. A disagreement stops the job with the form, the element and both
+// the bias gradient of the layer before the GELU), or GELU_AUX and DGELU
+// without the bias. cublasLt.h describes each in a sentence; the bias
+// gradient in particular is read here as the sum of the DGELU result's
+// rows. A library that computed something else would give silently wrong
+// gradients, so before such a program trains, the executor runs each form
+// the program uses once on a small f32 product (with the workspace its
+// matmuls get: on an H200, cuBLASLt 13.1 has no DGELU_BGRAD algorithm
+// without one) and holds the results against those definitions, computed
+// on the host in double. A disagreement stops the job with the form, the element and both
 // values. Written by hand: no library checks another library's epilogues.
 //
 //===----------------------------------------------------------------------===//
@@ -51,7 +53,7 @@ std::string firstDifference(const std::vector<float> &got,
 
 } // namespace
 
-absl::Status CudaExecutor::checkGeluForms() {
+absl::Status CudaExecutor::checkGeluForms(const GeluForms &used) {
   const std::string what = "checking cuBLASLt's GELU training epilogues";
   // The operands: small values, so that gelu' ranges over [-0.1, 1.1] and
   // the bias gradient of the DGELU result differs from that of the product.
@@ -62,9 +64,20 @@ absl::Status CudaExecutor::checkGeluForms() {
     rhs[i] = static_cast<float>((i * 3 % 11) - 5) * 0.125f;
   for (int64_t n = 0; n < kN; ++n)
     bias[n] = static_cast<float>((n % 5) - 2) * 0.25f;
-  // The definitions, in double from the same f32 operands.
+  // The same operands stored for transposed reads: lhsT[k][m], rhsT[n][k].
+  std::vector<float> lhsT(kM * kK), rhsT(kK * kN);
+  for (int64_t m = 0; m < kM; ++m)
+    for (int64_t k = 0; k < kK; ++k)
+      lhsT[k * kM + m] = lhs[m * kK + k];
+  for (int64_t k = 0; k < kK; ++k)
+    for (int64_t n = 0; n < kN; ++n)
+      rhsT[n * kK + k] = rhs[k * kN + n];
+  // The definitions, in double from the same f32 operands. The backward
+  // forms read aux = the forward's input rounded to f32 (uploaded, so each
+  // form is checked on its own).
   std::vector<double> product(kM * kN), pre(kM * kN), act(kM * kN),
-      dgelu(kM * kN), biasGrad(kN, 0.0);
+      actNoBias(kM * kN), dgelu(kM * kN), biasGrad(kN, 0.0);
+  std::vector<float> auxIn(kM * kN);
   for (int64_t m = 0; m < kM; ++m)
     for (int64_t n = 0; n < kN; ++n) {
       double s = 0;
@@ -74,23 +87,32 @@ absl::Status CudaExecutor::checkGeluForms() {
       product[i] = s;
       pre[i] = s + bias[n];
       act[i] = geluTanh(pre[i]);
+      actNoBias[i] = geluTanh(s);
+      auxIn[i] = static_cast<float>(pre[i]);
     }
-  // DGELU reads the aux the forward form wrote (f32).
   for (int64_t i = 0; i < kM * kN; ++i) {
-    dgelu[i] = product[i] * geluTanhGrad(static_cast<float>(pre[i]));
+    dgelu[i] = product[i] * geluTanhGrad(auxIn[i]);
     biasGrad[i % kN] += dgelu[i];
   }
 
-  // Device bytes, each array 256-byte aligned: lhs, rhs, bias, out, aux,
-  // dgelu's out, the bias gradient.
-  const size_t sizes[] = {lhs.size(), rhs.size(), bias.size(),
-                          size_t(kM * kN), size_t(kM * kN), size_t(kM * kN),
-                          size_t(kN)};
-  size_t offsets[7], total = 0;
-  for (int i = 0; i < 7; ++i) {
+  // Device bytes, each array 256-byte aligned: lhs, rhs, lhsT, rhsT, bias,
+  // out, aux, aux in, the bias gradient, then cuBLASLt's workspace (the
+  // size each matmul of the program gets: a bias gradient's reduction
+  // across tiles may need it).
+  const std::vector<float> *uploads[] = {&lhs, &lhsT, &rhs, &rhsT, &bias,
+                                         &auxIn};
+  enum { kLhs, kLhsT, kRhs, kRhsT, kBias, kAuxIn, kOut, kAux, kBiasGrad, kWs };
+  const size_t sizes[] = {lhs.size(), lhsT.size(), rhs.size(),
+                          rhsT.size(), bias.size(), auxIn.size(),
+                          size_t(kM * kN), size_t(kM * kN), size_t(kN)};
+  size_t offsets[kWs + 1], total = 0;
+  for (int i = 0; i < kWs; ++i) {
     offsets[i] = total;
     total += (sizes[i] * sizeof(float) + 255) / 256 * 256;
   }
+  offsets[kWs] = total;
+  const size_t workspaceBytes = size_t(32) << 20;
+  total += workspaceBytes;
   CUdeviceptr base = 0;
   SINTER_CU(drv->memAlloc(&base, total), what);
   struct Free {
@@ -100,115 +122,169 @@ absl::Status CudaExecutor::checkGeluForms() {
   } freeBase{drv, base};
   auto at = [&](int i) { return base + offsets[i]; };
   CUstream stream = streams[kComputeStream];
-  const std::vector<float> *inputs[] = {&lhs, &rhs, &bias};
-  for (int i = 0; i < 3; ++i)
-    SINTER_CU(drv->memcpyHtoDAsync(at(i), inputs[i]->data(),
-                                   inputs[i]->size() * sizeof(float), stream),
+  for (int i = 0; i < 6; ++i)
+    SINTER_CU(drv->memcpyHtoDAsync(at(i), uploads[i]->data(),
+                                   uploads[i]->size() * sizeof(float), stream),
               what);
 
-  // One call of each form, made as prepareMatmul makes them.
-  auto call = [&](cublasLtEpilogue_t epilogue, CUdeviceptr biasPointer,
-                  CUdeviceptr out) -> absl::Status {
-    cublasLtMatmulDesc_t desc = nullptr;
-    cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-    cublasLtMatmulPreference_t pref = nullptr;
-    struct Owner {
-      const CublasLt *lt;
-      cublasLtMatmulDesc_t &desc;
-      cublasLtMatrixLayout_t &a, &b, &d;
-      cublasLtMatmulPreference_t &pref;
-      ~Owner() {
-        for (cublasLtMatrixLayout_t l : {a, b, d})
-          if (l)
-            lt->layoutDestroy(l);
-        if (desc)
-          lt->descDestroy(desc);
-        if (pref)
-          lt->prefDestroy(pref);
+  // One call of a form, made as prepareMatmul makes them, with the first
+  // transposes (none first) cuBLASLt has an algorithm for: the program's
+  // own calls were found algorithms at load, in their own layouts.
+  auto call = [&](cublasLtEpilogue_t epilogue, const char *name,
+                  CUdeviceptr biasPointer, CUdeviceptr aux) -> absl::Status {
+    cublasStatus_t last = CUBLAS_STATUS_SUCCESS;
+    for (int layout = 0; layout < 4; ++layout) {
+      const bool transA = layout & 1, transB = layout & 2;
+      cublasLtMatmulDesc_t desc = nullptr;
+      cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+      cublasLtMatmulPreference_t pref = nullptr;
+      struct Owner {
+        const CublasLt *lt;
+        cublasLtMatmulDesc_t &desc;
+        cublasLtMatrixLayout_t &a, &b, &d;
+        cublasLtMatmulPreference_t &pref;
+        ~Owner() {
+          for (cublasLtMatrixLayout_t l : {a, b, d})
+            if (l)
+              lt->layoutDestroy(l);
+          if (desc)
+            lt->descDestroy(desc);
+          if (pref)
+            lt->prefDestroy(pref);
+        }
+      } owner{lt, desc, a, b, d, pref};
+      SINTER_LT(lt->descCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), what);
+      cublasOperation_t opA = transA ? CUBLAS_OP_T : CUBLAS_OP_N,
+                        opB = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+      SINTER_LT(lt->descSet(desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA,
+                            sizeof(opA)),
+                what);
+      SINTER_LT(lt->descSet(desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB,
+                            sizeof(opB)),
+                what);
+      SINTER_LT(lt->descSet(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                            sizeof(epilogue)),
+                what);
+      if (biasPointer) {
+        int32_t biasType = CUDA_R_32F;
+        SINTER_LT(lt->descSet(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                              &biasPointer, sizeof(biasPointer)),
+                  what);
+        SINTER_LT(lt->descSet(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                              &biasType, sizeof(biasType)),
+                  what);
       }
-    } owner{lt, desc, a, b, d, pref};
-    SINTER_LT(lt->descCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), what);
-    SINTER_LT(lt->descSet(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
-                          sizeof(epilogue)),
+      int64_t auxLd = kN;
+      SINTER_LT(lt->descSet(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
+                            &aux, sizeof(aux)),
+                what);
+      SINTER_LT(lt->descSet(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
+                            &auxLd, sizeof(auxLd)),
+                what);
+      // A = rhs (N x K, or K x N read transposed), B = lhs (K x M, or
+      // M x K read transposed), D = N x M, all column-major.
+      SINTER_LT(transA ? lt->layoutCreate(&a, CUDA_R_32F, kK, kN, kK)
+                       : lt->layoutCreate(&a, CUDA_R_32F, kN, kK, kN),
+                what);
+      SINTER_LT(transB ? lt->layoutCreate(&b, CUDA_R_32F, kM, kK, kM)
+                       : lt->layoutCreate(&b, CUDA_R_32F, kK, kM, kK),
+                what);
+      SINTER_LT(lt->layoutCreate(&d, CUDA_R_32F, kN, kM, kN), what);
+      SINTER_LT(lt->prefCreate(&pref), what);
+      SINTER_LT(lt->prefSet(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                            &workspaceBytes, sizeof(workspaceBytes)),
+                what);
+      cublasLtMatmulHeuristicResult_t result{};
+      int found = 0;
+      last = lt->heuristic(ltHandle, desc, a, b, d, d, pref, 1, &result,
+                           &found);
+      if (last != CUBLAS_STATUS_SUCCESS || found == 0)
+        continue;
+      float alpha = 1, beta = 0;
+      void *dPointer = reinterpret_cast<void *>(at(kOut));
+      SINTER_LT(lt->matmul(ltHandle, desc, &alpha,
+                           reinterpret_cast<void *>(at(transA ? kRhsT : kRhs)),
+                           a,
+                           reinterpret_cast<void *>(at(transB ? kLhsT : kLhs)),
+                           b, &beta, dPointer, d, dPointer, d, &result.algo,
+                           reinterpret_cast<void *>(at(kWs)), workspaceBytes,
+                           reinterpret_cast<cudaStream_t>(stream)),
+                what);
+      return absl::OkStatus();
+    }
+    return sinter::InternalError(
+        SINTER_HERE,
+        absl::StrFormat("%s: cuBLASLt has no algorithm for %s in f32 on "
+                        "this GPU in any layout (%s), though the program's "
+                        "matmuls had; recompile with --matmul-epilogues "
+                        "leaving out the GELU training forms",
+                        what, name,
+                        lt->statusString(last)));
+  };
+  auto download = [&](std::vector<float> &host, int i) -> absl::Status {
+    SINTER_CU(drv->memcpyDtoHAsync(host.data(), at(i),
+                                   host.size() * sizeof(float), stream),
               what);
-    int32_t biasType = CUDA_R_32F;
-    SINTER_LT(lt->descSet(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                          &biasPointer, sizeof(biasPointer)),
-              what);
-    SINTER_LT(lt->descSet(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType,
-                          sizeof(biasType)),
-              what);
-    CUdeviceptr aux = at(4);
-    int64_t auxLd = kN;
-    SINTER_LT(lt->descSet(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
-                          &aux, sizeof(aux)),
-              what);
-    SINTER_LT(lt->descSet(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &auxLd,
-                          sizeof(auxLd)),
-              what);
-    SINTER_LT(lt->layoutCreate(&a, CUDA_R_32F, kN, kK, kN), what);
-    SINTER_LT(lt->layoutCreate(&b, CUDA_R_32F, kK, kM, kK), what);
-    SINTER_LT(lt->layoutCreate(&d, CUDA_R_32F, kN, kM, kN), what);
-    SINTER_LT(lt->prefCreate(&pref), what);
-    size_t noWorkspace = 0;
-    SINTER_LT(lt->prefSet(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                          &noWorkspace, sizeof(noWorkspace)),
-              what);
-    cublasLtMatmulHeuristicResult_t result{};
-    int found = 0;
-    SINTER_LT(lt->heuristic(ltHandle, desc, a, b, d, d, pref, 1, &result,
-                            &found),
-              what);
-    if (found == 0)
-      return sinter::InternalError(
-          SINTER_HERE, what + ": cuBLASLt has no algorithm for the probe");
-    float alpha = 1, beta = 0;
-    void *dPointer = reinterpret_cast<void *>(out);
-    SINTER_LT(lt->matmul(ltHandle, desc, &alpha,
-                         reinterpret_cast<void *>(at(1)), a,
-                         reinterpret_cast<void *>(at(0)), b, &beta, dPointer,
-                         d, dPointer, d, &result.algo, nullptr, 0,
-                         reinterpret_cast<cudaStream_t>(stream)),
-              what);
+    SINTER_CU(drv->streamSynchronize(stream), what);
     return absl::OkStatus();
   };
-  SINTER_RETURN_IF_ERROR(call(CUBLASLT_EPILOGUE_GELU_AUX_BIAS, at(2), at(3)));
-  SINTER_RETURN_IF_ERROR(call(CUBLASLT_EPILOGUE_DGELU_BGRAD, at(6), at(5)));
-
-  std::vector<float> out(kM * kN), aux(kM * kN), dOut(kM * kN), dBias(kN);
-  std::pair<std::vector<float> *, int> outputs[] = {
-      {&out, 3}, {&aux, 4}, {&dOut, 5}, {&dBias, 6}};
-  for (auto [host, i] : outputs)
-    SINTER_CU(drv->memcpyDtoHAsync(host->data(), at(i),
-                                   host->size() * sizeof(float), stream),
-              what);
-  SINTER_CU(drv->streamSynchronize(stream), what);
-
-  std::vector<double> productSums(kN, 0.0);
-  for (int64_t i = 0; i < kM * kN; ++i)
-    productSums[i % kN] += product[i];
-  struct Check {
-    const char *form;
-    const std::vector<float> &got;
-    const std::vector<double> &want;
-  } checks[] = {{"GELU_AUX_BIAS's activation", out, act},
-                {"GELU_AUX_BIAS's aux (the GELU's input)", aux, pre},
-                {"DGELU_BGRAD's product times gelu'(aux)", dOut, dgelu},
-                {"DGELU_BGRAD's bias gradient (the sum of the result's rows)",
-                 dBias, biasGrad}};
-  for (const Check &c : checks)
-    if (std::string diff = firstDifference(c.got, c.want); !diff.empty()) {
-      std::string hint;
-      if (&c.got == &dBias && firstDifference(dBias, productSums).empty())
-        hint = "; it is the sum of the product's rows before the GELU's "
-               "derivative";
-      return sinter::InternalError(
-          SINTER_HERE,
-          absl::StrFormat(
-              "this cuBLASLt computes %s otherwise than docs/Cuda.md reads "
-              "cublasLt.h (%s%s); the program's GELU layers use it, so its "
-              "gradients would be wrong: not training",
-              c.form, diff, hint));
-    }
+  auto hold = [&](const char *form, const std::vector<float> &got,
+                  const std::vector<double> &want,
+                  std::string hint = "") -> absl::Status {
+    std::string diff = firstDifference(got, want);
+    if (diff.empty())
+      return absl::OkStatus();
+    return sinter::InternalError(
+        SINTER_HERE,
+        absl::StrFormat(
+            "this cuBLASLt computes %s otherwise than docs/Cuda.md reads "
+            "cublasLt.h (%s%s); the program's GELU layers use it, so its "
+            "gradients would be wrong: not training",
+            form, diff, hint));
+  };
+  std::vector<float> out(kM * kN), aux(kM * kN), dBias(kN);
+  if (used.auxBias) {
+    SINTER_RETURN_IF_ERROR(call(CUBLASLT_EPILOGUE_GELU_AUX_BIAS,
+                                "GELU_AUX_BIAS", at(kBias), at(kAux)));
+    SINTER_RETURN_IF_ERROR(download(out, kOut));
+    SINTER_RETURN_IF_ERROR(download(aux, kAux));
+    SINTER_RETURN_IF_ERROR(hold("GELU_AUX_BIAS's activation", out, act));
+    SINTER_RETURN_IF_ERROR(
+        hold("GELU_AUX_BIAS's aux (the GELU's input)", aux, pre));
+  }
+  if (used.aux) {
+    SINTER_RETURN_IF_ERROR(
+        call(CUBLASLT_EPILOGUE_GELU_AUX, "GELU_AUX", 0, at(kAux)));
+    SINTER_RETURN_IF_ERROR(download(out, kOut));
+    SINTER_RETURN_IF_ERROR(download(aux, kAux));
+    SINTER_RETURN_IF_ERROR(hold("GELU_AUX's activation", out, actNoBias));
+    SINTER_RETURN_IF_ERROR(
+        hold("GELU_AUX's aux (the GELU's input)", aux, product));
+  }
+  if (used.dgelu) {
+    SINTER_RETURN_IF_ERROR(
+        call(CUBLASLT_EPILOGUE_DGELU, "DGELU", 0, at(kAuxIn)));
+    SINTER_RETURN_IF_ERROR(download(out, kOut));
+    SINTER_RETURN_IF_ERROR(
+        hold("DGELU's product times gelu'(aux)", out, dgelu));
+  }
+  if (used.dgeluBiasGrad) {
+    SINTER_RETURN_IF_ERROR(call(CUBLASLT_EPILOGUE_DGELU_BGRAD, "DGELU_BGRAD",
+                                at(kBiasGrad), at(kAuxIn)));
+    SINTER_RETURN_IF_ERROR(download(out, kOut));
+    SINTER_RETURN_IF_ERROR(download(dBias, kBiasGrad));
+    SINTER_RETURN_IF_ERROR(
+        hold("DGELU_BGRAD's product times gelu'(aux)", out, dgelu));
+    std::vector<double> productSums(kN, 0.0);
+    for (int64_t i = 0; i < kM * kN; ++i)
+      productSums[i % kN] += product[i];
+    SINTER_RETURN_IF_ERROR(hold(
+        "DGELU_BGRAD's bias gradient (the sum of the result's rows)", dBias,
+        biasGrad,
+        firstDifference(dBias, productSums).empty()
+            ? "; it is the sum of the product's rows before the GELU's "
+              "derivative"
+            : ""));
+  }
   return absl::OkStatus();
 }

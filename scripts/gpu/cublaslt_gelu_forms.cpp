@@ -122,52 +122,132 @@ std::vector<double> download(const Type &t, const void *d, size_t n) {
   return v;
 }
 
-/// One call: D (N x M column-major, our out[M,N]) = epilogue(rhs^T-less
-/// product), as the executor lays a step out.
-void matmul(cublasLtHandle_t lt, const Type &t, cublasLtEpilogue_t epilogue,
-            const void *lhs, const void *rhs, void *out, const void *bias,
-            void *aux) {
-  cublasLtMatmulDesc_t desc;
-  CHECK_LT(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  CHECK_LT(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+/// cuBLASLt's scratch for every call: 32 MiB, what the executor gives each
+/// matmul on Hopper. (Reductions across tiles, a bias gradient's, may need
+/// it: without one a form can be "not supported".)
+constexpr size_t kWorkspace = size_t(32) << 20;
+void *workspace = nullptr;
+
+struct Call {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  ~Call() {
+    if (pref)
+      cublasLtMatmulPreferenceDestroy(pref);
+    for (cublasLtMatrixLayout_t l : {a, b, d})
+      if (l)
+        cublasLtMatrixLayoutDestroy(l);
+    if (desc)
+      cublasLtMatmulDescDestroy(desc);
+  }
+};
+
+/// The descriptors of D (N x M column-major, our out[M,N]) = epilogue(A B),
+/// A the rhs (N x K, or K x N read transposed), B the lhs (K x M, or M x K
+/// read transposed), as the executor lays a step out; the heuristic's
+/// status and first algorithm.
+cublasStatus_t describe(cublasLtHandle_t lt, const Type &t,
+                        cublasLtEpilogue_t epilogue, bool transA, bool transB,
+                        size_t workspaceBytes, const void *bias, void *aux,
+                        Call &c, cublasLtMatmulHeuristicResult_t &result,
+                        int &found) {
+  CHECK_LT(cublasLtMatmulDescCreate(&c.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  cublasOperation_t opA = transA ? CUBLAS_OP_T : CUBLAS_OP_N,
+                    opB = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  CHECK_LT(cublasLtMatmulDescSetAttribute(c.desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                          &opA, sizeof(opA)));
+  CHECK_LT(cublasLtMatmulDescSetAttribute(c.desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                                          &opB, sizeof(opB)));
+  CHECK_LT(cublasLtMatmulDescSetAttribute(c.desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
                                           &epilogue, sizeof(epilogue)));
   CHECK_LT(cublasLtMatmulDescSetAttribute(
-      desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+      c.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
   int32_t biasType = t.cuda;
   CHECK_LT(cublasLtMatmulDescSetAttribute(
-      desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType, sizeof(biasType)));
+      c.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType, sizeof(biasType)));
   int64_t ld = kN;
   CHECK_LT(cublasLtMatmulDescSetAttribute(
-      desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof(aux)));
+      c.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof(aux)));
   CHECK_LT(cublasLtMatmulDescSetAttribute(
-      desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld, sizeof(ld)));
-  cublasLtMatrixLayout_t a, b, d;
-  CHECK_LT(cublasLtMatrixLayoutCreate(&a, t.cuda, kN, kK, kN));
-  CHECK_LT(cublasLtMatrixLayoutCreate(&b, t.cuda, kK, kM, kK));
-  CHECK_LT(cublasLtMatrixLayoutCreate(&d, t.cuda, kN, kM, kN));
-  cublasLtMatmulPreference_t pref;
-  CHECK_LT(cublasLtMatmulPreferenceCreate(&pref));
-  size_t ws = 0;
+      c.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld, sizeof(ld)));
+  CHECK_LT(transA ? cublasLtMatrixLayoutCreate(&c.a, t.cuda, kK, kN, kK)
+                  : cublasLtMatrixLayoutCreate(&c.a, t.cuda, kN, kK, kN));
+  CHECK_LT(transB ? cublasLtMatrixLayoutCreate(&c.b, t.cuda, kM, kK, kM)
+                  : cublasLtMatrixLayoutCreate(&c.b, t.cuda, kK, kM, kK));
+  CHECK_LT(cublasLtMatrixLayoutCreate(&c.d, t.cuda, kN, kM, kN));
+  CHECK_LT(cublasLtMatmulPreferenceCreate(&c.pref));
   CHECK_LT(cublasLtMatmulPreferenceSetAttribute(
-      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+      c.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspaceBytes,
+      sizeof(workspaceBytes)));
+  found = 0;
+  return cublasLtMatmulAlgoGetHeuristic(lt, c.desc, c.a, c.b, c.d, c.d, c.pref,
+                                        1, &result, &found);
+}
+
+/// One call, not transposed, with the workspace; false (and a line) if the
+/// library has no algorithm for it.
+bool matmul(cublasLtHandle_t lt, const Type &t, cublasLtEpilogue_t epilogue,
+            const void *lhs, const void *rhs, void *out, const void *bias,
+            void *aux) {
+  Call c;
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  CHECK_LT(cublasLtMatmulAlgoGetHeuristic(lt, desc, a, b, d, d, pref, 1,
-                                          &result, &found));
-  if (!found) {
-    std::printf("error: no algorithm for %s epilogue %d\n", t.name,
-                static_cast<int>(epilogue));
-    std::exit(1);
+  cublasStatus_t s = describe(lt, t, epilogue, false, false, kWorkspace, bias,
+                              aux, c, result, found);
+  if (s != CUBLAS_STATUS_SUCCESS || found == 0) {
+    std::printf("  epilogue %d in %s: no algorithm (%s)\n",
+                static_cast<int>(epilogue), t.name,
+                cublasLtGetStatusString(s));
+    return false;
   }
   float alpha = 1, beta = 0;
-  CHECK_LT(cublasLtMatmul(lt, desc, &alpha, rhs, a, lhs, b, &beta, out, d,
-                          out, d, &result.algo, nullptr, 0, nullptr));
+  CHECK_LT(cublasLtMatmul(lt, c.desc, &alpha, rhs, c.a, lhs, c.b, &beta, out,
+                          c.d, out, c.d, &result.algo, workspace, kWorkspace,
+                          nullptr));
   CHECK_CUDA(cudaDeviceSynchronize());
-  cublasLtMatmulPreferenceDestroy(pref);
-  cublasLtMatrixLayoutDestroy(a);
-  cublasLtMatrixLayoutDestroy(b);
-  cublasLtMatrixLayoutDestroy(d);
-  cublasLtMatmulDescDestroy(desc);
+  return true;
+}
+
+/// Which forms the heuristic offers an algorithm for, by type, transposes
+/// and workspace: what the CUDA target may fuse.
+void supportTable(cublasLtHandle_t lt, const Type *types, int numTypes) {
+  const struct {
+    const char *name;
+    cublasLtEpilogue_t e;
+  } forms[] = {{"GELU_BIAS", CUBLASLT_EPILOGUE_GELU_BIAS},
+               {"GELU_AUX", CUBLASLT_EPILOGUE_GELU_AUX},
+               {"GELU_AUX_BIAS", CUBLASLT_EPILOGUE_GELU_AUX_BIAS},
+               {"DGELU", CUBLASLT_EPILOGUE_DGELU},
+               {"DGELU_BGRAD", CUBLASLT_EPILOGUE_DGELU_BGRAD},
+               {"BGRADA", CUBLASLT_EPILOGUE_BGRADA},
+               {"BGRADB", CUBLASLT_EPILOGUE_BGRADB}};
+  std::printf("supported (heuristic found an algorithm): type form "
+              "[opA opB, workspace: yes/no]\n");
+  void *bias = nullptr, *aux = nullptr;
+  CHECK_CUDA(cudaMalloc(&bias, kM * kN * 4));
+  CHECK_CUDA(cudaMalloc(&aux, kM * kN * 4));
+  for (int ti = 0; ti < numTypes; ++ti)
+    for (const auto &f : forms) {
+      std::string line;
+      for (int ta = 0; ta < 2; ++ta)
+        for (int tb = 0; tb < 2; ++tb)
+          for (size_t ws : {size_t(0), kWorkspace}) {
+            Call c;
+            cublasLtMatmulHeuristicResult_t result{};
+            int found = 0;
+            cublasStatus_t s = describe(lt, types[ti], f.e, ta, tb, ws, bias,
+                                        aux, c, result, found);
+            char cell[64];
+            std::snprintf(cell, sizeof(cell), " %c%c,%s:%s", ta ? 'T' : 'N',
+                          tb ? 'T' : 'N', ws ? "32M" : "0",
+                          s == CUBLAS_STATUS_SUCCESS && found ? "yes" : "no");
+            line += cell;
+          }
+      std::printf("  %-5s %-14s%s\n", types[ti].name, f.name, line.c_str());
+    }
+  cudaFree(bias);
+  cudaFree(aux);
 }
 
 /// "hypothesis: exact k/n, max |diff| x".
@@ -195,6 +275,7 @@ int main() {
   cublasLtHandle_t lt;
   CHECK_LT(cublasLtCreate(&lt));
   std::printf("cuBLASLt %zu\n", cublasLtGetVersion());
+  CHECK_CUDA(cudaMalloc(&workspace, kWorkspace));
   // Multiples of 1/8 in [-1/2, 1/2] (exact in bf16): products are multiples
   // of 1/64, sums of 16 exact in f32 but not always in bf16.
   std::vector<double> lhs(kM * kK), rhs(kK * kN), bias(kN);
@@ -218,13 +299,15 @@ int main() {
       {"f32", CUDA_R_32F, 4, [](double v) { return double(float(v)); }},
       {"bf16", CUDA_R_16BF, 2,
        [](double v) { return double(fromBf16(toBf16(float(v)))); }}};
+  supportTable(lt, types, 2);
   for (const Type &t : types) {
     std::printf("%s operands, out, bias and aux; f32 compute\n", t.name);
     void *dl = upload(t, lhs), *dr = upload(t, rhs), *db = upload(t, bias);
     std::vector<double> zeros(kM * kN, 0.0), zn(kN, 0.0);
     void *out = upload(t, zeros), *aux = upload(t, zeros),
          *dout = upload(t, zeros), *dbias = upload(t, zn);
-    matmul(lt, t, CUBLASLT_EPILOGUE_GELU_AUX_BIAS, dl, dr, out, db, aux);
+    if (!matmul(lt, t, CUBLASLT_EPILOGUE_GELU_AUX_BIAS, dl, dr, out, db, aux))
+      continue;
     std::vector<double> gotOut = download(t, out, kM * kN),
                         gotAux = download(t, aux, kM * kN);
     std::vector<double> auxQ(q), auxRn(q.size()), outQ(q.size()),
@@ -240,7 +323,9 @@ int main() {
            {{"rn(gelu(q))", outQ}, {"rn(gelu(rn(q)))", outRnQ}});
 
     // DGELU_BGRAD on the same product, reading the aux it wrote.
-    matmul(lt, t, CUBLASLT_EPILOGUE_DGELU_BGRAD, dl, dr, dout, dbias, aux);
+    if (!matmul(lt, t, CUBLASLT_EPILOGUE_DGELU_BGRAD, dl, dr, dout, dbias,
+                aux))
+      continue;
     std::vector<double> gotD = download(t, dout, kM * kN),
                         gotBias = download(t, dbias, kN);
     std::vector<double> dExact(q.size()), dRnP(q.size());
@@ -269,6 +354,7 @@ int main() {
     for (void *ptr : {dl, dr, db, out, aux, dout, dbias})
       cudaFree(ptr);
   }
+  cudaFree(workspace);
   cublasLtDestroy(lt);
   return 0;
 }

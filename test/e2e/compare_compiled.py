@@ -471,7 +471,7 @@ def exact_fixed_lr(args, batch, inp, got, work):
     both must hold the same bits."""
     binary = os.path.join(work, "bin-fixed-lr")
     run([args.sinterc, args.model, *batch, f"--entry={args.entry}",
-         f"--target={args.target}",
+         f"--target={args.target}", *args.sinterc_flag,
          "--runtime-lr=false", "-o", binary], "sinterc (--runtime-lr=false)")
     out = os.path.join(work, "compiled-fixed-lr.safetensors")
     cmd = [binary, f"--inputs={inp}", f"--outputs={out}",
@@ -555,6 +555,9 @@ def main():
                     "forward_grad)")
     ap.add_argument("--state", choices=["zero", "random"], default="zero")
     ap.add_argument("--sinterc", default="sinterc")
+    ap.add_argument("--sinterc-flag", action="append", default=[],
+                    help="one more flag for sinterc's compile of the "
+                         "binary (e.g. --matmul-epilogues=...); repeatable")
     ap.add_argument("--target", default="cpu",
                     help="sinterc --target for the binary (cuda-host: the "
                          "CUDA target's kernels, run on the host)")
@@ -621,7 +624,7 @@ def main():
         binary = os.path.join(work, "bin")
         _, t_compile = run([args.sinterc, args.model, *batch,
                             f"--entry={args.entry}", f"--dump-dir={dump}",
-                            f"--target={args.target}",
+                            f"--target={args.target}", *args.sinterc_flag,
                             "-o", binary], "sinterc (compile)")
         program = find_step_program(dump)
     prog = step_program.load(program)

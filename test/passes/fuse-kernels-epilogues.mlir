@@ -28,4 +28,4 @@ func.func @cublaslt(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32
   return %g, %r, %e : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
 
-// BAD: matmul-epilogues: 'swish' is not scale, bias, activation, relu, gelu_tanh, gelu_erf, gelu_aux, dgelu or dgelu_bgrad
+// BAD: matmul-epilogues: 'swish' is not none, scale, bias, activation, relu, gelu_tanh, gelu_erf, gelu_aux, dgelu or dgelu_bgrad

@@ -125,6 +125,13 @@ int main(int argc, char **argv) {
       cl::desc("--target=cuda: write each architecture's PTX and ptxas's "
                "report (registers, spills) to this folder"),
       cl::value_desc("dir"), cl::cat(category));
+  cl::list<std::string> matmulEpilogues(
+      "matmul-epilogues",
+      cl::desc("The matmul epilogues fusion may use, comma-separated: a "
+               "subset of the target's (cpu: scale, bias, activation; cuda: "
+               "scale, bias, relu, gelu_tanh, gelu_aux, dgelu, dgelu_bgrad), "
+               "or none (default: all the target's)"),
+      cl::value_desc("name,..."), cl::CommaSeparated, cl::cat(category));
   cl::opt<bool> timings(
       "timings",
       cl::desc("Print where the compile time went, per phase and pass"),
@@ -237,6 +244,10 @@ int main(int argc, char **argv) {
     cuda.toolkit = cudaToolkit;
     cuda.ptxDir = cudaPtxDir;
     sinter::codegen::setCudaOptions(std::move(cuda));
+  }
+  if (matmulEpilogues.getNumOccurrences()) {
+    options.matmulEpilogues.emplace(matmulEpilogues.begin(),
+                                    matmulEpilogues.end());
   }
   options.timings = timings;
   if (batchSize.getNumOccurrences()) {

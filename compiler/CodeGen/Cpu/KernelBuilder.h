@@ -14,6 +14,7 @@
 #include "compiler/CodeGen/Cpu/KernelEmitter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -157,6 +158,8 @@ private:
   LogicalResult emitCudaElementwise();
   LogicalResult emitCudaRows();
   LogicalResult emitCudaSpecial();
+  /// A concat's copies as one grid-stride loop over their elements.
+  void spreadCopies(scf::ForOp loop, int64_t extent);
   Value cudaLoad(OpBuilder &bb, Location l, const Read &r, Type et);
   Value typedView(OpBuilder &bb, Location l, const KernelOperand &outer,
                   ArrayRef<int64_t> shape);

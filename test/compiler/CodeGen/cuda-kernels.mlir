@@ -2,6 +2,7 @@
 // RUN: sinterc %s --entry=tanh --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=LOOP
 // RUN: sinterc %s --entry=layer_norm --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=NORM
 // RUN: sinterc %s --entry=dropout --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=DROPOUT
+// RUN: sinterc %s --entry=concat --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=CONCAT
 
 // Tests the CUDA target's kernels (compiler/CodeGen/Cuda/CudaKernels.cpp)
 // in the lowered phase: each launch names a function with the CUDA kernel
@@ -121,4 +122,34 @@ func.func @dropout(%x: tensor<4x8x128x256xf32> {sgraph.input = "x"},
   %a = sgraph.dropout %x, %step {rate = 2.000000e-01 : f64, seed = 7 : i64} : tensor<4x8x128x256xf32>, tensor<i64>
   %b = sgraph.dropout %x, %step {rate = 2.000000e-01 : f64, seed = 8 : i64} : tensor<4x8x128x256xf32>, tensor<i64>
   return %a, %b : tensor<4x8x128x256xf32>, tensor<4x8x128x256xf32>
+}
+
+// A concat of attention heads (the backward pass's QKV gradient): each
+// operand read through its transpose, written through the merging reshape
+// into its slice. Every thread copies elements: one grid-stride loop over
+// all 2 x 4x32x48 of them (48 blocks of 256), each piece an if on the
+// element's place; no per-thread loop over a whole slice.
+// CONCAT: sched.launch @sinter_k0({{.*}}extent = 48 : i64, {{.*}}label = "k0_transpose_reshape_concat", sched.cuda_block = 256 : i64
+// CONCAT-LABEL: func.func @sinter_k0(
+// CONCAT-SAME: sched.cuda_block = 256 : i64, sched.cuda_grid = 48 : i64
+// CONCAT: scf.for %{{.*}} = %{{.*}} to %c12288 step
+// CONCAT-NOT: scf.for
+// CONCAT: scf.if
+// CONCAT: memref.load {{.*}}strided<[1536, 8, 256, 1]
+// CONCAT: memref.store {{.*}}strided<[3072, 96, 8, 1]
+// CONCAT: scf.if
+// CONCAT: memref.load {{.*}}strided<[1536, 8, 256, 1]
+// CONCAT: memref.store {{.*}}strided<[3072, 96, 8, 1], offset: ?>
+// CONCAT-NOT: linalg.copy
+// CONCAT: return
+
+func.func @concat(%q: tensor<4x6x32x8xf32> {sgraph.input = "q"},
+                  %k: tensor<4x6x32x8xf32> {sgraph.input = "k"})
+    -> (tensor<4x32x96xf32> {sgraph.name = "qk"}) {
+  %tq = sgraph.transpose %q permutation = [0, 2, 1, 3] : (tensor<4x6x32x8xf32>) -> tensor<4x32x6x8xf32>
+  %rq = sgraph.reshape %tq : tensor<4x32x6x8xf32> to tensor<4x32x48xf32>
+  %tk = sgraph.transpose %k permutation = [0, 2, 1, 3] : (tensor<4x6x32x8xf32>) -> tensor<4x32x6x8xf32>
+  %rk = sgraph.reshape %tk : tensor<4x32x6x8xf32> to tensor<4x32x48xf32>
+  %c = sgraph.concat %rq, %rk axis = 2 : (tensor<4x32x48xf32>, tensor<4x32x48xf32>) -> tensor<4x32x96xf32>
+  return %c : tensor<4x32x96xf32>
 }
