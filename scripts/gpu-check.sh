@@ -9,6 +9,11 @@
 #                                         everything needed to debug a
 #                                         failure, exits 1 if one fails
 #
+# `run` takes GPU_CHECK_BUDGET seconds at most (default 480: each step's
+# limit shrinks to what is left) and runs the steps in GPU_CHECK_STEPS
+# (default "1 2 3 4 5 peer"), in the order 5 1 2 4 3 peer: quick and telling
+# first, the PyTorch peer (torch.compile's compile time) last.
+#
 # DIR defaults to .gpu-check (git-ignored; carry it to the GPU machine, e.g.
 # the device tool's `carry: [".gpu-check"]`). The GPU machine has the driver,
 # PyTorch (and with it cuBLASLt and NCCL as Python wheels) and numpy, but no
@@ -35,7 +40,7 @@
 #      DGELU_BGRAD fusion must match.
 #
 # The binaries' Debian libraries (oneDNN, Abseil, protobuf, Gloo, ...) go in
-# DIR/lib.tgz and are put on LD_LIBRARY_PATH for Sinter's binaries only;
+# DIR/lib.txz and are put on LD_LIBRARY_PATH for Sinter's binaries only;
 # cuBLASLt is the image's own (SINTER_CUDA_LIBS, found through its wheel).
 set -uo pipefail
 
@@ -119,10 +124,13 @@ prepare() {
       *) cp -L "$lib" "$dir/lib/" ;;
     esac
   done
-  tar -C "$dir" -czf "$dir/lib.tgz" lib && rm -rf "$dir/lib"
-  # Everything else in one archive (the binaries compress 3x): what travels
-  # must stay under the device tool's 64 MiB with the working tree.
-  tar -C "$dir" -czf "$dir/bundle.tgz" cases chargpt-cpu.jsonl chargpt-cuda \
+  # xz: the binaries and references compress 40% better than with gzip,
+  # and what travels must stay under the device tool's 64 MiB with the
+  # working tree (run unpacks with Python's tarfile: no xz needed there).
+  export XZ_OPT="-6 -T0"
+  tar -C "$dir" -cJf "$dir/lib.txz" lib && rm -rf "$dir/lib"
+  # Everything else in one archive.
+  tar -C "$dir" -cJf "$dir/bundle.txz" cases chargpt-cpu.jsonl chargpt-cuda \
     gpt2-cuda gpt2-dump chargpt-small.pbtxt tiny-tanh.pbtxt cublaslt-gelu-forms \
     && rm -rf "$dir"/cases "$dir"/chargpt-cuda "$dir"/gpt2-cuda "$dir"/gpt2-dump \
       "$dir"/cublaslt-gelu-forms
@@ -145,7 +153,7 @@ limit() {
 want() { [[ " $steps " == *" $1 "* ]]; }
 
 run() {
-  [ -f "$dir/lib.tgz" ] || die "no $dir/lib.tgz: run 'prepare' first (here), then carry $dir"
+  [ -f "$dir/lib.txz" ] || die "no $dir/lib.txz: run 'prepare' first (here), then carry $dir"
   local out=${OUT:-$dir/out}
   mkdir -p "$out"
   exec > >(tee "$out/gpu-check.log") 2>&1
@@ -155,8 +163,11 @@ run() {
   echo "== machine"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv || true
   uname -r; ldd --version | head -1; "$python" --version
-  tar -C "$dir" -xzf "$dir/lib.tgz" && tar -C "$dir" -xzf "$dir/bundle.tgz" \
-    || die "cannot unpack $dir/lib.tgz and bundle.tgz"
+  "$python" -c 'import sys, tarfile
+for f in sys.argv[2:]:
+    with tarfile.open(f) as t:
+        t.extractall(sys.argv[1], filter="tar")' "$dir" "$dir/lib.txz" "$dir/bundle.txz" \
+    || die "cannot unpack $dir/lib.txz and bundle.txz"
   # cuBLASLt from PyTorch's wheel (nvidia-cublas), for Sinter's dlopen.
   local cublas
   cublas=$("$python" -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib"))' 2>/dev/null)

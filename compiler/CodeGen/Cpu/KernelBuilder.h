@@ -158,6 +158,11 @@ private:
   LogicalResult emitCudaElementwise();
   LogicalResult emitCudaRows();
   LogicalResult emitCudaSpecial();
+  /// Reductions down columns (the kept innermost dimension): a warp's
+  /// lanes side by side over neighbouring rows, the block's waves down
+  /// the reduced elements, partials totalled through shared memory.
+  bool columnsFit();
+  LogicalResult emitCudaColumns();
   /// A concat's copies as one grid-stride loop over their elements.
   void spreadCopies(scf::ForOp loop, int64_t extent);
   Value cudaLoad(OpBuilder &bb, Location l, const Read &r, Type et);

@@ -41,6 +41,7 @@
 
 #include "compiler/CodeGen/Cpu/KernelBuilder.h"
 #include "compiler/CodeGen/Cpu/ScalarOps.h"
+#include "compiler/CodeGen/Cuda/Passes.h"
 #include "dialects/Schedule/ScheduleOps.h"
 #include "passes/StepPlan.h"
 
@@ -407,6 +408,216 @@ LogicalResult KernelBuilder::emitCudaRows() {
   return success();
 }
 
+bool KernelBuilder::columnsFit() {
+  // One phase (no value of the row is needed before the row's totals), a
+  // kept innermost dimension at least a warp wide, and f32 totals (the
+  // block's partials sit in one f32 array).
+  if (numPhases != 1 || space.empty() || isReductionDim.back() ||
+      space.back() < 32)
+    return false;
+  for (Operation *op : members)
+    if (isReduce(op) && !elementOf(op->getResult(0)).isF32())
+      return false;
+  return true;
+}
+
+LogicalResult KernelBuilder::emitCudaColumns() {
+  Location loc = src.op->getLoc();
+  Operation *yield = src.body->getTerminator();
+  SmallVector<int64_t> rowDims, elemDims, rowSizes, elemSizes;
+  int64_t rows = 1, elems = 1;
+  for (auto [p, size] : llvm::enumerate(space)) {
+    if (isReductionDim[p]) {
+      elemDims.push_back(p);
+      elemSizes.push_back(size);
+      elems *= size;
+    } else {
+      rowDims.push_back(p);
+      rowSizes.push_back(size);
+      rows *= size;
+    }
+  }
+  SmallVector<Operation *> reduces;
+  for (Operation *op : members)
+    if (isReduce(op))
+      reduces.push_back(op);
+  FailureOr<DenseMap<Operation *, Value>> tables = indexTables();
+  if (failed(tables))
+    return failure();
+
+  // The block: L lanes (a warp; fewer only in a smaller block) side by
+  // side over L neighbouring rows, W = threads / L of them down the
+  // reduced elements. From the launch, like every stride here.
+  cudaBlock = kThreads;
+  int64_t groups = (rows + 31) / 32;
+  cudaGrid = std::clamp<int64_t>(groups, 1, kMaxBlocks);
+  Type f32 = b.getF32Type();
+  auto shared = b.create<memref::AllocaOp>(
+      loc, MemRefType::get({kThreads * (int64_t)reduces.size()}, f32,
+                           MemRefLayoutAttrInterface(),
+                           gpu::AddressSpaceAttr::get(
+                               ctx, gpu::AddressSpace::Workgroup)));
+  shared->setAttr(kWorkgroupAttr, b.getUnitAttr());
+  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+  Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+  Value threads = b.create<gpu::BlockDimOp>(loc, gpu::Dimension::x);
+  Value lanes = b.create<arith::MinUIOp>(loc, threads, constIndex(b, loc, 32));
+  Value down = b.create<arith::DivUIOp>(loc, threads, lanes);
+  Value lane = b.create<arith::RemUIOp>(loc, tid, lanes);
+  Value wave = b.create<arith::DivUIOp>(loc, tid, lanes);
+  Value rowsValue = constIndex(b, loc, rows);
+  Value numGroups = b.create<arith::DivUIOp>(
+      loc,
+      b.create<arith::SubIOp>(
+          loc, b.create<arith::AddIOp>(loc, rowsValue, lanes),
+          constIndex(b, loc, 1)),
+      lanes);
+  auto groupLoop = b.create<scf::ForOp>(
+      loc, bid, numGroups, b.create<gpu::GridDimOp>(loc, gpu::Dimension::x));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(groupLoop.getBody());
+  Value row = b.create<arith::AddIOp>(
+      loc, b.create<arith::MulIOp>(loc, groupLoop.getInductionVar(), lanes),
+      lane);
+  Value active =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, row, rowsValue);
+  SmallVector<Value> rowIndex = delinearize(b, loc, row, rowSizes);
+  auto indexOf = [&](ArrayRef<Value> elemIndex) {
+    SmallVector<Value> index(space.size());
+    for (auto [k, p] : llvm::enumerate(rowDims))
+      index[p] = rowIndex[k];
+    for (auto [k, p] : llvm::enumerate(elemDims))
+      index[p] = elemIndex[k];
+    return index;
+  };
+  auto read = [&](Operation *op, unsigned i) {
+    return cudaLoad(b, loc, reads[readOfOperand[{op, i}]],
+                    elementOf(op->getOperand(i)));
+  };
+  auto fullSpace = [&](Value v) {
+    return shapeOf(v) == ArrayRef<int64_t>(space);
+  };
+  SmallVector<Dim> identity;
+  for (int64_t p = 0; p < (int64_t)space.size(); ++p)
+    identity.push_back(Dim{(int)p, 1, 0});
+  SmallVector<Value> inits;
+  for (Operation *op : reduces)
+    inits.push_back(fconst(b, loc, f32, isa<ReduceSumOp>(op) ? 0.0 : -INFINITY));
+
+  // This thread's partials: its row's elements wave, wave + W, ...; the
+  // elementwise results go out as they are computed.
+  auto ifActive = b.create<scf::IfOp>(loc, TypeRange(ValueRange(inits)),
+                                      active, /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(&ifActive.getElseRegion().front());
+    b.create<scf::YieldOp>(loc, inits);
+    b.setInsertionPointToStart(&ifActive.getThenRegion().front());
+    auto loop = b.create<scf::ForOp>(loc, wave, constIndex(b, loc, elems),
+                                     down, inits);
+    {
+      OpBuilder::InsertionGuard body(b);
+      b.setInsertionPointToStart(loop.getBody());
+      cudaIndex =
+          indexOf(delinearize(b, loc, loop.getInductionVar(), elemSizes));
+      DenseMap<Value, Value> scalar;
+      if (failed(computeMembers(
+              b, loc, [&](Operation *op) { return true; }, read, *tables,
+              scalar)))
+        return failure();
+      for (auto [j, v] : llvm::enumerate(yield->getOperands())) {
+        Operation *def = v.getDefiningOp();
+        if (readOfYield.count(j)) {
+          cudaStore(b, loc, src.results[j], identity,
+                    cudaLoad(b, loc, reads[readOfYield[j]], elementOf(v)));
+          continue;
+        }
+        if (!def || isReduce(def) || !fullSpace(v))
+          continue;
+        cudaStore(b, loc, src.results[j], identity, scalar[v]);
+      }
+      SmallVector<Value> next;
+      for (auto [k, op] : llvm::enumerate(reduces))
+        next.push_back(combine(b, loc, op, loop.getRegionIterArg(k),
+                               scalar[op->getResult(0)]));
+      b.create<scf::YieldOp>(loc, next);
+    }
+    b.create<scf::YieldOp>(loc, loop.getResults());
+  }
+  // The partials to the block's array, [reduction][wave][lane].
+  Value slot = b.create<arith::AddIOp>(
+      loc, b.create<arith::MulIOp>(loc, wave, lanes), lane);
+  for (auto [k, partial] : llvm::enumerate(ifActive.getResults()))
+    b.create<memref::StoreOp>(
+        loc, partial, shared,
+        ValueRange{b.create<arith::AddIOp>(
+            loc, slot, constIndex(b, loc, (int64_t)k * kThreads))});
+  b.create<gpu::BarrierOp>(loc);
+
+  // The first wave's threads total their row's partials in wave order
+  // (the same order every run) and write the per-row results.
+  Value first = b.create<arith::AndIOp>(
+      loc, active,
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, wave,
+                              constIndex(b, loc, 0)));
+  auto ifFirst = b.create<scf::IfOp>(loc, first, /*withElse=*/false);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+    DenseMap<Value, Value> totals;
+    for (auto [k, op] : llvm::enumerate(reduces)) {
+      Value base = b.create<arith::AddIOp>(
+          loc, lane, constIndex(b, loc, (int64_t)k * kThreads));
+      auto sum = b.create<scf::ForOp>(loc, constIndex(b, loc, 0), down,
+                                      constIndex(b, loc, 1),
+                                      ValueRange{inits[k]});
+      {
+        OpBuilder::InsertionGuard body(b);
+        b.setInsertionPointToStart(sum.getBody());
+        Value at = b.create<arith::AddIOp>(
+            loc, base,
+            b.create<arith::MulIOp>(loc, sum.getInductionVar(), lanes));
+        Value partial = b.create<memref::LoadOp>(loc, shared, ValueRange{at});
+        b.create<scf::YieldOp>(
+            loc, combine(b, loc, op, sum.getRegionIterArg(0), partial));
+      }
+      totals[op->getResult(0)] = sum.getResult(0);
+    }
+    SmallVector<Value> zeros(elemDims.size(), constIndex(b, loc, 0));
+    cudaIndex = indexOf(zeros);
+    DenseMap<Value, Value> scalar(totals);
+    if (failed(computeMembers(
+            b, loc,
+            [&](Operation *op) {
+              return !isReduce(op) && !fullSpace(op->getResult(0));
+            },
+            read, *tables, scalar)))
+      return failure();
+    for (auto [j, v] : llvm::enumerate(yield->getOperands())) {
+      Operation *def = v.getDefiningOp();
+      if (readOfYield.count(j) || !def || fullSpace(v))
+        continue;
+      if (def->getBlock() != src.body || !phaseOf.count(def))
+        return src.op->emitOpError("yields a value no member computes");
+      SmallVector<Dim> dims;
+      bool keep = !isReduce(def) ||
+                  (def->getAttrOfType<BoolAttr>("keepdims") &&
+                   def->getAttrOfType<BoolAttr>("keepdims").getValue());
+      for (size_t p = 0; p < space.size(); ++p) {
+        if (!isReductionDim[p])
+          dims.push_back(identity[p]);
+        else if (keep)
+          dims.push_back(Dim{-1, 0, 0});
+      }
+      cudaStore(b, loc, src.results[j], dims, scalar[v]);
+    }
+  }
+  // The next group's partials reuse the array.
+  b.create<gpu::BarrierOp>(loc);
+  cudaIndex.clear();
+  return success();
+}
+
 LogicalResult KernelBuilder::emitCudaSpecial() {
   // One thread per index of the split dimension, [begin, begin + 1), in a
   // grid-stride loop.
@@ -513,7 +724,9 @@ FailureOr<EmittedKernel> KernelBuilder::emitCuda() {
     if (failed(analyze()))
       return failure();
     beginCudaFunction(kThreads);
-    if (failed(anyReduce ? emitCudaRows() : emitCudaElementwise()))
+    if (failed(!anyReduce       ? emitCudaElementwise()
+               : columnsFit()   ? emitCudaColumns()
+                                : emitCudaRows()))
       return failure();
   }
   b.setInsertionPointToEnd(&fn.getBody().front());

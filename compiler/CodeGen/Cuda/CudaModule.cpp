@@ -94,6 +94,18 @@ public:
           b.getDenseI32ArrayAttr({(int32_t)block.getInt(), 1, 1}));
       kernel.getBody().getBlocks().clear();
       kernel.getBody().takeBody(fn.getBody());
+      // The block's shared arrays: workgroup attributions.
+      SmallVector<memref::AllocaOp> shared;
+      kernel.walk([&](memref::AllocaOp a) {
+        if (a->hasAttr(codegen::kWorkgroupAttr))
+          shared.push_back(a);
+      });
+      for (memref::AllocaOp a : shared) {
+        BlockArgument arg =
+            kernel.addWorkgroupAttribution(a.getType(), a.getLoc());
+        a.replaceAllUsesWith(arg);
+        a.erase();
+      }
       kernel.walk([&](func::ReturnOp ret) {
         OpBuilder rb(ret);
         rb.create<gpu::ReturnOp>(ret.getLoc());

@@ -62,6 +62,14 @@ public:
           reduce.erase();
         } else if (isa<gpu::BarrierOp>(op)) {
           op->erase();
+        } else if (auto a = dyn_cast<memref::AllocaOp>(op);
+                   a && a->hasAttr(codegen::kWorkgroupAttr)) {
+          // One thread's block: its shared array is its own.
+          MemRefType t = a.getType();
+          auto local = b.create<memref::AllocaOp>(
+              a.getLoc(), MemRefType::get(t.getShape(), t.getElementType()));
+          a.replaceAllUsesWith(local.getResult());
+          a.erase();
         }
         return WalkResult::advance();
       });

@@ -16,6 +16,11 @@
 
 namespace sinter::codegen {
 
+/// A kernel's `memref.alloca` marked so is the block's shared memory: the
+/// outlining makes it a workgroup attribution of the gpu.func, the host
+/// emulation (one thread) an ordinary alloca.
+inline constexpr llvm::StringLiteral kWorkgroupAttr = "sched.cuda_workgroup";
+
 #define GEN_PASS_DECL
 #include "compiler/CodeGen/Cuda/Passes.h.inc"
 

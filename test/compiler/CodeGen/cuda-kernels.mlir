@@ -3,6 +3,7 @@
 // RUN: sinterc %s --entry=layer_norm --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=NORM
 // RUN: sinterc %s --entry=dropout --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=DROPOUT
 // RUN: sinterc %s --entry=concat --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=CONCAT
+// RUN: sinterc %s --entry=colsum --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=COLUMNS
 
 // Tests the CUDA target's kernels (compiler/CodeGen/Cuda/CudaKernels.cpp)
 // in the lowered phase: each launch names a function with the CUDA kernel
@@ -152,4 +153,34 @@ func.func @concat(%q: tensor<4x6x32x8xf32> {sgraph.input = "q"},
   %rk = sgraph.reshape %tk : tensor<4x32x6x8xf32> to tensor<4x32x48xf32>
   %c = sgraph.concat %rq, %rk axis = 2 : (tensor<4x32x48xf32>, tensor<4x32x48xf32>) -> tensor<4x32x96xf32>
   return %c : tensor<4x32x96xf32>
+}
+
+// A sum down columns (a bias gradient: rows reduced, the innermost
+// dimension kept): a warp's lanes side by side over 32 neighbouring
+// columns (96 / 32 = 3 blocks), the block's 8 waves down the rows, so a
+// warp reads 32 neighbouring elements; each thread's partial goes to the
+// block's shared array (a workgroup attribution once outlined), and the
+// first wave totals its column's 8 partials in order.
+// COLUMNS: sched.launch @sinter_k0({{.*}}extent = 3 : i64, {{.*}}sched.cuda_block = 256 : i64
+// COLUMNS-LABEL: func.func @sinter_k0(
+// COLUMNS-SAME: sched.cuda_block = 256 : i64, sched.cuda_grid = 3 : i64
+// COLUMNS: %[[SHARED:.*]] = memref.alloca() {sched.cuda_workgroup} : memref<256xf32, #gpu.address_space<workgroup>>
+// COLUMNS: %[[LANES:.*]] = arith.minui %{{.*}}, %c32
+// COLUMNS: %[[WAVES:.*]] = arith.divui %{{.*}}, %[[LANES]]
+// COLUMNS: %[[LANE:.*]] = arith.remui %{{.*}}, %[[LANES]]
+// COLUMNS: %[[WAVE:.*]] = arith.divui %{{.*}}, %[[LANES]]
+// COLUMNS: scf.for
+// COLUMNS: scf.for %{{.*}} = %[[WAVE]] to %c64 step %[[WAVES]] iter_args
+// COLUMNS:   memref.load %{{.*}}[%{{.*}}, %[[COL:.*]]] : memref<64x96xf32>
+// COLUMNS: memref.store %{{.*}}, %[[SHARED]]
+// COLUMNS: gpu.barrier
+// COLUMNS: scf.for %{{.*}} = %c0 to %[[WAVES]] step %c1 iter_args
+// COLUMNS:   memref.load %[[SHARED]]
+// COLUMNS: memref.store %{{.*}} : memref<96xf32>
+// COLUMNS: gpu.barrier
+
+func.func @colsum(%x: tensor<64x96xf32> {sgraph.input = "x"})
+    -> (tensor<96xf32> {sgraph.name = "s"}) {
+  %s = sgraph.reduce_sum %x axes = [0] : (tensor<64x96xf32>) -> tensor<96xf32>
+  return %s : tensor<96xf32>
 }
