@@ -66,8 +66,6 @@ namespace {
 constexpr int64_t kThreads = 256;
 /// Blocks at most; grid-stride loops cover the rest.
 constexpr int64_t kMaxBlocks = 1 << 16;
-/// Rows up to this many elements take a warp each, longer ones a block.
-constexpr int64_t kWarpRowElements = 4096;
 
 Value constIndex(OpBuilder &b, Location l, int64_t v) {
   return b.create<arith::ConstantIndexOp>(l, v);
@@ -92,35 +90,6 @@ SmallVector<Value> delinearize(OpBuilder &b, Location l, Value linear,
 }
 
 bool isReduce(Operation *op) { return isa<ReduceSumOp, ReduceMaxOp>(op); }
-
-/// `partial` of each of a warp's `lanes` lanes (32, or fewer only in a
-/// smaller block) combined as `reduce` combines, in every lane: a butterfly
-/// of xor shuffles. Each step adds the same two values in both lanes of a
-/// pair (a + b and b + a are the same bits), so every lane ends with the
-/// same total.
-Value warpTotal(OpBuilder &b, Location loc, Operation *reduce, Value partial,
-                Value lanes) {
-  Value v = partial;
-  Value width = b.create<arith::ConstantIntOp>(loc, 32, 32);
-  for (int64_t offset = 16; offset >= 1; offset /= 2) {
-    Value apart = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
-                                          constIndex(b, loc, offset), lanes);
-    auto ifApart = b.create<scf::IfOp>(loc, v.getType(), apart,
-                                       /*withElse=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifApart.getThenRegion().front());
-    Value other =
-        b.create<gpu::ShuffleOp>(loc, v,
-                                 b.create<arith::ConstantIntOp>(loc, offset, 32),
-                                 width, gpu::ShuffleMode::XOR)
-            .getShuffleResult();
-    b.create<scf::YieldOp>(loc, combine(b, loc, reduce, v, other));
-    b.setInsertionPointToStart(&ifApart.getElseRegion().front());
-    b.create<scf::YieldOp>(loc, v);
-    v = ifApart.getResult(0);
-  }
-  return v;
-}
 
 /// The copies of `loop`'s body, if the body is nothing but views of the
 /// slabs and copies between them (a concat); none otherwise.
@@ -287,49 +256,19 @@ LogicalResult KernelBuilder::emitCudaRows() {
       rows *= size;
     }
   }
-  // Rows of at most kWarpRowElements: a warp per row, the block's 8 warps
-  // on 8 rows, its totals by shuffles alone (no shared memory, no barrier:
-  // a GPT-2 attention softmax's rows of 1024 spent most of their time in
-  // the block's all-reduces). Longer rows: a block per row, a warp's
-  // multiple up to kThreads threads.
-  bool warpRows = elems <= kWarpRowElements &&
-                  llvm::all_of(members, [&](Operation *op) {
-                    return !isReduce(op) ||
-                           elementOf(op->getResult(0)).isF32() ||
-                           elementOf(op->getResult(0)).isInteger(32);
-                  });
-  if (warpRows) {
-    cudaBlock = kThreads;
-    cudaGrid = std::clamp<int64_t>((rows + kThreads / 32 - 1) / (kThreads / 32),
-                                   1, kMaxBlocks);
-  } else {
-    cudaBlock = std::min<int64_t>(kThreads, (elems + 31) / 32 * 32);
-    cudaGrid = std::clamp<int64_t>(rows, 1, kMaxBlocks);
-  }
+  // A warp's multiple up to kThreads: short rows leave no warp idle.
+  cudaBlock = std::min<int64_t>(kThreads, (elems + 31) / 32 * 32);
+  cudaGrid = std::clamp<int64_t>(rows, 1, kMaxBlocks);
   FailureOr<DenseMap<Operation *, Value>> tables = indexTables();
   if (failed(tables))
     return failure();
 
-  // A row's threads: `tid` of `threads` (the block's, or a warp's lanes:
-  // min(block, 32), from the launch like every stride here); the rows a
-  // block (or warp) takes: first, first + stride, ...
   Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
   Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
   Value threads = b.create<gpu::BlockDimOp>(loc, gpu::Dimension::x);
-  Value firstRow = bid;
-  Value rowStride = b.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
-  if (warpRows) {
-    Value block = threads;
-    threads = b.create<arith::MinUIOp>(loc, block, constIndex(b, loc, 32));
-    Value warps = b.create<arith::DivUIOp>(loc, block, threads);
-    Value warp = b.create<arith::DivUIOp>(loc, tid, threads);
-    tid = b.create<arith::RemUIOp>(loc, tid, threads);
-    firstRow = b.create<arith::AddIOp>(
-        loc, b.create<arith::MulIOp>(loc, bid, warps), warp);
-    rowStride = b.create<arith::MulIOp>(loc, rowStride, warps);
-  }
-  auto rowLoop = b.create<scf::ForOp>(loc, firstRow, constIndex(b, loc, rows),
-                                      rowStride);
+  auto rowLoop = b.create<scf::ForOp>(
+      loc, bid, constIndex(b, loc, rows),
+      b.create<gpu::GridDimOp>(loc, gpu::Dimension::x));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(rowLoop.getBody());
   SmallVector<Value> rowIndex =
@@ -415,11 +354,6 @@ LogicalResult KernelBuilder::emitCudaRows() {
         b.create<scf::YieldOp>(loc, next);
     }
     for (auto [k, op] : llvm::enumerate(reduces)) {
-      if (warpRows) {
-        totals[op->getResult(0)] =
-            warpTotal(b, loc, op, loop.getResult(k), threads);
-        continue;
-      }
       bool isFloat = isa<FloatType>(elementOf(op->getResult(0)));
       gpu::AllReduceOperation kind =
           isa<ReduceSumOp>(op) ? gpu::AllReduceOperation::ADD
@@ -469,8 +403,7 @@ LogicalResult KernelBuilder::emitCudaRows() {
     }
   }
   // The next row's all-reduces reuse this row's shared memory.
-  if (!warpRows)
-    b.create<gpu::BarrierOp>(loc);
+  b.create<gpu::BarrierOp>(loc);
   cudaIndex.clear();
   return success();
 }

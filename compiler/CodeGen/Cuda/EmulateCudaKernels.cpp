@@ -6,8 +6,8 @@
 // loops over elements, rows and special indices; a row's threads strided
 // over its elements), so one thread computes every element with the same
 // index arithmetic, the same loads and stores and the same scalar code the
-// GPU runs; a block's all-reduce over one thread is its value (as is a
-// warp's shuffle), a barrier nothing, a block's shared array its own. What this cannot test: the all-reduce across threads (MLIR's
+// GPU runs; a block's all-reduce over one thread is its value, a barrier
+// nothing. What this cannot test: the all-reduce across threads (MLIR's
 // lowering) and races between threads, which the GPU check covers.
 //
 // Each kernel becomes `<name>_body`, called by an entry `<name>` with the
@@ -62,13 +62,6 @@ public:
           reduce.erase();
         } else if (isa<gpu::BarrierOp>(op)) {
           op->erase();
-        } else if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
-          // A warp of one lane: its own value (a kernel's shuffles are
-          // guarded by the lane count and never run here).
-          shuffle.getShuffleResult().replaceAllUsesWith(shuffle.getValue());
-          shuffle.getValid().replaceAllUsesWith(
-              b.create<arith::ConstantIntOp>(op->getLoc(), 1, 1));
-          shuffle.erase();
         } else if (auto a = dyn_cast<memref::AllocaOp>(op);
                    a && a->hasAttr(codegen::kWorkgroupAttr)) {
           // One thread's block: its shared array is its own.
