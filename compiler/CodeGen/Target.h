@@ -49,6 +49,9 @@ public:
   /// Scratch bytes the matmul library wants for each call, placed by the
   /// memory plan in the arena at the matmul's step (0: none).
   virtual int64_t matmulWorkspaceBytes() const { return 0; }
+  /// The byte multiple the matmul library's fast kernels want every row
+  /// stride to be (0: none); sinter-align-matmuls pads to it.
+  virtual int64_t matmulAlignBytes() const { return 0; }
   /// The matmul library, as the fusion report names it.
   virtual llvm::StringRef matmulLibrary() const { return "oneDNN"; }
   /// sinter-schedule-kernels: a kernel that reads an input of

@@ -96,6 +96,12 @@ void sinter::buildOptimizedPipeline(OpPassManager &pm,
   // behind (two reduce_max of the same logits, ...), drop dead values.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Matmul dimensions the target's library wants aligned, padded.
+  if (int64_t align = target.matmulAlignBytes()) {
+    AlignMatmulsPassOptions aligned;
+    aligned.alignBytes = align;
+    pm.addPass(createAlignMatmulsPass(aligned));
+  }
   // Kernel regions, each op annotated with why it is (not) fused, cut as
   // the target's kernels are.
   analysis::KernelLimits limits = target.kernelLimits();
