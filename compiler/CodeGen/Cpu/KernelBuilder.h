@@ -162,6 +162,7 @@ private:
   /// lanes side by side over neighbouring rows, the block's waves down
   /// the reduced elements, partials totalled through shared memory.
   bool columnsFit();
+  LogicalResult emitCudaEmbeddingGrad(EmbeddingGradOp eg);
   LogicalResult emitCudaColumns();
   /// A concat's copies as one grid-stride loop over their elements.
   void spreadCopies(scf::ForOp loop, int64_t extent);

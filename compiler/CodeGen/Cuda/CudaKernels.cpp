@@ -19,10 +19,11 @@
 //     elementwise values from the inputs instead of keeping them (a GPU
 //     thread has no chunk buffer to keep them in); thread 0 writes the
 //     per-row results;
-//   - special kernels (embedding_grad, argmax, interior pads): the CPU's
-//     loops over one index of their split dimension, one thread each
-//     (embedding_grad: a thread per column sums its rows in order, so the
-//     gradient is deterministic);
+//   - special kernels (argmax, interior pads): the CPU's loops over one
+//     index of their split dimension, one thread each;
+//   - embedding_grad: a thread per column of each of R ranges of the
+//     table's rows, which reads every index in order and adds the rows of
+//     those in its range: deterministic, D x R threads;
 //   - concats: the CPU's copies (each operand into its slice of the result,
 //     read through its transpose), spread over every thread: one element
 //     per thread of a grid-stride loop over all the copies' elements, the
@@ -618,6 +619,84 @@ LogicalResult KernelBuilder::emitCudaColumns() {
   return success();
 }
 
+LogicalResult KernelBuilder::emitCudaEmbeddingGrad(EmbeddingGradOp eg) {
+  // The (V, D) table from the (N, D) gradient and the N indices. A thread
+  // owns column d of the rows [lo, hi) of one of R ranges of the table: it
+  // zeroes them, then reads every index in order and adds the gradient's
+  // row of each one in its range. Each element is one thread's, summed in
+  // index order: the same sums, deterministic, as the CPU's thread per
+  // column, with D x R threads instead of D. Neighbouring threads take
+  // neighbouring columns (coalesced), and a warp's lanes read the same
+  // index (one load for all).
+  Location loc = src.op->getLoc();
+  const KernelOperand &outer = src.results[0];
+  auto tableShape = shapeOf(outer);
+  int64_t rows = tableShape[0], width = tableShape[1];
+  int64_t n = 1;
+  for (int64_t d : shapeOf(eg.getIndices()))
+    n *= d;
+  auto inputOf = [&](Value v) -> const KernelOperand * {
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg ? &src.inputs[arg.getArgNumber()] : nullptr;
+  };
+  const KernelOperand *gradIn = inputOf(eg.getGrad()),
+                      *indexIn = inputOf(eg.getIndices());
+  if (!gradIn || !indexIn)
+    return eg.emitOpError("special kernel operands must be its inputs");
+  Type et = elementOf(outer);
+  Value table = slabView(outer, 2, {rows, width}, et);
+  Value g = slabView(*gradIn, 2, {n, width}, elementOf(eg.getGrad()));
+  Value ids = slabView(*indexIn, 1, {n}, elementOf(eg.getIndices()));
+  int64_t ranges =
+      std::clamp<int64_t>(kMaxBlocks / std::max<int64_t>(width, 1), 1, rows);
+  int64_t total = width * ranges;
+  cudaBlock = kThreads;
+  cudaGrid = std::clamp<int64_t>((total + kThreads - 1) / kThreads, 1,
+                                 kMaxBlocks);
+  auto [first, stride] = globalThread();
+  auto loop = b.create<scf::ForOp>(loc, first, constIndex(b, loc, total),
+                                   stride);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value t = loop.getInductionVar();
+  Value widthValue = constIndex(b, loc, width);
+  Value d = b.create<arith::RemUIOp>(loc, t, widthValue);
+  Value r = b.create<arith::DivUIOp>(loc, t, widthValue);
+  auto bound = [&](Value range) {
+    return b.create<arith::DivUIOp>(
+        loc, b.create<arith::MulIOp>(loc, range, constIndex(b, loc, rows)),
+        constIndex(b, loc, ranges));
+  };
+  Value lo = bound(r);
+  Value hi = bound(b.create<arith::AddIOp>(loc, r, constIndex(b, loc, 1)));
+  Value one = constIndex(b, loc, 1);
+  {
+    auto zero = b.create<scf::ForOp>(loc, lo, hi, one);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(zero.getBody());
+    b.create<memref::StoreOp>(loc, fconst(b, loc, et, 0.0), table,
+                              ValueRange{zero.getInductionVar(), d});
+  }
+  auto scan = b.create<scf::ForOp>(loc, constIndex(b, loc, 0),
+                                   constIndex(b, loc, n), one);
+  b.setInsertionPointToStart(scan.getBody());
+  Value i = scan.getInductionVar();
+  Value row = b.create<arith::IndexCastOp>(
+      loc, b.getIndexType(),
+      b.create<memref::LoadOp>(loc, ids, ValueRange{i}));
+  // (A negative index casts to a huge one: outside every range.)
+  Value mine = b.create<arith::AndIOp>(
+      loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, row, lo),
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, row, hi));
+  auto ifMine = b.create<scf::IfOp>(loc, mine, /*withElse=*/false);
+  b.setInsertionPointToStart(&ifMine.getThenRegion().front());
+  Value acc = b.create<memref::LoadOp>(loc, table, ValueRange{row, d});
+  Value add = b.create<arith::AddFOp>(
+      loc, acc, b.create<memref::LoadOp>(loc, g, ValueRange{i, d}));
+  b.create<memref::StoreOp>(loc, add, table, ValueRange{row, d});
+  return success();
+}
+
 LogicalResult KernelBuilder::emitCudaSpecial() {
   // One thread per index of the split dimension, [begin, begin + 1), in a
   // grid-stride loop.
@@ -718,7 +797,9 @@ FailureOr<EmittedKernel> KernelBuilder::emitCuda() {
   k.name = label();
   if (src.kind == "special") {
     beginCudaFunction(kThreads / 2);
-    if (failed(emitCudaSpecial()))
+    auto eg = dyn_cast_or_null<EmbeddingGradOp>(
+        src.body->getTerminator()->getOperand(0).getDefiningOp());
+    if (failed(eg ? emitCudaEmbeddingGrad(eg) : emitCudaSpecial()))
       return failure();
   } else {
     if (failed(analyze()))

@@ -5,6 +5,7 @@
 // RUN: sinterc %s --entry=concat --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=CONCAT
 // RUN: sinterc %s --entry=colsum --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=COLUMNS
 
+// RUN: sinterc %s --entry=embedding_grad --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=EMBGRAD
 // Tests the CUDA target's kernels (compiler/CodeGen/Cuda/CudaKernels.cpp)
 // in the lowered phase: each launch names a function with the CUDA kernel
 // signature (five memref<?xi8> slabs, then the launch's words as i64) and
@@ -183,4 +184,34 @@ func.func @colsum(%x: tensor<64x96xf32> {sgraph.input = "x"})
     -> (tensor<96xf32> {sgraph.name = "s"}) {
   %s = sgraph.reduce_sum %x axes = [0] : (tensor<64x96xf32>) -> tensor<96xf32>
   return %s : tensor<96xf32>
+}
+
+// An embedding's gradient: a thread per column (96) of each of 682 ranges
+// of the table's 1000 rows (65536 / 96: 65472 threads, 256 blocks). Each
+// zeroes its rows [r * 1000 / 682, (r + 1) * 1000 / 682) of its column,
+// then reads all 128 indices in order and adds the gradient's row of each
+// one in its range: every element one thread's, in index order.
+// EMBGRAD: sched.launch @sinter_k0({{.*}}extent = 256 : i64, label = "k0_embedding_grad", sched.cuda_block = 256 : i64
+// EMBGRAD-LABEL: func.func @sinter_k0(
+// EMBGRAD: scf.for %[[T:.*]] = %{{.*}} to %c65472 step
+// EMBGRAD:   %[[D:.*]] = arith.remui %[[T]], %c96
+// EMBGRAD:   %[[R:.*]] = arith.divui %[[T]], %c96
+// EMBGRAD:   %[[L0:.*]] = arith.muli %[[R]], %c1000
+// EMBGRAD:   %[[LO:.*]] = arith.divui %[[L0]], %c682
+// EMBGRAD:   %[[HI:.*]] = arith.divui %{{.*}}, %c682
+// EMBGRAD:   scf.for %[[V:.*]] = %[[LO]] to %[[HI]] step %c1 {
+// EMBGRAD:     memref.store %{{.*}}, %{{.*}}[%[[V]], %[[D]]] : memref<1000x96xf32>
+// EMBGRAD:   scf.for %[[I:.*]] = %c0 to %c128 step %c1 {
+// EMBGRAD:     %[[ID:.*]] = memref.load %{{.*}}[%[[I]]] : memref<128xi64>
+// EMBGRAD:     %[[ROW:.*]] = arith.index_cast %[[ID]]
+// EMBGRAD:     scf.if
+// EMBGRAD:       memref.load %{{.*}}[%[[ROW]], %[[D]]] : memref<1000x96xf32>
+// EMBGRAD:       memref.load %{{.*}}[%[[I]], %[[D]]] : memref<128x96xf32>
+// EMBGRAD:       memref.store %{{.*}}, %{{.*}}[%[[ROW]], %[[D]]] : memref<1000x96xf32>
+
+func.func @embedding_grad(%g: tensor<4x32x96xf32> {sgraph.input = "g"},
+                          %ids: tensor<4x32xi64> {sgraph.input = "ids"})
+    -> (tensor<1000x96xf32> {sgraph.name = "table"}) {
+  %t = sgraph.embedding_grad %g, %ids : (tensor<4x32x96xf32>, tensor<4x32xi64>) -> tensor<1000x96xf32>
+  return %t : tensor<1000x96xf32>
 }
