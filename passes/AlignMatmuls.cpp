@@ -47,6 +47,7 @@ public:
     getOperation().walk([&](MatmulOp op) { matmuls.push_back(op); });
     for (MatmulOp op : matmuls)
       align(op);
+    made.clear();
   }
 
 private:
@@ -57,18 +58,54 @@ private:
     return (size + multiple - 1) / multiple * multiple;
   }
 
-  /// `v` with `axis` padded at the end with zeros up to `size`.
-  Value padAxis(OpBuilder &b, Location loc, Value v, int64_t axis,
-                int64_t size) {
+  /// `v` with `axis` padded at the end with zeros up to `size`, made once
+  /// (the logits' gradient feeds two matmuls, one through a reshape) and
+  /// placed right after `v`, so it serves every matmul that reads `v`.
+  Value padAxis(Value v, int64_t axis, int64_t size) {
     auto type = cast<RankedTensorType>(v.getType());
     if (type.getDimSize(axis) == size)
       return v;
+    int64_t last = type.getRank() - 1;
+    // The last axis through a reshape that keeps it: pad before the
+    // reshape, so that both readers share the pad.
+    if (axis == last)
+      if (auto reshape = v.getDefiningOp<ReshapeOp>()) {
+        auto from = cast<RankedTensorType>(reshape.getOperand().getType());
+        if (from.getRank() > 0 &&
+            from.getDimSize(from.getRank() - 1) == type.getDimSize(last)) {
+          Value padded =
+              padAxis(reshape.getOperand(), from.getRank() - 1, size);
+          SmallVector<int64_t> shape(type.getShape());
+          shape[last] = size;
+          auto key = std::make_tuple(padded, (int64_t)-1, size);
+          if (Value done = made.lookup(key))
+            return done;
+          OpBuilder b(padded.getContext());
+          b.setInsertionPointAfterValue(padded);
+          Value out = b.create<ReshapeOp>(
+              reshape.getLoc(),
+              RankedTensorType::get(shape, type.getElementType()), padded);
+          made[key] = out;
+          return out;
+        }
+      }
+    auto key = std::make_tuple(v, axis, size);
+    if (Value done = made.lookup(key))
+      return done;
+    OpBuilder b(v.getContext());
+    b.setInsertionPointAfterValue(v);
     SmallVector<int64_t> low(type.getRank(), 0), high(type.getRank(), 0);
     high[axis] = size - type.getDimSize(axis);
-    return b.create<PadOp>(loc, v, b.getDenseI64ArrayAttr(low),
-                           b.getDenseI64ArrayAttr(high), DenseI64ArrayAttr(),
-                           b.getF64FloatAttr(0.0));
+    Location loc = v.getDefiningOp() ? v.getDefiningOp()->getLoc()
+                                     : v.getParentRegion()->getLoc();
+    Value out = b.create<PadOp>(loc, v, b.getDenseI64ArrayAttr(low),
+                                b.getDenseI64ArrayAttr(high),
+                                DenseI64ArrayAttr(), b.getF64FloatAttr(0.0));
+    made[key] = out;
+    return out;
   }
+  /// The pads (and reshapes of pads) made: (value, axis, size) -> result.
+  DenseMap<std::tuple<Value, int64_t, int64_t>, Value> made;
 
   void align(MatmulOp op) {
     auto lhsType = cast<RankedTensorType>(op.getLhs().getType());
@@ -104,10 +141,8 @@ private:
       return;
     OpBuilder b(op);
     Location loc = op.getLoc();
-    Value lhs = padAxis(b, loc, padAxis(b, loc, op.getLhs(), lhsM, mp), lhsK,
-                        kp);
-    Value rhs = padAxis(b, loc, padAxis(b, loc, op.getRhs(), rhsK, kp), rhsN,
-                        np);
+    Value lhs = padAxis(padAxis(op.getLhs(), lhsM, mp), lhsK, kp);
+    Value rhs = padAxis(padAxis(op.getRhs(), rhsK, kp), rhsN, np);
     SmallVector<int64_t> paddedShape(resultType.getShape());
     paddedShape[or_ - 2] = mp;
     paddedShape[or_ - 1] = np;

@@ -23,8 +23,8 @@ func.func @logits(%x: tensor<4x100x32xbf16>, %w: tensor<65x32xbf16>) -> tensor<4
 // Their gradient into the hidden states: K = 65 strides the lhs; both
 // operands padded along K (products of zeros), nothing to slice.
 // CHECK-LABEL: func.func @hidden_grad
-// CHECK: %[[G:.*]] = sgraph.pad %arg0 {high = array<i64: 0, 0, 7>, {{.*}}} : (tensor<4x100x65xbf16>) -> tensor<4x100x72xbf16>
-// CHECK: %[[W:.*]] = sgraph.pad %arg1 {high = array<i64: 7, 0>, {{.*}}} : (tensor<65x32xbf16>) -> tensor<72x32xbf16>
+// CHECK-DAG: %[[G:.*]] = sgraph.pad %arg0 {high = array<i64: 0, 0, 7>, {{.*}}} : (tensor<4x100x65xbf16>) -> tensor<4x100x72xbf16>
+// CHECK-DAG: %[[W:.*]] = sgraph.pad %arg1 {high = array<i64: 7, 0>, {{.*}}} : (tensor<65x32xbf16>) -> tensor<72x32xbf16>
 // CHECK: %[[P:.*]] = sgraph.matmul %[[G]], %[[W]] : (tensor<4x100x72xbf16>, tensor<72x32xbf16>) -> tensor<4x100x32xbf16>
 // CHECK-NOT: sgraph.slice
 // CHECK: return %[[P]]
@@ -51,8 +51,8 @@ func.func @embedding_grad(%g: tensor<400x65xbf16>, %x: tensor<400x32xbf16>) -> t
 // f32 rows need multiples of 4 elements: 66 becomes 68. Dimensions under
 // 64 (here N = 5) and aligned ones stay.
 // CHECK-LABEL: func.func @f32
-// CHECK: sgraph.pad %arg0 {high = array<i64: 0, 2>, {{.*}}} : (tensor<64x66xf32>) -> tensor<64x68xf32>
-// CHECK: sgraph.pad %arg1 {high = array<i64: 2, 0>, {{.*}}} : (tensor<66x5xf32>) -> tensor<68x5xf32>
+// CHECK-DAG: sgraph.pad %arg0 {high = array<i64: 0, 2>, {{.*}}} : (tensor<64x66xf32>) -> tensor<64x68xf32>
+// CHECK-DAG: sgraph.pad %arg1 {high = array<i64: 2, 0>, {{.*}}} : (tensor<66x5xf32>) -> tensor<68x5xf32>
 // CHECK: sgraph.matmul {{.*}} -> tensor<64x5xf32>
 // CHECK-LABEL: func.func @aligned
 // CHECK-NOT: sgraph.pad
@@ -64,4 +64,22 @@ func.func @f32(%a: tensor<64x66xf32>, %b: tensor<66x5xf32>) -> tensor<64x5xf32> 
 func.func @aligned(%a: tensor<64x128xbf16>, %b: tensor<128x8xbf16>) -> tensor<64x8xbf16> {
   %y = sgraph.matmul %a, %b : (tensor<64x128xbf16>, tensor<128x8xbf16>) -> tensor<64x8xbf16>
   return %y : tensor<64x8xbf16>
+}
+
+// -----
+
+// The logits' gradient feeds both backward matmuls, one through a reshape
+// that keeps its last axis: one pad, before the reshape, serves both.
+// CHECK-LABEL: func.func @shared
+// CHECK: %[[P:.*]] = sgraph.pad %arg0 {high = array<i64: 0, 0, 7>, {{.*}}} : (tensor<4x100x65xbf16>) -> tensor<4x100x72xbf16>
+// CHECK: %[[R:.*]] = sgraph.reshape %[[P]] : tensor<4x100x72xbf16> to tensor<400x72xbf16>
+// CHECK-NOT: sgraph.pad %arg0
+// CHECK: sgraph.matmul %[[P]], %{{.*}} : (tensor<4x100x72xbf16>, tensor<72x32xbf16>)
+// CHECK: sgraph.matmul %[[R]], %arg2 {f32_result = true, transpose_lhs = true} : (tensor<400x72xbf16>, tensor<400x32xbf16>) -> tensor<72x32xf32>
+// CHECK-NOT: sgraph.pad %{{.*}} : (tensor<400x65xbf16>)
+func.func @shared(%g: tensor<4x100x65xbf16>, %w: tensor<65x32xbf16>, %x: tensor<400x32xbf16>) -> (tensor<4x100x32xbf16>, tensor<65x32xf32>) {
+  %dx = sgraph.matmul %g, %w : (tensor<4x100x65xbf16>, tensor<65x32xbf16>) -> tensor<4x100x32xbf16>
+  %r = sgraph.reshape %g : tensor<4x100x65xbf16> to tensor<400x65xbf16>
+  %dw = sgraph.matmul %r, %x {transpose_lhs = true, f32_result = true} : (tensor<400x65xbf16>, tensor<400x32xbf16>) -> tensor<65x32xf32>
+  return %dx, %dw : tensor<4x100x32xbf16>, tensor<65x32xf32>
 }
