@@ -162,6 +162,12 @@ private:
   /// lanes side by side over neighbouring rows, the block's waves down
   /// the reduced elements, partials totalled through shared memory.
   bool columnsFit();
+  /// A row kernel's per-row results (the reductions' and the row ops',
+  /// from `totals`), at the row `cudaIndex` holds, its reduced indices 0.
+  LogicalResult storeRowResults(
+      const DenseMap<Value, Value> &totals,
+      llvm::function_ref<Value(Operation *, unsigned)> read,
+      const DenseMap<Operation *, Value> &tables);
   LogicalResult emitCudaEmbeddingGrad(EmbeddingGradOp eg);
   LogicalResult emitCudaColumns();
   /// A concat's copies as one grid-stride loop over their elements.

@@ -90,6 +90,28 @@ SmallVector<Value> delinearize(OpBuilder &b, Location l, Value linear,
   return out;
 }
 
+/// A row kernel's iteration space split: the kept dimensions (the rows)
+/// and the reduced ones (a row's elements), their sizes and counts.
+struct RowSplit {
+  SmallVector<int64_t> rowDims, elemDims, rowSizes, elemSizes;
+  int64_t rows = 1, elems = 1;
+};
+RowSplit splitRows(ArrayRef<int64_t> space, ArrayRef<bool> reduced) {
+  RowSplit split;
+  for (auto [p, size] : llvm::enumerate(space)) {
+    if (reduced[p]) {
+      split.elemDims.push_back(p);
+      split.elemSizes.push_back(size);
+      split.elems *= size;
+    } else {
+      split.rowDims.push_back(p);
+      split.rowSizes.push_back(size);
+      split.rows *= size;
+    }
+  }
+  return split;
+}
+
 bool isReduce(Operation *op) { return isa<ReduceSumOp, ReduceMaxOp>(op); }
 
 /// The copies of `loop`'s body, if the body is nothing but views of the
@@ -241,22 +263,53 @@ LogicalResult KernelBuilder::emitCudaElementwise() {
   return success();
 }
 
+LogicalResult KernelBuilder::storeRowResults(
+    const DenseMap<Value, Value> &totals,
+    function_ref<Value(Operation *, unsigned)> read,
+    const DenseMap<Operation *, Value> &tables) {
+  Location loc = src.op->getLoc();
+  Operation *yield = src.body->getTerminator();
+  auto fullSpace = [&](Value v) {
+    return shapeOf(v) == ArrayRef<int64_t>(space);
+  };
+  DenseMap<Value, Value> scalar(totals);
+  if (failed(computeMembers(
+          b, loc,
+          [&](Operation *op) {
+            return !isReduce(op) && !fullSpace(op->getResult(0));
+          },
+          read, tables, scalar)))
+    return failure();
+  for (auto [j, v] : llvm::enumerate(yield->getOperands())) {
+    Operation *def = v.getDefiningOp();
+    if (readOfYield.count(j) || !def || fullSpace(v))
+      continue;
+    if (def->getBlock() != src.body || !phaseOf.count(def))
+      return src.op->emitOpError("yields a value no member computes");
+    SmallVector<Dim> dims;
+    bool keep = !isReduce(def) ||
+                (def->getAttrOfType<BoolAttr>("keepdims") &&
+                 def->getAttrOfType<BoolAttr>("keepdims").getValue());
+    for (size_t p = 0; p < space.size(); ++p) {
+      if (!isReductionDim[p])
+        dims.push_back(Dim{(int)p, 1, 0});
+      else if (keep)
+        dims.push_back(Dim{-1, 0, 0});
+    }
+    cudaStore(b, loc, src.results[j], dims, scalar[v]);
+  }
+  return success();
+}
+
 LogicalResult KernelBuilder::emitCudaRows() {
   Location loc = src.op->getLoc();
   Operation *yield = src.body->getTerminator();
-  SmallVector<int64_t> rowDims, elemDims, rowSizes, elemSizes;
-  int64_t rows = 1, elems = 1;
-  for (auto [p, size] : llvm::enumerate(space)) {
-    if (isReductionDim[p]) {
-      elemDims.push_back(p);
-      elemSizes.push_back(size);
-      elems *= size;
-    } else {
-      rowDims.push_back(p);
-      rowSizes.push_back(size);
-      rows *= size;
-    }
-  }
+  RowSplit split = splitRows(space, isReductionDim);
+  const SmallVector<int64_t> &rowDims = split.rowDims,
+                             &elemDims = split.elemDims,
+                             &rowSizes = split.rowSizes,
+                             &elemSizes = split.elemSizes;
+  const int64_t rows = split.rows, elems = split.elems;
   // A warp's multiple up to kThreads: short rows leave no warp idle.
   cudaBlock = std::min<int64_t>(kThreads, (elems + 31) / 32 * 32);
   cudaGrid = std::clamp<int64_t>(rows, 1, kMaxBlocks);
@@ -376,32 +429,8 @@ LogicalResult KernelBuilder::emitCudaRows() {
     b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
     SmallVector<Value> zeros(elemDims.size(), constIndex(b, loc, 0));
     cudaIndex = indexOf(zeros);
-    DenseMap<Value, Value> scalar(totals);
-    if (failed(computeMembers(
-            b, loc,
-            [&](Operation *op) {
-              return !isReduce(op) && !fullSpace(op->getResult(0));
-            },
-            read, *tables, scalar)))
+    if (failed(storeRowResults(totals, read, *tables)))
       return failure();
-    for (auto [j, v] : llvm::enumerate(yield->getOperands())) {
-      Operation *def = v.getDefiningOp();
-      if (readOfYield.count(j) || !def || fullSpace(v))
-        continue;
-      if (def->getBlock() != src.body || !phaseOf.count(def))
-        return src.op->emitOpError("yields a value no member computes");
-      SmallVector<Dim> dims;
-      bool keep = !isReduce(def) ||
-                  (def->getAttrOfType<BoolAttr>("keepdims") &&
-                   def->getAttrOfType<BoolAttr>("keepdims").getValue());
-      for (size_t p = 0; p < space.size(); ++p) {
-        if (!isReductionDim[p])
-          dims.push_back(identity[p]);
-        else if (keep)
-          dims.push_back(Dim{-1, 0, 0});
-      }
-      cudaStore(b, loc, src.results[j], dims, scalar[v]);
-    }
   }
   // The next row's all-reduces reuse this row's shared memory.
   b.create<gpu::BarrierOp>(loc);
@@ -425,19 +454,12 @@ bool KernelBuilder::columnsFit() {
 LogicalResult KernelBuilder::emitCudaColumns() {
   Location loc = src.op->getLoc();
   Operation *yield = src.body->getTerminator();
-  SmallVector<int64_t> rowDims, elemDims, rowSizes, elemSizes;
-  int64_t rows = 1, elems = 1;
-  for (auto [p, size] : llvm::enumerate(space)) {
-    if (isReductionDim[p]) {
-      elemDims.push_back(p);
-      elemSizes.push_back(size);
-      elems *= size;
-    } else {
-      rowDims.push_back(p);
-      rowSizes.push_back(size);
-      rows *= size;
-    }
-  }
+  RowSplit split = splitRows(space, isReductionDim);
+  const SmallVector<int64_t> &rowDims = split.rowDims,
+                             &elemDims = split.elemDims,
+                             &rowSizes = split.rowSizes,
+                             &elemSizes = split.elemSizes;
+  const int64_t rows = split.rows, elems = split.elems;
   SmallVector<Operation *> reduces;
   for (Operation *op : members)
     if (isReduce(op))
@@ -586,32 +608,8 @@ LogicalResult KernelBuilder::emitCudaColumns() {
     }
     SmallVector<Value> zeros(elemDims.size(), constIndex(b, loc, 0));
     cudaIndex = indexOf(zeros);
-    DenseMap<Value, Value> scalar(totals);
-    if (failed(computeMembers(
-            b, loc,
-            [&](Operation *op) {
-              return !isReduce(op) && !fullSpace(op->getResult(0));
-            },
-            read, *tables, scalar)))
+    if (failed(storeRowResults(totals, read, *tables)))
       return failure();
-    for (auto [j, v] : llvm::enumerate(yield->getOperands())) {
-      Operation *def = v.getDefiningOp();
-      if (readOfYield.count(j) || !def || fullSpace(v))
-        continue;
-      if (def->getBlock() != src.body || !phaseOf.count(def))
-        return src.op->emitOpError("yields a value no member computes");
-      SmallVector<Dim> dims;
-      bool keep = !isReduce(def) ||
-                  (def->getAttrOfType<BoolAttr>("keepdims") &&
-                   def->getAttrOfType<BoolAttr>("keepdims").getValue());
-      for (size_t p = 0; p < space.size(); ++p) {
-        if (!isReductionDim[p])
-          dims.push_back(identity[p]);
-        else if (keep)
-          dims.push_back(Dim{-1, 0, 0});
-      }
-      cudaStore(b, loc, src.results[j], dims, scalar[v]);
-    }
   }
   // The next group's partials reuse the array.
   b.create<gpu::BarrierOp>(loc);
