@@ -162,6 +162,8 @@ private:
   /// lanes side by side over neighbouring rows, the block's waves down
   /// the reduced elements, partials totalled through shared memory.
   bool columnsFit();
+  /// Operand `i` of member `op`, loaded at cudaIndex.
+  Value cudaRead(Operation *op, unsigned i);
   /// A row kernel's per-row results (the reductions' and the row ops',
   /// from `totals`), at the row `cudaIndex` holds, its reduced indices 0.
   LogicalResult storeRowResults(

@@ -95,7 +95,25 @@ SmallVector<Value> delinearize(OpBuilder &b, Location l, Value linear,
 struct RowSplit {
   SmallVector<int64_t> rowDims, elemDims, rowSizes, elemSizes;
   int64_t rows = 1, elems = 1;
+  /// The index of the space from a row's and an element's.
+  SmallVector<Value> index(ArrayRef<Value> rowIndex, ArrayRef<Value> elemIndex,
+                           size_t rank) const {
+    SmallVector<Value> out(rank);
+    for (auto [k, p] : llvm::enumerate(rowDims))
+      out[p] = rowIndex[k];
+    for (auto [k, p] : llvm::enumerate(elemDims))
+      out[p] = elemIndex[k];
+    return out;
+  }
 };
+
+/// Each dimension of a space of `rank` read as it is.
+SmallVector<Dim> identityDims(size_t rank) {
+  SmallVector<Dim> dims;
+  for (size_t p = 0; p < rank; ++p)
+    dims.push_back(Dim{(int)p, 1, 0});
+  return dims;
+}
 RowSplit splitRows(ArrayRef<int64_t> space, ArrayRef<bool> reduced) {
   RowSplit split;
   for (auto [p, size] : llvm::enumerate(space)) {
@@ -209,6 +227,11 @@ Value KernelBuilder::cudaLoad(OpBuilder &bb, Location l, const Read &r,
   return fromStorage(bb, l, bb.create<memref::LoadOp>(l, view, at), et);
 }
 
+Value KernelBuilder::cudaRead(Operation *op, unsigned i) {
+  return cudaLoad(b, src.op->getLoc(), reads[readOfOperand[{op, i}]],
+                  elementOf(op->getOperand(i)));
+}
+
 void KernelBuilder::cudaStore(OpBuilder &bb, Location l,
                               const KernelOperand &outer, ArrayRef<Dim> dims,
                               Value scalar) {
@@ -248,9 +271,7 @@ LogicalResult KernelBuilder::emitCudaElementwise() {
           },
           *tables, scalar)))
     return failure();
-  SmallVector<Dim> identity;
-  for (int64_t p = 0; p < (int64_t)space.size(); ++p)
-    identity.push_back(Dim{(int)p, 1, 0});
+  SmallVector<Dim> identity = identityDims(space.size());
   for (auto [j, v] : llvm::enumerate(yield->getOperands())) {
     if (v.getDefiningOp<ConstantOp>())
       return src.op->emitOpError("yields a constant");
@@ -305,8 +326,7 @@ LogicalResult KernelBuilder::emitCudaRows() {
   Location loc = src.op->getLoc();
   Operation *yield = src.body->getTerminator();
   RowSplit split = splitRows(space, isReductionDim);
-  const SmallVector<int64_t> &rowDims = split.rowDims,
-                             &elemDims = split.elemDims,
+  const SmallVector<int64_t> &elemDims = split.elemDims,
                              &rowSizes = split.rowSizes,
                              &elemSizes = split.elemSizes;
   const int64_t rows = split.rows, elems = split.elems;
@@ -328,23 +348,13 @@ LogicalResult KernelBuilder::emitCudaRows() {
   SmallVector<Value> rowIndex =
       delinearize(b, loc, rowLoop.getInductionVar(), rowSizes);
   auto indexOf = [&](ArrayRef<Value> elemIndex) {
-    SmallVector<Value> index(space.size());
-    for (auto [k, p] : llvm::enumerate(rowDims))
-      index[p] = rowIndex[k];
-    for (auto [k, p] : llvm::enumerate(elemDims))
-      index[p] = elemIndex[k];
-    return index;
+    return split.index(rowIndex, elemIndex, space.size());
   };
-  auto read = [&](Operation *op, unsigned i) {
-    return cudaLoad(b, loc, reads[readOfOperand[{op, i}]],
-                    elementOf(op->getOperand(i)));
-  };
+  auto read = [&](Operation *op, unsigned i) { return cudaRead(op, i); };
   auto fullSpace = [&](Value v) {
     return shapeOf(v) == ArrayRef<int64_t>(space);
   };
-  SmallVector<Dim> identity;
-  for (int64_t p = 0; p < (int64_t)space.size(); ++p)
-    identity.push_back(Dim{(int)p, 1, 0});
+  SmallVector<Dim> identity = identityDims(space.size());
 
   // The row's result of each reduction, once its phase is done.
   DenseMap<Value, Value> totals;
@@ -455,8 +465,7 @@ LogicalResult KernelBuilder::emitCudaColumns() {
   Location loc = src.op->getLoc();
   Operation *yield = src.body->getTerminator();
   RowSplit split = splitRows(space, isReductionDim);
-  const SmallVector<int64_t> &rowDims = split.rowDims,
-                             &elemDims = split.elemDims,
+  const SmallVector<int64_t> &elemDims = split.elemDims,
                              &rowSizes = split.rowSizes,
                              &elemSizes = split.elemSizes;
   const int64_t rows = split.rows, elems = split.elems;
@@ -506,23 +515,13 @@ LogicalResult KernelBuilder::emitCudaColumns() {
       b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, row, rowsValue);
   SmallVector<Value> rowIndex = delinearize(b, loc, row, rowSizes);
   auto indexOf = [&](ArrayRef<Value> elemIndex) {
-    SmallVector<Value> index(space.size());
-    for (auto [k, p] : llvm::enumerate(rowDims))
-      index[p] = rowIndex[k];
-    for (auto [k, p] : llvm::enumerate(elemDims))
-      index[p] = elemIndex[k];
-    return index;
+    return split.index(rowIndex, elemIndex, space.size());
   };
-  auto read = [&](Operation *op, unsigned i) {
-    return cudaLoad(b, loc, reads[readOfOperand[{op, i}]],
-                    elementOf(op->getOperand(i)));
-  };
+  auto read = [&](Operation *op, unsigned i) { return cudaRead(op, i); };
   auto fullSpace = [&](Value v) {
     return shapeOf(v) == ArrayRef<int64_t>(space);
   };
-  SmallVector<Dim> identity;
-  for (int64_t p = 0; p < (int64_t)space.size(); ++p)
-    identity.push_back(Dim{(int)p, 1, 0});
+  SmallVector<Dim> identity = identityDims(space.size());
   SmallVector<Value> inits;
   for (Operation *op : reduces)
     inits.push_back(fconst(b, loc, f32, isa<ReduceSumOp>(op) ? 0.0 : -INFINITY));
