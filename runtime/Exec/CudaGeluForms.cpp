@@ -21,6 +21,8 @@
 
 #include "abi/Gelu.h"
 
+#include "absl/strings/str_cat.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -111,7 +113,7 @@ absl::Status CudaExecutor::checkGeluForms(const GeluForms &used) {
     total += (sizes[i] * sizeof(float) + 255) / 256 * 256;
   }
   offsets[kWs] = total;
-  const size_t workspaceBytes = size_t(32) << 20;
+  const size_t workspaceBytes = kWorkspaceBytes;
   total += workspaceBytes;
   CUdeviceptr base = 0;
   SINTER_CU(drv->memAlloc(&base, total), what);
@@ -243,24 +245,24 @@ absl::Status CudaExecutor::checkGeluForms(const GeluForms &used) {
             form, diff, hint));
   };
   std::vector<float> out(kM * kN), aux(kM * kN), dBias(kN);
-  if (used.auxBias) {
-    SINTER_RETURN_IF_ERROR(call(CUBLASLT_EPILOGUE_GELU_AUX_BIAS,
-                                "GELU_AUX_BIAS", at(kBias), at(kAux)));
+  // A forward form: the activation and the aux (the GELU's input).
+  auto forward = [&](cublasLtEpilogue_t epilogue, const char *name,
+                     CUdeviceptr biasPointer, const std::vector<double> &act,
+                     const std::vector<double> &input) -> absl::Status {
+    SINTER_RETURN_IF_ERROR(call(epilogue, name, biasPointer, at(kAux)));
     SINTER_RETURN_IF_ERROR(download(out, kOut));
     SINTER_RETURN_IF_ERROR(download(aux, kAux));
-    SINTER_RETURN_IF_ERROR(hold("GELU_AUX_BIAS's activation", out, act));
     SINTER_RETURN_IF_ERROR(
-        hold("GELU_AUX_BIAS's aux (the GELU's input)", aux, pre));
-  }
-  if (used.aux) {
+        hold(absl::StrCat(name, "'s activation").c_str(), out, act));
+    return hold(absl::StrCat(name, "'s aux (the GELU's input)").c_str(), aux,
+                input);
+  };
+  if (used.auxBias)
+    SINTER_RETURN_IF_ERROR(forward(CUBLASLT_EPILOGUE_GELU_AUX_BIAS,
+                                   "GELU_AUX_BIAS", at(kBias), act, pre));
+  if (used.aux)
     SINTER_RETURN_IF_ERROR(
-        call(CUBLASLT_EPILOGUE_GELU_AUX, "GELU_AUX", 0, at(kAux)));
-    SINTER_RETURN_IF_ERROR(download(out, kOut));
-    SINTER_RETURN_IF_ERROR(download(aux, kAux));
-    SINTER_RETURN_IF_ERROR(hold("GELU_AUX's activation", out, actNoBias));
-    SINTER_RETURN_IF_ERROR(
-        hold("GELU_AUX's aux (the GELU's input)", aux, product));
-  }
+        forward(CUBLASLT_EPILOGUE_GELU_AUX, "GELU_AUX", 0, actNoBias, product));
   if (used.dgelu) {
     SINTER_RETURN_IF_ERROR(
         call(CUBLASLT_EPILOGUE_DGELU, "DGELU", 0, at(kAuxIn)));

@@ -278,15 +278,28 @@ cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t p,
     std::memcpy(&value, buf, size);
     p->data[slot] = value;
   }
+  if (attr == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES) {
+    uint64_t value = 0;
+    if (size != sizeof(value))
+      return CUBLAS_STATUS_INVALID_VALUE;
+    std::memcpy(&value, buf, size);
+    p->data[4] = value + 1; // 0: never set
+  }
   return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
-    cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t,
+    cublasLtHandle_t, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t,
     cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
     cublasLtMatmulPreference_t preference, int requested,
     cublasLtMatmulHeuristicResult_t results[], int *count) {
   if (requested < 1)
     return CUBLAS_STATUS_INVALID_VALUE;
+  // As cuBLASLt 13.1 on an H200 (scripts/gpu/cublaslt_gelu_forms.cpp):
+  // no DGELU_BGRAD algorithm without a workspace, in any layout or type.
+  if (reinterpret_cast<Desc *>(desc)->epilogue ==
+          CUBLASLT_EPILOGUE_DGELU_BGRAD &&
+      preference->data[4] == 1)
+    return CUBLAS_STATUS_NOT_SUPPORTED;
   results[0] = cublasLtMatmulHeuristicResult_t{};
   for (int i = 0; i < 4; ++i)
     results[0].algo.data[i] = preference->data[i];
