@@ -30,7 +30,9 @@
 #   3. speed: GPT-2 124M, bf16 mixed precision, batch 16 x 1024, Sinter's
 #      raw steps against PyTorch's torch.compile + autocast on the same GPU
 #      (scripts/gpu/torch_gpt2.py); then the same steps enqueued one by
-#      one with --profile, every kernel and matmul timed by events;
+#      one with --profile, every kernel and matmul timed by events; then
+#      the same model built with --cuda-row-slots=0, both ways, and the two
+#      profiles side by side by kernel kind (scripts/gpu/compare_profiles.py);
 #   4. a checked run: char-GPT at a learning rate that diverges must stop
 #      with the op where the values went non-finite, found by re-running
 #      the steps with --check-numerics's scans on the GPU;
@@ -70,6 +72,14 @@ prepare() {
   # real cuBLASLt can confirm.
   sed 's/num_heads: 2 dropout: 0.2 }/num_heads: 2 dropout: 0.2 activation: GELU_TANH }/' \
       "$tiny" > "$dir/tiny-tanh.pbtxt"
+  # One char-GPT layer whose attention rows (640) are longer than a
+  # block's 256 threads: the row kernels' slots (--cuda-row-slots), three a
+  # thread with the last one part past the row, on a real GPU's threads,
+  # which the host's one-thread emulation cannot show.
+  sed -e 's/repeat: 6/repeat: 1/' -e 's/dim: 384/dim: 128/g' \
+      -e 's/num_heads: 6/num_heads: 4/' -e 's/\[-1, 256\]/[-1, 640]/g' \
+      -e 's/max_positions: 256/max_positions: 640/' "$root/examples/chargpt.pbtxt" \
+      > "$dir/chargpt-long.pbtxt"
   local cases=(
     "mlp-step|$mlp --batch-size=8 --entry=train_step --params=init"
     "mlp-grad|$mlp --batch-size=8 --entry=forward_grad"
@@ -81,6 +91,7 @@ prepare() {
     "tiny-tanh-aux-grad|$dir/tiny-tanh.pbtxt --entry=forward_grad --seed=4 --sinterc-flag=--matmul-epilogues=bias,gelu_tanh,gelu_aux"
     "chargpt-small-grad|$dir/chargpt-small.pbtxt --batch-size=4 --entry=forward_grad"
     "chargpt-small-step50|$dir/chargpt-small.pbtxt --batch-size=4 --entry=train_step --step=50 --params=init"
+    "chargpt-long-grad|$dir/chargpt-long.pbtxt --batch-size=1 --entry=forward_grad"
   )
   local c name flags
   for c in "${cases[@]}"; do
@@ -108,6 +119,12 @@ prepare() {
     --precision=bf16_mixed --batch-size=16 --dump-dir="$dir/gpt2-dump" \
     -o "$dir/gpt2-cuda" || die "compiling GPT-2 for CUDA failed"
   find "$dir/gpt2-dump" -name '*.mlir' -delete
+  # The same with the row kernels keeping nothing across their phases
+  # (--cuda-row-slots=0, the form before the slots): step 3 times both, so
+  # one run shows what the slots gain or lose per kernel.
+  "$sinterc" "$root/examples/gpt2_124m.pbtxt" --target=cuda \
+    --precision=bf16_mixed --batch-size=16 --cuda-row-slots=0 \
+    -o "$dir/gpt2-cuda-rows0" || die "compiling GPT-2 for CUDA (row slots 0) failed"
   echo "== the cuBLASLt GELU-forms probe (host code, the toolkit here)"
   local toolkit=${CUDA_HOME:-/usr/local/cuda}
   c++ -O2 -std=c++17 -I"$root" -I"$toolkit/include" "$root/scripts/gpu/cublaslt_gelu_forms.cpp" \
@@ -131,9 +148,10 @@ prepare() {
   tar -C "$dir" -cJf "$dir/lib.txz" lib && rm -rf "$dir/lib"
   # Everything else in one archive.
   tar -C "$dir" -cJf "$dir/bundle.txz" cases chargpt-cpu.jsonl chargpt-cuda \
-    gpt2-cuda gpt2-dump chargpt-small.pbtxt tiny-tanh.pbtxt cublaslt-gelu-forms \
-    && rm -rf "$dir"/cases "$dir"/chargpt-cuda "$dir"/gpt2-cuda "$dir"/gpt2-dump \
-      "$dir"/cublaslt-gelu-forms
+    gpt2-cuda gpt2-cuda-rows0 gpt2-dump chargpt-small.pbtxt chargpt-long.pbtxt \
+    tiny-tanh.pbtxt cublaslt-gelu-forms \
+    && rm -rf "$dir"/cases "$dir"/chargpt-cuda "$dir"/gpt2-cuda "$dir"/gpt2-cuda-rows0 \
+      "$dir"/gpt2-dump "$dir"/cublaslt-gelu-forms
   echo "== prepared in $dir ($((SECONDS - t0)) s): $(du -sh "$dir" | cut -f1)"
   du -sh "$dir"/* | sed 's/^/   /'
 }
@@ -266,6 +284,16 @@ PY
       --outputs="$dir/gpt2-out-nograph.safetensors" --steps=10 --profile \
       > "$out/gpt2-profile.txt" 2>&1 || failed=1
     head -45 "$out/gpt2-profile.txt"
+    echo "-- the same with --cuda-row-slots=0 (row kernels recompute every phase from memory)"
+    "${sinter_env[@]}" timeout "$(limit 60)" "$dir/gpt2-cuda-rows0" \
+      --inputs="$out/gpt2-in.safetensors" --outputs="$dir/gpt2-out-rows0.safetensors" \
+      --steps=10 --profile 2>&1 | grep -E 'profile:|ms/run' | head -4
+    SINTER_CUDA_GRAPHS=0 SINTER_PROFILE_ALL=1 "${sinter_env[@]}" timeout "$(limit 60)" \
+      "$dir/gpt2-cuda-rows0" --inputs="$out/gpt2-in.safetensors" \
+      --outputs="$dir/gpt2-out-rows0-nograph.safetensors" --steps=10 --profile \
+      > "$out/gpt2-rows0-profile.txt" 2>&1
+    "$python" "$root/scripts/gpu/compare_profiles.py" \
+      "$out/gpt2-rows0-profile.txt" "$out/gpt2-profile.txt" || true
   fi
   if want peer; then
     echo "-- PyTorch: torch.compile + autocast bf16, the same model and batch"

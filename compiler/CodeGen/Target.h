@@ -101,6 +101,9 @@ struct CudaOptions {
   std::string toolkit;
   /// Where to keep each chip's PTX and ptxas's report; empty: nowhere.
   std::string ptxDir;
+  /// Elements of a row each thread of a row kernel keeps in registers
+  /// across the row's phases (CudaKernels.cpp); 0 recomputes them.
+  int64_t rowSlots = 8;
 };
 /// The CUDA target (Cuda/CudaTarget.cpp), with `options`.
 void setCudaOptions(CudaOptions options);

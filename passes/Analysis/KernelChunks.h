@@ -31,6 +31,11 @@ struct KernelLimits {
   /// The stack buffers of one row-phased kernel (the per-chunk values it
   /// keeps rather than recomputes) take at most this many bytes.
   int64_t maxScratchBytes = 2 << 20;
+  /// CUDA row kernels: how many of a row's elements each thread keeps in
+  /// registers from the phase that computes them to the last that reads
+  /// them (the rest are recomputed from memory in each phase); 0 keeps
+  /// none. The CPU target keeps a chunk's values in stack buffers instead.
+  int64_t cudaRowSlots = 0;
 };
 
 /// The dimension threads split: the first one not `reduced` with more than

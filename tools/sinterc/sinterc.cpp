@@ -125,6 +125,13 @@ int main(int argc, char **argv) {
       cl::desc("--target=cuda: write each architecture's PTX and ptxas's "
                "report (registers, spills) to this folder"),
       cl::value_desc("dir"), cl::cat(category));
+  cl::opt<int64_t> cudaRowSlots(
+      "cuda-row-slots",
+      cl::desc("--target=cuda: elements of a row each thread of a row "
+               "kernel (softmax, layer norm and their gradients) keeps in "
+               "registers across the row's phases, 0 to 16 (default 8; 0 "
+               "re-reads every phase's inputs from memory)"),
+      cl::value_desc("n"), cl::init(8), cl::cat(category));
   cl::list<std::string> matmulEpilogues(
       "matmul-epilogues",
       cl::desc("The matmul epilogues fusion may use, comma-separated: a "
@@ -224,6 +231,17 @@ int main(int argc, char **argv) {
                              "need --target=cuda";
     return 1;
   }
+  if (cudaRowSlots.getNumOccurrences() && target != "cuda" &&
+      target != "cuda-host") {
+    mlir::emitError(here) << "--cuda-row-slots needs --target=cuda (or "
+                             "cuda-host)";
+    return 1;
+  }
+  if (cudaRowSlots < 0 || cudaRowSlots > 16) {
+    mlir::emitError(here) << "--cuda-row-slots=" << cudaRowSlots.getValue()
+                          << " is not in [0, 16]";
+    return 1;
+  }
   {
     sinter::codegen::CudaOptions cuda;
     if (!cudaArch.empty())
@@ -243,6 +261,7 @@ int main(int argc, char **argv) {
     }
     cuda.toolkit = cudaToolkit;
     cuda.ptxDir = cudaPtxDir;
+    cuda.rowSlots = cudaRowSlots;
     sinter::codegen::setCudaOptions(std::move(cuda));
   }
   if (matmulEpilogues.getNumOccurrences()) {

@@ -456,9 +456,9 @@ public:
 
   void runOnOperation() override {
     // Special kernels split wherever they can: a thread per index.
-    KernelLowering lowering(getOperation(),
-                            limitsOf(1, 1 << 17, /*maxScratchBytes=*/0),
-                            /*cuda=*/true);
+    analysis::KernelLimits limits = limitsOf(1, 1 << 17, /*maxScratchBytes=*/0);
+    limits.cudaRowSlots = rowSlots;
+    KernelLowering lowering(getOperation(), limits, /*cuda=*/true);
     if (failed(lowering.run()))
       signalPassFailure();
   }

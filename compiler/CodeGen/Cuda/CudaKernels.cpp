@@ -12,13 +12,15 @@
 //   - reduction and row-phased kernels (a softmax, a layer norm, a
 //     cross-entropy and their gradients): one block per row (the parallel
 //     dimensions), its threads strided over the row's elements. Each phase
-//     is one strided loop that accumulates a partial per thread, then a
-//     `gpu.all_reduce` (warp shuffles, then one shared-memory step across
-//     the warps) gives every thread the row's result, which later phases
-//     read as a scalar. Later phases recompute the earlier phases'
-//     elementwise values from the inputs instead of keeping them (a GPU
-//     thread has no chunk buffer to keep them in); thread 0 writes the
-//     per-row results;
+//     accumulates a partial per thread, then a `gpu.all_reduce` (warp
+//     shuffles, then one shared-memory step across the warps) gives every
+//     thread the row's result, which later phases read as a scalar. A
+//     thread keeps the values of its first few elements of the row (its
+//     slots, --cuda-row-slots) in registers from phase to phase; a strided
+//     loop over the rest of the row (empty on the GPU unless the row is
+//     longer than the slots cover) recomputes the earlier phases'
+//     elementwise values from the inputs; thread 0 writes the per-row
+//     results;
 //   - special kernels (argmax, interior pads): the CPU's loops over one
 //     index of their split dimension, one thread each;
 //   - embedding_grad: a thread per column of each of R ranges of the
@@ -303,7 +305,9 @@ LogicalResult KernelBuilder::storeRowResults(
     return failure();
   for (auto [j, v] : llvm::enumerate(yield->getOperands())) {
     Operation *def = v.getDefiningOp();
-    if (readOfYield.count(j) || !def || fullSpace(v))
+    // (A reduction's result is a row result whatever its shape: one over
+    // dimensions of size 1, a batch of 1, keeps the space's shape.)
+    if (readOfYield.count(j) || !def || (fullSpace(v) && !isReduce(def)))
       continue;
     if (def->getBlock() != src.body || !phaseOf.count(def))
       return src.op->emitOpError("yields a value no member computes");
@@ -356,6 +360,92 @@ LogicalResult KernelBuilder::emitCudaRows() {
   };
   SmallVector<Dim> identity = identityDims(space.size());
 
+  // The elementwise results of `phase` at the element `cudaIndex` holds,
+  // from `scalar`, and in phase 0 the inputs yielded as they are.
+  auto storePhase = [&](int phase, DenseMap<Value, Value> &scalar) {
+    for (auto [j, v] : llvm::enumerate(yield->getOperands())) {
+      Operation *def = v.getDefiningOp();
+      if (readOfYield.count(j)) {
+        if (phase == 0)
+          cudaStore(b, loc, src.results[j], identity,
+                    cudaLoad(b, loc, reads[readOfYield[j]], elementOf(v)));
+        continue;
+      }
+      if (!def || isReduce(def) || !fullSpace(v) ||
+          phaseOf.lookup(def) != phase)
+        continue;
+      cudaStore(b, loc, src.results[j], identity, scalar[v]);
+    }
+  };
+  // The same for an element that may lie past the row: its stores only
+  // where `valid` (no guard when `valid` is null), and its value in the
+  // reductions' partials only there.
+  auto storeIfValid = [&](int phase, DenseMap<Value, Value> &scalar,
+                          Value valid) {
+    if (!valid)
+      return storePhase(phase, scalar);
+    auto ifValid = b.create<scf::IfOp>(loc, valid, /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(&ifValid.getThenRegion().front());
+      storePhase(phase, scalar);
+    }
+    if (ifValid.getThenRegion().front().getOperations().size() == 1)
+      ifValid.erase();
+  };
+  auto accumulate = [&](Operation *reduce, Value acc, Value v, Value valid) {
+    Value next = combine(b, loc, reduce, acc, v);
+    return valid ? b.create<arith::SelectOp>(loc, valid, next, acc).getResult()
+                 : next;
+  };
+
+  // A row of at most cudaRowSlots x cudaBlock elements is kept: a thread's
+  // elements tid + k * threads for k < slots (its slots) are each computed
+  // once, in the phase that first needs them, and kept (registers:
+  // straight-line SSA values) for the later phases, which then read no
+  // memory for them. An index past the row loads element 0 instead, and
+  // its value neither enters a reduction nor is stored. The elements past
+  // the slots (none on the GPU; all but the first `slots` on the host's
+  // one thread, which so runs both paths) go through a strided loop that
+  // recomputes earlier phases from memory.
+  //
+  // A longer row (a cross-entropy over 50264 words) keeps nothing: the
+  // few elements slots could hold would save little and their registers
+  // would cost the loop's (GPT-2's: 40 -> 151 a thread). Its loop instead
+  // takes cudaRowSlots elements an iteration, independent loads that are
+  // in flight together, those past the row guarded as slots are.
+  const int64_t perThread = (elems + cudaBlock - 1) / cudaBlock;
+  const bool kept = perThread <= limits.cudaRowSlots;
+  const int64_t slots = kept ? perThread : 0;
+  const int64_t lanes = kept ? 1 : std::max<int64_t>(limits.cudaRowSlots, 1);
+  struct Slot {
+    Value valid;
+    SmallVector<Value> index;
+    DenseMap<Value, Value> scalar;
+    DenseMap<std::pair<int, Type>, Value> loads;
+  };
+  SmallVector<Slot> slot(slots);
+  Value elemsValue = constIndex(b, loc, elems);
+  for (int64_t k = 0; k < slots; ++k) {
+    Value e = b.create<arith::AddIOp>(
+        loc, tid, b.create<arith::MulIOp>(loc, threads, constIndex(b, loc, k)));
+    slot[k].valid = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, e,
+                                            elemsValue);
+    Value at = b.create<arith::SelectOp>(loc, slot[k].valid, e,
+                                         constIndex(b, loc, 0));
+    slot[k].index = indexOf(delinearize(b, loc, at, elemSizes));
+  }
+  // Where the loop over the rest of the row starts, and its stride.
+  auto times = [&](int64_t n) -> Value {
+    return n == 1 ? threads
+                  : b.create<arith::MulIOp>(loc, threads, constIndex(b, loc, n))
+                        .getResult();
+  };
+  Value rest = slots == 0 ? tid
+                          : b.create<arith::AddIOp>(loc, tid, times(slots))
+                                .getResult();
+  Value stride = times(lanes);
+
   // The row's result of each reduction, once its phase is done.
   DenseMap<Value, Value> totals;
   for (int phase = 0; phase < numPhases; ++phase) {
@@ -379,43 +469,68 @@ LogicalResult KernelBuilder::emitCudaRows() {
                        loc, std::numeric_limits<int64_t>::min(), et)
                       .getResult());
     }
-    auto loop = b.create<scf::ForOp>(loc, tid, constIndex(b, loc, elems),
-                                     threads, inits);
+
+    SmallVector<Value> partials(inits);
+    for (Slot &own : slot) {
+      cudaIndex = own.index;
+      for (auto &[result, total] : totals)
+        own.scalar[result] = total;
+      auto slotRead = [&](Operation *op, unsigned i) {
+        Type et = elementOf(op->getOperand(i));
+        Value &load = own.loads[{readOfOperand[{op, i}], et}];
+        if (!load)
+          load = cudaRead(op, i);
+        return load;
+      };
+      if (failed(computeMembers(
+              b, loc,
+              [&](Operation *op) { return phaseOf.lookup(op) == phase; },
+              slotRead, *tables, own.scalar)))
+        return failure();
+      storeIfValid(phase, own.scalar, own.valid);
+      for (auto [k, op] : llvm::enumerate(reduces))
+        partials[k] = accumulate(op, partials[k], own.scalar[op->getResult(0)],
+                                 own.valid);
+    }
+
+    // The rest of the row, `lanes` elements an iteration. (Where the row
+    // is kept the loop never runs on the GPU, and one an iteration: more
+    // would hold registers beside the slots' values, GPT-2's softmax
+    // 48 -> 123.)
+    auto loop = b.create<scf::ForOp>(loc, rest, elemsValue, stride, partials);
     {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(loop.getBody());
-      cudaIndex =
-          indexOf(delinearize(b, loc, loop.getInductionVar(), elemSizes));
-      DenseMap<Value, Value> scalar(totals);
-      if (failed(computeMembers(
-              b, loc,
-              [&](Operation *op) {
-                int p = phaseOf.lookup(op);
-                return p <= phase && !(isReduce(op) && p < phase);
-              },
-              read, *tables, scalar)))
-        return failure();
-      // Elementwise results of this phase go out as they are computed.
-      for (auto [j, v] : llvm::enumerate(yield->getOperands())) {
-        Operation *def = v.getDefiningOp();
-        if (readOfYield.count(j)) {
-          if (phase == 0)
-            cudaStore(b, loc, src.results[j], identity,
-                      cudaLoad(b, loc, reads[readOfYield[j]], elementOf(v)));
-          continue;
+      SmallVector<Value> acc(loop.getRegionIterArgs());
+      for (int64_t j = 0; j < lanes; ++j) {
+        // (The first lane is in the row: the loop's bound says so.)
+        Value e = loop.getInductionVar(), valid;
+        if (j > 0) {
+          e = b.create<arith::AddIOp>(
+              loc, e,
+              b.create<arith::MulIOp>(loc, threads, constIndex(b, loc, j)));
+          valid = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, e,
+                                          elemsValue);
+          e = b.create<arith::SelectOp>(loc, valid, e, constIndex(b, loc, 0));
         }
-        if (!def || isReduce(def) || !fullSpace(v) ||
-            phaseOf.lookup(def) != phase)
-          continue;
-        cudaStore(b, loc, src.results[j], identity, scalar[v]);
+        cudaIndex = indexOf(delinearize(b, loc, e, elemSizes));
+        DenseMap<Value, Value> scalar(totals);
+        if (failed(computeMembers(
+                b, loc,
+                [&](Operation *op) {
+                  int p = phaseOf.lookup(op);
+                  return p <= phase && !(isReduce(op) && p < phase);
+                },
+                read, *tables, scalar)))
+          return failure();
+        // Elementwise results of this phase go out as they are computed.
+        storeIfValid(phase, scalar, valid);
+        for (auto [k, op] : llvm::enumerate(reduces))
+          acc[k] = accumulate(op, acc[k], scalar[op->getResult(0)], valid);
       }
-      SmallVector<Value> next;
-      for (auto [k, op] : llvm::enumerate(reduces))
-        next.push_back(combine(b, loc, op, loop.getRegionIterArg(k),
-                               scalar[op->getResult(0)]));
       // (Without reductions the loop has its empty yield already.)
-      if (!next.empty())
-        b.create<scf::YieldOp>(loc, next);
+      if (!acc.empty())
+        b.create<scf::YieldOp>(loc, acc);
     }
     for (auto [k, op] : llvm::enumerate(reduces)) {
       bool isFloat = isa<FloatType>(elementOf(op->getResult(0)));

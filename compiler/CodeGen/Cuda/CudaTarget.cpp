@@ -86,6 +86,13 @@ std::string toolkitPath() {
   return SINTER_CUDA_TOOLKIT;
 }
 
+/// The kernels' lowering with --cuda-row-slots.
+LowerCudaKernelsPassOptions lowerKernelsOptions() {
+  LowerCudaKernelsPassOptions options;
+  options.rowSlots = cudaOptions().rowSlots;
+  return options;
+}
+
 class CudaTarget : public Target {
 public:
   StringRef name() const override { return "cuda"; }
@@ -141,7 +148,7 @@ public:
   }
 
   void buildLoweredPipeline(OpPassManager &pm) const override {
-    pm.addPass(createLowerCudaKernelsPass());
+    pm.addPass(createLowerCudaKernelsPass(lowerKernelsOptions()));
     // The CPU's polynomial exp, log, tanh, erf: the same forms on both
     // targets (libdevice keeps what they leave, floor and the like).
     pm.nest<func::FuncOp>().addPass(createApproximateMathPass());
@@ -226,7 +233,7 @@ public:
     cpuTarget().registerDialects(registry);
   }
   void buildLoweredPipeline(OpPassManager &pm) const override {
-    pm.addPass(createLowerCudaKernelsPass());
+    pm.addPass(createLowerCudaKernelsPass(lowerKernelsOptions()));
     pm.nest<func::FuncOp>().addPass(createApproximateMathPass());
     pm.addPass(createEmulateCudaKernelsPass());
     pm.addPass(createVerifyLoweredPass());

@@ -20,6 +20,12 @@ def LowerCudaKernelsPass : Pass<"sinter-lower-cuda-kernels", "mlir::ModuleOp"> {
     `args`; the `sched.kernel`s go. Kernels that come out identical but
     for their names are one function.
   }];
+  let options = [
+    Option<"rowSlots", "row-slots", "int64_t", /*default=*/"8",
+           "Elements of a row each thread of a row kernel keeps in "
+           "registers across the row's phases (0: recompute every phase "
+           "from memory)">,
+  ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
                            "mlir::gpu::GPUDialect",

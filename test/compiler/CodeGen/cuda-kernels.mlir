@@ -1,9 +1,18 @@
 // RUN: sinterc %s --entry=softmax --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=SOFTMAX
+// RUN: sinterc %s --entry=softmax --target=cuda --cuda-row-slots=0 --compile-to=lowered | FileCheck %s --check-prefix=NOSLOTS
+// RUN: sinterc %s --entry=long_softmax --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=LONG
+// RUN: sinterc %s --entry=long_softmax --target=cuda --cuda-row-slots=2 --compile-to=lowered | FileCheck %s --check-prefix=SLOTS2
+// RUN: sinterc %s --entry=long_softmax --target=cuda --cuda-row-slots=16 --compile-to=lowered | FileCheck %s --check-prefix=SLOTS16
+// RUN: not sinterc %s --entry=softmax --cuda-row-slots=2 --compile-to=lowered 2>&1 | FileCheck %s --check-prefix=SLOTS-CPU
+// RUN: not sinterc %s --entry=softmax --target=cuda --cuda-row-slots=17 --compile-to=lowered 2>&1 | FileCheck %s --check-prefix=SLOTS-RANGE
+// SLOTS-CPU: error: --cuda-row-slots needs --target=cuda (or cuda-host)
+// SLOTS-RANGE: error: --cuda-row-slots=17 is not in [0, 16]
 // RUN: sinterc %s --entry=tanh --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=LOOP
 // RUN: sinterc %s --entry=layer_norm --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=NORM
 // RUN: sinterc %s --entry=dropout --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=DROPOUT
 // RUN: sinterc %s --entry=concat --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=CONCAT
 // RUN: sinterc %s --entry=colsum --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=COLUMNS
+// RUN: sinterc %s --entry=batch1_sum --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=BATCH1
 
 // RUN: sinterc %s --entry=embedding_grad --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=EMBGRAD
 // Tests the CUDA target's kernels (compiler/CodeGen/Cuda/CudaKernels.cpp)
@@ -12,12 +21,16 @@
 // records its launch shape (extent = blocks, sched.cuda_block = threads).
 
 // A softmax over rows of 256: one block per row (4x8x128 = 4096 rows,
-// 256 threads), each phase a loop strided by the block's threads that
-// accumulates a partial, then an all-reduce across the block; the last
-// phase recomputes exp (the CPU's polynomial form, math.fma) from the
-// input (no per-chunk buffer on a GPU) and
-// writes the row; thread 0 writes the per-row results; a barrier ends the
-// row, whose all-reduces' shared memory the next row reuses.
+// 256 threads). A thread's element of the row (its slot: rows of 256 over
+// 256 threads need one) is loaded once, before the first phase, and kept:
+// each phase computes the slot's values of that phase from the kept ones,
+// then a strided loop over the rest of the row (from thread + 1 x threads:
+// nothing on the GPU, every element but the first on the host's one
+// thread) recomputes from memory as before, then an all-reduce across the
+// block. The slot's index past the row (a launch with fewer elements than
+// threads) loads element 0, adds nothing and stores nothing. Thread 0
+// writes the per-row results; a barrier ends the row, whose all-reduces'
+// shared memory the next row reuses.
 // SOFTMAX: sched.launch @sinter_k0(%x : {{.*}}) -> ({{.*}}) {args = array<i64: 0, {{.*}}>, {{.*}}extent = 4096 : i64, {{.*}}sched.cuda_block = 256 : i64
 // SOFTMAX-LABEL: func.func @sinter_k0(%arg0: memref<?xi8>, %arg1: memref<?xi8>, %arg2: memref<?xi8>, %arg3: memref<?xi8>, %arg4: memref<?xi8>, %arg5: i64, %arg6: i64, %arg7: i64, %arg8: i64)
 // SOFTMAX-SAME: sched.cuda_block = 256 : i64, sched.cuda_grid = 4096 : i64, sched.kernel_args = 4 : i64
@@ -26,15 +39,32 @@
 // SOFTMAX: %[[THREADS:.*]] = gpu.block_dim x
 // SOFTMAX: %[[BLOCKS:.*]] = gpu.grid_dim x
 // SOFTMAX: scf.for %[[ROW:.*]] = %[[BID]] to %c4096 step %[[BLOCKS]] {
-// SOFTMAX:   scf.for %{{.*}} = %[[TID]] to %c256 step %[[THREADS]] iter_args
+// SOFTMAX:   %[[VALID:.*]] = arith.cmpi ult, %[[TID]], %c256
+// SOFTMAX:   %[[AT:.*]] = arith.select %[[VALID]], %[[TID]], %c0
+// SOFTMAX:   %[[REST:.*]] = arith.addi %[[TID]], %[[THREADS]]
+// SOFTMAX:   %[[X:.*]] = memref.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[AT]]]
+// SOFTMAX:   %[[P0:.*]] = arith.select %[[VALID]], %[[X]], %cst
+// SOFTMAX:   scf.for %{{.*}} = %[[REST]] to %c256 step %[[THREADS]] iter_args(%{{.*}} = %[[P0]])
+// SOFTMAX:     memref.load
 // SOFTMAX:     arith.maximumf
 // SOFTMAX:   %[[MAX:.*]] = gpu.all_reduce maximumf %{{.*}} uniform
-// SOFTMAX:   scf.for %{{.*}} = %[[TID]] to %c256{{.*}} step %[[THREADS]] iter_args
+// SOFTMAX-NOT: memref.load
+// SOFTMAX:   arith.subf %[[X]], %[[MAX]]
+// SOFTMAX:   math.fma
+// SOFTMAX:   %[[A:.*]] = arith.addf %[[E:.*]], %{{.*}} fastmath<reassoc,contract>
+// SOFTMAX:   %[[P1:.*]] = arith.select %[[VALID]], %[[A]], %{{.*}}
+// SOFTMAX:   scf.for %{{.*}} = %[[REST]] to %c256 step %[[THREADS]] iter_args(%{{.*}} = %[[P1]])
+// SOFTMAX:     memref.load
 // SOFTMAX:     arith.subf %{{.*}}, %[[MAX]]
 // SOFTMAX:     math.fma
 // SOFTMAX:     arith.addf {{.*}} fastmath<reassoc,contract>
 // SOFTMAX:   %[[SUM:.*]] = gpu.all_reduce add %{{.*}} uniform
-// SOFTMAX:   scf.for %{{.*}} = %[[TID]] to %c256{{.*}} step %[[THREADS]] {
+// SOFTMAX-NOT: memref.load
+// SOFTMAX:   %[[Y:.*]] = arith.divf %[[E]], %[[SUM]]
+// SOFTMAX:   scf.if %[[VALID]] {
+// SOFTMAX:     memref.store %[[Y]], %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[AT]]]
+// SOFTMAX:   scf.for %{{.*}} = %[[REST]] to %c256{{.*}} step %[[THREADS]] {
+// SOFTMAX:     memref.load
 // SOFTMAX:     math.fma
 // SOFTMAX:     arith.divf %{{.*}}, %[[SUM]]
 // SOFTMAX:     memref.store
@@ -44,6 +74,50 @@
 // SOFTMAX:     memref.store %[[SUM]]
 // SOFTMAX:   gpu.barrier
 
+// --cuda-row-slots=0 keeps nothing: each phase is one loop strided by the
+// block's threads from the thread's index, which recomputes the earlier
+// phases' values from the input (the last phase exp, the CPU's
+// polynomial form, math.fma).
+// NOSLOTS: scf.for %[[ROW:.*]] = %{{.*}} to %c4096 step
+// NOSLOTS-NOT: arith.cmpi ult
+// NOSLOTS:   scf.for %{{.*}} = %[[TID:.*]] to %c256 step %[[THREADS:.*]] iter_args
+// NOSLOTS:     arith.maximumf
+// NOSLOTS:   %[[MAX:.*]] = gpu.all_reduce maximumf %{{.*}} uniform
+// NOSLOTS:   scf.for %{{.*}} = %[[TID]] to %c256{{.*}} step %[[THREADS]] iter_args
+// NOSLOTS:     arith.subf %{{.*}}, %[[MAX]]
+// NOSLOTS:   %[[SUM:.*]] = gpu.all_reduce add %{{.*}} uniform
+// NOSLOTS:   scf.for %{{.*}} = %[[TID]] to %c256{{.*}} step %[[THREADS]] {
+// NOSLOTS:     memref.load
+// NOSLOTS:     math.fma
+// NOSLOTS:     arith.divf %{{.*}}, %[[SUM]]
+// NOSLOTS:     memref.store
+
+// A row longer than the slots span (rows of 4096: 16 a thread of 256, over
+// the default 8) keeps nothing: each phase is the loop from the thread's
+// index, 8 elements an iteration (--cuda-row-slots=2: 2), the first in the
+// row by the loop's bound, the others' loads independent of it and guarded
+// as a slot's are. --cuda-row-slots=16 keeps the row in 16 slots.
+// LONG: scf.for %[[ROW:.*]] = %{{.*}} to %c64 step
+// LONG-NOT: arith.cmpi ult
+// LONG: %[[STRIDE:.*]] = arith.muli %{{.*}}, %c8 : index
+// LONG: scf.for %{{.*}} = %[[TID:.*]] to %c4096 step %[[STRIDE]] iter_args
+// LONG-COUNT-7: arith.cmpi ult, %{{.*}}, %c4096
+// LONG-NOT: arith.cmpi ult, %{{.*}}, %c4096
+// LONG: scf.yield
+// SLOTS2: %[[STEP:.*]] = arith.muli %{{.*}}, %c2 : index
+// SLOTS2: scf.for %[[E:.*]] = %{{.*}} to %c4096 step %[[STEP]] iter_args
+// SLOTS2-NOT: arith.cmpi
+// SLOTS2: memref.load %{{.*}}[%{{.*}}, %[[E]]]
+// SLOTS2: %[[E1:.*]] = arith.addi %[[E]], %{{.*}} : index
+// SLOTS2: %[[IN:.*]] = arith.cmpi ult, %[[E1]], %c4096
+// SLOTS2: %[[AT1:.*]] = arith.select %[[IN]], %[[E1]], %c0
+// SLOTS2: memref.load %{{.*}}[%{{.*}}, %[[AT1]]]
+// SLOTS2: arith.select %[[IN]]
+// SLOTS2: scf.yield
+// SLOTS16: scf.for %[[ROW:.*]] = %{{.*}} to %c64 step
+// SLOTS16-COUNT-16: arith.cmpi ult, %{{.*}}, %c4096
+// SLOTS16: arith.muli %{{.*}}, %c16 : index
+
 func.func @softmax(%x: tensor<4x8x128x256xf32> {sgraph.input = "x"})
     -> (tensor<4x8x128x256xf32> {sgraph.name = "y"}) {
   %m = sgraph.reduce_max %x axes = [3] {keepdims = true} : (tensor<4x8x128x256xf32>) -> tensor<4x8x128x1xf32>
@@ -52,6 +126,16 @@ func.func @softmax(%x: tensor<4x8x128x256xf32> {sgraph.input = "x"})
   %s = sgraph.reduce_sum %e axes = [3] {keepdims = true} : (tensor<4x8x128x256xf32>) -> tensor<4x8x128x1xf32>
   %y = sgraph.div %e, %s : (tensor<4x8x128x256xf32>, tensor<4x8x128x1xf32>) -> tensor<4x8x128x256xf32>
   return %y : tensor<4x8x128x256xf32>
+}
+
+func.func @long_softmax(%x: tensor<64x4096xf32> {sgraph.input = "x"})
+    -> (tensor<64x4096xf32> {sgraph.name = "y"}) {
+  %m = sgraph.reduce_max %x axes = [1] {keepdims = true} : (tensor<64x4096xf32>) -> tensor<64x1xf32>
+  %d = sgraph.sub %x, %m : (tensor<64x4096xf32>, tensor<64x1xf32>) -> tensor<64x4096xf32>
+  %e = sgraph.exp %d : tensor<64x4096xf32>
+  %s = sgraph.reduce_sum %e axes = [1] {keepdims = true} : (tensor<64x4096xf32>) -> tensor<64x1xf32>
+  %y = sgraph.div %e, %s : (tensor<64x4096xf32>, tensor<64x1xf32>) -> tensor<64x4096xf32>
+  return %y : tensor<64x4096xf32>
 }
 
 // An elementwise kernel: one grid-stride loop over the flattened 64,000
@@ -214,4 +298,20 @@ func.func @embedding_grad(%g: tensor<4x32x96xf32> {sgraph.input = "g"},
     -> (tensor<1000x96xf32> {sgraph.name = "table"}) {
   %t = sgraph.embedding_grad %g, %ids : (tensor<4x32x96xf32>, tensor<4x32xi64>) -> tensor<1000x96xf32>
   return %t : tensor<1000x96xf32>
+}
+
+// A sum over a batch of 1 (the positional embedding's gradient at batch
+// size 1) keeps the space's shape; it is still the kernel's per-row result
+// and is stored (it was not: char-GPT's wpe gradient at batch 1 was what
+// the memory held).
+// BATCH1: sched.launch @sinter_k0({{.*}}label = "k0_reduce_sum"
+// BATCH1: gpu.barrier
+// BATCH1: scf.if
+// BATCH1:   memref.store %{{.*}}, %{{.*}}[%c0, %{{.*}}, %{{.*}}] : memref<1x64x96xf32>
+// BATCH1: gpu.barrier
+
+func.func @batch1_sum(%x: tensor<1x64x96xf32> {sgraph.input = "x"})
+    -> (tensor<1x64x96xf32> {sgraph.name = "y"}) {
+  %s = sgraph.reduce_sum %x axes = [0] {keepdims = true} : (tensor<1x64x96xf32>) -> tensor<1x64x96xf32>
+  return %s : tensor<1x64x96xf32>
 }
