@@ -4,6 +4,7 @@
     random_models.py generate --count=N --seed=S --out-dir=DIR
     random_models.py check --count=N --seed=S --work-dir=DIR [--sinterc=PATH]
                      [--entries=train_step,forward_grad] [--only=I]
+                     [--shapes=plain|edge] [--target=cpu|cuda-host]
 
 `generate` writes DIR/rand-<seed>-<i>.pbtxt (docs/ModelFormat.md), each a
 seeded function of (seed, i): GPTs for even i, MLPs for odd i.
@@ -19,6 +20,16 @@ seeded function of (seed, i): GPTs for even i, MLPs for odd i.
     models cover each with both model kinds; weight decay (and which
     parameters it applies to), schedule, clipping and batch size (1-4) are
     drawn.
+
+With --shapes=edge the sizes are drawn instead where code generation
+splits, and where the plain draws never go: a context or a batch of 1 (a
+sum over a batch of 1 keeps its operand's shape), one head and heads of
+width 1, widths off every vector, warp and block multiple (3, 40, 257),
+vocabularies and classes of 257 and 2053 (rows longer than a CUDA block's
+slots, --cuda-row-slots), positional tables longer than the context (their
+gradient is padded), batches up to 5. A CUDA-kernel bug that kept char-GPT's
+positional-embedding gradient wrong at batch 1 only is the kind this finds.
+--target=cuda-host runs the CUDA target's kernels on the host.
 
 Each file's header comment says what was drawn and what the check runs.
 
@@ -74,16 +85,20 @@ def optimizer_text(r, i):
     return kind, "\n".join(lines)
 
 
-def mlp_model(r, name):
-    din = r.randint(1, 24)
+def mlp_model(r, name, edge):
+    din = r.choice([1, 3, 40, 257]) if edge else r.randint(1, 24)
     depth = r.randint(1, 3)
     acts = ["RELU", "TANH", "SIGMOID", "GELU", "GELU_TANH"]
     classify = r.random() < 0.6
-    out = r.randint(2, 10) if classify else r.randint(1, 6)
+    if edge:
+        out = r.choice([2, 3, 257, 2053]) if classify else r.choice([1, 3, 40])
+    else:
+        out = r.randint(2, 10) if classify else r.randint(1, 6)
     layers, prev, desc = [], "x", []
     for i in range(depth):
         last = i == depth - 1
-        units = out if last else r.randint(1, 32)
+        units = out if last else (r.choice([1, 7, 33, 300]) if edge
+                                  else r.randint(1, 32))
         bias = r.random() < 0.8
         layers.append(f'layer {{ name: "fc{i}" input: "{prev}" dense {{ units: '
                       f'{units} bias: {"true" if bias else "false"} }} }}')
@@ -122,12 +137,20 @@ def mlp_model(r, name):
     return what, "\n".join(inputs + layers + [loss])
 
 
-def gpt_model(r, name):
+def gpt_model(r, name, edge):
     n_layer = r.randint(1, 2)
-    heads = r.randint(1, 3)
-    width = heads * r.choice([2, 4, 6, 8])
-    T = r.randint(4, 16)
-    vocab = r.randint(5, 40)
+    if edge:
+        heads = r.choice([1, 1, 2, 4])
+        width = heads * r.choice([1, 3, 8, 10])
+        T = r.choice([1, 2, 3, 8, 17, 33])
+        vocab = r.choice([2, 3, 11, 257, 2053])
+        positions = T + r.choice([0, 1, 7])
+    else:
+        heads = r.randint(1, 3)
+        width = heads * r.choice([2, 4, 6, 8])
+        T = r.randint(4, 16)
+        vocab = r.randint(5, 40)
+        positions = T
     drop = r.choice([0.0, 0.1])
     act = r.choice(["GELU", "GELU_TANH"])
     tied = r.random() < 0.5
@@ -144,7 +167,7 @@ input {{ name: "targets" shape: [-1, {T}] dtype: INT64 }}
 layer {{ name: "transformer.wte" input: "idx"
         embedding {{ num_embeddings: {vocab} dim: {width} init {{ normal_std: 0.02 }} }} }}
 layer {{ name: "transformer.wpe" input: "idx"
-        positional_embedding {{ max_positions: {T} dim: {width} init {{ normal_std: 0.02 }} }} }}
+        positional_embedding {{ max_positions: {positions} dim: {width} init {{ normal_std: 0.02 }} }} }}
 layer {{ name: "embed" input: ["transformer.wte", "transformer.wpe"] add {{}} }}
 layer {{ name: "transformer.drop" input: "embed" dropout {{ rate: {drop} }} }}
 layer {{ name: "transformer.h" input: "transformer.drop" repeat: {n_layer}
@@ -153,6 +176,7 @@ layer {{ name: "transformer.ln_f" input: "transformer.h" layer_norm {{}} }}
 layer {{ name: "lm_head" input: "transformer.ln_f" {head} }}
 loss {{ softmax_cross_entropy {{ logits: "lm_head" labels: "targets" ignore_index: -1 }} }}"""
     what = (f"GPT {n_layer} layer(s), {heads} head(s), C={width}, T={T}, "
+            + (f"{positions} positions, " if positions != T else "") +
             f"vocab {vocab}, dropout {drop}, {act.lower()}, "
             f"{'tied' if tied else 'untied'} head, "
             f"{'bias' if bias else 'no bias'}, mlp_hidden "
@@ -160,13 +184,13 @@ loss {{ softmax_cross_entropy {{ logits: "lm_head" labels: "targets" ignore_inde
     return what, text
 
 
-def make_model(seed, i):
+def make_model(seed, i, edge=False):
     """(file name, text, batch, step) for model i of `seed`."""
-    r = random.Random(f"{seed}-{i}")
-    name = f"rand-{seed}-{i}"
-    what, body = (gpt_model if i % 2 == 0 else mlp_model)(r, name)
+    r = random.Random(f"{seed}-{i}" + ("-edge" if edge else ""))
+    name = f"rand-{seed}-{i}" + ("-edge" if edge else "")
+    what, body = (gpt_model if i % 2 == 0 else mlp_model)(r, name, edge)
     kind, training = optimizer_text(r, i)
-    batch = r.randint(1, 4)
+    batch = r.choice([1, 1, 2, 3, 5]) if edge else r.randint(1, 4)
     step = r.randint(0, 199)
     text = (f"# random_models.py seed {seed} model {i}: {what}; {kind}, "
             f"batch {batch}.\n# check: train_step at step {step} (random "
@@ -187,6 +211,9 @@ def main():
     ap.add_argument("--sinterc", default="sinterc")
     ap.add_argument("--entries", default="train_step,forward_grad")
     ap.add_argument("--only", type=int, help="just model I")
+    ap.add_argument("--shapes", choices=["plain", "edge"], default="plain")
+    ap.add_argument("--target", default="cpu",
+                    help="compare_compiled.py's --target (cpu, cuda-host)")
     args = ap.parse_args()
     out = args.out_dir or args.work_dir
     if not out:
@@ -196,7 +223,8 @@ def main():
     which = [args.only] if args.only is not None else range(args.count)
     models = []
     for i in which:
-        fname, text, batch, step = make_model(args.seed, i)
+        fname, text, batch, step = make_model(args.seed, i,
+                                              args.shapes == "edge")
         path = os.path.join(out, fname)
         with open(path, "w") as f:
             f.write(text)
@@ -213,8 +241,15 @@ def main():
             opts = [f"--entry={entry}", f"--batch-size={batch}", "--seed=7"]
             if entry == "train_step":
                 opts += [f"--step={step}", "--state=random"]
+            if args.target == "cuda-host":
+                # Its matmuls are oneDNN's, which has no GELU training
+                # forms (an AUX output, DGELU): those are cuBLASLt's, checked
+                # by cuda-fake-numbers.test and the GPU check.
+                opts.append("--sinterc-flag=--matmul-epilogues="
+                            "scale,bias,relu,gelu_tanh")
             cmd = [sys.executable, os.path.join(HERE, "compare_compiled.py"),
-                   path, f"--sinterc={args.sinterc}", *opts,
+                   path, f"--sinterc={args.sinterc}",
+                   f"--target={args.target}", *opts,
                    f"--work-dir={os.path.join(out, f'w{i}-{entry}')}"]
             p = subprocess.run(cmd, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True)

@@ -170,6 +170,26 @@ private:
       const DenseMap<Value, Value> &totals,
       llvm::function_ref<Value(Operation *, unsigned)> read,
       const DenseMap<Operation *, Value> &tables);
+  /// `store()` where `valid` holds (always when it is null).
+  void storeIf(Value valid, llvm::function_ref<void()> store);
+  /// `acc` combined with `v` as `reduce` combines, where `valid` holds.
+  Value accumulateIf(Value valid, Operation *reduce, Value acc, Value v);
+  /// The body of a loop over a row's elements that takes `lanes` of them
+  /// an iteration: `first + j * stride` for j < lanes, the first in the row
+  /// (the loop's bound says so), the others past `elems` loading element 0
+  /// and guarded. For each: cudaIndex from `indexOf`, the members `wanted`
+  /// from `totals` and memory, `store` under the guard, and each of
+  /// `reduces` combined into `acc`. Independent loads: a thread has
+  /// `lanes` in flight.
+  LogicalResult
+  emitLanes(Value first, Value stride, int64_t lanes, int64_t elems,
+            ArrayRef<int64_t> elemSizes,
+            llvm::function_ref<SmallVector<Value>(ArrayRef<Value>)> indexOf,
+            llvm::function_ref<bool(Operation *)> wanted,
+            const DenseMap<Value, Value> &totals,
+            const DenseMap<Operation *, Value> &tables,
+            llvm::function_ref<void(DenseMap<Value, Value> &)> store,
+            ArrayRef<Operation *> reduces, MutableArrayRef<Value> acc);
   LogicalResult emitCudaEmbeddingGrad(EmbeddingGradOp eg);
   LogicalResult emitCudaColumns();
   /// A concat's copies as one grid-stride loop over their elements.

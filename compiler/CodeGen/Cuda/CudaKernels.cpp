@@ -326,6 +326,60 @@ LogicalResult KernelBuilder::storeRowResults(
   return success();
 }
 
+void KernelBuilder::storeIf(Value valid, function_ref<void()> store) {
+  Location loc = src.op->getLoc();
+  if (!valid)
+    return store();
+  auto ifValid = b.create<scf::IfOp>(loc, valid, /*withElse=*/false);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(&ifValid.getThenRegion().front());
+    store();
+  }
+  if (ifValid.getThenRegion().front().getOperations().size() == 1)
+    ifValid.erase();
+}
+
+Value KernelBuilder::accumulateIf(Value valid, Operation *reduce, Value acc,
+                                  Value v) {
+  Location loc = src.op->getLoc();
+  Value next = combine(b, loc, reduce, acc, v);
+  return valid ? b.create<arith::SelectOp>(loc, valid, next, acc).getResult()
+               : next;
+}
+
+LogicalResult KernelBuilder::emitLanes(
+    Value first, Value stride, int64_t lanes, int64_t elems,
+    ArrayRef<int64_t> elemSizes,
+    function_ref<SmallVector<Value>(ArrayRef<Value>)> indexOf,
+    function_ref<bool(Operation *)> wanted,
+    const DenseMap<Value, Value> &totals,
+    const DenseMap<Operation *, Value> &tables,
+    function_ref<void(DenseMap<Value, Value> &)> store,
+    ArrayRef<Operation *> reduces, MutableArrayRef<Value> acc) {
+  Location loc = src.op->getLoc();
+  auto read = [&](Operation *op, unsigned i) { return cudaRead(op, i); };
+  for (int64_t j = 0; j < lanes; ++j) {
+    // (The first lane is in the row: the loop's bound says so.)
+    Value e = first, valid;
+    if (j > 0) {
+      e = b.create<arith::AddIOp>(
+          loc, e, b.create<arith::MulIOp>(loc, stride, constIndex(b, loc, j)));
+      valid = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, e,
+                                      constIndex(b, loc, elems));
+      e = b.create<arith::SelectOp>(loc, valid, e, constIndex(b, loc, 0));
+    }
+    cudaIndex = indexOf(delinearize(b, loc, e, elemSizes));
+    DenseMap<Value, Value> scalar(totals);
+    if (failed(computeMembers(b, loc, wanted, read, tables, scalar)))
+      return failure();
+    storeIf(valid, [&] { store(scalar); });
+    for (auto [k, op] : llvm::enumerate(reduces))
+      acc[k] = accumulateIf(valid, op, acc[k], scalar[op->getResult(0)]);
+  }
+  return success();
+}
+
 LogicalResult KernelBuilder::emitCudaRows() {
   Location loc = src.op->getLoc();
   Operation *yield = src.body->getTerminator();
@@ -377,28 +431,6 @@ LogicalResult KernelBuilder::emitCudaRows() {
       cudaStore(b, loc, src.results[j], identity, scalar[v]);
     }
   };
-  // The same for an element that may lie past the row: its stores only
-  // where `valid` (no guard when `valid` is null), and its value in the
-  // reductions' partials only there.
-  auto storeIfValid = [&](int phase, DenseMap<Value, Value> &scalar,
-                          Value valid) {
-    if (!valid)
-      return storePhase(phase, scalar);
-    auto ifValid = b.create<scf::IfOp>(loc, valid, /*withElse=*/false);
-    {
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(&ifValid.getThenRegion().front());
-      storePhase(phase, scalar);
-    }
-    if (ifValid.getThenRegion().front().getOperations().size() == 1)
-      ifValid.erase();
-  };
-  auto accumulate = [&](Operation *reduce, Value acc, Value v, Value valid) {
-    Value next = combine(b, loc, reduce, acc, v);
-    return valid ? b.create<arith::SelectOp>(loc, valid, next, acc).getResult()
-                 : next;
-  };
-
   // A row of at most cudaRowSlots x cudaBlock elements is kept: a thread's
   // elements tid + k * threads for k < slots (its slots) are each computed
   // once, in the phase that first needs them, and kept (registers:
@@ -487,10 +519,10 @@ LogicalResult KernelBuilder::emitCudaRows() {
               [&](Operation *op) { return phaseOf.lookup(op) == phase; },
               slotRead, *tables, own.scalar)))
         return failure();
-      storeIfValid(phase, own.scalar, own.valid);
+      storeIf(own.valid, [&] { storePhase(phase, own.scalar); });
       for (auto [k, op] : llvm::enumerate(reduces))
-        partials[k] = accumulate(op, partials[k], own.scalar[op->getResult(0)],
-                                 own.valid);
+        partials[k] = accumulateIf(own.valid, op, partials[k],
+                                   own.scalar[op->getResult(0)]);
     }
 
     // The rest of the row, `lanes` elements an iteration. (Where the row
@@ -502,32 +534,20 @@ LogicalResult KernelBuilder::emitCudaRows() {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(loop.getBody());
       SmallVector<Value> acc(loop.getRegionIterArgs());
-      for (int64_t j = 0; j < lanes; ++j) {
-        // (The first lane is in the row: the loop's bound says so.)
-        Value e = loop.getInductionVar(), valid;
-        if (j > 0) {
-          e = b.create<arith::AddIOp>(
-              loc, e,
-              b.create<arith::MulIOp>(loc, threads, constIndex(b, loc, j)));
-          valid = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, e,
-                                          elemsValue);
-          e = b.create<arith::SelectOp>(loc, valid, e, constIndex(b, loc, 0));
-        }
-        cudaIndex = indexOf(delinearize(b, loc, e, elemSizes));
-        DenseMap<Value, Value> scalar(totals);
-        if (failed(computeMembers(
-                b, loc,
-                [&](Operation *op) {
-                  int p = phaseOf.lookup(op);
-                  return p <= phase && !(isReduce(op) && p < phase);
-                },
-                read, *tables, scalar)))
-          return failure();
-        // Elementwise results of this phase go out as they are computed.
-        storeIfValid(phase, scalar, valid);
-        for (auto [k, op] : llvm::enumerate(reduces))
-          acc[k] = accumulate(op, acc[k], scalar[op->getResult(0)], valid);
-      }
+      if (failed(emitLanes(
+              loop.getInductionVar(), threads, lanes, elems, elemSizes,
+              indexOf,
+              [&](Operation *op) {
+                int p = phaseOf.lookup(op);
+                return p <= phase && !(isReduce(op) && p < phase);
+              },
+              totals, *tables,
+              // Elementwise results of this phase go out as computed.
+              [&](DenseMap<Value, Value> &scalar) {
+                storePhase(phase, scalar);
+              },
+              reduces, acc)))
+        return failure();
       // (Without reductions the loop has its empty yield already.)
       if (!acc.empty())
         b.create<scf::YieldOp>(loc, acc);
@@ -650,34 +670,40 @@ LogicalResult KernelBuilder::emitCudaColumns() {
     b.setInsertionPointToStart(&ifActive.getElseRegion().front());
     b.create<scf::YieldOp>(loc, inits);
     b.setInsertionPointToStart(&ifActive.getThenRegion().front());
+    // `lanes` rows an iteration, as a long row kernel's: independent
+    // loads, the same order of the sums.
+    const int64_t lanes = std::max<int64_t>(limits.cudaRowSlots, 1);
+    Value stride =
+        lanes == 1 ? down
+                   : b.create<arith::MulIOp>(loc, down,
+                                             constIndex(b, loc, lanes))
+                         .getResult();
     auto loop = b.create<scf::ForOp>(loc, wave, constIndex(b, loc, elems),
-                                     down, inits);
+                                     stride, inits);
     {
       OpBuilder::InsertionGuard body(b);
       b.setInsertionPointToStart(loop.getBody());
-      cudaIndex =
-          indexOf(delinearize(b, loc, loop.getInductionVar(), elemSizes));
-      DenseMap<Value, Value> scalar;
-      if (failed(computeMembers(
-              b, loc, [&](Operation *op) { return true; }, read, *tables,
-              scalar)))
-        return failure();
-      for (auto [j, v] : llvm::enumerate(yield->getOperands())) {
-        Operation *def = v.getDefiningOp();
-        if (readOfYield.count(j)) {
-          cudaStore(b, loc, src.results[j], identity,
-                    cudaLoad(b, loc, reads[readOfYield[j]], elementOf(v)));
-          continue;
+      SmallVector<Value> acc(loop.getRegionIterArgs());
+      auto store = [&](DenseMap<Value, Value> &scalar) {
+        for (auto [j, v] : llvm::enumerate(yield->getOperands())) {
+          Operation *def = v.getDefiningOp();
+          if (readOfYield.count(j)) {
+            cudaStore(b, loc, src.results[j], identity,
+                      cudaLoad(b, loc, reads[readOfYield[j]], elementOf(v)));
+            continue;
+          }
+          if (!def || isReduce(def) || !fullSpace(v))
+            continue;
+          cudaStore(b, loc, src.results[j], identity, scalar[v]);
         }
-        if (!def || isReduce(def) || !fullSpace(v))
-          continue;
-        cudaStore(b, loc, src.results[j], identity, scalar[v]);
-      }
-      SmallVector<Value> next;
-      for (auto [k, op] : llvm::enumerate(reduces))
-        next.push_back(combine(b, loc, op, loop.getRegionIterArg(k),
-                               scalar[op->getResult(0)]));
-      b.create<scf::YieldOp>(loc, next);
+      };
+      DenseMap<Value, Value> noTotals;
+      if (failed(emitLanes(loop.getInductionVar(), down, lanes, elems,
+                           elemSizes, indexOf,
+                           [](Operation *) { return true; }, noTotals, *tables,
+                           store, reduces, acc)))
+        return failure();
+      b.create<scf::YieldOp>(loc, acc);
     }
     b.create<scf::YieldOp>(loc, loop.getResults());
   }

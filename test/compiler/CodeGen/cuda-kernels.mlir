@@ -245,7 +245,9 @@ func.func @concat(%q: tensor<4x6x32x8xf32> {sgraph.input = "q"},
 // columns (96 / 32 = 3 blocks), the block's 8 waves down the rows, so a
 // warp reads 32 neighbouring elements; each thread's partial goes to the
 // block's shared array (a workgroup attribution once outlined), and the
-// first wave totals its column's 8 partials in order.
+// first wave totals its column's 8 partials in order. A thread takes 8 of
+// its rows an iteration (--cuda-row-slots), independent loads, the first
+// in range by the loop's bound, the others guarded, summed in row order.
 // COLUMNS: sched.launch @sinter_k0({{.*}}extent = 3 : i64, {{.*}}sched.cuda_block = 256 : i64
 // COLUMNS-LABEL: func.func @sinter_k0(
 // COLUMNS-SAME: sched.cuda_block = 256 : i64, sched.cuda_grid = 3 : i64
@@ -255,8 +257,14 @@ func.func @concat(%q: tensor<4x6x32x8xf32> {sgraph.input = "q"},
 // COLUMNS: %[[LANE:.*]] = arith.remui %{{.*}}, %[[LANES]]
 // COLUMNS: %[[WAVE:.*]] = arith.divui %{{.*}}, %[[LANES]]
 // COLUMNS: scf.for
-// COLUMNS: scf.for %{{.*}} = %[[WAVE]] to %c64 step %[[WAVES]] iter_args
-// COLUMNS:   memref.load %{{.*}}[%{{.*}}, %[[COL:.*]]] : memref<64x96xf32>
+// COLUMNS: %[[STEP:.*]] = arith.muli %[[WAVES]], %c8
+// COLUMNS: scf.for %[[R:.*]] = %[[WAVE]] to %c64 step %[[STEP]] iter_args
+// COLUMNS:   memref.load %{{.*}}[%[[R]], %[[COL:.*]]] : memref<64x96xf32>
+// COLUMNS:   %[[R1:.*]] = arith.addi %[[R]], %[[WAVES]]
+// COLUMNS:   %[[IN:.*]] = arith.cmpi ult, %[[R1]], %c64
+// COLUMNS:   %[[AT:.*]] = arith.select %[[IN]], %[[R1]], %c0
+// COLUMNS:   memref.load %{{.*}}[%[[AT]], %[[COL]]] : memref<64x96xf32>
+// COLUMNS:   arith.select %[[IN]]
 // COLUMNS: memref.store %{{.*}}, %[[SHARED]]
 // COLUMNS: gpu.barrier
 // COLUMNS: scf.for %{{.*}} = %c0 to %[[WAVES]] step %c1 iter_args
