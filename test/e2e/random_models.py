@@ -5,6 +5,7 @@
     random_models.py check --count=N --seed=S --work-dir=DIR [--sinterc=PATH]
                      [--entries=train_step,forward_grad] [--only=I]
                      [--shapes=plain|edge] [--target=cpu|cuda-host]
+                     [--precision=fp32|bf16_mixed|fp16_mixed]
 
 `generate` writes DIR/rand-<seed>-<i>.pbtxt (docs/ModelFormat.md), each a
 seeded function of (seed, i): GPTs for even i, MLPs for odd i.
@@ -29,7 +30,9 @@ vocabularies and classes of 257 and 2053 (rows longer than a CUDA block's
 slots, --cuda-row-slots), positional tables longer than the context (their
 gradient is padded), batches up to 5. A CUDA-kernel bug that kept char-GPT's
 positional-embedding gradient wrong at batch 1 only is the kind this finds.
---target=cuda-host runs the CUDA target's kernels on the host.
+--target=cuda-host runs the CUDA target's kernels on the host; --precision
+compiles and interprets every model at that precision (compare_compiled.py's
+tolerances with --flip-band).
 
 Each file's header comment says what was drawn and what the check runs.
 
@@ -214,6 +217,8 @@ def main():
     ap.add_argument("--shapes", choices=["plain", "edge"], default="plain")
     ap.add_argument("--target", default="cpu",
                     help="compare_compiled.py's --target (cpu, cuda-host)")
+    ap.add_argument("--precision", default="fp32",
+                    choices=["fp32", "bf16_mixed", "fp16_mixed"])
     args = ap.parse_args()
     out = args.out_dir or args.work_dir
     if not out:
@@ -241,6 +246,10 @@ def main():
             opts = [f"--entry={entry}", f"--batch-size={batch}", "--seed=7"]
             if entry == "train_step":
                 opts += [f"--step={step}", "--state=random"]
+            if args.precision != "fp32":
+                # A half rounding that lands on the other side of a tie in
+                # the binary and the interpreter is not a bug: the flip band.
+                opts += [f"--precision={args.precision}", "--flip-band"]
             if args.target == "cuda-host":
                 # Its matmuls are oneDNN's, which has no GELU training
                 # forms (an AUX output, DGELU): those are cuBLASLt's, checked
