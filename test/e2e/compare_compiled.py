@@ -130,7 +130,11 @@ Tolerances (u = 2^-24 ~ 6e-8, the f32 unit roundoff):
     sides with the interpreter, whose sums are exact too; --flip-band (for
     such models, never the MLP) accepts a normwise error up to RTOL + the
     half type's unit roundoff (2^-11 for f16, 2^-8 for bf16): one rounding
-    in every element, far below what a wrong term or index gives.
+    in every element, far below what a wrong term or index gives. A
+    train_step's parameter updates get the same band: an update is the
+    gradient through the optimizer, flips included (a 2-layer 10-wide GPT
+    in bf16 from random_models.py --shapes=edge: 1.8e-4 on one weight's
+    update, the CPU and CUDA kernels agreeing to every digit).
 """
 
 import argparse
@@ -501,8 +505,12 @@ def flip_band(rows, precision):
     u = HALF_UNIT_ROUNDOFF.get(precision)
     if u is None:
         return
+    # A train_step's parameter updates carry their gradients' flips (an
+    # update is -lr times the gradient, through the optimizer), so their
+    # normwise checks get the same band.
     for r in rows:
-        if r.ok or not r.check.startswith("normwise rel"):
+        if r.ok or not (r.check.startswith("normwise rel")
+                        or r.check.startswith("update normwise rel")):
             continue
         if r.err <= r.bound + u:
             r.ok = True
