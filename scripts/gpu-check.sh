@@ -93,6 +93,18 @@ prepare() {
     "chargpt-small-step50|$dir/chargpt-small.pbtxt --batch-size=4 --entry=train_step --step=50 --params=init"
     "chargpt-long-grad|$dir/chargpt-long.pbtxt --batch-size=1 --entry=forward_grad"
   )
+  # The three GPTs of random_models.py's first six edge-shape models (a
+  # batch of 1, one head, widths of 1 and 3, a context of 2 or 3, a
+  # positional table longer than the context, 2053 words: rows past the row
+  # kernels' slots): one train_step each on a GPU's real threads, where the
+  # host's one-thread emulation sees no partial slot. (Its MLPs, 257 wide
+  # into 2053 classes, would carry 37 MB of references.)
+  "$python" "$root/test/e2e/random_models.py" generate --count=6 --seed=3 \
+    --shapes=edge --out-dir="$dir/edge" > /dev/null || die "generating the edge models failed"
+  local i
+  for i in 0 2 4; do
+    cases+=("edge-$i|$dir/edge/rand-3-$i-edge.pbtxt --entry=train_step --step=50 --state=random --seed=$i")
+  done
   local c name flags
   for c in "${cases[@]}"; do
     name=${c%%|*} flags=${c#*|}
@@ -150,7 +162,7 @@ prepare() {
   tar -C "$dir" -cJf "$dir/bundle.txz" cases chargpt-cpu.jsonl chargpt-cuda \
     gpt2-cuda gpt2-cuda-rows0 gpt2-dump chargpt-small.pbtxt chargpt-long.pbtxt \
     tiny-tanh.pbtxt cublaslt-gelu-forms \
-    && rm -rf "$dir"/cases "$dir"/chargpt-cuda "$dir"/gpt2-cuda "$dir"/gpt2-cuda-rows0 \
+    && rm -rf "$dir"/cases "$dir"/edge "$dir"/chargpt-cuda "$dir"/gpt2-cuda "$dir"/gpt2-cuda-rows0 \
       "$dir"/gpt2-dump "$dir"/cublaslt-gelu-forms
   echo "== prepared in $dir ($((SECONDS - t0)) s): $(du -sh "$dir" | cut -f1)"
   du -sh "$dir"/* | sed 's/^/   /'
