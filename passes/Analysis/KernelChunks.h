@@ -33,8 +33,9 @@ struct KernelLimits {
   int64_t maxScratchBytes = 2 << 20;
   /// CUDA row kernels: how many of a row's elements each thread keeps in
   /// registers from the phase that computes them to the last that reads
-  /// them (the rest are recomputed from memory in each phase); 0 keeps
-  /// none. The CPU target keeps a chunk's values in stack buffers instead.
+  /// them, or, where a row is too long to keep (and down a column kernel's
+  /// rows), loads at once; 0 keeps none and loads one at a time. The CPU
+  /// target keeps a chunk's values in stack buffers instead.
   int64_t cudaRowSlots = 0;
 };
 

@@ -129,9 +129,11 @@ int main(int argc, char **argv) {
       "cuda-row-slots",
       cl::desc("--target=cuda: elements of a row each thread of a row "
                "kernel (softmax, layer norm and their gradients) keeps in "
-               "registers across the row's phases, 0 to 16 (default 8; 0 "
-               "re-reads every phase's inputs from memory)"),
-      cl::value_desc("n"), cl::init(8), cl::cat(category));
+               "registers across the row's phases, and loads at once where "
+               "a row is too long to keep or a column kernel sums; 0 to 16 "
+               "(default 8; 0: one element at a time, every phase re-read)"),
+      cl::value_desc("n"), cl::init(sinter::codegen::CudaOptions().rowSlots),
+      cl::cat(category));
   cl::list<std::string> matmulEpilogues(
       "matmul-epilogues",
       cl::desc("The matmul epilogues fusion may use, comma-separated: a "

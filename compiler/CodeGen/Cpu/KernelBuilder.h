@@ -170,6 +170,10 @@ private:
       const DenseMap<Value, Value> &totals,
       llvm::function_ref<Value(Operation *, unsigned)> read,
       const DenseMap<Operation *, Value> &tables);
+  /// A row or column kernel's elementwise results of `phase` (the space's
+  /// shape) at the element cudaIndex holds, from `scalar`; in phase 0 also
+  /// the inputs the kernel yields as they are.
+  void storeElementwise(int phase, DenseMap<Value, Value> &scalar);
   /// `store()` where `valid` holds (always when it is null).
   void storeIf(Value valid, llvm::function_ref<void()> store);
   /// `acc` combined with `v` as `reduce` combines, where `valid` holds.

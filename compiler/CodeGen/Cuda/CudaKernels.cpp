@@ -326,6 +326,26 @@ LogicalResult KernelBuilder::storeRowResults(
   return success();
 }
 
+void KernelBuilder::storeElementwise(int phase,
+                                     DenseMap<Value, Value> &scalar) {
+  Location loc = src.op->getLoc();
+  Operation *yield = src.body->getTerminator();
+  SmallVector<Dim> identity = identityDims(space.size());
+  for (auto [j, v] : llvm::enumerate(yield->getOperands())) {
+    Operation *def = v.getDefiningOp();
+    if (readOfYield.count(j)) {
+      if (phase == 0)
+        cudaStore(b, loc, src.results[j], identity,
+                  cudaLoad(b, loc, reads[readOfYield[j]], elementOf(v)));
+      continue;
+    }
+    if (!def || isReduce(def) || shapeOf(v) != ArrayRef<int64_t>(space) ||
+        phaseOf.lookup(def) != phase)
+      continue;
+    cudaStore(b, loc, src.results[j], identity, scalar[v]);
+  }
+}
+
 void KernelBuilder::storeIf(Value valid, function_ref<void()> store) {
   Location loc = src.op->getLoc();
   if (!valid)
@@ -382,7 +402,6 @@ LogicalResult KernelBuilder::emitLanes(
 
 LogicalResult KernelBuilder::emitCudaRows() {
   Location loc = src.op->getLoc();
-  Operation *yield = src.body->getTerminator();
   RowSplit split = splitRows(space, isReductionDim);
   const SmallVector<int64_t> &elemDims = split.elemDims,
                              &rowSizes = split.rowSizes,
@@ -409,28 +428,7 @@ LogicalResult KernelBuilder::emitCudaRows() {
     return split.index(rowIndex, elemIndex, space.size());
   };
   auto read = [&](Operation *op, unsigned i) { return cudaRead(op, i); };
-  auto fullSpace = [&](Value v) {
-    return shapeOf(v) == ArrayRef<int64_t>(space);
-  };
-  SmallVector<Dim> identity = identityDims(space.size());
 
-  // The elementwise results of `phase` at the element `cudaIndex` holds,
-  // from `scalar`, and in phase 0 the inputs yielded as they are.
-  auto storePhase = [&](int phase, DenseMap<Value, Value> &scalar) {
-    for (auto [j, v] : llvm::enumerate(yield->getOperands())) {
-      Operation *def = v.getDefiningOp();
-      if (readOfYield.count(j)) {
-        if (phase == 0)
-          cudaStore(b, loc, src.results[j], identity,
-                    cudaLoad(b, loc, reads[readOfYield[j]], elementOf(v)));
-        continue;
-      }
-      if (!def || isReduce(def) || !fullSpace(v) ||
-          phaseOf.lookup(def) != phase)
-        continue;
-      cudaStore(b, loc, src.results[j], identity, scalar[v]);
-    }
-  };
   // A row of at most cudaRowSlots x cudaBlock elements is kept: a thread's
   // elements tid + k * threads for k < slots (its slots) are each computed
   // once, in the phase that first needs them, and kept (registers:
@@ -519,7 +517,7 @@ LogicalResult KernelBuilder::emitCudaRows() {
               [&](Operation *op) { return phaseOf.lookup(op) == phase; },
               slotRead, *tables, own.scalar)))
         return failure();
-      storeIf(own.valid, [&] { storePhase(phase, own.scalar); });
+      storeIf(own.valid, [&] { storeElementwise(phase, own.scalar); });
       for (auto [k, op] : llvm::enumerate(reduces))
         partials[k] = accumulateIf(own.valid, op, partials[k],
                                    own.scalar[op->getResult(0)]);
@@ -544,7 +542,7 @@ LogicalResult KernelBuilder::emitCudaRows() {
               totals, *tables,
               // Elementwise results of this phase go out as computed.
               [&](DenseMap<Value, Value> &scalar) {
-                storePhase(phase, scalar);
+                storeElementwise(phase, scalar);
               },
               reduces, acc)))
         return failure();
@@ -598,7 +596,6 @@ bool KernelBuilder::columnsFit() {
 
 LogicalResult KernelBuilder::emitCudaColumns() {
   Location loc = src.op->getLoc();
-  Operation *yield = src.body->getTerminator();
   RowSplit split = splitRows(space, isReductionDim);
   const SmallVector<int64_t> &elemDims = split.elemDims,
                              &rowSizes = split.rowSizes,
@@ -653,10 +650,6 @@ LogicalResult KernelBuilder::emitCudaColumns() {
     return split.index(rowIndex, elemIndex, space.size());
   };
   auto read = [&](Operation *op, unsigned i) { return cudaRead(op, i); };
-  auto fullSpace = [&](Value v) {
-    return shapeOf(v) == ArrayRef<int64_t>(space);
-  };
-  SmallVector<Dim> identity = identityDims(space.size());
   SmallVector<Value> inits;
   for (Operation *op : reduces)
     inits.push_back(fconst(b, loc, f32, isa<ReduceSumOp>(op) ? 0.0 : -INFINITY));
@@ -684,18 +677,9 @@ LogicalResult KernelBuilder::emitCudaColumns() {
       OpBuilder::InsertionGuard body(b);
       b.setInsertionPointToStart(loop.getBody());
       SmallVector<Value> acc(loop.getRegionIterArgs());
+      // (One phase: every elementwise result is phase 0's.)
       auto store = [&](DenseMap<Value, Value> &scalar) {
-        for (auto [j, v] : llvm::enumerate(yield->getOperands())) {
-          Operation *def = v.getDefiningOp();
-          if (readOfYield.count(j)) {
-            cudaStore(b, loc, src.results[j], identity,
-                      cudaLoad(b, loc, reads[readOfYield[j]], elementOf(v)));
-            continue;
-          }
-          if (!def || isReduce(def) || !fullSpace(v))
-            continue;
-          cudaStore(b, loc, src.results[j], identity, scalar[v]);
-        }
+        storeElementwise(0, scalar);
       };
       DenseMap<Value, Value> noTotals;
       if (failed(emitLanes(loop.getInductionVar(), down, lanes, elems,
