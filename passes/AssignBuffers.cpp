@@ -346,11 +346,15 @@ LogicalResult ProgramBuilder::lowerMatmulRegion(FusionOp fusion) {
       continue;
     }
     if (auto g = dyn_cast<GeluGradOp>(op)) {
-      if (g.getApproximate() != "tanh" || !outer(g.getOperand()))
+      // Under mixed precision the aux is a half input, widened here.
+      Value at = g.getOperand();
+      if (auto widen = at.getDefiningOp<CastOp>())
+        at = widen.getOperand();
+      if (g.getApproximate() != "tanh" || !outer(at))
         return g.emitOpError("is not a matmul epilogue the library applies: "
                              "DGELU is the tanh form, at a kernel input");
       activation = abi::activationName(abi::MatmulStep::dgelu_tanh);
-      auxInput = outer(g.getOperand());
+      auxInput = outer(at);
       continue;
     }
     if (auto r = dyn_cast<ReduceSumOp>(op)) {
@@ -361,6 +365,12 @@ LogicalResult ProgramBuilder::lowerMatmulRegion(FusionOp fusion) {
   }
   if (!mm || !outer(mm.getLhs()) || !outer(mm.getRhs()))
     return fusion.emitOpError("matmul region without a matmul of its inputs");
+  // Under mixed precision GELU_AUX writes the activation's input rounded to
+  // half: the cast of it the region exports.
+  if (auxInner)
+    for (Operation *user : auxInner.getUsers())
+      if (isa<CastOp>(user) && user->getBlock() == &body)
+        auxInner = user->getResult(0);
   // A vector [N] of `v`'s bytes, as the library wants a bias (or its
   // gradient); the view itself when `v` already is one.
   auto vectorView = [&](Value v) {

@@ -659,6 +659,7 @@ void KernelGrouper::run() {
       continue;
     case OpClass::Library: {
       int id = newGroup(op, Group::Library, {});
+      groups[id].last = op;
       reason[op] = llvm::formatv("k{0}: matmul library call ({1})", id,
                                  target.matmulLibrary);
       continue;

@@ -7,8 +7,11 @@
 // an activation the target's library has; and, where the target asks
 // (cuBLASLt), the tanh GELU's training forms: a GELU whose input the
 // backward pass also reads (GELU_AUX), gelu_grad of a bare product (DGELU)
-// and the sum of its rows, a bias gradient (DGELU_BGRAD). Each form's
-// conditions are stated where it is matched.
+// and the sum of its rows, a bias gradient (DGELU_BGRAD). Under mixed
+// precision the library computes in f32 and rounds once to half: a linear
+// layer's sum, its GELU and the GELU's input kept for the backward pass
+// (the aux matrix, rounded too); the derivative of a product at that aux.
+// Each form's conditions are stated where it is matched.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,14 +30,74 @@ static Type halfOperandsOf(const Group &g) {
   return cast<RankedTensorType>(mm.getLhs().getType()).getElementType();
 }
 
-/// Whether `add` is a bias epilogue for `v`, the last value of a matmul
-/// group `g` that has grown no further than a scale: the other operand is
-/// one value per output column. Under mixed precision the bias is a half
+/// The cast that rounds `v` to `half`, when that is `v`'s one reader.
+static CastOp roundingOf(Value v, Type half) {
+  if (!v.hasOneUse())
+    return {};
+  auto round = dyn_cast<CastOp>(*v.getUsers().begin());
+  if (!round || round.getType().getElementType() != half)
+    return {};
+  return round;
+}
+
+/// The tanh GELU a linear layer's f32 sum `q` goes on to unrounded under
+/// mixed precision (MixedPrecision.cpp, gelu-epilogues), when the library
+/// can apply it: the GELU's result is rounded to half by its one reader,
+/// and `q`'s only other reader, in a training step, is its own rounding
+/// to half, the aux matrix the GELU's gradient reads (`aux`, null when
+/// there is none). Null when `q` is not such a sum.
+static GeluOp halfGeluOf(Value q, Type half, const FusionTarget &target,
+                         CastOp &aux) {
+  GeluOp gelu;
+  aux = {};
+  for (Operation *user : q.getUsers()) {
+    if (auto g = dyn_cast<GeluOp>(user); g && !gelu)
+      gelu = g;
+    else if (auto c = dyn_cast<CastOp>(user);
+             c && !aux && c.getType().getElementType() == half)
+      aux = c;
+    else
+      return {};
+  }
+  if (!gelu || gelu.getApproximate() != "tanh" ||
+      !roundingOf(gelu.getResult(), half) ||
+      !(aux ? target.geluAuxEpilogue : target.geluTanhEpilogue))
+    return {};
+  return gelu;
+}
+
+/// Whether cuBLASLt's aux and bias-gradient forms fit the product `v` of a
+/// matmul group `g`: one matrix once the batch is folded into rows (a
+/// rank-2 rhs and an lhs not transposed), as the bias gradient sums every
+/// row; a row length that is a multiple of 8, the leading dimension
+/// cuBLASLt wants of an aux matrix (CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD);
+/// and f32 throughout, or half operands whose f32 sum the library rounds
+/// to half after the epilogue (out and aux in half).
+static bool auxFits(Value v, const Group &g) {
+  auto mm = dyn_cast<MatmulOp>(g.members.front());
+  if (!mm || mm.getTransposeLhs() ||
+      cast<RankedTensorType>(mm.getRhs().getType()).getRank() != 2)
+    return false;
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getShape().back() % 8 != 0)
+    return false;
+  if (halfOperandsOf(g))
+    return true;
+  return !mm.getF32Result() && type.getElementType().isF32() &&
+         cast<RankedTensorType>(mm.getLhs().getType())
+             .getElementType()
+             .isF32();
+}
+
+/// Whether `add` is a bias epilogue for `v`, the value of a matmul group
+/// `g` that has grown no further than a scale: the other operand is one
+/// value per output column. Under mixed precision the bias is a half
 /// value widened (`widened`, in this group by then, or about to join it)
 /// and the sum is rounded back to half by its one reader, so that the
-/// library reads a half bias and writes a half out (MixedPrecision.cpp).
+/// library reads a half bias and writes a half out (MixedPrecision.cpp);
+/// or the sum goes on to a tanh GELU the library applies (halfGeluOf).
 static bool isBiasEpilogue(AddOp add, Value v, const Group &g,
-                           Operation *&widened) {
+                           const FusionTarget &target, Operation *&widened) {
   Value other = add.getLhs() == v ? add.getRhs() : add.getLhs();
   ArrayRef<int64_t> bias = shapeOf(other), out = shapeOf(v);
   if (g.epilogue >= 2 || other == v || bias.empty() ||
@@ -48,34 +111,15 @@ static bool isBiasEpilogue(AddOp add, Value v, const Group &g,
   auto widen = other.getDefiningOp<CastOp>();
   if (!widen || !other.hasOneUse() ||
       cast<RankedTensorType>(widen.getOperand().getType()).getElementType() !=
-          half ||
-      !add.getResult().hasOneUse())
+          half)
     return false;
-  auto round = dyn_cast<CastOp>(*add.getResult().getUsers().begin());
-  if (!round || round.getType().getElementType() != half)
+  CastOp aux;
+  if (!roundingOf(add.getResult(), half) &&
+      (!halfGeluOf(add.getResult(), half, target, aux) ||
+       (aux && !auxFits(add.getResult(), g))))
     return false;
   widened = widen;
   return true;
-}
-
-/// Whether cuBLASLt's aux and bias-gradient forms fit the product `v` of a
-/// matmul group `g`: f32 throughout (under mixed precision the IR rounds
-/// the product before the activation, where the library would not); one
-/// matrix once the batch is folded into rows (a rank-2 rhs and an lhs not
-/// transposed), as the bias gradient sums every row; and a row length
-/// that is a multiple of 8, the leading dimension cuBLASLt wants of an
-/// aux matrix (CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD).
-static bool auxFits(Value v, const Group &g) {
-  auto mm = dyn_cast<MatmulOp>(g.members.front());
-  if (!mm || mm.getF32Result() || mm.getTransposeLhs() ||
-      cast<RankedTensorType>(mm.getRhs().getType()).getRank() != 2)
-    return false;
-  auto type = cast<RankedTensorType>(v.getType());
-  return type.getElementType().isF32() &&
-         cast<RankedTensorType>(mm.getLhs().getType())
-             .getElementType()
-             .isF32() &&
-         type.getShape().back() % 8 == 0;
 }
 
 // (KernelGrouper.h)
@@ -104,40 +148,51 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
       cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
   if (!resultType.isF32() && !isa<CastOp>(op))
     return -1;
-  // The group whose value `v` is, when `op` may be its epilogue: the last
-  // op of a matmul group (before the widening of the bias `op` adds, if
-  // that joined), read by nothing else: the library writes the epilogue's
-  // result instead of the matmul's. -1 when `v` is a value of some other
-  // group's, or of a matmul group's that is read elsewhere too; -2 when it
-  // is no group's, or is the widened bias itself.
+  // The group whose value `v` is, when `op` may be its epilogue: the value
+  // the library writes as it stands (Group::last), read by nothing else
+  // unless `shared`: the library writes the epilogue's result instead.
+  // -1 when `v` is a value of some other group's, or of a matmul group's
+  // that is read elsewhere too; -2 when it is no group's, or a side value
+  // of a matmul group's (a widened bias or aux, the aux matrix).
   auto libraryOf = [&](Value v, bool shared = false) -> int {
     Operation *def = v.getDefiningOp();
     auto it = def ? groupOf.find(def) : groupOf.end();
     if (it == groupOf.end())
       return -2;
     Group &g = groups[it->second];
-    ArrayRef<Operation *> members = g.members;
-    bool biasLast = members.size() >= 2 && isa<CastOp>(members.back()) &&
-                    members.back()->getResult(0).hasOneUse() &&
-                    *members.back()->getResult(0).user_begin() == op;
-    if (g.kind == Group::Library && biasLast && def == members.back())
+    if (g.kind == Group::Library && def != g.last && isa<CastOp>(def))
       return -2;
     if (g.kind != Group::Library || (!shared && !v.hasOneUse()) ||
-        def != members[members.size() - (biasLast ? 2 : 1)])
+        def != g.last)
       return -1;
     return g.id;
+  };
+  auto halfName = [](Type half) {
+    return std::string(isa<BFloat16Type>(half) ? "bf16" : "f16");
   };
   // cuBLASLt's training forms of the tanh GELU (FusionTarget).
   if (auto grad = dyn_cast<GeluGradOp>(op)) {
     // DGELU: the derivative applied to a bare product, taken at a value
-    // the library reads (the forward pass's activation input).
+    // the library reads (the forward pass's activation input). Under mixed
+    // precision the product is the f32 sum of half operands, the value the
+    // half aux widened (joined already), and the result is rounded to half
+    // by its one reader.
     int id = libraryOf(grad.getGrad());
     if (!target.dgeluEpilogue || grad.getApproximate() != "tanh" || id < 0 ||
-        groups[id].epilogue != 0 || groups[id].members.size() != 1 ||
-        !auxFits(grad.getGrad(), groups[id]))
+        groups[id].epilogue != 0 || !auxFits(grad.getGrad(), groups[id]))
       return -1;
+    Group &g = groups[id];
+    if (Type half = halfOperandsOf(g)) {
+      if (g.members.size() != 2 ||
+          g.members.back() != grad.getOperand().getDefiningOp() ||
+          !roundingOf(grad.getResult(), half))
+        return -1;
+    } else if (g.members.size() != 1) {
+      return -1;
+    }
     what = "gelu's derivative at its input, which the library reads (DGELU)";
-    groups[id].epilogue = 5;
+    g.epilogue = 5;
+    g.last = op;
     return id;
   }
   if (isa<ReduceSumOp>(op)) {
@@ -157,33 +212,73 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
       gelu && gelu.getApproximate() == "tanh" && target.geluAuxEpilogue &&
       !gelu.getOperand().hasOneUse()) {
     // GELU_AUX: the backward pass reads the activation's input, which the
-    // library writes too.
+    // library writes too: under mixed precision, that input rounded to
+    // half (joined already), and the activation rounded by its one reader.
     int id = libraryOf(gelu.getOperand(), /*shared=*/true);
     if (id < 0 || groups[id].epilogue >= 3 ||
         !auxFits(gelu.getOperand(), groups[id]))
       return -1;
+    Group &g = groups[id];
+    if (Type half = halfOperandsOf(g)) {
+      CastOp aux;
+      if (!halfGeluOf(gelu.getOperand(), half, target, aux) || !aux ||
+          !groupOf.count(aux) || groupOf[aux] != id)
+        return -1;
+    }
     what = "activation, its input written too for the backward pass "
            "(GELU_AUX)";
-    groups[id].epilogue = 3;
+    g.epilogue = 3;
+    g.last = op;
     return id;
+  }
+  if (auto round = dyn_cast<CastOp>(op); round && target.biasEpilogue) {
+    // GELU_AUX under mixed precision: the sum rounded to half for the
+    // GELU's gradient, before the GELU joins (halfGeluOf).
+    Value q = round.getOperand();
+    if (int id = libraryOf(q, /*shared=*/true); id >= 0) {
+      Group &g = groups[id];
+      Type half = halfOperandsOf(g);
+      CastOp aux;
+      if (half && g.epilogue == 2 && resultType == half &&
+          halfGeluOf(q, half, target, aux) && aux == round &&
+          auxFits(q, g)) {
+        what = "its sum rounded to " + halfName(half) +
+               ", the aux matrix, for the backward pass (GELU_AUX)";
+        return id;
+      }
+    }
   }
   if (auto widen = dyn_cast<CastOp>(op);
       widen && widen.getResult().hasOneUse() && target.biasEpilogue) {
+    Operation *user = *widen.getResult().getUsers().begin();
+    Type from =
+        cast<RankedTensorType>(widen.getOperand().getType()).getElementType();
     // A half bias widened for the add that follows (isBiasEpilogue): the
     // library reads the half values.
-    if (auto add = dyn_cast<AddOp>(*widen.getResult().getUsers().begin())) {
+    if (auto add = dyn_cast<AddOp>(user)) {
       Value v = add.getLhs() == widen.getResult() ? add.getRhs() : add.getLhs();
       Operation *widened;
       if (int id = libraryOf(v);
-          id >= 0 && isBiasEpilogue(add, v, groups[id], widened) &&
+          id >= 0 && isBiasEpilogue(add, v, groups[id], target, widened) &&
           widened == op) {
-        what = "its bias, read as " +
-               std::string(isa<BFloat16Type>(widen.getOperand()
-                                                  .getType()
-                                                  .getElementType())
-                               ? "bf16"
-                               : "f16");
+        what = "its bias, read as " + halfName(from);
         return id;
+      }
+    }
+    // DGELU under mixed precision: the half aux widened for the derivative
+    // that follows; the library reads the half values.
+    if (auto grad = dyn_cast<GeluGradOp>(user);
+        grad && grad.getOperand() == widen.getResult() &&
+        target.dgeluEpilogue && grad.getApproximate() == "tanh") {
+      if (int id = libraryOf(grad.getGrad()); id >= 0) {
+        Group &g = groups[id];
+        Type half = halfOperandsOf(g);
+        if (half && from == half && g.epilogue == 0 &&
+            g.members.size() == 1 && auxFits(grad.getGrad(), g) &&
+            roundingOf(grad.getResult(), half)) {
+          what = "gelu's derivative's aux, read as " + halfName(half);
+          return id;
+        }
       }
     }
   }
@@ -197,14 +292,20 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
     Group &g = groups[id];
     Value other = op->getNumOperands() == 2 ? op->getOperand(1 - i) : Value();
     if (isa<CastOp>(op)) {
-      // The one rounding of a linear layer's f32 sum and bias under mixed
-      // precision: the library writes its out in the operands' type.
+      // The one rounding of a linear layer's f32 sum and bias (and GELU),
+      // or of gelu's derivative of a product, under mixed precision: the
+      // library writes its out in the operands' type.
       Type half = halfOperandsOf(g);
-      if (!half || g.epilogue != 2 || resultType != half)
+      if (!half || resultType != half)
         return -1;
-      what = "rounding to " + std::string(isa<BFloat16Type>(half) ? "bf16"
-                                                                   : "f16");
-      g.epilogue = 4;
+      if (g.epilogue == 2 || g.epilogue == 3)
+        g.epilogue = 4;
+      else if (g.epilogue == 5)
+        g.epilogue = 7;
+      else
+        return -1;
+      what = "rounding to " + halfName(half);
+      g.last = op;
       return g.id;
     }
     if (isa<MulOp>(op) && g.epilogue < 1 && target.scaleEpilogue) {
@@ -213,17 +314,20 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
         return -1;
       what = "scale";
       g.epilogue = 1;
+      g.last = op;
       return g.id;
     }
     Operation *widened;
-    if (auto add = dyn_cast<AddOp>(op); add && target.biasEpilogue &&
-                                        isBiasEpilogue(add, v, g, widened)) {
+    if (auto add = dyn_cast<AddOp>(op);
+        add && target.biasEpilogue &&
+        isBiasEpilogue(add, v, g, target, widened)) {
       // Under mixed precision the bias's widening joined the group first.
       auto joined = widened ? groupOf.find(widened) : groupOf.end();
       if (widened && (joined == groupOf.end() || joined->second != g.id))
         return -1;
       what = "bias";
       g.epilogue = 2;
+      g.last = op;
       return g.id;
     }
     auto gelu = dyn_cast<GeluOp>(op);
@@ -232,13 +336,18 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
                        : gelu && (gelu.getApproximate() == "tanh"
                                       ? target.geluTanhEpilogue
                                       : target.geluErfEpilogue);
+    // Under mixed precision an activation applies to the f32 sum only
+    // when its result is rounded to half next (halfGeluOf).
+    if (Type half = halfOperandsOf(g);
+        half && !roundingOf(op->getResult(0), half))
+      applies = false;
     if (applies && g.epilogue < 3) {
       what = "activation";
       g.epilogue = 3;
+      g.last = op;
       return g.id;
     }
     return -1;
   }
   return -1;
 }
-

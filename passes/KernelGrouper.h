@@ -67,8 +67,14 @@ struct Group {
   /// For Library groups: how far the matmul's epilogue has grown
   /// (0 none, 1 scaled, 2 bias added, 3 activation applied, 4 the f32
   /// result of half operands rounded to their type, 5 gelu's derivative
-  /// applied (DGELU), 6 and its bias gradient summed (BGRAD)).
+  /// applied (DGELU), 6 and its bias gradient summed (BGRAD), 7 or that
+  /// derivative rounded to half).
   int epilogue = 0;
+  /// For Library groups: the member whose result is the value the library
+  /// writes as it stands (the matmul, then each epilogue that takes it
+  /// further). The other members are side values: a half bias or aux
+  /// matrix widened for the op that reads it, the aux matrix rounded.
+  mlir::Operation *last = nullptr;
 };
 
 /// What the target's kernels and matmul library do (FuseKernelsPass's

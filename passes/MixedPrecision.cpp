@@ -28,6 +28,14 @@
 // Fusion makes the four a single library call with a bf16 bias and a bf16
 // out (passes/FuseKernels.cpp).
 //
+// With `gelu-epilogues` (a target whose matmul library applies the tanh
+// GELU and writes its input for the backward pass: cuBLASLt), a linear
+// layer whose one reader is a tanh GELU is not rounded after the bias: the
+// GELU reads the f32 sum %q, and its result is rounded where a matmul
+// reads it, as GELU_AUX_BIAS computes under bf16 (measured on an H200,
+// docs/Cuda.md). Its gradient is taken at %q rounded to half, the aux
+// matrix the library writes (GeluOp's gradient rule).
+//
 // Every other op keeps computing in f32: the statistics of layer_norm and
 // softmax, the loss, the global norm and the optimizer, and the parameters
 // (the master weights) themselves. Autodiff turns the casts into their
@@ -94,6 +102,14 @@ public:
   }
 
 private:
+  /// Whether `add`'s sum goes on to the library's GELU epilogue unrounded.
+  bool roundsAfterGelu(sgraph::AddOp add) const {
+    if (!geluEpilogues || !add.getResult().hasOneUse())
+      return false;
+    auto gelu = dyn_cast<sgraph::GeluOp>(*add.getResult().getUsers().begin());
+    return gelu && gelu.getApproximate() == "tanh";
+  }
+
   /// The add that puts a bias on `mm`'s result, when that is its only use:
   /// the other operand is one value per output column ([N], or [1.., N]) of
   /// the result's own type.
@@ -117,7 +133,7 @@ private:
     return add;
   }
 
-  static void rewrite(sgraph::MatmulOp op, Type half) {
+  void rewrite(sgraph::MatmulOp op, Type half) {
     auto wide = [](Value v) {
       Type t = cast<RankedTensorType>(v.getType()).getElementType();
       return t.isF32() || t.isF64();
@@ -152,6 +168,8 @@ private:
         sum = castTo(sum, wideType.getElementType());
       op.getResult().replaceAllUsesWith(sum);
       op.erase();
+      if (roundsAfterGelu(add))
+        return;
       b.setInsertionPointAfter(add);
       Value rounded = castTo(add.getResult(), half);
       Value widened = castTo(rounded, wideType.getElementType());

@@ -74,6 +74,11 @@ def MixedPrecisionPass : Pass<"sinter-mixed-precision", "mlir::ModuleOp"> {
     Option<"precision", "precision", "std::string", /*default=*/"\"\"",
            "fp32, bf16_mixed or fp16_mixed; empty: the module's "
            "training.precision">,
+    Option<"geluEpilogues", "gelu-epilogues", "bool", /*default=*/"false",
+           "A linear layer whose one reader is a tanh GELU rounds after "
+           "the GELU, not before: the GELU reads the f32 sum and its "
+           "gradient the sum rounded to half, as cuBLASLt's GELU_AUX and "
+           "DGELU epilogues compute under bf16 (the CUDA target)">,
   ];
   let dependentDialects = ["sinter::sgraph::SGraphDialect"];
 }

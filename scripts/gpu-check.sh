@@ -89,6 +89,11 @@ prepare() {
     "tiny-tanh-grad|$dir/tiny-tanh.pbtxt --entry=forward_grad --seed=4"
     "tiny-tanh-step150|$dir/tiny-tanh.pbtxt --entry=train_step --step=150 --state=random --seed=1"
     "tiny-tanh-aux-grad|$dir/tiny-tanh.pbtxt --entry=forward_grad --seed=4 --sinterc-flag=--matmul-epilogues=bias,gelu_tanh,gelu_aux"
+    # The same forms under bf16 (GELU_AUX_BIAS and DGELU with bf16 out and
+    # aux, where the H200's cuBLASLt was measured to round): the flip band,
+    # as its tanh is not ours to the last bit.
+    "tiny-tanh-bf16-grad|$dir/tiny-tanh.pbtxt --precision=bf16_mixed --flip-band --entry=forward_grad --seed=4"
+    "tiny-tanh-bf16-step150|$dir/tiny-tanh.pbtxt --precision=bf16_mixed --flip-band --entry=train_step --step=150 --state=random --seed=1"
     "chargpt-small-grad|$dir/chargpt-small.pbtxt --batch-size=4 --entry=forward_grad"
     "chargpt-small-step50|$dir/chargpt-small.pbtxt --batch-size=4 --entry=train_step --step=50 --params=init"
     "chargpt-long-grad|$dir/chargpt-long.pbtxt --batch-size=1 --entry=forward_grad"

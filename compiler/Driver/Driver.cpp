@@ -315,6 +315,11 @@ LogicalResult Compilation::training(TimingScope &timing) {
     training.evalStep = true;
     // The binary's trainer sets the peak learning rate at run time.
     training.runtimeLr = options.runtimeLr.value_or(goal() == Phase::Binary);
+    // The GELU's rounding where the target's matmul library applies it.
+    std::vector<std::string> epilogues =
+        options.matmulEpilogues.value_or(target.matmulEpilogues());
+    training.geluEpilogues = llvm::is_contained(epilogues, "gelu_tanh") &&
+                             llvm::is_contained(epilogues, "gelu_aux");
     buildTrainingPipeline(pm, training);
   });
 }

@@ -128,12 +128,16 @@ LogicalResult ProgramRun::matmul(sched::MatmulOp op) {
   }
   std::optional<sabi::MatmulStep::Activation> activation =
       sabi::parseActivation(op.getActivation().str());
-  // GELU_AUX: the activation's input, written too (f32: aux forms are
-  // never half).
+  // GELU_AUX: the activation's input, written too, in out's type (under
+  // mixed precision rounded once from the f32 sum, as out).
   if (Value aux = op.getAux();
-      aux && activation == sabi::MatmulStep::gelu_tanh)
-    if (failed(store(aux, out, op)))
+      aux && activation == sabi::MatmulStep::gelu_tanh) {
+    Tensor written = zerosOf(type);
+    for (int64_t k = 0, e = out.numElements(); k < e; ++k)
+      written.f[k] = roundTo(written.kind, out.f[k]);
+    if (failed(store(aux, written, op)))
       return failure();
+  }
   switch (activation.value_or(sabi::MatmulStep::none)) {
   case sabi::MatmulStep::relu:
     each([](double v, int64_t) { return v > 0.0 ? v : 0.0; });

@@ -27,6 +27,11 @@ struct TrainingPipelineCLOptions
       *this, "runtime-lr",
       llvm::cl::desc("Give @train_step an lr argument (kind hyper)"),
       llvm::cl::init(false)};
+  Option<bool> geluEpilogues{
+      *this, "gelu-epilogues",
+      llvm::cl::desc("Round a linear layer's tanh GELU as cuBLASLt's GELU "
+                     "epilogues do (sinter-mixed-precision)"),
+      llvm::cl::init(false)};
 };
 } // namespace
 
@@ -70,7 +75,9 @@ void sinter::buildTrainingPipeline(OpPassManager &pm,
   // only the gradients: @forward_grad).
   // training.precision: @forward's matmuls in bf16 or f16, before autodiff
   // derives the backward graph from them.
-  pm.addPass(createMixedPrecisionPass());
+  MixedPrecisionPassOptions precision;
+  precision.geluEpilogues = options.geluEpilogues;
+  pm.addPass(createMixedPrecisionPass(precision));
   AutodiffPassOptions autodiff;
   autodiff.mode = options.gradientsOnly ? "gradients" : "train-step";
   autodiff.runtimeLr = options.runtimeLr && !options.gradientsOnly;
@@ -221,6 +228,7 @@ void sinter::registerSinterPipelines() {
         TrainingPipelineOptions options;
         options.evalStep = cl.evalStep;
         options.runtimeLr = cl.runtimeLr;
+        options.geluEpilogues = cl.geluEpilogues;
         buildTrainingPipeline(pm, options);
       });
   PassPipelineRegistration<EntryTargetCLOptions>(

@@ -42,6 +42,11 @@ struct TrainingPipelineOptions {
   /// Give @train_step an `lr` argument (kind hyper, default the model's
   /// lr) that sets the schedule's peak learning rate at run time.
   bool runtimeLr = false;
+  /// Under mixed precision, a linear layer followed by a tanh GELU rounds
+  /// after the GELU, as cuBLASLt's GELU epilogues do (the target's matmul
+  /// epilogues include gelu_tanh and gelu_aux; sinter-mixed-precision's
+  /// gelu-epilogues).
+  bool geluEpilogues = false;
 };
 
 /// Import -> Training: builds @train_step (and, when asked, @eval_step)

@@ -326,14 +326,76 @@ LogicalResult ErfOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
   return success();
 }
 
+/// The half type of a linear layer's sum `x` left unrounded for a GELU
+/// under mixed precision (MixedPrecision.cpp, gelu-epilogues): `x` adds a
+/// widened half bias to the f32 sum of a matmul's half operands (widened
+/// again in an f64 model). Null otherwise.
+static Type halfLinearSumOf(Value x) {
+  auto add = x.getDefiningOp<AddOp>();
+  if (!add)
+    return {};
+  for (Value v : {add.getLhs(), add.getRhs()}) {
+    if (auto widen = v.getDefiningOp<CastOp>())
+      v = widen.getOperand();
+    if (auto mm = v.getDefiningOp<MatmulOp>(); mm && mm.getF32Result())
+      return getElementTypeOrSelf(mm.getLhs().getType());
+  }
+  return {};
+}
+
+/// `g` as the f32 sum it rounds, when `g` widens a half matmul product that
+/// nothing else reads and nothing reads `g` yet: the matmul is made to
+/// write its f32 sum (`f32_result`) and `g` becomes an identity cast (or a
+/// widening to f64) that canonicalization folds. Null otherwise.
+static Value unroundProduct(Value g) {
+  auto widen = g.getDefiningOp<CastOp>();
+  if (!widen || !g.use_empty())
+    return {};
+  Value product = widen.getOperand();
+  auto mm = product.getDefiningOp<MatmulOp>();
+  if (!mm || mm.getF32Result() || !product.hasOneUse())
+    return {};
+  mm.setF32Result(true);
+  product.setType(cast<RankedTensorType>(product.getType())
+                      .clone(Float32Type::get(g.getContext())));
+  return g;
+}
+
 LogicalResult GeluOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
                                      ArrayRef<bool>,
                                      SmallVectorImpl<Value> &grads) {
   // One op, g * gelu'(x), so that a matmul library may apply it as the
   // epilogue of the matmul that produces g (cuBLASLt's DGELU); its scalar
   // form is in ScalarOps.cpp and the interpreter's OpKernels.cpp.
-  grads.assign({b.create<GeluGradOp>(getLoc(), gs[0], getOperand(),
-                                     getApproximateAttr())});
+  Value x = getOperand(), g = gs[0];
+  Type half = halfLinearSumOf(x);
+  if (!half) {
+    grads.assign(
+        {b.create<GeluGradOp>(getLoc(), g, x, getApproximateAttr())});
+    return success();
+  }
+  // A linear layer's unrounded sum under mixed precision, as cuBLASLt's
+  // GELU_AUX_BIAS and DGELU compute under bf16 (measured, docs/Cuda.md):
+  // the forward pass also writes the sum rounded to half (the aux matrix,
+  // right after the sum), and the derivative is taken there. When g is
+  // a half product, the derivative multiplies its f32 sum and the result
+  // is rounded to half once, as the library writes it; the f32 kernels
+  // after it (the bias gradient) read it widened.
+  auto wideType = cast<RankedTensorType>(x.getType());
+  Value aux;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfterValue(x);
+    aux = b.create<CastOp>(getLoc(), wideType.clone(half), x);
+  }
+  Value at = b.create<CastOp>(getLoc(), wideType, aux);
+  Value product = unroundProduct(g);
+  Value d = b.create<GeluGradOp>(getLoc(), product ? product : g, at,
+                                 getApproximateAttr());
+  if (product)
+    d = b.create<CastOp>(getLoc(), wideType,
+                         b.create<CastOp>(getLoc(), wideType.clone(half), d));
+  grads.assign({d});
   return success();
 }
 

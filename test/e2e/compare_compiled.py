@@ -458,10 +458,19 @@ def f64_truth(args, given, batch, work):
     inp = os.path.join(work, "in-f64.safetensors")
     write_safetensors(inp, wide)
     out = os.path.join(work, "ref-f64.safetensors")
-    run([args.sinterc, model64, *batch, *runtime_lr_flag(args),
+    run([args.sinterc, model64, *batch, *reference_flags(args),
+         *runtime_lr_flag(args),
          f"--run={args.entry}", f"--input={inp}", f"--output={out}"],
         "interpreter (f64)")
     return read_safetensors(out)[0]
+
+
+def reference_flags(args):
+    """The interpreter runs the training phase the binary was compiled
+    from: the target and its flags decide, under mixed precision, where a
+    linear layer's GELU rounds (its matmul library's epilogue,
+    docs/MixedPrecision.md)."""
+    return [f"--target={args.target}", *args.sinterc_flag]
 
 
 def runtime_lr_flag(args):
@@ -670,6 +679,7 @@ def main():
             inp_i = inp
         out_r = os.path.join(work, f"ref{i}.safetensors")
         _, dt = run([args.sinterc, args.model, *batch,
+                     *reference_flags(args),
                      *runtime_lr_flag(args), f"--run={args.entry}",
                      f"--input={inp_i}", f"--output={out_r}"], "interpreter")
         t_ref += dt
