@@ -395,8 +395,11 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc,
       : dd.epilogue == CUBLASLT_EPILOGUE_DGELU         ? " DGELU"
       : dd.epilogue == CUBLASLT_EPILOGUE_DGELU_BGRAD   ? " DGELU_BGRAD"
                                                        : "";
-  say("cublasLtMatmul S%d%s%s", idOf(stream), capturing ? " (captured)" : "",
-      epilogue);
+  const char *outType = ldd.type == CUDA_R_16BF ? "bf16"
+                        : ldd.type == CUDA_R_16F  ? "f16"
+                                                  : "f32";
+  say("cublasLtMatmul S%d%s%s, out %s", idOf(stream),
+      capturing ? " (captured)" : "", epilogue, outType);
   // The scalars and descriptors as they are now, as a launch would take
   // them.
   float al = *static_cast<const float *>(alpha),
