@@ -102,12 +102,20 @@ public:
   }
 
 private:
-  /// Whether `add`'s sum goes on to the library's GELU epilogue unrounded.
+  /// Whether `add`'s sum goes on to the library's GELU epilogue unrounded:
+  /// its one reader is a tanh GELU whose one reader is a matmul (which
+  /// reads it rounded to half), so that the library writes the GELU in
+  /// half. A GELU read otherwise (a dropout, a residual) keeps the rounding
+  /// after the bias, and the bias stays the library's epilogue.
   bool roundsAfterGelu(sgraph::AddOp add) const {
     if (!geluEpilogues || !add.getResult().hasOneUse())
       return false;
     auto gelu = dyn_cast<sgraph::GeluOp>(*add.getResult().getUsers().begin());
-    return gelu && gelu.getApproximate() == "tanh";
+    if (!gelu || gelu.getApproximate() != "tanh" ||
+        !gelu.getResult().hasOneUse())
+      return false;
+    Operation *reader = *gelu.getResult().getUsers().begin();
+    return isa<sgraph::MatmulOp, sgraph::CastOp>(reader);
   }
 
   /// The add that puts a bias on `mm`'s result, when that is its only use:

@@ -4,7 +4,8 @@
     random_models.py generate --count=N --seed=S --out-dir=DIR
     random_models.py check --count=N --seed=S --work-dir=DIR [--sinterc=PATH]
                      [--entries=train_step,forward_grad] [--only=I]
-                     [--shapes=plain|edge] [--target=cpu|cuda-host]
+                     [--shapes=plain|edge]
+                     [--target=cpu|cuda-host|cuda-fake --fake-cuda=LIB]
                      [--precision=fp32|bf16_mixed|fp16_mixed]
 
 `generate` writes DIR/rand-<seed>-<i>.pbtxt (docs/ModelFormat.md), each a
@@ -30,9 +31,15 @@ vocabularies and classes of 257 and 2053 (rows longer than a CUDA block's
 slots, --cuda-row-slots), positional tables longer than the context (their
 gradient is padded), batches up to 5. A CUDA-kernel bug that kept char-GPT's
 positional-embedding gradient wrong at batch 1 only is the kind this finds.
---target=cuda-host runs the CUDA target's kernels on the host; --precision
-compiles and interprets every model at that precision (compare_compiled.py's
-tolerances with --flip-band).
+--target=cuda-host runs the CUDA target's kernels on the host, with
+oneDNN's matmuls (so without cuBLASLt's GELU training forms);
+--target=cuda-fake runs the --target=cuda binary itself on the stand-in
+driver, cuBLASLt and NCCL (--fake-cuda, libsinter_fake_cuda.so;
+test/e2e/cuda-fake-numbers.test says what it computes), each model's
+kernels from its own cuda-host build: every epilogue the CUDA target has,
+the GELU forms under bf16 included. --precision compiles and interprets
+every model at that precision (compare_compiled.py's tolerances with
+--flip-band).
 
 Each file's header comment says what was drawn and what the check runs.
 
@@ -216,7 +223,12 @@ def main():
     ap.add_argument("--only", type=int, help="just model I")
     ap.add_argument("--shapes", choices=["plain", "edge"], default="plain")
     ap.add_argument("--target", default="cpu",
-                    help="compare_compiled.py's --target (cpu, cuda-host)")
+                    choices=["cpu", "cuda-host", "cuda-fake"],
+                    help="compare_compiled.py's --target (cpu, cuda-host), "
+                         "or cuda-fake: --target=cuda on the stand-in")
+    ap.add_argument("--fake-cuda",
+                    help="with --target=cuda-fake: the stand-in library "
+                         "(build/lib/libsinter_fake_cuda.so)")
     ap.add_argument("--precision", default="fp32",
                     choices=["fp32", "bf16_mixed", "fp16_mixed"])
     args = ap.parse_args()
@@ -224,6 +236,17 @@ def main():
     if not out:
         sys.exit("error: --out-dir (generate) or --work-dir (check) needed")
     os.makedirs(out, exist_ok=True)
+    if args.target == "cuda-fake":
+        if not args.fake_cuda or not os.path.isfile(args.fake_cuda):
+            sys.exit(f"error: --target=cuda-fake needs --fake-cuda=LIB, the "
+                     f"stand-in library (got {args.fake_cuda!r})")
+        # The stand-in answers for cuBLASLt and NCCL too, by their names.
+        libs = os.path.join(out, "fake-libs")
+        os.makedirs(libs, exist_ok=True)
+        for name in ("libcublasLt.so.13", "libnccl.so.2"):
+            link = os.path.join(libs, name)
+            if not os.path.lexists(link):
+                os.symlink(os.path.abspath(args.fake_cuda), link)
 
     which = [args.only] if args.only is not None else range(args.count)
     models = []
@@ -256,12 +279,40 @@ def main():
                 # by cuda-fake-numbers.test and the GPU check.
                 opts.append("--sinterc-flag=--matmul-epilogues="
                             "scale,bias,relu,gelu_tanh")
+            work = os.path.join(out, f"w{i}-{entry}")
+            target, env, prefix = args.target, None, ""
+            if args.target == "cuda-fake":
+                # The kernels' host versions, built with the same flags as
+                # the CUDA binary, so that they are the same kernels.
+                os.makedirs(work, exist_ok=True)
+                obj = os.path.join(work, "kernels.o")
+                lib = os.path.join(work, "kernels.so")
+                build = [args.sinterc, path, "--target=cuda-host",
+                         f"--entry={entry}", f"--batch-size={batch}",
+                         *([f"--precision={args.precision}"]
+                           if args.precision != "fp32" else []), "-o", obj]
+                b = subprocess.run(build, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True)
+                if b.returncode == 0:
+                    b = subprocess.run(["cc", "-shared", obj, "-o", lib],
+                                       stdout=subprocess.PIPE,
+                                       stderr=subprocess.STDOUT, text=True)
+                if b.returncode != 0:
+                    print("  " + b.stdout.strip().replace("\n", "\n  "))
+                    failures.append(" ".join(build))
+                    continue
+                target = "cuda"
+                env = dict(os.environ, SINTER_LIBCUDA=args.fake_cuda,
+                           SINTER_CUDA_LIBS=libs,
+                           SINTER_FAKE_CUDA_KERNELS=lib)
+                prefix = (f"SINTER_LIBCUDA={args.fake_cuda} "
+                          f"SINTER_CUDA_LIBS={libs} "
+                          f"SINTER_FAKE_CUDA_KERNELS={lib} ")
             cmd = [sys.executable, os.path.join(HERE, "compare_compiled.py"),
                    path, f"--sinterc={args.sinterc}",
-                   f"--target={args.target}", *opts,
-                   f"--work-dir={os.path.join(out, f'w{i}-{entry}')}"]
+                   f"--target={target}", *opts, f"--work-dir={work}"]
             p = subprocess.run(cmd, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
+                               stderr=subprocess.STDOUT, text=True, env=env)
             lines = p.stdout.splitlines()
             if p.returncode == 0:
                 for ln in lines:
@@ -269,7 +320,7 @@ def main():
                         print("  " + ln)
             else:
                 print("\n".join("  " + ln for ln in lines))
-                failures.append(" ".join(cmd))
+                failures.append(prefix + " ".join(cmd))
     if failures:
         print(f"FAIL: {len(failures)} run(s); reproduce with:")
         for f in failures:
