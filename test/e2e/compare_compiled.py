@@ -468,7 +468,16 @@ def f64_truth(args, given, batch, work):
     model64 = os.path.join(work, "model-f64.pbtxt")
     with open(model64, "w") as f:
         f.write(text)
-    wide = {n: (v.astype(np.float64) if v.dtype == np.float32 else v)
+    # Every f32 argument becomes f64, except those the f64 model keeps in
+    # f32 whatever its dtype (a step count kept as f32): read from its
+    # training-phase signature.
+    ir, _ = run([args.sinterc, model64, *batch, *reference_flags(args),
+                 *runtime_lr_flag(args), "--emit=training"],
+                "sinterc (the f64 model's signature)")
+    kept = set(re.findall(r'tensor<(?:[0-9]+x)*f32> \{sgraph\.[a-z_]+ = '
+                          r'"([^"]+)"', ir))
+    wide = {n: (v.astype(np.float64)
+                if v.dtype == np.float32 and n not in kept else v)
             for n, v in given.items()}
     inp = os.path.join(work, "in-f64.safetensors")
     write_safetensors(inp, wide)
