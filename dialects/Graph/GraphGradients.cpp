@@ -308,9 +308,20 @@ LogicalResult ReluOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
                                      ArrayRef<bool>,
                                      SmallVectorImpl<Value> &grads) {
   // g where x > 0, else 0 (the derivative at 0 is taken as 0, as PyTorch).
+  // x > 0 exactly where y = relu(x) > 0, so the mask is read from y: the
+  // backward pass keeps y anyway (the next layer's weight gradient reads
+  // it), x need not be kept, and a matmul library may apply the ReLU as
+  // its epilogue in a training step too. Under mixed precision x is a half
+  // value widened, half the bytes of the f32 y: the mask is read from x.
   GradBuilder gb(b, getLoc());
-  Value x = getOperand(), zero = gb.scalar(x, 0.0);
-  grads.assign({gb.select(gb.compare(x, zero, "gt"), gs[0], zero)});
+  Value x = getOperand(), at = getResult();
+  if (auto widen = x.getDefiningOp<CastOp>()) {
+    Type from = getElementTypeOrSelf(widen.getOperand().getType());
+    if (from.isBF16() || from.isF16())
+      at = x;
+  }
+  Value zero = gb.scalar(at, 0.0);
+  grads.assign({gb.select(gb.compare(at, zero, "gt"), gs[0], zero)});
   return success();
 }
 

@@ -146,3 +146,25 @@ func.func @forward(%x: tensor<2x4x6xf32> {sgraph.param = "x"}, %w: tensor<6xf32>
   %l = sgraph.reduce_sum %d axes = [0, 1, 2] : (tensor<2x4x4xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Tests that ReLU's mask is read from its result (y > 0 exactly where
+// x > 0), so its input need not be kept and a matmul library may apply
+// the ReLU in a training step; a ReLU of a half value widened reads the
+// mask from that (half the bytes).
+// CHECK-LABEL: func.func @forward_grad(
+// CHECK: %[[Y:.*]] = sgraph.relu %{{.*}} : tensor<2x3xf32>
+// CHECK: %[[W:.*]] = sgraph.cast %{{.*}} : tensor<2x3xbf16> to tensor<2x3xf32>
+// CHECK: sgraph.relu %[[W]]
+// CHECK: sgraph.compare %[[W]], %{{.*}} {direction = "gt"}
+// CHECK: sgraph.compare %[[Y]], %{{.*}} {direction = "gt"}
+func.func @forward(%w: tensor<3x3xf32> {sgraph.param = "w"}, %x: tensor<2x3xf32> {sgraph.input = "x"}) -> (tensor<f32> {sgraph.name = "loss"}) {
+  %p = sgraph.matmul %x, %w : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x3xf32>
+  %y = sgraph.relu %p : tensor<2x3xf32>
+  %h = sgraph.cast %y : tensor<2x3xf32> to tensor<2x3xbf16>
+  %hw = sgraph.cast %h : tensor<2x3xbf16> to tensor<2x3xf32>
+  %r = sgraph.relu %hw : tensor<2x3xf32>
+  %l = sgraph.reduce_sum %r axes = [0, 1] : (tensor<2x3xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
