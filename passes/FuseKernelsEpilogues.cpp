@@ -249,6 +249,29 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
     }
   }
   if (auto widen = dyn_cast<CastOp>(op);
+      widen && widen.getResult().hasOneUse() && target.reluEpilogue) {
+    // A ReLU after a linear layer's one rounding under mixed precision:
+    // ReLU commutes with rounding (relu(rn(q)) = rn(relu(q)), exactly), so
+    // the library applies it to the f32 sum and rounds once. The rounded
+    // sum widened for it, the ReLU and the rounding of its result (exact)
+    // join; the rounded sum is then no value of its own.
+    auto relu = dyn_cast<ReluOp>(*widen.getResult().getUsers().begin());
+    if (int id = relu ? libraryOf(widen.getOperand()) : -1; id >= 0) {
+      Group &g = groups[id];
+      Type half = halfOperandsOf(g);
+      if (half && g.epilogue == 4 &&
+          cast<RankedTensorType>(widen.getOperand().getType())
+                  .getElementType() == half &&
+          roundingOf(relu.getResult(), half)) {
+        what = "its result widened for a ReLU, which commutes with the "
+               "rounding";
+        g.epilogue = 8;
+        g.last = op;
+        return id;
+      }
+    }
+  }
+  if (auto widen = dyn_cast<CastOp>(op);
       widen && widen.getResult().hasOneUse() && target.biasEpilogue) {
     Operation *user = *widen.getResult().getUsers().begin();
     Type from =
@@ -298,7 +321,7 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
       Type half = halfOperandsOf(g);
       if (!half || resultType != half)
         return -1;
-      if (g.epilogue == 2 || g.epilogue == 3)
+      if (g.epilogue == 2 || g.epilogue == 3 || g.epilogue == 9)
         g.epilogue = 4;
       else if (g.epilogue == 5)
         g.epilogue = 7;
@@ -344,6 +367,12 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
     if (applies && g.epilogue < 3) {
       what = "activation";
       g.epilogue = 3;
+      g.last = op;
+      return g.id;
+    }
+    if (applies && isa<ReluOp>(op) && g.epilogue == 8) {
+      what = "activation, before the rounding";
+      g.epilogue = 9;
       g.last = op;
       return g.id;
     }

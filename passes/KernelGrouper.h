@@ -68,7 +68,8 @@ struct Group {
   /// (0 none, 1 scaled, 2 bias added, 3 activation applied, 4 the f32
   /// result of half operands rounded to their type, 5 gelu's derivative
   /// applied (DGELU), 6 and its bias gradient summed (BGRAD), 7 or that
-  /// derivative rounded to half).
+  /// derivative rounded to half, 8 a rounded result widened for a ReLU,
+  /// 9 that ReLU applied; its rounding makes it 4 again).
   int epilogue = 0;
   /// For Library groups: the member whose result is the value the library
   /// writes as it stands (the matmul, then each epilogue that takes it

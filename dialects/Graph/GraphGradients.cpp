@@ -312,13 +312,23 @@ LogicalResult ReluOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
   // backward pass keeps y anyway (the next layer's weight gradient reads
   // it), x need not be kept, and a matmul library may apply the ReLU as
   // its epilogue in a training step too. Under mixed precision x is a half
-  // value widened, half the bytes of the f32 y: the mask is read from x.
+  // value widened, half the bytes of the f32 y: the mask is read from y
+  // rounded to that half type where a matmul reads it so (exactly y: the
+  // ReLU of a half value), which the next layer's weight gradient keeps,
+  // else from x.
   GradBuilder gb(b, getLoc());
-  Value x = getOperand(), at = getResult();
+  Value x = getOperand(), y = getResult(), at = y;
   if (auto widen = x.getDefiningOp<CastOp>()) {
     Type from = getElementTypeOrSelf(widen.getOperand().getType());
-    if (from.isBF16() || from.isF16())
+    if (from.isBF16() || from.isF16()) {
       at = x;
+      for (Operation *user : y.getUsers())
+        if (auto round = dyn_cast<CastOp>(user);
+            round && getElementTypeOrSelf(round.getType()) == from) {
+          at = b.create<CastOp>(getLoc(), y.getType(), round.getResult());
+          break;
+        }
+    }
   }
   Value zero = gb.scalar(at, 0.0);
   grads.assign({gb.select(gb.compare(at, zero, "gt"), gs[0], zero)});

@@ -38,7 +38,10 @@
 // GRAD: sgraph.all_reduce %[[DB1]]
 
 // Fusion makes the matmul, the bias's widening, the add and the rounding
-// one library call.
+// one library call, and the ReLU after it too: it commutes with the
+// rounding, and its backward mask reads its (rounded) result, which the
+// next matmul reads anyway, so the rounded sum before it is no value of
+// its own.
 // FUSE-LABEL: func.func @train_step(
 // FUSE: sgraph.fusion "[[K:k[0-9]+]]" kind = "matmul"
 // FUSE-NEXT: ^bb0(
@@ -46,11 +49,14 @@
 // FUSE-NEXT: sgraph.cast {{.*}}"[[K]]: matmul epilogue (its bias, read as bf16) applied by the matmul library in the same call"
 // FUSE-NEXT: sgraph.add {{.*}}"[[K]]: matmul epilogue (bias) applied by the matmul library in the same call"
 // FUSE-NEXT: sgraph.cast {{.*}}"[[K]]: matmul epilogue (rounding to bf16) applied by the matmul library in the same call"
+// FUSE-NEXT: sgraph.cast {{.*}}"[[K]]: matmul epilogue (its result widened for a ReLU, which commutes with the rounding) applied
+// FUSE-NEXT: sgraph.relu {{.*}}"[[K]]: matmul epilogue (activation, before the rounding) applied
+// FUSE-NEXT: sgraph.cast {{.*}}"[[K]]: matmul epilogue (rounding to bf16) applied
 // FUSE-NEXT: sgraph.yield
 
-// The call reads the bf16 bias and writes the bf16 out.
+// The call reads the bf16 bias and writes the bf16 out, the ReLU applied.
 // SCHED-LABEL: @train_step
-// SCHED: sched.matmul %{{.*}}, %{{.*}} -> %{{.*}} bias(%{{.*}} : !sched.buffer<4xbf16>) {transpose_rhs} : !sched.buffer<2x3xbf16>, !sched.buffer<4x3xbf16> -> !sched.buffer<2x4xbf16>
+// SCHED: sched.matmul %{{.*}}, %{{.*}} -> %{{.*}} bias(%{{.*}} : !sched.buffer<4xbf16>) {activation = "relu", transpose_rhs} : !sched.buffer<2x3xbf16>, !sched.buffer<4x3xbf16> -> !sched.buffer<2x4xbf16>
 module attributes {sgraph.training = {batch_size = 2 : i64, seed = 1 : i64, precision = "bf16_mixed", optimizer = {kind = "sgd", lr = 1.0e-3 : f64}}} {
 func.func @forward(%w: tensor<4x3xf32> {sgraph.param = "fc.weight"}, %b: tensor<4xf32> {sgraph.param = "fc.bias"}, %head: tensor<5x4xf32> {sgraph.param = "head.weight"}, %x: tensor<2x3xf32> {sgraph.input = "x"}, %y: tensor<2xi64> {sgraph.input = "y"}) -> (tensor<f32> {sgraph.name = "loss"}) {
   %0 = sgraph.matmul %x, %w {transpose_rhs = true} : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
