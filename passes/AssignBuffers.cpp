@@ -297,6 +297,12 @@ LogicalResult ProgramBuilder::lowerMatmulRegion(FusionOp fusion) {
     auto arg = dyn_cast<BlockArgument>(inner);
     return arg ? fusion.getInputs()[arg.getArgNumber()] : Value();
   };
+  // Under mixed precision a bias or aux is a half input, widened in the
+  // region: the library reads the input.
+  auto unwidened = [](Value v) {
+    auto widen = v.getDefiningOp<CastOp>();
+    return widen ? widen.getOperand() : v;
+  };
   MatmulOp mm;
   double alpha = 1.0;
   Value bias;
@@ -324,9 +330,7 @@ LogicalResult ProgramBuilder::lowerMatmulRegion(FusionOp fusion) {
                         add.getLhs().getDefiningOp<CastOp>()
                     ? add.getLhs()
                     : add.getRhs();
-      // Under mixed precision the bias is a half input, widened here.
-      if (auto widen = v.getDefiningOp<CastOp>())
-        v = widen.getOperand();
+      v = unwidened(v);
       if (!isa<BlockArgument>(v))
         return add.emitOpError("matmul bias must be a kernel input");
       bias = outer(v);
@@ -346,10 +350,7 @@ LogicalResult ProgramBuilder::lowerMatmulRegion(FusionOp fusion) {
       continue;
     }
     if (auto g = dyn_cast<GeluGradOp>(op)) {
-      // Under mixed precision the aux is a half input, widened here.
-      Value at = g.getOperand();
-      if (auto widen = at.getDefiningOp<CastOp>())
-        at = widen.getOperand();
+      Value at = unwidened(g.getOperand());
       if (g.getApproximate() != "tanh" || !outer(at))
         return g.emitOpError("is not a matmul epilogue the library applies: "
                              "DGELU is the tanh form, at a kernel input");

@@ -249,36 +249,33 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
     }
   }
   if (auto widen = dyn_cast<CastOp>(op);
-      widen && widen.getResult().hasOneUse() && target.reluEpilogue) {
+      widen && widen.getResult().hasOneUse()) {
+    // A half value widened for the one op that reads it, which the library
+    // applies to the f32 values.
+    Operation *user = *widen.getResult().getUsers().begin();
+    Type from = getElementTypeOrSelf(widen.getOperand().getType());
     // A ReLU after a linear layer's one rounding under mixed precision:
     // ReLU commutes with rounding (relu(rn(q)) = rn(relu(q)), exactly), so
     // the library applies it to the f32 sum and rounds once. The rounded
     // sum widened for it, the ReLU and the rounding of its result (exact)
     // join; the rounded sum is then no value of its own.
-    auto relu = dyn_cast<ReluOp>(*widen.getResult().getUsers().begin());
-    if (int id = relu ? libraryOf(widen.getOperand()) : -1; id >= 0) {
-      Group &g = groups[id];
-      Type half = halfOperandsOf(g);
-      if (half && g.epilogue == 4 &&
-          cast<RankedTensorType>(widen.getOperand().getType())
-                  .getElementType() == half &&
-          roundingOf(relu.getResult(), half)) {
-        what = "its result widened for a ReLU, which commutes with the "
-               "rounding";
-        g.epilogue = 8;
-        g.last = op;
-        return id;
+    if (auto relu = dyn_cast<ReluOp>(user); relu && target.reluEpilogue) {
+      if (int id = libraryOf(widen.getOperand()); id >= 0) {
+        Group &g = groups[id];
+        Type half = halfOperandsOf(g);
+        if (half && g.epilogue == 4 && from == half &&
+            roundingOf(relu.getResult(), half)) {
+          what = "its result widened for a ReLU, which commutes with the "
+                 "rounding";
+          g.epilogue = 8;
+          g.last = op;
+          return id;
+        }
       }
     }
-  }
-  if (auto widen = dyn_cast<CastOp>(op);
-      widen && widen.getResult().hasOneUse() && target.biasEpilogue) {
-    Operation *user = *widen.getResult().getUsers().begin();
-    Type from =
-        cast<RankedTensorType>(widen.getOperand().getType()).getElementType();
     // A half bias widened for the add that follows (isBiasEpilogue): the
     // library reads the half values.
-    if (auto add = dyn_cast<AddOp>(user)) {
+    if (auto add = dyn_cast<AddOp>(user); add && target.biasEpilogue) {
       Value v = add.getLhs() == widen.getResult() ? add.getRhs() : add.getLhs();
       Operation *widened;
       if (int id = libraryOf(v);

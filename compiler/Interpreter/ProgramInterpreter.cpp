@@ -114,6 +114,13 @@ LogicalResult ProgramRun::matmul(sched::MatmulOp op) {
   matmulInto(*lhs, *rhs, op.getTransposeLhs(), op.getTransposeRhs(), out);
   double alpha = op.getAlpha().convertToDouble();
   int64_t n = outType.getShape().back();
+  // `out` rounded to the buffer's own type (half, or out's).
+  auto rounded = [&] {
+    Tensor r = zerosOf(type);
+    for (int64_t k = 0, e = out.numElements(); k < e; ++k)
+      r.f[k] = roundTo(r.kind, out.f[k]);
+    return r;
+  };
   auto each = [&](auto fn) {
     for (int64_t k = 0, e = out.numElements(); k < e; ++k)
       out.f[k] = roundTo(out.kind, fn(out.f[k], k % n));
@@ -131,13 +138,9 @@ LogicalResult ProgramRun::matmul(sched::MatmulOp op) {
   // GELU_AUX: the activation's input, written too, in out's type (under
   // mixed precision rounded once from the f32 sum, as out).
   if (Value aux = op.getAux();
-      aux && activation == sabi::MatmulStep::gelu_tanh) {
-    Tensor written = zerosOf(type);
-    for (int64_t k = 0, e = out.numElements(); k < e; ++k)
-      written.f[k] = roundTo(written.kind, out.f[k]);
-    if (failed(store(aux, written, op)))
+      aux && activation == sabi::MatmulStep::gelu_tanh)
+    if (failed(store(aux, rounded(), op)))
       return failure();
-  }
   switch (activation.value_or(sabi::MatmulStep::none)) {
   case sabi::MatmulStep::relu:
     each([](double v, int64_t) { return v > 0.0 ? v : 0.0; });
@@ -173,13 +176,7 @@ LogicalResult ProgramRun::matmul(sched::MatmulOp op) {
   default:
     break;
   }
-  if (half) {
-    Tensor rounded = zerosOf(type);
-    for (int64_t k = 0, e = out.numElements(); k < e; ++k)
-      rounded.f[k] = roundTo(rounded.kind, out.f[k]);
-    return store(op.getOut(), rounded, op);
-  }
-  return store(op.getOut(), out, op);
+  return store(op.getOut(), half ? rounded() : out, op);
 }
 
 LogicalResult ProgramRun::copyAsOneRank(Operation *op, Value input,

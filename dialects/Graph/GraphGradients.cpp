@@ -368,6 +368,14 @@ static Type halfLinearSumOf(Value x) {
 /// nothing else reads and nothing reads `g` yet: the matmul is made to
 /// write its f32 sum (`f32_result`) and `g` becomes an identity cast (or a
 /// widening to f64) that canonicalization folds. Null otherwise.
+/// Makes a matmul of half operands write its f32 sum (`f32_result`).
+static void writeF32Sum(MatmulOp mm) {
+  mm.setF32Result(true);
+  Value product = mm.getResult();
+  product.setType(cast<RankedTensorType>(product.getType())
+                      .clone(Float32Type::get(mm.getContext())));
+}
+
 static Value unroundProduct(Value g) {
   auto widen = g.getDefiningOp<CastOp>();
   if (!widen || !g.use_empty())
@@ -376,9 +384,7 @@ static Value unroundProduct(Value g) {
   auto mm = product.getDefiningOp<MatmulOp>();
   if (!mm || mm.getF32Result() || !product.hasOneUse())
     return {};
-  mm.setF32Result(true);
-  product.setType(cast<RankedTensorType>(product.getType())
-                      .clone(Float32Type::get(g.getContext())));
+  writeF32Sum(mm);
   return g;
 }
 
@@ -761,14 +767,10 @@ static Value widenUnreadProduct(Value g) {
   if (!mm || mm.getF32Result() || !g.use_empty() ||
       (reshape && !product.hasOneUse()))
     return {};
-  Type f32 = Float32Type::get(g.getContext());
-  auto widen = [&](Value v) {
-    v.setType(cast<RankedTensorType>(v.getType()).clone(f32));
-  };
-  mm.setF32Result(true);
-  widen(product);
+  writeF32Sum(mm);
   if (reshape)
-    widen(g);
+    g.setType(cast<RankedTensorType>(g.getType())
+                  .clone(Float32Type::get(g.getContext())));
   return g;
 }
 

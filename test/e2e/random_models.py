@@ -211,6 +211,26 @@ def make_model(seed, i, edge=False):
     return name + ".pbtxt", text, batch, step
 
 
+def host_kernels(args, path, entry, batch, work):
+    """--target=cuda-fake: the kernels' host versions as a shared library,
+    built with the same flags as the CUDA binary, so that they are the same
+    kernels. (library, "") or (None, the command that failed)."""
+    os.makedirs(work, exist_ok=True)
+    obj = os.path.join(work, "kernels.o")
+    lib = os.path.join(work, "kernels.so")
+    build = [args.sinterc, path, "--target=cuda-host", f"--entry={entry}",
+             f"--batch-size={batch}",
+             *([f"--precision={args.precision}"]
+               if args.precision != "fp32" else []), "-o", obj]
+    for cmd in (build, ["cc", "-shared", obj, "-o", lib]):
+        p = subprocess.run(cmd, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        if p.returncode != 0:
+            print("  " + p.stdout.strip().replace("\n", "\n  "))
+            return None, " ".join(cmd)
+    return lib, ""
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("mode", choices=["generate", "check"])
@@ -282,24 +302,9 @@ def main():
             work = os.path.join(out, f"w{i}-{entry}")
             target, env, prefix = args.target, None, ""
             if args.target == "cuda-fake":
-                # The kernels' host versions, built with the same flags as
-                # the CUDA binary, so that they are the same kernels.
-                os.makedirs(work, exist_ok=True)
-                obj = os.path.join(work, "kernels.o")
-                lib = os.path.join(work, "kernels.so")
-                build = [args.sinterc, path, "--target=cuda-host",
-                         f"--entry={entry}", f"--batch-size={batch}",
-                         *([f"--precision={args.precision}"]
-                           if args.precision != "fp32" else []), "-o", obj]
-                b = subprocess.run(build, stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, text=True)
-                if b.returncode == 0:
-                    b = subprocess.run(["cc", "-shared", obj, "-o", lib],
-                                       stdout=subprocess.PIPE,
-                                       stderr=subprocess.STDOUT, text=True)
-                if b.returncode != 0:
-                    print("  " + b.stdout.strip().replace("\n", "\n  "))
-                    failures.append(" ".join(build))
+                lib, failed = host_kernels(args, path, entry, batch, work)
+                if failed:
+                    failures.append(failed)
                     continue
                 target = "cuda"
                 env = dict(os.environ, SINTER_LIBCUDA=args.fake_cuda,
