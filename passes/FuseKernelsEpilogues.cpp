@@ -167,6 +167,14 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
       return -1;
     return g.id;
   };
+  // `op` takes group g's value a stage further (Group::epilogue), named
+  // `why` in the fusion report.
+  auto grow = [&](Group &g, int stage, std::string why) {
+    what = std::move(why);
+    g.epilogue = stage;
+    g.last = op;
+    return g.id;
+  };
   auto halfName = [](Type half) {
     return std::string(isa<BFloat16Type>(half) ? "bf16" : "f16");
   };
@@ -190,10 +198,9 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
     } else if (g.members.size() != 1) {
       return -1;
     }
-    what = "gelu's derivative at its input, which the library reads (DGELU)";
-    g.epilogue = 5;
-    g.last = op;
-    return id;
+    return grow(g, 5,
+                "gelu's derivative at its input, which the library reads "
+                "(DGELU)");
   }
   if (isa<ReduceSumOp>(op)) {
     // BGRAD: the sum of that derivative's rows, the bias gradient of the
@@ -225,11 +232,9 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
           !groupOf.count(aux) || groupOf[aux] != id)
         return -1;
     }
-    what = "activation, its input written too for the backward pass "
-           "(GELU_AUX)";
-    g.epilogue = 3;
-    g.last = op;
-    return id;
+    return grow(g, 3,
+                "activation, its input written too for the backward pass "
+                "(GELU_AUX)");
   }
   if (auto round = dyn_cast<CastOp>(op); round && target.biasEpilogue) {
     // GELU_AUX under mixed precision: the sum rounded to half for the
@@ -265,11 +270,9 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
         Type half = halfOperandsOf(g);
         if (half && g.epilogue == 4 && from == half &&
             roundingOf(relu.getResult(), half)) {
-          what = "its result widened for a ReLU, which commutes with the "
-                 "rounding";
-          g.epilogue = 8;
-          g.last = op;
-          return id;
+          return grow(g, 8,
+                      "its result widened for a ReLU, which commutes with "
+                      "the rounding");
         }
       }
     }
@@ -318,24 +321,17 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
       Type half = halfOperandsOf(g);
       if (!half || resultType != half)
         return -1;
-      if (g.epilogue == 2 || g.epilogue == 3 || g.epilogue == 9)
-        g.epilogue = 4;
-      else if (g.epilogue == 5)
-        g.epilogue = 7;
-      else
+      if (g.epilogue != 2 && g.epilogue != 3 && g.epilogue != 5 &&
+          g.epilogue != 9)
         return -1;
-      what = "rounding to " + halfName(half);
-      g.last = op;
-      return g.id;
+      return grow(g, g.epilogue == 5 ? 7 : 4,
+                  "rounding to " + halfName(half));
     }
     if (isa<MulOp>(op) && g.epilogue < 1 && target.scaleEpilogue) {
       auto c = other.getDefiningOp<ConstantOp>();
       if (!c || !cast<DenseElementsAttr>(c.getValue()).isSplat())
         return -1;
-      what = "scale";
-      g.epilogue = 1;
-      g.last = op;
-      return g.id;
+      return grow(g, 1, "scale");
     }
     Operation *widened;
     if (auto add = dyn_cast<AddOp>(op);
@@ -345,10 +341,7 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
       auto joined = widened ? groupOf.find(widened) : groupOf.end();
       if (widened && (joined == groupOf.end() || joined->second != g.id))
         return -1;
-      what = "bias";
-      g.epilogue = 2;
-      g.last = op;
-      return g.id;
+      return grow(g, 2, "bias");
     }
     auto gelu = dyn_cast<GeluOp>(op);
     bool applies = isa<ReluOp>(op)
@@ -362,16 +355,10 @@ int KernelGrouper::epilogueGroup(Operation *op, std::string &what) {
         half && !roundingOf(op->getResult(0), half))
       applies = false;
     if (applies && g.epilogue < 3) {
-      what = "activation";
-      g.epilogue = 3;
-      g.last = op;
-      return g.id;
+      return grow(g, 3, "activation");
     }
     if (applies && isa<ReluOp>(op) && g.epilogue == 8) {
-      what = "activation, before the rounding";
-      g.epilogue = 9;
-      g.last = op;
-      return g.id;
+      return grow(g, 9, "activation, before the rounding");
     }
     return -1;
   }
