@@ -263,12 +263,15 @@ struct SwapReshapeAndSlice : public OpRewritePattern<ReshapeOp> {
   }
 };
 
-/// layout(cast(x)) -> cast(layout(x)) for an exact widening used only
-/// there: the layout op then moves the narrow elements, and a cast back to
-/// x's type meets the widening (FoldWidenAndNarrow). Mixed precision's
-/// attention (docs/MixedPrecision.md): a bf16 matmul result widened,
-/// transposed to heads and narrowed again for the next matmul becomes a
-/// bf16 transpose.
+/// layout(cast(x)) -> cast(layout(x)) for an exact widening that only
+/// layout ops (slices, reshapes, transposes) read: each then moves the
+/// narrow elements, and a cast back to x's type meets the widening
+/// (FoldWidenAndNarrow). Mixed precision's attention
+/// (docs/MixedPrecision.md): a bf16 matmul result widened, transposed to
+/// heads and narrowed again for the next matmul becomes a bf16 transpose;
+/// the fused QKV projection's result, widened and sliced into q, k and v,
+/// becomes three bf16 slices (no f32 copy of it is written). A widening
+/// something else reads stays where it is: sinking it would cast twice.
 template <typename LayoutOp>
 struct SinkWideningCast : public OpRewritePattern<LayoutOp> {
   using OpRewritePattern<LayoutOp>::OpRewritePattern;
@@ -276,7 +279,10 @@ struct SinkWideningCast : public OpRewritePattern<LayoutOp> {
   LogicalResult matchAndRewrite(LayoutOp op,
                                 PatternRewriter &rewriter) const override {
     auto cast = op.getOperand().template getDefiningOp<CastOp>();
-    if (!cast || !cast->hasOneUse() || !isExactWidening(cast))
+    if (!cast || !isExactWidening(cast) ||
+        !llvm::all_of(cast->getUsers(), [](Operation *user) {
+          return isa<SliceOp, ReshapeOp, TransposeOp>(user);
+        }))
       return failure();
     Value x = cast.getOperand();
     auto narrowType = op.getType().clone(tensorType(x).getElementType());
@@ -298,6 +304,11 @@ void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
 void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                               MLIRContext *context) {
   results.add<SinkWideningCast<TransposeOp>>(context);
+}
+
+void SliceOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                          MLIRContext *context) {
+  results.add<SinkWideningCast<SliceOp>>(context);
 }
 
 namespace {

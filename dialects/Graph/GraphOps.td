@@ -516,6 +516,7 @@ def SG_SliceOp : SG_Op<"slice",
   let results = (outs SG_Tensor:$result);
   let assemblyFormat =
       "$operand attr-dict `:` functional-type(operands, results)";
+  let hasCanonicalizer = 1;
 }
 
 def SG_PadOp : SG_Op<"pad", [Pure, InferTypeOpAdaptor, SG_Differentiable]> {

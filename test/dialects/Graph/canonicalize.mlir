@@ -90,6 +90,46 @@ func.func @widen_move_narrow(%o: tensor<2x3x4x5xbf16>) -> tensor<2x4x15xbf16> {
 
 // -----
 
+// Tests that a widening read only by layout ops sinks below each of them:
+// the fused QKV projection's bf16 result, widened, sliced into q and k,
+// split into heads and narrowed for the scores matmul, becomes bf16 slices
+// and transposes with no cast left (nothing writes an f32 copy of it).
+// CHECK-LABEL: func.func @widen_slice_narrow(
+// CHECK-SAME: %[[QKV:.*]]: tensor<2x4x6xbf16>
+// CHECK-NOT: sgraph.cast
+// CHECK-DAG: sgraph.slice %[[QKV]] {limit = array<i64: 2, 4, 3>, start = array<i64: 0, 0, 0>} : (tensor<2x4x6xbf16>) -> tensor<2x4x3xbf16>
+// CHECK-DAG: sgraph.slice %[[QKV]] {limit = array<i64: 2, 4, 6>, start = array<i64: 0, 0, 3>} : (tensor<2x4x6xbf16>) -> tensor<2x4x3xbf16>
+// CHECK-NOT: sgraph.cast
+// CHECK: return
+func.func @widen_slice_narrow(%qkv: tensor<2x4x6xbf16>) -> (tensor<2x3x4xbf16>, tensor<2x3x4xbf16>) {
+  %w = sgraph.cast %qkv : tensor<2x4x6xbf16> to tensor<2x4x6xf32>
+  %q = sgraph.slice %w {limit = array<i64: 2, 4, 3>, start = array<i64: 0, 0, 0>} : (tensor<2x4x6xf32>) -> tensor<2x4x3xf32>
+  %k = sgraph.slice %w {limit = array<i64: 2, 4, 6>, start = array<i64: 0, 0, 3>} : (tensor<2x4x6xf32>) -> tensor<2x4x3xf32>
+  %qt = sgraph.transpose %q permutation = [0, 2, 1] : (tensor<2x4x3xf32>) -> tensor<2x3x4xf32>
+  %kt = sgraph.transpose %k permutation = [0, 2, 1] : (tensor<2x4x3xf32>) -> tensor<2x3x4xf32>
+  %qn = sgraph.cast %qt : tensor<2x3x4xf32> to tensor<2x3x4xbf16>
+  %kn = sgraph.cast %kt : tensor<2x3x4xf32> to tensor<2x3x4xbf16>
+  return %qn, %kn : tensor<2x3x4xbf16>, tensor<2x3x4xbf16>
+}
+
+// -----
+
+// Tests that a widening a slice and an elementwise op both read stays
+// where it is (sinking it would cast twice).
+// CHECK-LABEL: func.func @widen_slice_and_read(
+// CHECK: %[[W:.*]] = sgraph.cast %{{.*}} : tensor<2x6xbf16> to tensor<2x6xf32>
+// CHECK: sgraph.slice %[[W]]
+// CHECK: sgraph.neg %[[W]]
+func.func @widen_slice_and_read(%x: tensor<2x6xbf16>) -> (tensor<2x3xbf16>, tensor<2x6xf32>) {
+  %w = sgraph.cast %x : tensor<2x6xbf16> to tensor<2x6xf32>
+  %s = sgraph.slice %w {limit = array<i64: 2, 3>, start = array<i64: 0, 0>} : (tensor<2x6xf32>) -> tensor<2x3xf32>
+  %n = sgraph.cast %s : tensor<2x3xf32> to tensor<2x3xbf16>
+  %m = sgraph.neg %w : tensor<2x6xf32>
+  return %n, %m : tensor<2x3xbf16>, tensor<2x6xf32>
+}
+
+// -----
+
 // Tests what must not fold: narrowing then widening rounds (f32 -> bf16 ->
 // f32 is not the identity), and a widening with another use stays where
 // it is (sinking it would cast twice).
