@@ -537,13 +537,20 @@ void KernelGrouper::planRecompute(Operation *op) {
     if (it == groupOf.end() || it->second == hId)
       return false;
     Group &g = groups[it->second];
-    // Cheap ops only: recomputing exp, erf or dropout's hashing made
-    // these kernels compute-bound and slower than reading the value
-    // (measured on the char-GPT softmax).
-    return (g.kind == Group::Loop || g.kind == Group::Reduction) &&
-           isa<AddOp, SubOp, MulOp, NegOp, MaximumOp, MinimumOp, SelectOp,
-               CompareOp, CastOp, ReluOp>(def) &&
-           g.space == h.space;
+    // Cheap ops, and on a memory-bound target an exp or a division where
+    // recomputing saves bytes (checked below, once the chain is known).
+    // Recomputing exp, erf or dropout's hashing made CPU kernels
+    // compute-bound and slower than reading the value (measured on the
+    // char-GPT softmax, in f32 and in bf16).
+    if ((g.kind != Group::Loop && g.kind != Group::Reduction) ||
+        g.space != h.space)
+      return false;
+    return isa<AddOp, SubOp, MulOp, NegOp, MaximumOp, MinimumOp, SelectOp,
+               CompareOp, CastOp, ReluOp, OneHotOp>(def) ||
+           (target.limits.recomputeExpToSaveBytes && isa<ExpOp, DivOp>(def));
+  };
+  auto bitsOf = [](Value v) {
+    return cast<ShapedType>(v.getType()).getElementType().getIntOrFloatBitWidth();
   };
   constexpr int kMaxChain = 8;
   for (Value v : op->getOperands()) {
@@ -618,6 +625,22 @@ void KernelGrouper::planRecompute(Operation *op) {
     walk(d);
     if (!ok || fullReads.size() > 1)
       continue;
+    // A chain with an exp or a division is recomputed only where it reads
+    // fewer bytes than its result: a softmax under bf16, whose f32
+    // probabilities only the backward pass reads, recomputed there from
+    // the bf16 scores and the exported row max and sum (the forward pass
+    // writes no f32 copy; the backward pass reads 2 bytes an element
+    // instead of 4, and the scores stay alive instead of the probabilities,
+    // half the bytes).
+    if (llvm::any_of(chain, [](Operation *e) {
+          return isa<ExpOp, DivOp>(e);
+        })) {
+      unsigned read = 0;
+      for (void *w : fullReads)
+        read += bitsOf(Value::getFromOpaquePointer(w));
+      if (read >= bitsOf(v))
+        continue;
+    }
     // h reads the chain's leaves instead of its result.
     for (Operation *e : chain)
       for (Value r : e->getResults()) {
@@ -756,6 +779,7 @@ public:
     target.limits.minElementsToSplit = minElementsToSplit;
     target.limits.chunkElements = chunkElements;
     target.limits.maxScratchBytes = maxScratchBytes;
+    target.limits.recomputeExpToSaveBytes = recomputeExp;
     target.matmulLibrary = matmulLibrary;
     if (!matmulEpilogues.empty())
       target.scaleEpilogue = target.biasEpilogue = target.reluEpilogue =

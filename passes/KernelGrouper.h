@@ -146,10 +146,13 @@ private:
   /// producer's values never reach memory.
   void absorbLoneProducers(mlir::Operation *op);
   /// Lets `op`'s kernel recompute a cheap elementwise chain of another
-  /// kernel (arithmetic, selects, casts: no transcendental functions or
-  /// random numbers) instead of reading its result from memory, when that
-  /// reads no more full-size tensors than the result itself (a softmax's
-  /// masked scores): the producer then need not write it.
+  /// kernel (arithmetic, selects, casts, one_hot: no transcendental
+  /// functions or random numbers) instead of reading its result from
+  /// memory, when that reads no more full-size tensors than the result
+  /// itself (a softmax's masked scores): the producer then need not write
+  /// it. Where the target says so (`recomputeExpToSaveBytes`), the chain
+  /// may hold an exp and a division too, if it reads fewer bytes than the
+  /// result (a softmax's f32 probabilities from bf16 scores).
   void planRecompute(mlir::Operation *op);
   void buildRegions();
 

@@ -207,6 +207,11 @@ def FuseKernelsPass : Pass<"sinter-fuse-kernels", "mlir::ModuleOp"> {
            /*default=*/"256",
            "Values a kernel reads from outside at most (each is an "
            "argument of its code)">,
+    Option<"recomputeExp", "recompute-exp", "bool",
+           /*default=*/"false",
+           "Recompute another kernel's chain with an exp or a division "
+           "(a softmax's f32 probabilities) where that reads fewer bytes "
+           "than its result (set by memory-bound targets: the GPU)">,
   ];
   let dependentDialects = ["sinter::sgraph::SGraphDialect"];
 }

@@ -37,6 +37,14 @@ struct KernelLimits {
   /// rows), loads at once; 0 keeps none and loads one at a time. The CPU
   /// target keeps a chunk's values in stack buffers instead.
   int64_t cudaRowSlots = 0;
+  /// Whether a kernel that reads another kernel's softmax-like chain (an
+  /// exp, a division) recomputes it from fewer bytes than its result
+  /// rather than reading the result: under bf16, a softmax's f32
+  /// probabilities from the bf16 scores. Worth it where kernels are bound
+  /// by memory, not by arithmetic (a GPU). On the CPU it was measured
+  /// slower (char-GPT bf16: the attention softmax kernels 16 -> 20 ms a
+  /// step), so the CPU reads the value.
+  bool recomputeExpToSaveBytes = false;
 };
 
 /// The dimension threads split: the first one not `reduced` with more than
