@@ -552,6 +552,23 @@ void KernelGrouper::planRecompute(Operation *op) {
   auto bitsOf = [](Value v) {
     return cast<ShapedType>(v.getType()).getElementType().getIntOrFloatBitWidth();
   };
+  // Whether a matmul, a special kernel or the function's return reads v,
+  // through views: then v is in memory whatever the kernels do.
+  std::function<bool(Value)> readFromMemory = [&](Value v) {
+    return llvm::any_of(v.getUsers(), [&](Operation *user) {
+      switch (classify(user)) {
+      case OpClass::Library:
+      case OpClass::Special:
+      case OpClass::Opaque:
+        return true;
+      case OpClass::View:
+      case OpClass::Alias:
+        return readFromMemory(user->getResult(0));
+      default:
+        return false;
+      }
+    });
+  };
   constexpr int kMaxChain = 8;
   for (Value v : op->getOperands()) {
     Operation *d = v.getDefiningOp();
@@ -587,17 +604,24 @@ void KernelGrouper::planRecompute(Operation *op) {
         if (f && groupOf.count(f) && groupOf[f] == hId &&
             classify(f) != OpClass::Reduction)
           continue; // already a scalar of h
-        if (recomputable(f) && shapeOf(w) == ArrayRef<int64_t>(h.space)) {
+        // A value a matmul or a special kernel reads is written anyway
+        // (they read memory; a loop or reduction kernel might recompute
+        // it instead): read it rather than recompute what is behind it (a
+        // gradient rounded to bf16 for the next matmul, widened again for
+        // a bias gradient's column sum: the sum reads the bf16 values).
+        bool writtenAnyway = f && groupOf.count(f) && readFromMemory(w);
+        if (!writtenAnyway && recomputable(f) &&
+            shapeOf(w) == ArrayRef<int64_t>(h.space)) {
           walk(f);
           continue;
         }
         // Read from memory: it must be in memory, i.e. not a value the
         // chain op's own kernel keeps in a register. A per-row value (a
         // reduction result or a row op) is exported at a few bytes per
-        // row.
+        // row, and a value written anyway is kept exported.
         if (f && groupOf.count(f) && groupOf.count(e) &&
             groupOf[f] == groupOf[e]) {
-          if (classify(f) != OpClass::Reduction &&
+          if (!writtenAnyway && classify(f) != OpClass::Reduction &&
               shapeOf(w) == ArrayRef<int64_t>(groups[groupOf[f]].space)) {
             ok = false;
             return;
