@@ -550,7 +550,9 @@ void KernelGrouper::planRecompute(Operation *op) {
            (target.limits.recomputeExpToSaveBytes && isa<ExpOp, DivOp>(def));
   };
   auto bitsOf = [](Value v) {
-    return cast<ShapedType>(v.getType()).getElementType().getIntOrFloatBitWidth();
+    return cast<ShapedType>(v.getType())
+        .getElementType()
+        .getIntOrFloatBitWidth();
   };
   // Whether a matmul, a special kernel or the function's return reads v,
   // through views: then v is in memory whatever the kernels do.
@@ -656,9 +658,8 @@ void KernelGrouper::planRecompute(Operation *op) {
     // writes no f32 copy; the backward pass reads 2 bytes an element
     // instead of 4, and the scores stay alive instead of the probabilities,
     // half the bytes).
-    if (llvm::any_of(chain, [](Operation *e) {
-          return isa<ExpOp, DivOp>(e);
-        })) {
+    if (llvm::any_of(chain,
+                     [](Operation *e) { return isa<ExpOp, DivOp>(e); })) {
       unsigned read = 0;
       for (void *w : fullReads)
         read += bitsOf(Value::getFromOpaquePointer(w));
