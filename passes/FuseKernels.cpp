@@ -527,7 +527,7 @@ void KernelGrouper::absorbLoneProducers(Operation *op) {
   }
 }
 
-void KernelGrouper::planRecompute(Operation *op) {
+void KernelGrouper::planRecompute(Operation *op, bool groupsFinal) {
   int hId = groupOf[op];
   Group &h = groups[hId];
   if (h.kind != Group::Loop && h.kind != Group::Reduction)
@@ -554,9 +554,14 @@ void KernelGrouper::planRecompute(Operation *op) {
         .getElementType()
         .getIntOrFloatBitWidth();
   };
-  // Whether a matmul, a special kernel or the function's return reads v,
-  // through views: then v is in memory whatever the kernels do.
+  // Whether v is in memory whatever this kernel does: a matmul, a special
+  // kernel or the function's return reads it (through views), or, once
+  // every kernel is built and has planned what it recomputes, a kernel
+  // other than its own and this one that does not recompute it (the
+  // residual stream's sum, which the next layer norm reads).
   std::function<bool(Value)> readFromMemory = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    auto own = def ? groupOf.find(def) : groupOf.end();
     return llvm::any_of(v.getUsers(), [&](Operation *user) {
       switch (classify(user)) {
       case OpClass::Library:
@@ -566,8 +571,16 @@ void KernelGrouper::planRecompute(Operation *op) {
       case OpClass::View:
       case OpClass::Alias:
         return readFromMemory(user->getResult(0));
-      default:
-        return false;
+      default: {
+        if (!groupsFinal || own == groupOf.end())
+          return false;
+        auto u = groupOf.find(user);
+        if (u == groupOf.end() || u->second == own->second ||
+            u->second == hId)
+          return false;
+        auto again = recompute.find(u->second);
+        return again == recompute.end() || !again->second.count(v);
+      }
       }
     });
   };
@@ -576,6 +589,9 @@ void KernelGrouper::planRecompute(Operation *op) {
     Operation *d = v.getDefiningOp();
     if (!recomputable(d) || shapeOf(v) != ArrayRef<int64_t>(h.space))
       continue;
+    if (auto planned = recompute.find(hId);
+        planned != recompute.end() && planned->second.count(v))
+      continue; // recomputed already
     // Only when this kernel is the one reading v from outside v's kernel:
     // otherwise v is written anyway and reading it is the cheaper way.
     int gId = groupOf[d];
@@ -786,8 +802,13 @@ void KernelGrouper::run() {
       text += "; " + r;
     reason[op] = text;
     absorbLoneProducers(op);
-    planRecompute(op);
+    planRecompute(op, /*groupsFinal=*/false);
   }
+  // Once every kernel is built: a chain that stopped short of the limits
+  // may stop at a value another kernel reads from memory anyway.
+  for (Operation &op : body)
+    if (groupOf.count(&op))
+      planRecompute(&op, /*groupsFinal=*/true);
   buildRegions();
 }
 

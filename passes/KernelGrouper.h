@@ -153,7 +153,10 @@ private:
   /// it. Where the target says so (`recomputeExpToSaveBytes`), the chain
   /// may hold an exp and a division too, if it reads fewer bytes than the
   /// result (a softmax's f32 probabilities from bf16 scores).
-  void planRecompute(mlir::Operation *op);
+  /// Called for each op as it joins a kernel, then for every op once the
+  /// kernels are final (`groupsFinal`), when a value some other kernel
+  /// reads from memory can end a chain too.
+  void planRecompute(mlir::Operation *op, bool groupsFinal);
   void buildRegions();
 
   mlir::func::FuncOp fn;
