@@ -547,7 +547,7 @@ void KernelGrouper::planRecompute(Operation *op, bool groupsFinal) {
       return false;
     return isa<AddOp, SubOp, MulOp, NegOp, MaximumOp, MinimumOp, SelectOp,
                CompareOp, CastOp, ReluOp, OneHotOp>(def) ||
-           (target.limits.recomputeExpToSaveBytes && isa<ExpOp, DivOp>(def));
+           (target.limits.memoryBound && isa<ExpOp, DivOp>(def));
   };
   auto bitsOf = [](Value v) {
     return cast<ShapedType>(v.getType())
@@ -759,8 +759,23 @@ void KernelGrouper::run() {
         if (groups[s].kind == Group::Loop || groups[s].kind == Group::Reduction)
           candidates.insert(s);
     }
+    // On a memory-bound target a loop kernel that reads nothing of its own
+    // size (a mask made by comparing labels with an iota) is tried last:
+    // joining a kernel that reads the big values lets that kernel
+    // recompute the cheap one, which then needs no kernel (the
+    // cross-entropy's target logit, picked in the softmax's kernel rather
+    // than in a pass of its own over the logits).
+    SmallVector<int, 4> ordered(candidates.begin(), candidates.end());
+    if (target.limits.memoryBound)
+      std::stable_partition(ordered.begin(), ordered.end(), [&](int g) {
+        const Group &k = groups[g];
+        return k.kind != Group::Loop ||
+               llvm::any_of(k.inputs, [&](Value in) {
+                 return shapeOf(in) == ArrayRef<int64_t>(k.space);
+               });
+      });
     int joined = -1;
-    for (int g : candidates) {
+    for (int g : ordered) {
       std::string why = whyNotJoin(op, groups[g]);
       if (why.empty()) {
         joined = g;
@@ -825,7 +840,7 @@ public:
     target.limits.minElementsToSplit = minElementsToSplit;
     target.limits.chunkElements = chunkElements;
     target.limits.maxScratchBytes = maxScratchBytes;
-    target.limits.recomputeExpToSaveBytes = recomputeExp;
+    target.limits.memoryBound = memoryBound;
     target.matmulLibrary = matmulLibrary;
     if (!matmulEpilogues.empty())
       target.scaleEpilogue = target.biasEpilogue = target.reluEpilogue =

@@ -150,9 +150,9 @@ private:
   /// functions or random numbers) instead of reading its result from
   /// memory, when that reads no more full-size tensors than the result
   /// itself (a softmax's masked scores): the producer then need not write
-  /// it. Where the target says so (`recomputeExpToSaveBytes`), the chain
-  /// may hold an exp and a division too, if it reads fewer bytes than the
-  /// result (a softmax's f32 probabilities from bf16 scores).
+  /// it. On a memory-bound target (`memoryBound`) the chain may hold an
+  /// exp and a division too, if it reads fewer bytes than the result (a
+  /// softmax's f32 probabilities from bf16 scores).
   /// Called for each op as it joins a kernel, then for every op once the
   /// kernels are final (`groupsFinal`), when a value some other kernel
   /// reads from memory can end a chain too.

@@ -207,11 +207,13 @@ def FuseKernelsPass : Pass<"sinter-fuse-kernels", "mlir::ModuleOp"> {
            /*default=*/"256",
            "Values a kernel reads from outside at most (each is an "
            "argument of its code)">,
-    Option<"recomputeExp", "recompute-exp", "bool",
+    Option<"memoryBound", "memory-bound", "bool",
            /*default=*/"false",
-           "Recompute another kernel's chain with an exp or a division "
-           "(a softmax's f32 probabilities) where that reads fewer bytes "
-           "than its result (set by memory-bound targets: the GPU)">,
+           "The target's kernels are bound by memory (a GPU): recompute "
+           "another kernel's chain with an exp or a division (a softmax's "
+           "f32 probabilities) where that reads fewer bytes than its "
+           "result, and join a kernel that reads the big values before "
+           "one that reads nothing of its size">,
   ];
   let dependentDialects = ["sinter::sgraph::SGraphDialect"];
 }

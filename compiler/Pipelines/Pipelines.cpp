@@ -116,7 +116,7 @@ void sinter::buildOptimizedPipeline(OpPassManager &pm,
   fuse.minElementsToSplit = limits.minElementsToSplit;
   fuse.chunkElements = limits.chunkElements;
   fuse.maxScratchBytes = limits.maxScratchBytes;
-  fuse.recomputeExp = limits.recomputeExpToSaveBytes;
+  fuse.memoryBound = limits.memoryBound;
   // The options hold an ArrayRef: the list must outlive the pass's creation.
   std::vector<std::string> epilogues =
       options.matmulEpilogues.value_or(target.matmulEpilogues());

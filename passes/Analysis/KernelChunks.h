@@ -37,14 +37,18 @@ struct KernelLimits {
   /// rows), loads at once; 0 keeps none and loads one at a time. The CPU
   /// target keeps a chunk's values in stack buffers instead.
   int64_t cudaRowSlots = 0;
-  /// Whether a kernel that reads another kernel's softmax-like chain (an
-  /// exp, a division) recomputes it from fewer bytes than its result
-  /// rather than reading the result: under bf16, a softmax's f32
-  /// probabilities from the bf16 scores. Worth it where kernels are bound
-  /// by memory, not by arithmetic (a GPU). On the CPU it was measured
-  /// slower (char-GPT bf16: the attention softmax kernels 16 -> 20 ms a
-  /// step), so the CPU reads the value.
-  bool recomputeExpToSaveBytes = false;
+  /// Whether the target's kernels are bound by memory, not by arithmetic
+  /// (a GPU), so that fusion trades arithmetic for bytes: a kernel that
+  /// reads another kernel's softmax-like chain (an exp, a division)
+  /// recomputes it where that reads fewer bytes than its result (under
+  /// bf16, a softmax's f32 probabilities from the bf16 scores), and an op
+  /// that could join several kernels tries one that reads nothing of its
+  /// size last (a mask of labels against an iota joins the softmax's
+  /// kernel, which recomputes it, instead of making a pass of its own over
+  /// the logits). On the CPU both were measured slower or left alone
+  /// (char-GPT bf16: the attention softmax kernels 16 -> 20 ms a step; the
+  /// second changes every CPU program's cross-entropy), so the CPU reads.
+  bool memoryBound = false;
 };
 
 /// The dimension threads split: the first one not `reduced` with more than

@@ -103,7 +103,7 @@ public:
   analysis::KernelLimits kernelLimits() const override {
     analysis::KernelLimits limits;
     limits.maxScratchBytes = int64_t(1) << 40;
-    limits.recomputeExpToSaveBytes = true;
+    limits.memoryBound = true;
     return limits;
   }
   // cuBLASLt's epilogues: ReLU and the tanh GELU (CUBLASLT_EPILOGUE_RELU,
