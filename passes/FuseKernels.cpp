@@ -575,8 +575,7 @@ void KernelGrouper::planRecompute(Operation *op, bool groupsFinal) {
         if (!groupsFinal || own == groupOf.end())
           return false;
         auto u = groupOf.find(user);
-        if (u == groupOf.end() || u->second == own->second ||
-            u->second == hId)
+        if (u == groupOf.end() || u->second == own->second || u->second == hId)
           return false;
         auto again = recompute.find(u->second);
         return again == recompute.end() || !again->second.count(v);
@@ -769,8 +768,7 @@ void KernelGrouper::run() {
     if (target.limits.memoryBound)
       std::stable_partition(ordered.begin(), ordered.end(), [&](int g) {
         const Group &k = groups[g];
-        return k.kind != Group::Loop ||
-               llvm::any_of(k.inputs, [&](Value in) {
+        return k.kind != Group::Loop || llvm::any_of(k.inputs, [&](Value in) {
                  return shapeOf(in) == ArrayRef<int64_t>(k.space);
                });
       });
