@@ -1,42 +1,31 @@
 #!/usr/bin/env python3
-"""The bytes a step's kernels read and write, counted from its program.
+"""The bytes a step's kernels move, from the step program sinterc dumps.
 
 Where nothing can be timed (the CUDA target on a machine with no GPU),
-what the fusion leaves to move can still be counted: for each kernel launch
-of a scheduled program (`sinterc --dump-dir`'s NN-scheduled.mlir), the
-sizes of the buffers it takes and writes. A row kernel that reads its row
-in several passes counts it once, and matmuls are left out (they are
-compute-bound), so this is a floor on the kernels' traffic, good for
-comparing two builds of one model, not a time.
+what the fusion leaves to move can still be counted. Every kernel of a
+step program carries `bytes`, what code generation counts it reads and
+writes per call (the figure behind a profile's GB/s; docs/StepProgram.md):
+this adds them up over the step's kernel launches. Matmuls are left out
+(they are compute-bound), and a row read in several passes counts once, so
+it is a floor, good for comparing two builds of one model, not a time.
 
     sinterc examples/gpt2_124m.pbtxt --target=cuda --precision=bf16_mixed \\
         --batch-size=16 --dump-dir=dump -o train
-    bench/kernel_bytes.py dump/05-scheduled.mlir [--top=N]
+    bench/kernel_bytes.py dump [--top=N]
 
-Prints the launches and bytes (decimal units) of the program's first
-step program (the training step), then the N kernels that move the most,
-grouped by the ops they run.
+Prints the launches and bytes (decimal units) of the training step's
+program (NN-step-program.json), then the N kernels that move the most,
+grouped by the ops they run (the kernel's name without its number).
 """
 
 import argparse
 import collections
-import re
+import os
 import sys
 
-BYTES = {"f64": 8, "i64": 8, "f32": 4, "i32": 4, "bf16": 2, "f16": 2,
-         "i8": 1, "i1": 1}
-BUFFER = re.compile(r"!sched\.buffer<([^>]*)>")
-
-
-def buffer_bytes(spelled):
-    """Bytes of a buffer type's contents, e.g. '16x1024xbf16' -> 32768."""
-    *dims, element = spelled.split("x")
-    if element not in BYTES:
-        raise ValueError(f"unknown element type in !sched.buffer<{spelled}>")
-    count = 1
-    for d in dims:
-        count *= int(d)
-    return count * BYTES[element]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "test", "e2e"))
+import step_program  # noqa: E402
 
 
 def human(n):
@@ -47,52 +36,33 @@ def human(n):
     return f"{n} B"
 
 
-def kernel_ops(text):
-    """Kernel name -> the sgraph ops it runs, in order, once each."""
-    ops = {}
-    for m in re.finditer(r"sched\.kernel @(k\w+)\(", text):
-        end = text.find("sched.yield", m.end())
-        body = text[m.end():end]
-        names = re.findall(r"= sgraph\.([a-z_]+)", body)
-        ops[m.group(1)] = "_".join(dict.fromkeys(n for n in names
-                                                 if n != "constant"))
-    return ops
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("scheduled", help="an NN-scheduled.mlir dump")
+    parser.add_argument("dump", help="a `sinterc --dump-dir` folder")
     parser.add_argument("--top", type=int, default=15)
     args = parser.parse_args()
     try:
-        text = open(args.scheduled, encoding="utf-8").read()
+        path = step_program.find(args.dump)
     except OSError as e:
-        sys.exit(f"kernel_bytes.py: {args.scheduled}: {e.strerror}")
-    start = text.find("sched.program @")
-    if start < 0:
-        sys.exit(f"kernel_bytes.py: {args.scheduled}: no sched.program "
-                 "(not a scheduled program dump)")
-    following = text.find("sched.program @", start + 1)
-    program = text[start:following if following > 0 else len(text)]
-    names = kernel_ops(text)
+        sys.exit(f"kernel_bytes.py: {args.dump}: {e.strerror}")
+    if path is None:
+        sys.exit(f"kernel_bytes.py: {args.dump}: no NN-step-program.json "
+                 "(not a sinterc --dump-dir folder)")
+    program = step_program.load(path)
+    kernels = program["kernels"]
     total = collections.Counter()
     launches = collections.Counter()
-    for line in program.splitlines():
-        m = re.search(r"sched\.launch @(k\w+)", line)
-        if not m:
+    for step in program["steps"]:
+        if step["op"] != "kernel":
             continue
-        try:
-            moved = sum(buffer_bytes(b) for b in BUFFER.findall(line))
-        except ValueError as e:
-            sys.exit(f"kernel_bytes.py: {args.scheduled}: {e}")
-        key = names.get(m.group(1), m.group(1))
-        total[key] += moved
-        launches[key] += 1
-    name = program.split()[1]
-    print(f"{name}: {sum(launches.values())} kernel launches, "
-          f"{human(sum(total.values()))} read and written")
-    for key, moved in total.most_common(args.top):
-        print(f"  {human(moved):>10}  {launches[key]:4d} x  {key}")
+        kernel = kernels[step["kernel"]]
+        ops = kernel["name"].partition("_")[2] or kernel["name"]
+        total[ops] += kernel["bytes"]
+        launches[ops] += 1
+    print(f"@{program['function']}: {sum(launches.values())} kernel "
+          f"launches, {human(sum(total.values()))} read and written")
+    for ops, moved in total.most_common(args.top):
+        print(f"  {human(moved):>10}  {launches[ops]:4d} x  {ops}")
 
 
 if __name__ == "__main__":

@@ -76,6 +76,7 @@
 
 #include "passes/FusionRewrites.h"
 #include "passes/Passes.h"
+#include "passes/StepPlan.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
@@ -549,11 +550,6 @@ void KernelGrouper::planRecompute(Operation *op, bool groupsFinal) {
                CompareOp, CastOp, ReluOp, OneHotOp>(def) ||
            (target.limits.memoryBound && isa<ExpOp, DivOp>(def));
   };
-  auto bitsOf = [](Value v) {
-    return cast<ShapedType>(v.getType())
-        .getElementType()
-        .getIntOrFloatBitWidth();
-  };
   // Whether v is in memory whatever this kernel does: a matmul, a special
   // kernel or the function's return reads it (through views), or, once
   // every kernel is built and has planned what it recomputes, a kernel
@@ -621,11 +617,10 @@ void KernelGrouper::planRecompute(Operation *op, bool groupsFinal) {
         if (f && groupOf.count(f) && groupOf[f] == hId &&
             classify(f) != OpClass::Reduction)
           continue; // already a scalar of h
-        // A value a matmul or a special kernel reads is written anyway
-        // (they read memory; a loop or reduction kernel might recompute
-        // it instead): read it rather than recompute what is behind it (a
-        // gradient rounded to bf16 for the next matmul, widened again for
-        // a bias gradient's column sum: the sum reads the bf16 values).
+        // A value in memory anyway (readFromMemory) is read rather than
+        // recomputed from what is behind it: a gradient rounded to bf16
+        // for the next matmul, widened again for a bias gradient's column
+        // sum, is summed from the bf16 values.
         bool writtenAnyway = f && groupOf.count(f) && readFromMemory(w);
         if (!writtenAnyway && recomputable(f) &&
             shapeOf(w) == ArrayRef<int64_t>(h.space)) {
@@ -675,10 +670,10 @@ void KernelGrouper::planRecompute(Operation *op, bool groupsFinal) {
     // half the bytes).
     if (llvm::any_of(chain,
                      [](Operation *e) { return isa<ExpOp, DivOp>(e); })) {
-      unsigned read = 0;
+      int64_t read = 0;
       for (void *w : fullReads)
-        read += bitsOf(Value::getFromOpaquePointer(w));
-      if (read >= bitsOf(v))
+        read += plan::tensorBytes(Value::getFromOpaquePointer(w).getType());
+      if (read >= plan::tensorBytes(v.getType()))
         continue;
     }
     // h reads the chain's leaves instead of its result.
