@@ -38,7 +38,9 @@
 // loop kernel that iterates over its operand's shape, turning it into a
 // reduction kernel; a second reduction over the same axes may join too.
 // Values used outside their kernel are exported (multi-output kernels).
-// Splat constants are cloned into every kernel that reads them.
+// Splat constants are cloned into every kernel that reads them, and so is a
+// causal mask, computed from the indices where it is read (a kernel that
+// sees it can skip the masked part of a row, KernelBuilder::causalRows).
 //
 // Row phases relax (2): when a kernel's reductions run over the trailing
 // axes of its space, an op reading a per-row result (keepdims), or a row op
@@ -97,6 +99,10 @@ OpClass sinter::fusion::classify(Operation *op) {
     return cast<DenseElementsAttr>(c.getValue()).isSplat()
                ? OpClass::SplatConstant
                : OpClass::Opaque;
+  if (isa<CausalMaskOp>(op) && llvm::all_of(op->getUsers(), [](Operation *u) {
+        return classify(u) == OpClass::Elementwise;
+      }))
+    return OpClass::Generated;
   if (isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, CompareOp,
           SelectOp, NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp,
           SigmoidOp, ReluOp, ErfOp, GeluOp, GeluGradOp, CastOp, DropoutOp,
@@ -197,7 +203,7 @@ void KernelGrouper::sourcesOf(Value v, SmallVectorImpl<int> &out,
 Value KernelGrouper::inputOf(Value v) {
   while (Operation *def = v.getDefiningOp()) {
     OpClass c = classify(def);
-    if (c == OpClass::SplatConstant)
+    if (c == OpClass::SplatConstant || c == OpClass::Generated)
       return {};
     if (c != OpClass::View && c != OpClass::Alias)
       break;
@@ -612,7 +618,8 @@ void KernelGrouper::planRecompute(Operation *op, bool groupsFinal) {
       chain.push_back(e);
       for (Value w : e->getOperands()) {
         Operation *f = w.getDefiningOp();
-        if (f && (classify(f) == OpClass::SplatConstant))
+        if (f && (classify(f) == OpClass::SplatConstant ||
+                  classify(f) == OpClass::Generated))
           continue;
         if (f && groupOf.count(f) && groupOf[f] == hId &&
             classify(f) != OpClass::Reduction)
@@ -704,6 +711,10 @@ void KernelGrouper::run() {
     switch (classify(op)) {
     case OpClass::SplatConstant:
       reason[op] = "splat constant: cloned into every kernel that reads it";
+      continue;
+    case OpClass::Generated:
+      reason[op] = "causal mask: computed from the indices in every kernel "
+                   "that reads it";
       continue;
     case OpClass::View:
       reason[op] = "view: absorbed into the kernels that read it";

@@ -149,7 +149,8 @@ void KernelGrouper::buildRegions() {
         clones.insert(def);
         return;
       }
-      if (def && classify(def) == OpClass::SplatConstant) {
+      if (def && (classify(def) == OpClass::SplatConstant ||
+                  classify(def) == OpClass::Generated)) {
         clones.insert(def);
         return;
       }
@@ -277,6 +278,7 @@ void KernelGrouper::buildRegions() {
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
       if (&op != ret && op.use_empty() &&
           (classify(&op) == OpClass::SplatConstant ||
+           classify(&op) == OpClass::Generated ||
            classify(&op) == OpClass::View || classify(&op) == OpClass::Alias)) {
         op.erase();
         changed = true;

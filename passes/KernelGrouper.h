@@ -32,6 +32,10 @@ enum class OpClass {
   Library,
   Special,
   SplatConstant,
+  /// An op without operands whose elements are a function of their index
+  /// (a causal mask read only by elementwise ops): computed in every kernel
+  /// that reads it, as a splat constant is cloned, never a buffer.
+  Generated,
   Opaque
 };
 

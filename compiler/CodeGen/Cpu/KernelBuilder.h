@@ -20,6 +20,8 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <optional>
+
 namespace sinter::codegen::detail {
 
 using namespace mlir;
@@ -105,6 +107,26 @@ private:
   /// Phases of a row-phased kernel (see emitPhased).
   void assignPhases();
   LogicalResult emitPhased();
+  /// A row kernel over the last dimension that computes a causal mask
+  /// (OpClass::Generated) over its last two, where every element past a
+  /// row's diagonal is known without reading anything: each reduction
+  /// adds its identity there (the max -inf, the sum 0) and each
+  /// elementwise output is a constant. A softmax of masked scores and its
+  /// gradient are: exp(-inf - max) = 0, 0 / sum = 0, the gradient's
+  /// select(mask, ..., 0). Such a kernel need read and compute only
+  /// columns 0..row of each row and fill the rest: flash attention's
+  /// skipped blocks, element by element. The known values are found by
+  /// evaluating the members above the diagonal with every value the
+  /// kernel reads taken as finite (0 * x = 0): an inf past the diagonal,
+  /// which the reference's 0 * inf turns into a NaN row, is never read
+  /// here (docs/Cuda.md, "Causal rows").
+  struct CausalRows {
+    /// The space's dimension the mask's rows (queries) run along.
+    int rowDim = -1;
+    /// Each elementwise output's value past the diagonal, by yield index.
+    DenseMap<unsigned, double> fill;
+  };
+  std::optional<CausalRows> causalRows();
   LogicalResult emitPhase(int phase,
                           const DenseMap<Operation *, Value> &tables);
   /// Whole views of the operands read by computed index (an embedding's
@@ -180,13 +202,14 @@ private:
   Value accumulateIf(Value valid, Operation *reduce, Value acc, Value v);
   /// The body of a loop over a row's elements that takes `lanes` of them
   /// an iteration: `first + j * stride` for j < lanes, the first in the row
-  /// (the loop's bound says so), the others past `elems` loading element 0
+  /// (the loop's bound says so), the others at or past `elems` (the row's
+  /// length, or where a causal row's computed part ends) loading element 0
   /// and guarded. For each: cudaIndex from `indexOf`, the members `wanted`
   /// from `totals` and memory, `store` under the guard, and each of
   /// `reduces` combined into `acc`. Independent loads: a thread has
   /// `lanes` in flight.
   LogicalResult
-  emitLanes(Value first, Value stride, int64_t lanes, int64_t elems,
+  emitLanes(Value first, Value stride, int64_t lanes, Value elems,
             ArrayRef<int64_t> elemSizes,
             llvm::function_ref<SmallVector<Value>(ArrayRef<Value>)> indexOf,
             llvm::function_ref<bool(Operation *)> wanted,
@@ -229,6 +252,9 @@ private:
   DenseMap<int, Value> chunkIndex;
   /// Values of a phased kernel kept per chunk in a stack buffer.
   DenseMap<Value, Value> scratch;
+  /// Set when the code reads and computes only up to each row's diagonal
+  /// (causalRows), which bytesMoved counts.
+  std::optional<CausalRows> causal;
 
   func::FuncOp fn, bodyFn;
   struct PlaceInfo {

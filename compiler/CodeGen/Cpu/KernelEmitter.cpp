@@ -125,19 +125,22 @@ LogicalResult KernelBuilder::analyze() {
       anyReduce = &op;
       space.assign(shapeOf(op.getOperand(0)).begin(),
                    shapeOf(op.getOperand(0)).end());
-    } else if (space.empty() && !anyReduce) {
-      space.assign(shapeOf(op.getResult(0)).begin(),
-                   shapeOf(op.getResult(0)).end());
     }
     if (isa<OneHotOp, IotaOp, CausalMaskOp, EmbeddingOp, PadOp>(op))
       indexed = true;
   }
+  // A causal mask computed here (OpClass::Generated) has the shape of the
+  // trailing dimensions it is broadcast over, not the kernel's.
+  auto spaceMember = llvm::find_if(
+      members, [](Operation *m) { return !isa<CausalMaskOp>(m); });
+  if (spaceMember == members.end() && !members.empty())
+    spaceMember = members.begin();
   if (anyReduce)
     space.assign(shapeOf(anyReduce->getOperand(0)).begin(),
                  shapeOf(anyReduce->getOperand(0)).end());
   else if (!members.empty())
-    space.assign(shapeOf(members.front()->getResult(0)).begin(),
-                 shapeOf(members.front()->getResult(0)).end());
+    space.assign(shapeOf((*spaceMember)->getResult(0)).begin(),
+                 shapeOf((*spaceMember)->getResult(0)).end());
   else // a view materialized as a copy
     space.assign(shapeOf(src.results[0]).begin(),
                  shapeOf(src.results[0]).end());
@@ -162,9 +165,15 @@ LogicalResult KernelBuilder::analyze() {
           return false;
       return true;
     };
+    // A causal mask is computed from the space's last two indices.
+    auto trailing = [&](ArrayRef<int64_t> shape) {
+      return isa<CausalMaskOp>(op) && shape.size() <= space.size() &&
+             ArrayRef<int64_t>(space).take_back(shape.size()) == shape;
+    };
     if (!isa<ReduceSumOp, ReduceMaxOp>(op) &&
         shapeOf(op->getResult(0)) != ArrayRef<int64_t>(space) &&
-        !rowShaped(shapeOf(op->getResult(0))))
+        !rowShaped(shapeOf(op->getResult(0))) &&
+        !trailing(shapeOf(op->getResult(0))))
       return op->emitOpError("does not iterate over its kernel's shape");
     for (unsigned i = 0; i < op->getNumOperands(); ++i) {
       Value operand = op->getOperand(i);
@@ -411,9 +420,20 @@ int64_t KernelBuilder::bytesMoved() {
     const KernelOperand &in = src.inputs[r.input];
     int64_t width = sched::elementBytes(elementOf(in));
     int64_t n = 1;
-    for (const Dim &d : r.dims)
+    bool rows = false, columns = false;
+    for (const Dim &d : r.dims) {
       if (d.iter >= 0)
         n *= space[d.iter];
+      if (causal && d.iter == causal->rowDim)
+        rows = true;
+      if (causal && d.iter == (int)space.size() - 1)
+        columns = true;
+    }
+    // Read up to each row's diagonal: N (N + 1) / 2 of each N x N.
+    if (rows && columns) {
+      int64_t side = space.back();
+      n = n / side * (side + 1) / 2;
+    }
     total += n * width;
   }
   for (Operation *op : members) {
@@ -745,10 +765,16 @@ LogicalResult KernelBuilder::emitGeneric() {
 std::string KernelBuilder::label() const {
   // The region's name and the kinds of op it holds, for profiles.
   std::string name = src.name;
+  // (A causal mask computed beside a softmax is left out: the softmax's
+  // ops name it.)
   llvm::SmallSetVector<StringRef, 4> kinds;
   for (Operation &op : src.body->without_terminator())
-    if (!isa<ConstantOp>(op))
+    if (!isa<ConstantOp, CausalMaskOp>(op))
       kinds.insert(op.getName().stripDialect());
+  if (kinds.empty())
+    for (Operation &op : src.body->without_terminator())
+      if (!isa<ConstantOp>(op))
+        kinds.insert(op.getName().stripDialect());
   for (StringRef kind : kinds) {
     if (name.size() > 48)
       return name + "_etc";

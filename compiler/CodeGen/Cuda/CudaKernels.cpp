@@ -369,7 +369,7 @@ Value KernelBuilder::accumulateIf(Value valid, Operation *reduce, Value acc,
 }
 
 LogicalResult KernelBuilder::emitLanes(
-    Value first, Value stride, int64_t lanes, int64_t elems,
+    Value first, Value stride, int64_t lanes, Value elems,
     ArrayRef<int64_t> elemSizes,
     function_ref<SmallVector<Value>(ArrayRef<Value>)> indexOf,
     function_ref<bool(Operation *)> wanted,
@@ -385,8 +385,7 @@ LogicalResult KernelBuilder::emitLanes(
     if (j > 0) {
       e = b.create<arith::AddIOp>(
           loc, e, b.create<arith::MulIOp>(loc, stride, constIndex(b, loc, j)));
-      valid = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, e,
-                                      constIndex(b, loc, elems));
+      valid = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, e, elems);
       e = b.create<arith::SelectOp>(loc, valid, e, constIndex(b, loc, 0));
     }
     cudaIndex = indexOf(delinearize(b, loc, e, elemSizes));
@@ -429,6 +428,20 @@ LogicalResult KernelBuilder::emitCudaRows() {
   };
   auto read = [&](Operation *op, unsigned i) { return cudaRead(op, i); };
 
+  // Under a causal mask whose masked part is known (causalRows), a row
+  // is read and computed up to its diagonal only: `limit` elements, where
+  // every bound below would otherwise be the row's length; the rest of the
+  // row is filled after the phases.
+  Value elemsValue = constIndex(b, loc, elems);
+  Value limit = elemsValue;
+  causal = causalRows();
+  if (causal) {
+    auto at = llvm::find(split.rowDims, causal->rowDim);
+    Value query = rowIndex[at - split.rowDims.begin()];
+    limit = b.create<arith::AddIOp>(loc, query, constIndex(b, loc, 1));
+    fn->setAttr("sched.causal_rows", b.getUnitAttr());
+  }
+
   // A row of at most cudaRowSlots x cudaBlock elements is kept: a thread's
   // elements tid + k * threads for k < slots (its slots) are each computed
   // once, in the phase that first needs them, and kept (registers:
@@ -455,12 +468,11 @@ LogicalResult KernelBuilder::emitCudaRows() {
     DenseMap<std::pair<int, Type>, Value> loads;
   };
   SmallVector<Slot> slot(slots);
-  Value elemsValue = constIndex(b, loc, elems);
   for (int64_t k = 0; k < slots; ++k) {
     Value e = b.create<arith::AddIOp>(
         loc, tid, b.create<arith::MulIOp>(loc, threads, constIndex(b, loc, k)));
-    slot[k].valid = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, e,
-                                            elemsValue);
+    slot[k].valid =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, e, limit);
     Value at = b.create<arith::SelectOp>(loc, slot[k].valid, e,
                                          constIndex(b, loc, 0));
     slot[k].index = indexOf(delinearize(b, loc, at, elemSizes));
@@ -527,14 +539,13 @@ LogicalResult KernelBuilder::emitCudaRows() {
     // is kept the loop never runs on the GPU, and one an iteration: more
     // would hold registers beside the slots' values, GPT-2's softmax
     // 48 -> 123.)
-    auto loop = b.create<scf::ForOp>(loc, rest, elemsValue, stride, partials);
+    auto loop = b.create<scf::ForOp>(loc, rest, limit, stride, partials);
     {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(loop.getBody());
       SmallVector<Value> acc(loop.getRegionIterArgs());
       if (failed(emitLanes(
-              loop.getInductionVar(), threads, lanes, elems, elemSizes,
-              indexOf,
+              loop.getInductionVar(), threads, lanes, limit, elemSizes, indexOf,
               [&](Operation *op) {
                 int p = phaseOf.lookup(op);
                 return p <= phase && !(isReduce(op) && p < phase);
@@ -559,6 +570,22 @@ LogicalResult KernelBuilder::emitCudaRows() {
       totals[op->getResult(0)] = b.create<gpu::AllReduceOp>(
           loc, loop.getResult(k),
           gpu::AllReduceOperationAttr::get(ctx, kind), /*uniform=*/true);
+    }
+  }
+
+  // Past the diagonal, the outputs' known values (the threads' stores
+  // side by side, as in the phases).
+  if (causal) {
+    auto fill = b.create<scf::ForOp>(
+        loc, b.create<arith::AddIOp>(loc, limit, tid), elemsValue, threads);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(fill.getBody());
+    cudaIndex = indexOf(delinearize(b, loc, fill.getInductionVar(), elemSizes));
+    SmallVector<Dim> identity = identityDims(space.size());
+    Operation *yield = src.body->getTerminator();
+    for (auto [j, value] : causal->fill) {
+      Type et = elementOf(yield->getOperand(j));
+      cudaStore(b, loc, src.results[j], identity, fconst(b, loc, et, value));
     }
   }
 
@@ -682,10 +709,10 @@ LogicalResult KernelBuilder::emitCudaColumns() {
         storeElementwise(0, scalar);
       };
       DenseMap<Value, Value> noTotals;
-      if (failed(emitLanes(loop.getInductionVar(), down, lanes, elems,
-                           elemSizes, indexOf,
-                           [](Operation *) { return true; }, noTotals, *tables,
-                           store, reduces, acc)))
+      if (failed(emitLanes(
+              loop.getInductionVar(), down, lanes, constIndex(b, loc, elems),
+              elemSizes, indexOf, [](Operation *) { return true; }, noTotals,
+              *tables, store, reduces, acc)))
         return failure();
       b.create<scf::YieldOp>(loc, acc);
     }
