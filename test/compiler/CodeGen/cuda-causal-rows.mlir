@@ -2,6 +2,7 @@
 // RUN: sinterc %s --entry=causal_softmax --target=cuda --compile-to=lowered | FileCheck %s
 // RUN: sinterc %s --entry=causal_softmax_grad --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=GRAD
 // RUN: sinterc %s --entry=zero_masked --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=UNKNOWN
+// RUN: sinterc %s --entry=unmasked_output --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=UNKNOWN
 // RUN: sinterc %s --entry=causal_softmax --target=cuda-host --compile-to=lowered | FileCheck %s --check-prefix=HOST
 // Tests a CUDA row kernel under a causal mask (KernelBuilder::causalRows):
 // the mask is computed in the kernel from its indices (no buffer), and
@@ -89,6 +90,23 @@ func.func @zero_masked(%x: tensor<2x4x128x128xf32> {sgraph.input = "x"})
   %s = sgraph.reduce_sum %e axes = [3] {keepdims = true} : (tensor<2x4x128x128xf32>) -> tensor<2x4x128x1xf32>
   %y = sgraph.div %e, %s : (tensor<2x4x128x128xf32>, tensor<2x4x128x1xf32>) -> tensor<2x4x128x128xf32>
   return %y : tensor<2x4x128x128xf32>
+}
+
+// The same softmax, its kernel also writing x / sum (a later phase of the
+// same kernel) unmasked: that output is not known past the diagonal, so
+// the whole row is computed.
+func.func @unmasked_output(%x: tensor<2x4x128x128xf32> {sgraph.input = "x"})
+    -> (tensor<2x4x128x128xf32> {sgraph.name = "y"}, tensor<2x4x128x128xf32> {sgraph.name = "ex"}) {
+  %mask = sgraph.causal_mask : tensor<128x128xi1>
+  %ninf = sgraph.constant dense<0xFF800000> : tensor<f32>
+  %z = sgraph.select %mask, %x, %ninf : (tensor<128x128xi1>, tensor<2x4x128x128xf32>, tensor<f32>) -> tensor<2x4x128x128xf32>
+  %m = sgraph.reduce_max %z axes = [3] {keepdims = true} : (tensor<2x4x128x128xf32>) -> tensor<2x4x128x1xf32>
+  %d = sgraph.sub %z, %m : (tensor<2x4x128x128xf32>, tensor<2x4x128x1xf32>) -> tensor<2x4x128x128xf32>
+  %e = sgraph.exp %d : tensor<2x4x128x128xf32>
+  %s = sgraph.reduce_sum %e axes = [3] {keepdims = true} : (tensor<2x4x128x128xf32>) -> tensor<2x4x128x1xf32>
+  %y = sgraph.div %e, %s : (tensor<2x4x128x128xf32>, tensor<2x4x128x1xf32>) -> tensor<2x4x128x128xf32>
+  %ex = sgraph.div %x, %s : (tensor<2x4x128x128xf32>, tensor<2x4x128x1xf32>) -> tensor<2x4x128x128xf32>
+  return %y, %ex : tensor<2x4x128x128xf32>, tensor<2x4x128x128xf32>
 }
 
 // cuda-host runs the same kernels (one thread a block), so the numbers
