@@ -157,8 +157,20 @@ private:
                                  b.getDenseI64ArrayAttr(resultType.getShape()),
                                  DenseI64ArrayAttr());
     }
+    Value oldLhs = op.getLhs(), oldRhs = op.getRhs();
     op.replaceAllUsesWith(result);
     op.erase();
+    // A reshape that only fed the matmul is dead now: left, it would be a
+    // reader of the unpadded value, which a kernel then writes for nothing.
+    for (Value v : {oldLhs, oldRhs}) {
+      Operation *def = v.getDefiningOp();
+      while (def && def->use_empty() &&
+             isa<ReshapeOp, TransposeOp, SliceOp, BroadcastOp>(def)) {
+        Operation *next = def->getOperand(0).getDefiningOp();
+        def->erase();
+        def = next;
+      }
+    }
   }
 };
 

@@ -323,6 +323,29 @@ void KernelGrouper::addMember(Group &g, Operation *op) {
     g.reduceAxes.assign(reduce.getAxes().begin(), reduce.getAxes().end());
 }
 
+bool KernelGrouper::paddedRowOutput(Operation *op, const Group &g) {
+  auto pad = dyn_cast<PadOp>(op);
+  if (!pad || !target.limits.memoryBound ||
+      (g.kind != Group::Reduction && g.kind != Group::Loop))
+    return false;
+  Operation *def = pad.getOperand().getDefiningOp();
+  auto own = def ? groupOf.find(def) : groupOf.end();
+  int64_t rank = g.space.size();
+  if (own == groupOf.end() || own->second != g.id ||
+      classify(def) == OpClass::Reduction ||
+      shapeOf(pad.getOperand()) != ArrayRef<int64_t>(g.space) ||
+      (g.kind == Group::Reduction &&
+       g.reduceAxes != SmallVector<int64_t>{rank - 1}))
+    return false;
+  if (pad.getInterior() &&
+      llvm::any_of(*pad.getInterior(), [](int64_t i) { return i != 0; }))
+    return false;
+  for (int64_t k = 0; k < rank; ++k)
+    if (pad.getLow()[k] != 0 || (k < rank - 1 && pad.getHigh()[k] != 0))
+      return false;
+  return true;
+}
+
 std::string KernelGrouper::whyNotJoin(Operation *op, Group &g) {
   if (g.kind != Group::Loop && g.kind != Group::Reduction)
     return "k" + std::to_string(g.id) + " is not a loop kernel";
@@ -335,7 +358,8 @@ std::string KernelGrouper::whyNotJoin(Operation *op, Group &g) {
   bool rowOp = !isReduce && !rows.empty() &&
                iterShape == ArrayRef<int64_t>(rows) &&
                iterShape != ArrayRef<int64_t>(g.space);
-  if (iterShape != ArrayRef<int64_t>(g.space) && !rowOp)
+  if (iterShape != ArrayRef<int64_t>(g.space) && !rowOp &&
+      !paddedRowOutput(op, g))
     return llvm::formatv("k{0} iterates over {1}, this op over {2}", g.id,
                          shapeText(g.space), shapeText(iterShape))
         .str();
@@ -792,8 +816,14 @@ void KernelGrouper::run() {
     if (joined >= 0) {
       Group &g = groups[joined];
       bool phase = readsRowsOf(op, joined);
+      bool padded = paddedRowOutput(op, g);
       addMember(g, op);
-      if (phase) {
+      if (padded) {
+        text = llvm::formatv("k{0}: writes its rows into the padded buffer, "
+                             "the padding included, instead of a pad kernel "
+                             "copying them",
+                             joined);
+      } else if (phase) {
         text = llvm::formatv("k{0}: a later row phase: reads k{0}'s per-row "
                              "result once final, while the rows are still in "
                              "cache",

@@ -129,6 +129,13 @@ private:
   llvm::SmallVector<mlir::Value> newInputs(mlir::Operation *op, const Group &g);
   /// Why `op` may not join `g`, or empty when it may.
   std::string whyNotJoin(mlir::Operation *op, Group &g);
+  /// Whether `op` pads, with nothing low or between, only the last axis
+  /// of a value loop kernel `g` computes over its whole space (of a row
+  /// kernel, only when that axis is the one reduced): on a
+  /// memory-bound target the kernel writes the padded buffer itself, the
+  /// padding included (the logits' gradient padded for the next matmul),
+  /// instead of its value for a pad kernel to copy.
+  bool paddedRowOutput(mlir::Operation *op, const Group &g);
   /// Whether `op` reads a per-row value of group `gId` (a reduction result
   /// or a row op): joining makes it a later phase.
   bool readsRowsOf(mlir::Operation *op, int gId);

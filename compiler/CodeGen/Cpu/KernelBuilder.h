@@ -127,6 +127,10 @@ private:
     DenseMap<unsigned, double> fill;
   };
   std::optional<CausalRows> causalRows();
+  /// A pad of a member's value at the end of the last axis
+  /// (KernelGrouper::paddedRowOutput): the kernel stores the value into
+  /// the padded buffer and fills the padding; nothing reads it by index.
+  bool paddedOutput(Operation *op) const;
   LogicalResult emitPhase(int phase,
                           const DenseMap<Operation *, Value> &tables);
   /// Whole views of the operands read by computed index (an embedding's
@@ -178,6 +182,9 @@ private:
   /// The thread's index in the grid and the grid's threads.
   std::pair<Value, Value> globalThread();
   LogicalResult emitCudaElementwise();
+  /// The padding of each padded output (paddedOutput), as a grid-stride
+  /// loop over its elements from `first` by `stride`.
+  void fillPadding(Value first, Value stride);
   LogicalResult emitCudaRows();
   LogicalResult emitCudaSpecial();
   /// Reductions down columns (the kept innermost dimension): a warp's
@@ -279,6 +286,8 @@ private:
   int64_t cudaGrid = 1, cudaBlock = 1;
 };
 
+/// A pad's padding value as a scalar of its element type.
+Value paddingOf(OpBuilder &bb, Location l, PadOp pad);
 /// A memory element (i1 is stored as i8) as the scalar of type `et`.
 Value fromStorage(OpBuilder &bb, Location l, Value v, Type et);
 /// A scalar as the element stored for it.

@@ -173,7 +173,7 @@ LogicalResult KernelBuilder::analyze() {
     if (!isa<ReduceSumOp, ReduceMaxOp>(op) &&
         shapeOf(op->getResult(0)) != ArrayRef<int64_t>(space) &&
         !rowShaped(shapeOf(op->getResult(0))) &&
-        !trailing(shapeOf(op->getResult(0))))
+        !trailing(shapeOf(op->getResult(0))) && !paddedOutput(op))
       return op->emitOpError("does not iterate over its kernel's shape");
     for (unsigned i = 0; i < op->getNumOperands(); ++i) {
       Value operand = op->getOperand(i);
@@ -439,10 +439,18 @@ int64_t KernelBuilder::bytesMoved() {
   for (Operation *op : members) {
     if (auto e = dyn_cast<EmbeddingOp>(op))
       total += bytesOf(e.getResult());
-    if (auto p = dyn_cast<PadOp>(op))
+    if (auto p = dyn_cast<PadOp>(op); p && !paddedOutput(p))
       total += bytesOf(p.getOperand());
   }
   return total;
+}
+
+bool KernelBuilder::paddedOutput(Operation *op) const {
+  auto pad = dyn_cast<PadOp>(op);
+  if (!pad)
+    return false;
+  Operation *def = pad.getOperand().getDefiningOp();
+  return def && def->getBlock() == src.body && llvm::is_contained(members, def);
 }
 
 Value KernelBuilder::iterIndex(OpBuilder &bb, Location loc, int dim) {
@@ -483,6 +491,8 @@ KernelBuilder::computeMember(OpBuilder &bb, Location l, Operation *op,
     return SmallVector<Value>{
         bb.create<memref::LoadOp>(l, tables.lookup(op), ValueRange{idx, col})};
   }
+  if (paddedOutput(op))
+    return SmallVector<Value>{in[0]}; // the space is the operand's
   if (auto pad = dyn_cast<PadOp>(op)) {
     // In range on every axis: the operand's element; else the
     // padding value. The index is clamped so the load stays inside
@@ -509,13 +519,9 @@ KernelBuilder::computeMember(OpBuilder &bb, Location l, Operation *op,
     Value v = bb.create<memref::LoadOp>(l, tables.lookup(op), at);
     if (et.isInteger(1))
       v = bb.create<arith::TruncIOp>(l, et, v);
-    double pv = pad.getValue().convertToDouble();
-    Value padValue =
-        isa<FloatType>(et)
-            ? fconst(bb, l, et, pv)
-            : bb.create<arith::ConstantIntOp>(l, (int64_t)pv, et).getResult();
     return SmallVector<Value>{
-        inside ? bb.create<arith::SelectOp>(l, inside, v, padValue).getResult()
+        inside ? bb.create<arith::SelectOp>(l, inside, v, paddingOf(bb, l, pad))
+                     .getResult()
                : v};
   }
   if (isa<ReduceSumOp, ReduceMaxOp>(op))
@@ -537,7 +543,7 @@ KernelBuilder::computeMember(OpBuilder &bb, Location l, Operation *op,
 FailureOr<DenseMap<Operation *, Value>> KernelBuilder::indexTables() {
   DenseMap<Operation *, Value> tables;
   for (Operation *op : members)
-    if (isa<EmbeddingOp, PadOp>(op)) {
+    if (isa<EmbeddingOp, PadOp>(op) && !paddedOutput(op)) {
       auto arg = dyn_cast<BlockArgument>(op->getOperand(0));
       if (!arg)
         return op->emitOpError("operand read by index must be a kernel input");
@@ -546,6 +552,14 @@ FailureOr<DenseMap<Operation *, Value>> KernelBuilder::indexTables() {
                             elementOf(outer));
     }
   return tables;
+}
+
+Value paddingOf(OpBuilder &bb, Location l, PadOp pad) {
+  Type et = elementOf(pad.getResult());
+  double value = pad.getValue().convertToDouble();
+  if (isa<FloatType>(et))
+    return fconst(bb, l, et, value);
+  return bb.create<arith::ConstantIntOp>(l, (int64_t)value, et);
 }
 
 /// A memory element (i1 is stored as i8) as the scalar of type `et`.

@@ -283,7 +283,39 @@ LogicalResult KernelBuilder::emitCudaElementwise() {
     cudaStore(b, loc, src.results[j], identity, s);
   }
   cudaIndex.clear();
+  b.setInsertionPointAfter(loop);
+  fillPadding(first, stride);
   return success();
+}
+
+void KernelBuilder::fillPadding(Value first, Value stride) {
+  Location loc = src.op->getLoc();
+  for (auto [j, v] :
+       llvm::enumerate(src.body->getTerminator()->getOperands())) {
+    auto pad = v.getDefiningOp<PadOp>();
+    if (!pad || !paddedOutput(pad))
+      continue;
+    // The padding's elements, row-major: each row of the space's leading
+    // dimensions, then the padded tail of its last.
+    int64_t extra = shapeOf(v).back() - space.back();
+    int64_t rows = 1;
+    for (int64_t d : ArrayRef<int64_t>(space).drop_back())
+      rows *= d;
+    auto loop = b.create<scf::ForOp>(loc, first,
+                                     constIndex(b, loc, rows * extra), stride);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value p = loop.getInductionVar();
+    Value width = constIndex(b, loc, extra);
+    cudaIndex = delinearize(b, loc, b.create<arith::DivUIOp>(loc, p, width),
+                            ArrayRef<int64_t>(space).drop_back());
+    cudaIndex.push_back(
+        b.create<arith::AddIOp>(loc, constIndex(b, loc, space.back()),
+                                b.create<arith::RemUIOp>(loc, p, width)));
+    cudaStore(b, loc, src.results[j], identityDims(space.size()),
+              paddingOf(b, loc, pad));
+  }
+  cudaIndex.clear();
 }
 
 LogicalResult KernelBuilder::storeRowResults(
@@ -307,7 +339,8 @@ LogicalResult KernelBuilder::storeRowResults(
     Operation *def = v.getDefiningOp();
     // (A reduction's result is a row result whatever its shape: one over
     // dimensions of size 1, a batch of 1, keeps the space's shape.)
-    if (readOfYield.count(j) || !def || (fullSpace(v) && !isReduce(def)))
+    if (readOfYield.count(j) || !def || (fullSpace(v) && !isReduce(def)) ||
+        paddedOutput(def))
       continue;
     if (def->getBlock() != src.body || !phaseOf.count(def))
       return src.op->emitOpError("yields a value no member computes");
@@ -339,7 +372,8 @@ void KernelBuilder::storeElementwise(int phase,
                   cudaLoad(b, loc, reads[readOfYield[j]], elementOf(v)));
       continue;
     }
-    if (!def || isReduce(def) || shapeOf(v) != ArrayRef<int64_t>(space) ||
+    if (!def || isReduce(def) ||
+        (shapeOf(v) != ArrayRef<int64_t>(space) && !paddedOutput(def)) ||
         phaseOf.lookup(def) != phase)
       continue;
     cudaStore(b, loc, src.results[j], identity, scalar[v]);
@@ -587,6 +621,23 @@ LogicalResult KernelBuilder::emitCudaRows() {
       Type et = elementOf(yield->getOperand(j));
       cudaStore(b, loc, src.results[j], identity, fconst(b, loc, et, value));
     }
+  }
+
+  // A padded output's padding: the row's elements past the space's.
+  for (auto [j, v] :
+       llvm::enumerate(src.body->getTerminator()->getOperands())) {
+    auto pad = v.getDefiningOp<PadOp>();
+    if (!pad || !paddedOutput(pad))
+      continue;
+    int64_t padded = shapeOf(v).back();
+    auto fill =
+        b.create<scf::ForOp>(loc, b.create<arith::AddIOp>(loc, elemsValue, tid),
+                             constIndex(b, loc, padded), threads);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(fill.getBody());
+    cudaIndex = indexOf({fill.getInductionVar()});
+    cudaStore(b, loc, src.results[j], identityDims(space.size()),
+              paddingOf(b, loc, pad));
   }
 
   // Thread 0 writes the per-row results: the reductions' and the row ops'
