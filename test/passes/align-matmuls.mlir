@@ -1,4 +1,5 @@
 // RUN: sinter-opt %s -split-input-file --sinter-align-matmuls | FileCheck %s
+// RUN: sinter-opt %s -split-input-file --sinter-align-matmuls | FileCheck %s --check-prefix=DEAD
 
 // Tests sinter-align-matmuls: a matmul dimension some operand or the result
 // strides by, whose rows' bytes are not a multiple of 16 (and that is at
@@ -69,8 +70,13 @@ func.func @aligned(%a: tensor<64x128xbf16>, %b: tensor<128x8xbf16>) -> tensor<64
 // -----
 
 // The logits' gradient feeds both backward matmuls, one through a reshape
-// that keeps its last axis: one pad, before the reshape, serves both.
+// that keeps its last axis: one pad, before the reshape, serves both. The
+// old reshape of the unpadded gradient is erased (left, it would keep that
+// value in memory: fusion would write it for no reader).
 // CHECK-LABEL: func.func @shared
+// DEAD-LABEL: func.func @shared
+// DEAD-NOT: sgraph.reshape %arg0
+// DEAD: return
 // CHECK: %[[P:.*]] = sgraph.pad %arg0 {high = array<i64: 0, 0, 7>, {{.*}}} : (tensor<4x100x65xbf16>) -> tensor<4x100x72xbf16>
 // CHECK: %[[R:.*]] = sgraph.reshape %[[P]] : tensor<4x100x72xbf16> to tensor<400x72xbf16>
 // CHECK-NOT: sgraph.pad %arg0
