@@ -363,6 +363,23 @@ std::string KernelGrouper::whyNotJoin(Operation *op, Group &g) {
     return llvm::formatv("k{0} iterates over {1}, this op over {2}", g.id,
                          shapeText(g.space), shapeText(iterShape))
         .str();
+  // A kernel writing a padded output (paddedRowOutput) runs along its
+  // last axis: a reduction may join it only over that axis.
+  if (isReduce && llvm::any_of(g.members, [&](Operation *m) {
+        return isa<PadOp>(m) &&
+               shapeOf(m->getResult(0)) != ArrayRef<int64_t>(g.space);
+      })) {
+    SmallVector<int64_t> axes;
+    if (auto r = dyn_cast<ReduceSumOp>(op))
+      axes.assign(r.getAxes().begin(), r.getAxes().end());
+    if (auto r = dyn_cast<ReduceMaxOp>(op))
+      axes.assign(r.getAxes().begin(), r.getAxes().end());
+    if (axes != SmallVector<int64_t>{(int64_t)g.space.size() - 1})
+      return llvm::formatv("k{0} writes a padded output along its last "
+                           "axis, and this reduces over others",
+                           g.id)
+          .str();
+  }
   if (isReduce && g.kind == Group::Reduction) {
     SmallVector<int64_t> axes;
     if (auto r = dyn_cast<ReduceSumOp>(op))

@@ -3,6 +3,7 @@
 // RUN: sinterc %s --entry=scale_padded --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=LOOP
 // RUN: sinterc %s --entry=scale_padded --compile-to=scheduled | FileCheck %s --check-prefix=CPU
 // RUN: sinterc %s --entry=padded_rows --target=cuda --compile-to=scheduled | FileCheck %s --check-prefix=OTHERAXIS
+// RUN: sinterc %s --entry=padded_then_column_sum --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=COLSUM
 // Tests a kernel that writes a pad of its own value at the end of the last
 // axis (KernelGrouper::paddedRowOutput, on memory-bound targets: the
 // logits' gradient padded from 50257 to 50264 columns for the matmul that
@@ -71,4 +72,19 @@ func.func @padded_rows(%x: tensor<4x8x100xf32> {sgraph.input = "x"})
   %y = sgraph.mul %x, %c : (tensor<4x8x100xf32>, tensor<f32>) -> tensor<4x8x100xf32>
   %p = sgraph.pad %y {low = array<i64: 0, 0, 0>, high = array<i64: 0, 4, 0>} : (tensor<4x8x100xf32>) -> tensor<4x12x100xf32>
   return %p : tensor<4x12x100xf32>
+}
+
+// A reduction over another axis may not join a kernel that writes a padded
+// output (its code runs along the last axis, the padding filled per row).
+// RUN: sinterc %s --entry=padded_then_column_sum --target=cuda --compile-to=scheduled | FileCheck %s --check-prefix=COLSUM-WHY
+// COLSUM: sched.launch @sinter_k0(%x : !sched.buffer<4x8x100xf32>) -> (%{{.*}} : !sched.buffer<4x8x104xf32>) {{.*}}label = "k0_mul_pad"
+// COLSUM: sched.launch @sinter_k1(%x : !sched.buffer<4x8x100xf32>) -> (%{{.*}} : !sched.buffer<4x1x100xf32>) {{.*}}label = "k1_mul_reduce_sum"
+// COLSUM-WHY: sgraph.reduce_sum {{.*}}not k0: k0 writes a padded output along its last axis, and this reduces over others
+func.func @padded_then_column_sum(%x: tensor<4x8x100xf32> {sgraph.input = "x"})
+    -> (tensor<4x8x104xf32> {sgraph.name = "y"}, tensor<4x1x100xf32> {sgraph.name = "s"}) {
+  %c = sgraph.constant dense<2.0> : tensor<f32>
+  %y = sgraph.mul %x, %c : (tensor<4x8x100xf32>, tensor<f32>) -> tensor<4x8x100xf32>
+  %p = sgraph.pad %y {low = array<i64: 0, 0, 0>, high = array<i64: 0, 0, 4>} : (tensor<4x8x100xf32>) -> tensor<4x8x104xf32>
+  %s = sgraph.reduce_sum %y axes = [1] {keepdims = true} : (tensor<4x8x100xf32>) -> tensor<4x1x100xf32>
+  return %p, %s : tensor<4x8x104xf32>, tensor<4x1x100xf32>
 }
