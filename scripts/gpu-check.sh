@@ -27,7 +27,8 @@
 #      parameters and optimizer state) to compare_compiled.py's tolerances;
 #   2. training: char-GPT for 200 steps (batch 4) on the CPU target here,
 #      the CUDA binary there, loss curves compared by loss_curves.py;
-#   3. speed: GPT-2 124M, bf16 mixed precision, batch 16 x 1024, Sinter's
+#   3. speed: GPT-2 124M, bf16 mixed precision, batch 16 x 1024 (one
+#      optimizer step a batch, no accumulation), Sinter's
 #      raw steps against PyTorch's torch.compile + autocast on the same GPU
 #      (scripts/gpu/torch_gpt2.py); then the same steps enqueued one by
 #      one with --profile, every kernel and matmul timed by events; then
@@ -132,14 +133,21 @@ prepare() {
   "$sinterc" "$root/examples/chargpt.pbtxt" --target=cuda --batch-size=4 \
     -o "$dir/chargpt-cuda" || die "compiling char-GPT for CUDA failed"
   echo "== GPT-2 124M, bf16 mixed, batch 16, for CUDA"
-  "$sinterc" "$root/examples/gpt2_124m.pbtxt" --target=cuda \
+  # One optimizer step a batch of 16, as the PyTorch peer takes: with the
+  # example's 40 accumulation steps every timed step would also add each
+  # gradient into its accumulator ((accumulator + gradient) / K, 146
+  # kernels, 1 GB a step; the H200 runs up to 2026-12-04 included them).
+  local gpt2="$dir/gpt2_124m.pbtxt"
+  grep -v '^ *grad_accumulation_steps:' "$root/examples/gpt2_124m.pbtxt" \
+    > "$gpt2" || die "writing $gpt2 failed"
+  "$sinterc" "$gpt2" --target=cuda \
     --precision=bf16_mixed --batch-size=16 --dump-dir="$dir/gpt2-dump" \
     -o "$dir/gpt2-cuda" || die "compiling GPT-2 for CUDA failed"
   find "$dir/gpt2-dump" -name '*.mlir' -delete
   # The same with the row kernels keeping nothing across their phases
   # (--cuda-row-slots=0, the form before the slots): step 3 times both, so
   # one run shows what the slots gain or lose per kernel.
-  "$sinterc" "$root/examples/gpt2_124m.pbtxt" --target=cuda \
+  "$sinterc" "$gpt2" --target=cuda \
     --precision=bf16_mixed --batch-size=16 --cuda-row-slots=0 \
     -o "$dir/gpt2-cuda-rows0" || die "compiling GPT-2 for CUDA (row slots 0) failed"
   echo "== the cuBLASLt GELU-forms probe (host code, the toolkit here)"
