@@ -132,6 +132,15 @@ OpClass sinter::fusion::classify(Operation *op) {
 
 namespace {
 
+/// The axes a reduce_sum or reduce_max reduces over; none for other ops.
+SmallVector<int64_t> reduceAxesOf(Operation *op) {
+  if (auto r = dyn_cast<ReduceSumOp>(op))
+    return SmallVector<int64_t>(r.getAxes().begin(), r.getAxes().end());
+  if (auto r = dyn_cast<ReduceMaxOp>(op))
+    return SmallVector<int64_t>(r.getAxes().begin(), r.getAxes().end());
+  return {};
+}
+
 std::string shapeText(ArrayRef<int64_t> shape) {
   if (shape.empty())
     return "scalar";
@@ -317,10 +326,8 @@ void KernelGrouper::addMember(Group &g, Operation *op) {
     for (int s : sources)
       addDep(g, s);
   }
-  if (auto reduce = dyn_cast<ReduceSumOp>(op))
-    g.reduceAxes.assign(reduce.getAxes().begin(), reduce.getAxes().end());
-  if (auto reduce = dyn_cast<ReduceMaxOp>(op))
-    g.reduceAxes.assign(reduce.getAxes().begin(), reduce.getAxes().end());
+  if (isa<ReduceSumOp, ReduceMaxOp>(op))
+    g.reduceAxes = reduceAxesOf(op);
 }
 
 bool KernelGrouper::paddedRowOutput(Operation *op, const Group &g) {
@@ -363,32 +370,20 @@ std::string KernelGrouper::whyNotJoin(Operation *op, Group &g) {
     return llvm::formatv("k{0} iterates over {1}, this op over {2}", g.id,
                          shapeText(g.space), shapeText(iterShape))
         .str();
+  SmallVector<int64_t> axes = reduceAxesOf(op);
   // A kernel writing a padded output (paddedRowOutput) runs along its
   // last axis: a reduction may join it only over that axis.
-  if (isReduce && llvm::any_of(g.members, [&](Operation *m) {
+  if (isReduce && axes != SmallVector<int64_t>{(int64_t)g.space.size() - 1} &&
+      llvm::any_of(g.members, [&](Operation *m) {
         return isa<PadOp>(m) &&
                shapeOf(m->getResult(0)) != ArrayRef<int64_t>(g.space);
-      })) {
-    SmallVector<int64_t> axes;
-    if (auto r = dyn_cast<ReduceSumOp>(op))
-      axes.assign(r.getAxes().begin(), r.getAxes().end());
-    if (auto r = dyn_cast<ReduceMaxOp>(op))
-      axes.assign(r.getAxes().begin(), r.getAxes().end());
-    if (axes != SmallVector<int64_t>{(int64_t)g.space.size() - 1})
-      return llvm::formatv("k{0} writes a padded output along its last "
-                           "axis, and this reduces over others",
-                           g.id)
-          .str();
-  }
-  if (isReduce && g.kind == Group::Reduction) {
-    SmallVector<int64_t> axes;
-    if (auto r = dyn_cast<ReduceSumOp>(op))
-      axes.assign(r.getAxes().begin(), r.getAxes().end());
-    if (auto r = dyn_cast<ReduceMaxOp>(op))
-      axes.assign(r.getAxes().begin(), r.getAxes().end());
-    if (axes != g.reduceAxes)
-      return llvm::formatv("k{0} already reduces over other axes", g.id).str();
-  }
+      }))
+    return llvm::formatv("k{0} writes a padded output along its last axis, "
+                         "and this reduces over others",
+                         g.id)
+        .str();
+  if (isReduce && g.kind == Group::Reduction && axes != g.reduceAxes)
+    return llvm::formatv("k{0} already reduces over other axes", g.id).str();
   bool readsRows = false;
   for (Value operand : op->getOperands()) {
     SmallVector<int> sources;
