@@ -32,8 +32,10 @@
 #      raw steps against PyTorch's torch.compile + autocast on the same GPU
 #      (scripts/gpu/torch_gpt2.py); then the same steps enqueued one by
 #      one with --profile, every kernel and matmul timed by events; then
-#      the same model built with --cuda-row-slots=0, both ways, and the two
-#      profiles side by side by kernel kind (scripts/gpu/compare_profiles.py);
+#      the same model built with --cuda-row-slots=0 and with
+#      --cuda-merge-launches=false, both ways each, and each profile side by
+#      side with the default build's by kernel kind
+#      (scripts/gpu/compare_profiles.py);
 #   4. a checked run: char-GPT at a learning rate that diverges must stop
 #      with the op where the values went non-finite, found by re-running
 #      the steps with --check-numerics's scans on the GPU;
@@ -145,11 +147,16 @@ prepare() {
     -o "$dir/gpt2-cuda" || die "compiling GPT-2 for CUDA failed"
   find "$dir/gpt2-dump" -name '*.mlir' -delete
   # The same with the row kernels keeping nothing across their phases
-  # (--cuda-row-slots=0, the form before the slots): step 3 times both, so
-  # one run shows what the slots gain or lose per kernel.
+  # (--cuda-row-slots=0, the form before the slots), and with one launch a
+  # kernel (--cuda-merge-launches=false, the form before merged launches):
+  # step 3 times all three, so one run shows what each gains or loses per
+  # kernel.
   "$sinterc" "$gpt2" --target=cuda \
     --precision=bf16_mixed --batch-size=16 --cuda-row-slots=0 \
     -o "$dir/gpt2-cuda-rows0" || die "compiling GPT-2 for CUDA (row slots 0) failed"
+  "$sinterc" "$gpt2" --target=cuda \
+    --precision=bf16_mixed --batch-size=16 --cuda-merge-launches=false \
+    -o "$dir/gpt2-cuda-apart" || die "compiling GPT-2 for CUDA (launches apart) failed"
   echo "== the cuBLASLt GELU-forms probe (host code, the toolkit here)"
   local toolkit=${CUDA_HOME:-/usr/local/cuda}
   c++ -O2 -std=c++17 -I"$root" -I"$toolkit/include" "$root/scripts/gpu/cublaslt_gelu_forms.cpp" \
@@ -173,10 +180,10 @@ prepare() {
   tar -C "$dir" -cJf "$dir/lib.txz" lib && rm -rf "$dir/lib"
   # Everything else in one archive.
   tar -C "$dir" -cJf "$dir/bundle.txz" cases chargpt-cpu.jsonl chargpt-cuda \
-    gpt2-cuda gpt2-cuda-rows0 gpt2-dump chargpt-small.pbtxt chargpt-long.pbtxt \
-    tiny-tanh.pbtxt cublaslt-gelu-forms \
+    gpt2-cuda gpt2-cuda-rows0 gpt2-cuda-apart gpt2-dump chargpt-small.pbtxt \
+    chargpt-long.pbtxt tiny-tanh.pbtxt cublaslt-gelu-forms \
     && rm -rf "$dir"/cases "$dir"/edge "$dir"/chargpt-cuda "$dir"/gpt2-cuda "$dir"/gpt2-cuda-rows0 \
-      "$dir"/gpt2-dump "$dir"/cublaslt-gelu-forms
+      "$dir"/gpt2-cuda-apart "$dir"/gpt2-dump "$dir"/cublaslt-gelu-forms
   echo "== prepared in $dir ($((SECONDS - t0)) s): $(du -sh "$dir" | cut -f1)"
   du -sh "$dir"/* | sed 's/^/   /'
 }
@@ -309,16 +316,23 @@ PY
       --outputs="$dir/gpt2-out-nograph.safetensors" --steps=10 --profile \
       > "$out/gpt2-profile.txt" 2>&1 || failed=1
     head -45 "$out/gpt2-profile.txt"
-    echo "-- the same with --cuda-row-slots=0 (row kernels recompute every phase from memory)"
-    "${sinter_env[@]}" timeout "$(limit 60)" "$dir/gpt2-cuda-rows0" \
-      --inputs="$out/gpt2-in.safetensors" --outputs="$dir/gpt2-out-rows0.safetensors" \
-      --steps=10 --profile 2>&1 | grep -E 'profile:|ms/run' | head -4
-    SINTER_CUDA_GRAPHS=0 SINTER_PROFILE_ALL=1 "${sinter_env[@]}" timeout "$(limit 60)" \
-      "$dir/gpt2-cuda-rows0" --inputs="$out/gpt2-in.safetensors" \
-      --outputs="$dir/gpt2-out-rows0-nograph.safetensors" --steps=10 --profile \
-      > "$out/gpt2-rows0-profile.txt" 2>&1
-    "$python" "$root/scripts/gpu/compare_profiles.py" \
-      "$out/gpt2-rows0-profile.txt" "$out/gpt2-profile.txt" || true
+    local variant what
+    for variant in rows0 apart; do
+      case $variant in
+        rows0) what="--cuda-row-slots=0 (row kernels recompute every phase from memory)" ;;
+        apart) what="--cuda-merge-launches=false (one launch a kernel)" ;;
+      esac
+      echo "-- the same with $what"
+      "${sinter_env[@]}" timeout "$(limit 60)" "$dir/gpt2-cuda-$variant" \
+        --inputs="$out/gpt2-in.safetensors" --outputs="$dir/gpt2-out-$variant.safetensors" \
+        --steps=10 --profile 2>&1 | grep -E 'profile:|ms/run' | head -4
+      SINTER_CUDA_GRAPHS=0 SINTER_PROFILE_ALL=1 "${sinter_env[@]}" timeout "$(limit 60)" \
+        "$dir/gpt2-cuda-$variant" --inputs="$out/gpt2-in.safetensors" \
+        --outputs="$dir/gpt2-out-$variant-nograph.safetensors" --steps=10 --profile \
+        > "$out/gpt2-$variant-profile.txt" 2>&1
+      "$python" "$root/scripts/gpu/compare_profiles.py" \
+        "$out/gpt2-$variant-profile.txt" "$out/gpt2-profile.txt" || true
+    done
   fi
   if want peer; then
     echo "-- PyTorch: torch.compile + autocast bf16, the same model and batch"

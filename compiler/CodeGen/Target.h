@@ -104,6 +104,9 @@ struct CudaOptions {
   /// Elements of a row each thread of a row kernel keeps in registers
   /// across the row's phases (CudaKernels.cpp); 0 recomputes them.
   int64_t rowSlots = 8;
+  /// Whether neighbouring independent kernels run as one launch
+  /// (Cuda/MergeLaunches.cpp).
+  bool mergeLaunches = true;
 };
 /// The CUDA target (Cuda/CudaTarget.cpp), with `options`.
 void setCudaOptions(CudaOptions options);

@@ -134,6 +134,14 @@ int main(int argc, char **argv) {
                "(default 8; 0: one element at a time, every phase re-read)"),
       cl::value_desc("n"), cl::init(sinter::codegen::CudaOptions().rowSlots),
       cl::cat(category));
+  cl::opt<bool> cudaMergeLaunches(
+      "cuda-merge-launches",
+      cl::desc("--target=cuda: run each run of neighbouring kernels that "
+               "touch disjoint bytes (the optimizer's updates, the "
+               "gradients' squared sums, the weights' casts) as one launch "
+               "(default true)"),
+      cl::init(sinter::codegen::CudaOptions().mergeLaunches),
+      cl::cat(category));
   cl::list<std::string> matmulEpilogues(
       "matmul-epilogues",
       cl::desc("The matmul epilogues fusion may use, comma-separated: a "
@@ -239,6 +247,12 @@ int main(int argc, char **argv) {
                              "cuda-host)";
     return 1;
   }
+  if (cudaMergeLaunches.getNumOccurrences() && target != "cuda" &&
+      target != "cuda-host") {
+    mlir::emitError(here) << "--cuda-merge-launches needs --target=cuda "
+                             "(or cuda-host)";
+    return 1;
+  }
   if (cudaRowSlots < 0 || cudaRowSlots > 16) {
     mlir::emitError(here) << "--cuda-row-slots=" << cudaRowSlots.getValue()
                           << " is not in [0, 16]";
@@ -264,6 +278,7 @@ int main(int argc, char **argv) {
     cuda.toolkit = cudaToolkit;
     cuda.ptxDir = cudaPtxDir;
     cuda.rowSlots = cudaRowSlots;
+    cuda.mergeLaunches = cudaMergeLaunches;
     sinter::codegen::setCudaOptions(std::move(cuda));
   }
   if (matmulEpilogues.getNumOccurrences()) {

@@ -93,6 +93,10 @@ mlir::FailureOr<EmittedKernel>
 emitCudaKernel(const KernelSource &source, mlir::ModuleOp kernels,
                llvm::StringRef symbol, const analysis::KernelLimits &limits);
 
+/// The body of a kernel function as text, without locations or its own
+/// name: equal text, equal code (how launches come to share functions).
+std::string bodyText(mlir::func::FuncOp fn);
+
 } // namespace sinter::codegen
 
 #endif // SINTER_COMPILER_CODEGEN_CPU_KERNELEMITTER_H

@@ -55,6 +55,32 @@ using namespace mlir;
 using namespace sinter;
 using namespace sinter::codegen;
 
+namespace sinter::codegen {
+
+/// The ops of `block` (in `scope`), one a line, without locations.
+static void printOps(llvm::raw_ostream &os, Operation *scope, Block &block) {
+  OpPrintingFlags flags;
+  flags.enableDebugInfo(false);
+  AsmState state(scope, flags);
+  for (Operation &op : block) {
+    op.print(os, state);
+    os << "\n";
+  }
+}
+
+std::string bodyText(func::FuncOp fn) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << fn.getFunctionType();
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (DictionaryAttr attrs = fn.getArgAttrDict(i))
+      os << i << attrs;
+  printOps(os, fn, fn.getBody().front());
+  return text;
+}
+
+} // namespace sinter::codegen
+
 namespace {
 
 /// CUDA: threads per block of a lowered launch (its extent is the grid).
@@ -76,30 +102,6 @@ bool reassociates(func::FuncOp fn) {
                    : WalkResult::advance();
       })
       .wasInterrupted();
-}
-
-/// The ops of `block` (in `scope`), one a line, without locations.
-void printOps(llvm::raw_ostream &os, Operation *scope, Block &block) {
-  OpPrintingFlags flags;
-  flags.enableDebugInfo(false);
-  AsmState state(scope, flags);
-  for (Operation &op : block) {
-    op.print(os, state);
-    os << "\n";
-  }
-}
-
-/// The body of `fn` as text without locations or its own name: equal text,
-/// equal code.
-std::string bodyText(func::FuncOp fn) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << fn.getFunctionType();
-  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-    if (DictionaryAttr attrs = fn.getArgAttrDict(i))
-      os << i << attrs;
-  printOps(os, fn, fn.getBody().front());
-  return text;
 }
 
 /// A sched.kernel as text without locations or its name: its kind, types

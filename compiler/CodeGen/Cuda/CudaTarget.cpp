@@ -5,7 +5,9 @@
 //
 //   lowered:  sinter-lower-cuda-kernels (the same fused regions as the
 //             CPU's, as GPU loops: Cuda/CudaKernels.cpp),
-//             sinter-verify-lowered;
+//             sinter-merge-cuda-launches (neighbouring independent kernels
+//             as one launch: Cuda/MergeLaunches.cpp; not with
+//             --cuda-merge-launches=false), sinter-verify-lowered;
 //   binary:   sinter-lower-step without kernel tables (the runtime finds
 //             kernels by name), sinter-outline-cuda-kernels, MLIR's
 //             lowering of the gpu.module to NVVM and then to PTX for each
@@ -150,6 +152,8 @@ public:
 
   void buildLoweredPipeline(OpPassManager &pm) const override {
     pm.addPass(createLowerCudaKernelsPass(lowerKernelsOptions()));
+    if (cudaOptions().mergeLaunches)
+      pm.addPass(createMergeCudaLaunchesPass());
     // The CPU's polynomial exp, log, tanh, erf: the same forms on both
     // targets (libdevice keeps what they leave, floor and the like).
     pm.nest<func::FuncOp>().addPass(createApproximateMathPass());
@@ -235,6 +239,8 @@ public:
   }
   void buildLoweredPipeline(OpPassManager &pm) const override {
     pm.addPass(createLowerCudaKernelsPass(lowerKernelsOptions()));
+    if (cudaOptions().mergeLaunches)
+      pm.addPass(createMergeCudaLaunchesPass());
     pm.nest<func::FuncOp>().addPass(createApproximateMathPass());
     pm.addPass(createEmulateCudaKernelsPass());
     pm.addPass(createVerifyLoweredPass());

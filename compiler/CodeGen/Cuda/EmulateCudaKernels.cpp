@@ -13,7 +13,9 @@
 // Each kernel becomes `<name>_body`, called by an entry `<name>` with the
 // CPU kernel signature (abi/KernelAbi.h) that reads the launch's words from
 // memory and passes them on; launches lose their CUDA shape and run once
-// ([0, 1)), and the CPU target's binary phase takes over.
+// ([0, 1)), and the CPU target's binary phase takes over. A merged
+// kernel (MergeLaunches.cpp) loops over its blocks, each of one thread: a
+// member runs only in the blocks of its range.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +34,32 @@ using namespace sinter;
 
 namespace {
 
+/// A merged kernel (MergeLaunches.cpp) runs each member in the blocks of
+/// its own range: its body becomes a loop over every block of the grid,
+/// the block id the loop's index (each member's block then covers its
+/// share of the member's elements or rows, one thread each).
+void runEveryBlock(OpBuilder &b, func::FuncOp fn, ArrayRef<int64_t> grids) {
+  Block &entry = fn.getBody().front();
+  Location loc = fn.getLoc();
+  int64_t total = 0;
+  for (int64_t g : grids)
+    total += g;
+  b.setInsertionPointToStart(&entry);
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value blocks = b.create<arith::ConstantIndexOp>(loc, total);
+  Block::iterator first = std::next(Block::iterator(blocks.getDefiningOp()));
+  b.setInsertionPoint(entry.getTerminator());
+  auto loop = b.create<scf::ForOp>(loc, zero, blocks, one);
+  Block *body = loop.getBody();
+  body->getOperations().splice(body->begin(), entry.getOperations(), first,
+                               Block::iterator(loop));
+  loop.walk([&](gpu::BlockIdOp id) {
+    id.replaceAllUsesWith(loop.getInductionVar());
+    id.erase();
+  });
+}
+
 class EmulateCudaKernelsPass
     : public codegen::impl::EmulateCudaKernelsPassBase<EmulateCudaKernelsPass> {
 public:
@@ -43,6 +71,9 @@ public:
       if (fn->hasAttr("sched.cuda_block"))
         kernels.push_back(fn);
     for (func::FuncOp fn : kernels) {
+      if (auto members =
+              fn->getAttrOfType<DenseI64ArrayAttr>(codegen::kMembersAttr))
+        runEveryBlock(b, fn, members.asArrayRef());
       WalkResult walked = fn.walk([&](Operation *op) {
         b.setInsertionPoint(op);
         if (isa<gpu::ThreadIdOp, gpu::BlockIdOp>(op)) {
@@ -80,8 +111,9 @@ public:
       auto words = fn->getAttrOfType<IntegerAttr>(sched::kKernelArgsAttr);
       fn.setName(name + "_body");
       fn.setPrivate();
-      for (StringRef attr : {"sched.cuda_block", "sched.cuda_grid",
-                             sched::kKernelArgsAttr.data()})
+      for (StringRef attr :
+           {"sched.cuda_block", "sched.cuda_grid",
+            sched::kKernelArgsAttr.data(), codegen::kMembersAttr.data()})
         fn->removeAttr(attr);
 
       Location loc = fn.getLoc();

@@ -21,6 +21,10 @@ namespace sinter::codegen {
 /// emulation (one thread) an ordinary alloca.
 inline constexpr llvm::StringLiteral kWorkgroupAttr = "sched.cuda_workgroup";
 
+/// On a kernel function sinter-merge-cuda-launches made: its members'
+/// grids, in the order its blocks run them.
+inline constexpr llvm::StringLiteral kMembersAttr = "sched.cuda_members";
+
 #define GEN_PASS_DECL
 #include "compiler/CodeGen/Cuda/Passes.h.inc"
 

@@ -35,6 +35,30 @@ def LowerCudaKernelsPass : Pass<"sinter-lower-cuda-kernels", "mlir::ModuleOp"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def MergeCudaLaunchesPass : Pass<"sinter-merge-cuda-launches",
+                                 "mlir::ModuleOp"> {
+  let summary = "Runs neighbouring independent CUDA kernels as one launch";
+  let description = [{
+    Each run of `sched.launch`es of lowered CUDA kernels with no other step
+    between them, the same block size, and no byte one writes that another
+    reads or writes, becomes one launch of a kernel whose grid is the
+    members' grids one after another: block b runs the member whose range
+    holds it, as block b - start of that member's grid
+    (`compiler/CodeGen/Cuda/MergeLaunches.cpp`). The launch reads and
+    writes the members' buffers and passes their words in order; its label
+    is the first member's kernel number, `x<members>` and the members' op
+    names. At most 64 members, 480 words (4 KB of kernel parameters) and
+    16 KB of shared memory a kernel (the members' shared arrays and 32
+    elements an all-reduce). `sched.cuda_members` on the function lists
+    the members' grids; `sched.merge` on a launch that could have joined
+    the run before it says why it did not.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def OutlineCudaKernelsPass : Pass<"sinter-outline-cuda-kernels",
                                   "mlir::ModuleOp"> {
   let summary = "Moves the CUDA kernel functions into a gpu.module";

@@ -9,7 +9,7 @@
 // SLOTS-RANGE: error: --cuda-row-slots=17 is not in [0, 16]
 // RUN: sinterc %s --entry=tanh --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=LOOP
 // RUN: sinterc %s --entry=layer_norm --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=NORM
-// RUN: sinterc %s --entry=dropout --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=DROPOUT
+// RUN: sinterc %s --entry=dropout --target=cuda --cuda-merge-launches=false --compile-to=lowered | FileCheck %s --check-prefix=DROPOUT
 // RUN: sinterc %s --entry=concat --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=CONCAT
 // RUN: sinterc %s --entry=colsum --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=COLUMNS
 // RUN: sinterc %s --entry=batch1_sum --target=cuda --compile-to=lowered | FileCheck %s --check-prefix=BATCH1
@@ -194,7 +194,8 @@ func.func @layer_norm(%x: tensor<32x48xf32> {sgraph.input = "x"})
 
 // A dropout's key is a word of the launch (the last of args), passed to
 // the kernel as an i64 parameter like the places' offsets, so two layers'
-// dropouts share one kernel.
+// dropouts share one kernel (launched apart here: merged, they are one
+// launch, cuda-merge-launches.mlir).
 // DROPOUT: sched.launch @sinter_k0({{.*}}args = array<i64: 0, 4194304, 0, -621772950581698083>, {{.*}}label = "k0_dropout"
 // DROPOUT: sched.launch @sinter_k0({{.*}}args = array<i64: 0, 4194304, 4194304, -7037347547344193994>, {{.*}}label = "k1_dropout"
 // DROPOUT-LABEL: func.func @sinter_k0(%arg0: memref<?xi8>, %arg1: memref<?xi8>, %arg2: memref<?xi8>, %arg3: memref<?xi8>, %arg4: memref<?xi8>, %arg5: i64, %arg6: i64, %arg7: i64, %arg8: i64)
