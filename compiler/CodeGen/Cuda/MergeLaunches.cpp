@@ -237,9 +237,9 @@ public:
         }
         std::string why = whyApart(run, *m);
         if (!why.empty()) {
-          m->launch->setAttr(kMergeAttr,
-                             StringAttr::get(&getContext(),
-                                             "apart from " +
+          m->launch->setAttr(
+              kMergeAttr,
+              StringAttr::get(&getContext(), "apart from " +
                                                  numberOf(run.back().launch) +
                                                  "'s run: " + why));
           flush();
