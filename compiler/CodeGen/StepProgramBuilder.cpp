@@ -259,6 +259,20 @@ sinter::codegen::buildStepProgram(sched::ProgramOp program) {
         ks->add_inputs(bufferId.lookup(v));
       for (Value v : launch.getOutputs())
         ks->add_outputs(bufferId.lookup(v));
+      if (auto members =
+              launch->getAttrOfType<ArrayAttr>(sched::kMembersAttr)) {
+        for (auto member : members.getAsRange<DictionaryAttr>()) {
+          abi::KernelMember *m = ks->add_members();
+          auto indices = [&](StringRef name) {
+            return cast<DenseI64ArrayAttr>(member.get(name)).asArrayRef();
+          };
+          for (int64_t i : indices("inputs"))
+            m->add_inputs(bufferId.lookup(launch.getInputs()[i]));
+          for (int64_t i : indices("outputs"))
+            m->add_outputs(bufferId.lookup(launch.getOutputs()[i]));
+          m->set_origins(cast<IntegerAttr>(member.get("origins")).getInt());
+        }
+      }
       addOrigins(*step, launch, "kernel");
       continue;
     }

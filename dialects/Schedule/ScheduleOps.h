@@ -55,6 +55,13 @@ inline constexpr llvm::StringLiteral kOriginsAttr = "sched.origins";
 /// launch of it passes in its `args`.
 inline constexpr llvm::StringLiteral kKernelArgsAttr = "sched.kernel_args";
 
+/// On a merged CUDA launch (compiler/CodeGen/Cuda/MergeLaunches.cpp): one
+/// dictionary a member kernel, in the order its blocks run: `inputs` and
+/// `outputs` (array<i64>, indices into the launch's), and `origins` (how
+/// many of the launch's sched.origins, in order, are the member's). The
+/// step program's KernelMember.
+inline constexpr llvm::StringLiteral kMembersAttr = "sched.members";
+
 } // namespace sinter::sched
 
 #endif // SINTER_DIALECTS_SCHEDULE_SCHEDULEOPS_H

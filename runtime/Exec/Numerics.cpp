@@ -243,19 +243,31 @@ void sinter::exec::StepScanner::after(const StepProgram &program,
   log.steps.push_back(scan);
 }
 
+absl::Span<const Origin> sinter::exec::originsOf(const Step &step,
+                                                 int64_t member) {
+  absl::Span<const Origin> all(step.origins);
+  if (member < 0 || member >= static_cast<int64_t>(step.members.size()))
+    return all;
+  size_t first = 0;
+  for (int64_t m = 0; m < member; ++m)
+    first += static_cast<size_t>(step.members[m].origins);
+  return all.subspan(std::min(first, all.size()),
+                     static_cast<size_t>(step.members[member].origins));
+}
+
 std::optional<Fault> sinter::exec::findFault(const StepProgram &program,
                                              const NumericsLog &log) {
   // The trigger: the first step that wrote a NaN, else the first that
-  // wrote a non-finite value into a result.
-  auto firstWrite = [&](auto wanted) -> std::optional<size_t> {
+  // wrote a non-finite value into a result; and the buffer it wrote.
+  auto firstWrite =
+      [&](auto wanted) -> std::optional<std::pair<size_t, const BufferScan *>> {
     for (size_t k = 0; k < log.steps.size(); ++k)
       for (const BufferScan &w : log.steps[k].writes)
         if (wanted(w))
-          return k;
+          return std::pair(k, &w);
     return std::nullopt;
   };
-  std::optional<size_t> at =
-      firstWrite([](const BufferScan &w) { return w.nan > 0; });
+  auto at = firstWrite([](const BufferScan &w) { return w.nan > 0; });
   if (!at)
     at = firstWrite([&](const BufferScan &w) {
       return !w.finite() && isResult(program, w.buffer);
@@ -264,26 +276,46 @@ std::optional<Fault> sinter::exec::findFault(const StepProgram &program,
     return std::nullopt;
 
   // Back through the first non-finite input of each step to the step that
-  // wrote it, until a step's inputs are finite.
-  size_t k = *at;
+  // wrote it, until a step's inputs are finite. A merged launch's members
+  // are steps of their own here: only the member that wrote the value
+  // read anything that made it.
+  auto [k, wrote] = *at;
   for (;;) {
     const StepScan &s = log.steps[k];
-    auto input = std::find_if(s.reads.begin(), s.reads.end(),
+    const Step &step = program.steps[static_cast<size_t>(s.step)];
+    int64_t member = -1;
+    for (size_t m = 0; m < step.members.size() && member < 0; ++m)
+      for (int64_t out : step.members[m].outputs)
+        if (out == wrote->buffer)
+          member = static_cast<int64_t>(m);
+    std::vector<BufferScan> reads;
+    for (const BufferScan &r : s.reads)
+      if (member < 0 || std::count(step.members[member].inputs.begin(),
+                                   step.members[member].inputs.end(), r.buffer))
+        reads.push_back(r);
+    auto input = std::find_if(reads.begin(), reads.end(),
                               [](const BufferScan &r) { return !r.finite(); });
-    if (input == s.reads.end()) {
+    if (input == reads.end()) {
       Fault f;
       f.step = s.step;
-      f.value = *std::find_if(s.writes.begin(), s.writes.end(),
+      f.value =
+          member >= 0
+              ? *wrote
+              : *std::find_if(s.writes.begin(), s.writes.end(),
                               [](const BufferScan &w) { return !w.finite(); });
-      f.inputs = s.reads;
+      f.inputs = std::move(reads);
+      f.member = member;
       return f;
     }
     const Buffer &read = program.buffers[input->buffer];
     std::optional<size_t> producer;
     for (size_t j = k; j-- > 0 && !producer;)
       for (const BufferScan &w : log.steps[j].writes)
-        if (!w.finite() && overlaps(program.buffers[w.buffer], read))
+        if (!w.finite() && overlaps(program.buffers[w.buffer], read)) {
           producer = j;
+          wrote = &w;
+          break;
+        }
     if (!producer) {
       Fault f;
       f.value = *input;
@@ -304,7 +336,7 @@ std::vector<const Origin *> sinter::exec::suspects(const StepProgram &program,
                                                  "pow", "div", "cast"};
   const Step &step = program.steps[static_cast<size_t>(fault.step)];
   auto pick = [&](const std::set<std::string> *kinds) {
-    for (const Origin &o : step.origins)
+    for (const Origin &o : originsOf(step, fault.member))
       if (!kinds || kinds->count(o.op))
         out.push_back(&o);
   };
@@ -387,6 +419,10 @@ std::string sinter::exec::describeFault(const StepProgram &program,
   if (step.kind == sabi::Step::kKernel)
     kind = absl::StrCat("kernel ",
                         program.kernels[static_cast<size_t>(step.kernel)].name);
+  if (fault.member >= 0)
+    absl::StrAppend(&kind,
+                    absl::StrFormat(", member %d of %d", fault.member + 1,
+                                    step.members.size()));
   std::string out = absl::StrFormat(
       "program step %d of %s (%s) wrote %s into %s, from finite inputs",
       fault.step, program.function, kind, badText(fault.value),
@@ -415,19 +451,20 @@ std::string sinter::exec::describeFault(const StepProgram &program,
     return "";
   };
   absl::StrAppend(&out, diverged());
-  if (step.origins.empty())
+  absl::Span<const Origin> origins = originsOf(step, fault.member);
+  if (origins.empty())
     return out;
   std::vector<const Origin *> candidates = suspects(program, fault);
   std::vector<std::string> all;
-  for (const Origin &o : step.origins)
+  for (const Origin &o : origins)
     all.push_back(describeOrigin(o));
   if (candidates.size() == 1) {
     absl::StrAppend(&out, "\n  the op: ", describeOrigin(*candidates.front()));
-    if (step.origins.size() > 1)
+    if (origins.size() > 1)
       absl::StrAppend(
           &out, absl::StrFormat(" (the only one of the step's %d ops that "
                                 "makes %s from finite values)",
-                                step.origins.size(),
+                                origins.size(),
                                 fault.value.nan ? "NaN" : "an infinity"));
     return out;
   }

@@ -21,6 +21,8 @@
 
 #include "runtime/Exec/StepProgram.h"
 
+#include "absl/types/span.h"
+
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -99,7 +101,14 @@ struct Fault {
   BufferScan value;
   /// The origin step's inputs (finite).
   std::vector<BufferScan> inputs;
+  /// Of a merged launch (Step::members), the member that wrote `value`
+  /// (`inputs` are then its own); -1 for any other step.
+  int64_t member = -1;
 };
+
+/// The origins of `step` that belong to member `member` of its merged
+/// launch, or all of them when `member` is -1.
+absl::Span<const Origin> originsOf(const Step &step, int64_t member);
 
 /// The origin of `log`'s first NaN (or non-finite result), or nullopt when
 /// the run has neither.

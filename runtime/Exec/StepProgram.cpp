@@ -707,6 +707,18 @@ absl::Status Reader::step(const sabi::Step &in, int64_t index) {
         SINTER_RETURN_IF_ERROR(bufferId(where, field, id));
         into->push_back(id);
       }
+    for (const sabi::KernelMember &m : in.kernel().members()) {
+      Step::Member member;
+      for (auto [list, field, into] :
+           {std::tuple{&m.inputs(), "members.inputs", &member.inputs},
+            std::tuple{&m.outputs(), "members.outputs", &member.outputs}})
+        for (int64_t id : *list) {
+          SINTER_RETURN_IF_ERROR(bufferId(where, field, id));
+          into->push_back(id);
+        }
+      member.origins = m.origins();
+      s.members.push_back(std::move(member));
+    }
     break;
   }
   case sabi::Step::kMatmul:
@@ -752,6 +764,20 @@ absl::Status Reader::step(const sabi::Step &in, int64_t index) {
   }
   for (const sabi::Origin &o : in.origins())
     s.origins.push_back({o.op(), o.layer(), o.file(), o.line(), o.column()});
+  int64_t memberOrigins = 0;
+  for (const Step::Member &m : s.members) {
+    if (m.origins < 0)
+      return programError(SINTER_HERE,
+                          absl::StrFormat("step %d (kernel)", index),
+                          "a member's 'origins' is negative");
+    memberOrigins += m.origins;
+  }
+  if (!s.members.empty() &&
+      memberOrigins != static_cast<int64_t>(s.origins.size()))
+    return programError(
+        SINTER_HERE, absl::StrFormat("step %d (kernel)", index),
+        absl::StrFormat("its members have %d origins, the step %d",
+                        memberOrigins, s.origins.size()));
   out->steps.push_back(std::move(s));
   return absl::OkStatus();
 }

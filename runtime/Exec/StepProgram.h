@@ -152,6 +152,14 @@ struct Step {
   /// before they were recorded).
   std::vector<int64_t> inputs, outputs;
   std::vector<Origin> origins;
+  /// Kernel: a merged launch's members (abi::KernelMember), each with its
+  /// buffers and how many of `origins`, in order, are its own; empty for
+  /// a launch of one kernel.
+  struct Member {
+    std::vector<int64_t> inputs, outputs;
+    int64_t origins = 0;
+  };
+  std::vector<Member> members;
 };
 
 

@@ -21,8 +21,11 @@
 // a copy, a fill or a collective ends it). A launch joins the run when
 //   - its kernel has the run's block size and uses only the x dimension;
 //   - it writes no byte any member reads or writes, and reads no byte a
-//     member writes (the memory plan reuses bytes between steps that run
-//     one after the other; merged, they would run at once);
+//     member writes (merged, they would race);
+//   - none of its buffers' roots shares bytes with another root a member
+//     uses: the memory plan reuses bytes between steps that run one after
+//     the other, and the sched dialect's liveness rule (program_c2) takes a
+//     view's life to be its root's (a gradient's bucket, not the gradient);
 //   - the merged kernel stays within 64 members, 480 words (CUDA's 4 KB of
 //     kernel parameters: the slabs' descriptors take 200 bytes) and 16 KB
 //     of shared memory (the members' shared arrays, each its own, and 32
@@ -31,10 +34,12 @@
 // bytes, and carries their origins; its label is the first member's
 // kernel number, `x<members>`, and the members' op names. Merged kernels
 // that print alike but for their names (the same run in every layer) are
-// one function. `sched.cuda_members` on the function lists the members'
-// grids, for the host emulation (EmulateCudaKernels.cpp), which runs every
-// block of a merged kernel in turn. A launch that could have joined the run
-// before it says why it did not in `sched.merge` ("apart from k7's run:
+// one function. `sched.members` on the launch gives each member's buffers
+// and origins (the step program's KernelMember: --check-numerics names the
+// member that made a value). `sched.cuda_members` on the function lists
+// the members' grids, for the host emulation (EmulateCudaKernels.cpp), which
+// runs every block of a merged kernel in turn. A launch that could have joined
+// the run before it says why it did not in `sched.merge` ("apart from k7's run:
 // reads bytes k7 writes"), as fusion's notes say why an op starts a kernel.
 //
 //===----------------------------------------------------------------------===//
@@ -70,18 +75,26 @@ constexpr int64_t kMaxSharedBytes = 16 << 10;
 /// On a launch that could have joined the run before it: why not.
 constexpr llvm::StringLiteral kMergeAttr = "sched.merge";
 
-/// Bytes [begin, end) of a slab.
+/// A buffer a launch passes: its bytes [begin, end) of a slab, and those of
+/// its root view (the view it aliases through any chain; itself if none).
 struct Range {
-  Operation *slab;
-  int64_t begin, end;
+  Operation *slab, *root;
+  int64_t begin, end, rootBegin, rootEnd;
 };
 
-bool overlap(ArrayRef<Range> a, ArrayRef<Range> b) {
-  for (const Range &x : a)
-    for (const Range &y : b)
-      if (x.slab == y.slab && x.begin < y.end && y.begin < x.end)
-        return true;
-  return false;
+/// Whether two buffers' roots differ but share bytes. The sched dialect's
+/// liveness rule (program_c2) takes a view's life to be its root's, and the
+/// memory plan gave two roots the same bytes only because no step used
+/// both; a merged launch that used both would break the plan.
+bool sharedRoots(const Range &a, const Range &b) {
+  return a.slab == b.slab && a.root != b.root && a.rootBegin < b.rootEnd &&
+         b.rootBegin < a.rootEnd;
+}
+
+/// Whether two views of one root meet (members that write there would race).
+bool meet(const Range &a, const Range &b) {
+  return a.slab == b.slab && a.root == b.root && a.begin < b.end &&
+         b.begin < a.end;
 }
 
 /// A launch that may join a run.
@@ -97,19 +110,25 @@ int64_t bytesOf(Type t) {
   return t.isIntOrFloat() ? (t.getIntOrFloatBitWidth() + 7) / 8 : 8;
 }
 
+/// Each buffer's bytes and its root's; nullopt when one is not a view.
 std::optional<SmallVector<Range>> rangesOf(ValueRange buffers) {
   SmallVector<Range> out;
   for (Value v : buffers) {
     auto view = v.getDefiningOp<sched::ViewOp>();
     if (!view)
       return std::nullopt;
-    int64_t begin = view.getOffset();
-    out.push_back(
-        {view.getSlabOp().getOperation(), begin, begin + view.getBytes()});
+    sched::ViewOp root = view.getRoot();
+    int64_t begin = view.getOffset(), rootBegin = root.getOffset();
+    out.push_back({view.getSlabOp().getOperation(), root.getOperation(), begin,
+                   begin + view.getBytes(), rootBegin,
+                   rootBegin + root.getBytes()});
   }
   return out;
 }
 
+/// `launch` as a member of a run, or nullopt when its kernel must stay
+/// alone (not a lowered CUDA kernel, a y or z dimension, a shared array of
+/// unknown size, an attribute the merged function would lose).
 std::optional<Member> memberOf(sched::LaunchOp launch,
                                const SymbolTable &symbols) {
   auto fn = symbols.lookup<func::FuncOp>(launch.getKernel());
@@ -177,12 +196,21 @@ std::string whyApart(MutableArrayRef<Member> run, const Member &m) {
     words += r.words;
     shared += r.sharedBytes;
     std::string number = numberOf(r.launch).str();
-    if (overlap(r.writes, m.reads))
-      return "reads bytes " + number + " writes";
-    if (overlap(r.writes, m.writes))
-      return "writes bytes " + number + " writes";
-    if (overlap(m.writes, r.reads))
-      return "writes bytes " + number + " reads";
+    for (auto [uses, writes] :
+         {std::pair(&m.reads, false), std::pair(&m.writes, true)})
+      for (const Range &x : *uses)
+        for (auto [theirs, theyWrite] :
+             {std::pair(&r.reads, false), std::pair(&r.writes, true)}) {
+          for (const Range &y : *theirs) {
+            if (sharedRoots(x, y))
+              return "the memory plan gives it bytes of a buffer " + number +
+                     " uses";
+            if ((writes || theyWrite) && meet(x, y))
+              return (Twine(writes ? "writes" : "reads") + " bytes " +
+                      number + (theyWrite ? " writes" : " reads"))
+                  .str();
+          }
+        }
   }
   if (words > kMaxWords)
     return "the run's words would be " + std::to_string(words) + " (" +
@@ -196,16 +224,13 @@ std::string whyApart(MutableArrayRef<Member> run, const Member &m) {
 /// "k822_x64_mul_adam_update": the first member's number, the count, and
 /// the members' op names (each once, in order).
 std::string labelOf(MutableArrayRef<Member> run) {
-  std::string number = "k?";
   llvm::SetVector<StringRef> ops;
   for (Member &m : run) {
-    StringRef label = m.launch.getLabel().value_or("");
-    auto [head, tail] = label.split('_');
-    if (&m == &run.front() && !head.empty())
-      number = head.str();
+    auto [head, tail] = m.launch.getLabel().value_or("").split('_');
     ops.insert(tail.empty() ? head : tail);
   }
-  std::string out = number + "_x" + std::to_string(run.size()) + "_";
+  std::string out = numberOf(run.front().launch).str() + "_x" +
+                    std::to_string(run.size()) + "_";
   for (auto [i, op] : llvm::enumerate(ops))
     out += (i ? "+" : "") + op.str();
   return out;
@@ -273,7 +298,7 @@ void MergeCudaLaunchesPass::merge(MutableArrayRef<Member> run,
   SmallVector<Location> locs;
   int64_t words = 0, grid = 0, bytes = 0;
   SmallVector<int64_t> args, grids;
-  SmallVector<Attribute> origins;
+  SmallVector<Attribute> origins, members;
   llvm::SetVector<Value> inputs, outputs;
   for (Member &m : run) {
     locs.push_back(m.launch.getLoc());
@@ -283,10 +308,26 @@ void MergeCudaLaunchesPass::merge(MutableArrayRef<Member> run,
     bytes += m.launch.getBytes().value_or(0);
     if (m.launch.getArgs())
       llvm::append_range(args, *m.launch.getArgs());
-    if (auto o = m.launch->getAttrOfType<ArrayAttr>(sched::kOriginsAttr))
+    int64_t memberOrigins = 0;
+    if (auto o = m.launch->getAttrOfType<ArrayAttr>(sched::kOriginsAttr)) {
       llvm::append_range(origins, o.getValue());
+      memberOrigins = o.size();
+    }
     inputs.insert(m.launch.getInputs().begin(), m.launch.getInputs().end());
     outputs.insert(m.launch.getOutputs().begin(), m.launch.getOutputs().end());
+    // The member's buffers as indices into the merged launch's.
+    auto indices = [](const llvm::SetVector<Value> &all, ValueRange mine) {
+      SmallVector<int64_t> at;
+      for (Value v : mine)
+        at.push_back(llvm::find(all, v) - all.begin());
+      return at;
+    };
+    members.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("inputs", b.getDenseI64ArrayAttr(
+                                      indices(inputs, m.launch.getInputs()))),
+         b.getNamedAttr("outputs", b.getDenseI64ArrayAttr(indices(
+                                       outputs, m.launch.getOutputs()))),
+         b.getNamedAttr("origins", b.getI64IntegerAttr(memberOrigins))}));
   }
   Location loc = FusedLoc::get(ctx, locs);
 
@@ -345,6 +386,7 @@ void MergeCudaLaunchesPass::merge(MutableArrayRef<Member> run,
       fn.getSymNameAttr(), b.getDenseI64ArrayAttr(args));
   launch->setAttr("sched.cuda_block", b.getI64IntegerAttr(run.front().block));
   launch->setAttr(sched::kOriginsAttr, b.getArrayAttr(origins));
+  launch->setAttr(sched::kMembersAttr, b.getArrayAttr(members));
   if (Attribute why = run.front().launch->getAttr(kMergeAttr))
     launch->setAttr(kMergeAttr, why);
   for (Member &m : run)

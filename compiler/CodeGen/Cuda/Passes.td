@@ -40,8 +40,9 @@ def MergeCudaLaunchesPass : Pass<"sinter-merge-cuda-launches",
   let summary = "Runs neighbouring independent CUDA kernels as one launch";
   let description = [{
     Each run of `sched.launch`es of lowered CUDA kernels with no other step
-    between them, the same block size, and no byte one writes that another
-    reads or writes, becomes one launch of a kernel whose grid is the
+    between them, the same block size, no byte one writes that another
+    reads or writes, and no two root views sharing bytes (the liveness
+    rule's buffers) among their buffers, becomes one launch of a kernel whose grid is the
     members' grids one after another: block b runs the member whose range
     holds it, as block b - start of that member's grid
     (`compiler/CodeGen/Cuda/MergeLaunches.cpp`). The launch reads and

@@ -2,8 +2,8 @@
 //
 // Scans of every float type, and findFault's walk from the first NaN back
 // to the step that made it: through the buffers steps share, past views,
-// to an argument that held it already, and past a masked attention's -inf
-// that reaches no result.
+// to an argument that held it already, past a masked attention's -inf
+// that reaches no result, and to the member of a merged launch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -192,6 +192,50 @@ TEST(Numerics, AFusedKernelNamesTheOpThatCanMakeTheValue) {
   EXPECT_NE(describeFault(p, *f).find("the only one of the step's 3 ops that "
                                       "makes NaN from finite values"),
             std::string::npos);
+}
+
+// A merged CUDA launch (docs/Cuda.md, "Merged launches") is its members:
+// member 0 divides buffer 1 into a NaN (0/0) while member 1 takes the exp
+// of a causal mask's -inf in buffer 3 (to 0). The fault is member 0's div,
+// from member 0's finite input alone: the step's other input (the mask)
+// is not what made the NaN, nor is member 1's log.
+TEST(Numerics, AMergedLaunchNamesTheMemberThatMadeTheValue) {
+  StepProgram p = program(6);
+  kernel(p, {0}, {1, 3}, "causal_mask");
+  kernel(p, {1, 3}, {2, 4}, "div");
+  p.steps[1].origins.push_back({"log", "other", "m.pbtxt", 7, 1});
+  p.steps[1].members = {{{1}, {2}, 1}, {{3}, {4}, 1}};
+  kernel(p, {2, 4}, {5}, "reduce_sum");
+  NumericsLog log;
+  log.steps.push_back(
+      {0, {scan(0, 0, 0, 0)}, {scan(1, 0, 0, 0), scan(3, 0, 0, 2)}});
+  log.steps.push_back({1,
+                       {scan(1, 0, 0, 0), scan(3, 0, 0, 2)},
+                       {scan(2, 1, 0, 0), scan(4, 0, 0, 0)}});
+  log.steps.push_back(
+      {2, {scan(2, 1, 0, 0), scan(4, 0, 0, 0)}, {scan(5, 1, 0, 0)}});
+  std::optional<Fault> f = findFault(p, log);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->step, 1);
+  EXPECT_EQ(f->member, 0);
+  EXPECT_EQ(f->value.buffer, 2);
+  ASSERT_EQ(f->inputs.size(), 1u);
+  EXPECT_EQ(f->inputs[0].buffer, 1);
+  std::vector<const Origin *> ops = suspects(p, *f);
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0]->op, "div");
+  std::string report = describeFault(p, *f);
+  EXPECT_NE(report.find("(kernel k1, member 1 of 2) wrote 1 NaN"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("the op: div of layer 'l1'"), std::string::npos)
+      << report;
+  EXPECT_EQ(report.find("log"), std::string::npos) << report;
+
+  // Member 1's buffers and ops alone when it wrote the value instead.
+  EXPECT_EQ(originsOf(p.steps[1], 1).size(), 1u);
+  EXPECT_EQ(originsOf(p.steps[1], 1)[0].op, "log");
+  EXPECT_EQ(originsOf(p.steps[1], -1).size(), 2u);
 }
 
 // Under data parallelism an all-reduce can bring in another rank's NaN:
