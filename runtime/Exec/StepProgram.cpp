@@ -776,7 +776,8 @@ absl::Status Reader::step(const sabi::Step &in, int64_t index) {
       memberOrigins != static_cast<int64_t>(s.origins.size()))
     return programError(
         SINTER_HERE, absl::StrFormat("step %d (kernel)", index),
-        absl::StrFormat("its members have %d origins, the step %d",
+        absl::StrFormat("its members' origins add up to %d, but the step "
+                        "has %d",
                         memberOrigins, s.origins.size()));
   out->steps.push_back(std::move(s));
   return absl::OkStatus();

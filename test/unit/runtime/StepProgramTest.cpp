@@ -374,22 +374,36 @@ const BadCase kBadCases[] = {
          "kernel 0: empty name"),
     CASE("step_kernel_range", STEP(0).mutable_kernel()->set_kernel(2),
          "step 0 (kernel): 'kernel' must be a kernel index in [0, 1]"),
+    CASE("member_buffer_range",
+         STEP(0).mutable_kernel()->add_members()->add_inputs(99),
+         "step 0 (kernel): 'members.inputs'"),
+    CASE("member_origins",
+         STEP(0).mutable_kernel()->add_members()->set_origins(5),
+         "step 0 (kernel): its members' origins add up to 5, but the step has "
+         "0"),
+    CASE("member_negative_origins",
+         STEP(0).mutable_kernel()->add_members()->set_origins(-1),
+         "step 0 (kernel): a member's 'origins' is negative"),
     CASE("empty_step", STEP(0).Clear(),
          "step 0: has no op this runtime knows (kernel, matmul, copy, start, "
          "done)"),
     CASE("collective_started_twice",
          addCollective(v, v.steps(2).copy().src(), "ssd"),
          "starts bucket 0, which already started"),
-    CASE("collective_never_done", addCollective(v, v.steps(2).copy().src(), "s"),
+    CASE("collective_never_done",
+         addCollective(v, v.steps(2).copy().src(), "s"),
          "bucket 0 is still in flight at the end"),
-    CASE("collective_never_started", addCollective(v, v.steps(2).copy().src(), ""),
+    CASE("collective_never_started",
+         addCollective(v, v.steps(2).copy().src(), ""),
          "bucket 0 never starts"),
-    CASE("collective_done_first", addCollective(v, v.steps(2).copy().src(), "ds"),
+    CASE("collective_done_first",
+         addCollective(v, v.steps(2).copy().src(), "ds"),
          "waits for bucket 0, which is not in flight"),
     CASE("collective_touched", addCollective(v, v.steps(2).copy().src(), "scd"),
          "while bucket 0 is in flight"),
     CASE("collective_constant_buffer", addCollective(v, 3, "sd"),
-         "collective 0: buffer 3 'bias' must be an f32 or f64 buffer of the arena"),
+         "collective 0: buffer 3 'bias' must be an f32 or f64 buffer of the "
+         "arena"),
     CASE("collective_range", addCollective(v, 0, "sd");
          v.mutable_steps(v.steps_size() - 1)->mutable_done()->set_collective(4),
          "'collective' must be a collective index in [0, 0]"),
@@ -421,24 +435,22 @@ const BadCase kBadCases[] = {
              addArenaBuffer(v, "pre", 256, {4, 2})),
          "step 1 (matmul): aux (buffer 13 'pre') has shape [4,2]; expected "
          "out's [2,4]"),
-    CASE("matmul_aux_overlaps_rhs",
-         STEP(1).mutable_matmul()->set_aux(
-             addArenaBuffer(v, "pre", 64, {2, 4})),
-         "step 1 (matmul): aux (buffer 13 'pre') overlaps rhs (buffer 1 'b'"),
-    CASE("matmul_dgelu_bias",
-         makeDgelu(v, false);
+    CASE(
+        "matmul_aux_overlaps_rhs",
+        STEP(1).mutable_matmul()->set_aux(addArenaBuffer(v, "pre", 64, {2, 4})),
+        "step 1 (matmul): aux (buffer 13 'pre') overlaps rhs (buffer 1 'b'"),
+    CASE("matmul_dgelu_bias", makeDgelu(v, false);
          STEP(1).mutable_matmul()->set_bias(3),
          "step 1 (matmul): dgelu_tanh needs aux (the activation's input) and "
          "no bias"),
-    CASE("matmul_dgelu_without_aux",
-         makeDgelu(v, false);
+    CASE("matmul_dgelu_without_aux", makeDgelu(v, false);
          STEP(1).mutable_matmul()->clear_aux(),
          "step 1 (matmul): dgelu_tanh needs aux"),
-    CASE("matmul_bias_grad_alone", STEP(1).mutable_matmul()->set_bias_grad(
-                                       addArenaBuffer(v, "g", 320, {4})),
+    CASE("matmul_bias_grad_alone",
+         STEP(1).mutable_matmul()->set_bias_grad(
+             addArenaBuffer(v, "g", 320, {4})),
          "step 1 (matmul): bias_grad goes with dgelu_tanh only"),
-    CASE("matmul_bias_grad_shape",
-         makeDgelu(v, false);
+    CASE("matmul_bias_grad_shape", makeDgelu(v, false);
          STEP(1).mutable_matmul()->set_bias_grad(
              addArenaBuffer(v, "g", 320, {2})),
          "step 1 (matmul): bias_grad (buffer 14 'g') has shape [2]; expected "
