@@ -29,6 +29,10 @@ non-zero with a message when something is wrong:
   resume       W ranks, 2K steps in one run against K steps, a stop and a
                resume for K more: bit-identical checkpoints and losses; only
                rank 0 writes them.
+  restart      W ranks under sinter-launch --max-restarts=1, the last rank
+               SIGKILLed after step K of 5K on the first start only: the job
+               restarts, resumes from its latest checkpoint and ends with
+               the state of an uninterrupted run, bit for bit
   launchers    the same run through sinter-launch, through torchrun-style
                variables set here, and through mpirun when it is installed:
                bit-identical losses.
@@ -524,6 +528,70 @@ def cmd_resume(a):
           "bit for bit")
 
 
+def cmd_restart(a):
+    """A rank dies mid-run; sinter-launch --max-restarts starts every rank
+    again, `--resume` continues from the latest checkpoint, and the run ends
+    where an uninterrupted one does, bit for bit. The rank dies after step
+    k of 5k: steps take milliseconds here, and the first start must not
+    end before the kill lands."""
+    w, b, k = a.world, a.batch_size, a.steps
+    binary, accumulation = per_rank_binary(a, b)
+    d = a.work_dir
+    fresh(f"{d}/full", f"{d}/restarted", f"{d}/full.jsonl",
+          f"{d}/restarted.jsonl")
+    common = ["--threads=1", "--quiet", "--save-every=2"] + data_flags(a) + \
+        accumulation
+    launch(a, w, [binary, f"--steps={5 * k}", f"--save={d}/full",
+                  f"--log-jsonl={d}/full.jsonl"] + common, "uninterrupted")
+    # The last rank, on the first start only, is SIGKILLed (with its
+    # wrapper) once rank 0 has logged step k: the others fail in the next
+    # collective within milliseconds, and the launcher restarts them all.
+    script = os.path.join(d, "dies-once.py")
+    log = f"{d}/restarted.jsonl"
+    with open(script, "w") as f:
+        f.write(f"""#!{sys.executable}
+import os, signal, subprocess, sys, time
+args = sys.argv[1:]
+if (os.environ.get("TORCHELASTIC_RESTART_COUNT") == "0"
+        and os.environ.get("RANK") == "{w - 1}"):
+    child = subprocess.Popen(args)
+    while child.poll() is None:
+        try:
+            steps = sum('"loss"' in l for l in open({log!r}))
+        except OSError:
+            steps = 0
+        if steps >= {k}:
+            child.kill()
+            os.kill(os.getpid(), signal.SIGKILL)
+        time.sleep(0.01)
+    sys.exit("the first start ended before step {k}")
+os.execv(args[0], args)
+""")
+    os.chmod(script, 0o755)
+    p = launch(a, w, [script, binary, f"--steps={5 * k}",
+                      f"--save={d}/restarted", "--resume", f"--log-jsonl={log}",
+                      "--collective-timeout=20"] + common,
+               "restarted after a rank died", extra=["--max-restarts=1"])
+    if "killed by SIGKILL (first failure)" not in p.stderr or \
+            "restarting every rank (restart 1 of 1)" not in p.stderr:
+        fail(f"the launcher did not name the dead rank and restart:\n"
+             f"{p.stderr}")
+    resumed = [o for o in jsonl(log)
+               if o.get("event") == "resume"]
+    if not resumed:
+        fail("the restarted ranks did not resume from a checkpoint")
+    name = f"step-{5 * k:08d}"
+    full = read_state(os.path.join(d, "full", name))
+    restarted = read_state(os.path.join(d, "restarted", name))
+    for what, x, y in zip(("parameter", "optimizer state"), full, restarted):
+        for n in x:
+            if x[n].tobytes() != y[n].tobytes():
+                fail(f"{what} {n} differs after the restart")
+    print(f"ok: a rank SIGKILLed during a {5 * k}-step run: restarted from "
+          f"step {resumed[-1]['step']}, the same state as without, bit for "
+          "bit")
+
+
 def cmd_launchers(a):
     w, b, n = a.world, a.batch_size, a.steps
     binary = compile_model(a, f"train{b}", b)
@@ -598,8 +666,8 @@ def cmd_scaled_example(a):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("command", choices=["equivalence", "buckets", "sum", "skip",
-                                        "faults", "resume", "launchers",
-                                        "scaled-example"])
+                                        "faults", "resume", "restart",
+                                        "launchers", "scaled-example"])
     ap.add_argument("model")
     ap.add_argument("--sinterc", required=True)
     ap.add_argument("--launch", required=True)
@@ -619,7 +687,7 @@ def main():
     a = ap.parse_args()
     {"equivalence": cmd_equivalence, "buckets": cmd_buckets, "sum": cmd_sum,
      "skip": cmd_skip,
-     "faults": cmd_faults, "resume": cmd_resume,
+     "faults": cmd_faults, "resume": cmd_resume, "restart": cmd_restart,
      "launchers": cmd_launchers,
      "scaled-example": cmd_scaled_example}[a.command](a)
 

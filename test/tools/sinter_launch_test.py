@@ -17,6 +17,9 @@ usage: sinter_launch_test.py LAUNCHER WORK_DIR
 - signals: Ctrl-C at the terminal (SIGINT to the launcher's process group)
   reaches each rank exactly once; SIGTERM is forwarded; a second Ctrl-C
   SIGKILLs.
+- restarts: with --max-restarts a failed job starts every rank again
+  (TORCHELASTIC_RESTART_COUNT counts them), up to the limit, then exits
+  with the last failure's code; a Ctrl-C'd job is not restarted.
 - usage: one "sinter-launch: ..." line, exit 2, nothing started; --help.
 Prints "N passed, M failed" and exits non-zero on any failure.
 """
@@ -383,6 +386,48 @@ check(all(readLines(out, f"signals-{r}") == ["SIGINT"] for r in (0, 1)),
       "sigint-twice: one SIGINT each, then SIGKILL")
 check(not failureLines(se), f"sigint-twice: no failure line {se!r}")
 
+# ---- restarts (--max-restarts) ----------------------------------------------
+# Rank 1 fails on the first start only: the failure is named, every rank
+# starts again with TORCHELASTIC_RESTART_COUNT=1, a fresh port and run id,
+# and the job exits 0.
+out = case("restart")
+code, _, err, _ = run(out, ["-n", "2", "--max-restarts", "2",
+                            "--grace-seconds", "5"], ["1=first:5:0.3", "*=env"])
+check(code == 0, f"restart: exit {code}: {err}")
+check(len(failureLines(err)) == 1 and "rank 1 exited with code 5" in err,
+      f"restart: the failure named once: {err!r}")
+check("sinter-launch: restarting every rank (restart 1 of 2)" in err and
+      "restart 2 of" not in err, f"restart: one restart announced: {err!r}")
+restarted = [envOf(out, r) for r in range(2)]
+check(all(e.get("TORCHELASTIC_RESTART_COUNT") == "1" for e in restarted),
+      f"restart: TORCHELASTIC_RESTART_COUNT=1 after it: {restarted}")
+# Rank 0's env from the first start was overwritten by the restart's; the
+# first start's port and run id are in the launcher's first start only, so
+# compare with a launch that does not restart.
+out2 = case("restart-none")
+code, _, err, _ = run(out2, ["-n", "1", "--max-restarts", "2"], ["*=env"])
+check(code == 0 and "restarting" not in err, f"restart-none: {code} {err!r}")
+check(envOf(out2, 0).get("TORCHELASTIC_RESTART_COUNT") == "0",
+      "restart-none: TORCHELASTIC_RESTART_COUNT=0 on the first start")
+
+# Failing every time: one restart, then the failure's own code.
+out = case("restart-exhausted")
+code, _, err, _ = run(out, ["-n", "2", "--max-restarts", "1",
+                            "--grace-seconds", "5"], ["1=exit:4:0.2",
+                                                      "*=sleep:0"])
+check(code == 4, f"restart-exhausted: exit {code}, not the rank's 4: {err}")
+check(len(failureLines(err)) == 2 and err.count("restarting every rank") == 1,
+      f"restart-exhausted: two failures, one restart: {err!r}")
+
+# A job stopped by Ctrl-C is not restarted.
+out = case("restart-sigint")
+p = start(out, ["-n", "2", "--max-restarts", "3"], ["*=sleep:130"])
+waitFor([os.path.join(out, f"ready-{r}") for r in (0, 1)])
+os.killpg(p.pid, signal.SIGINT)
+code, _, err = finish(p, out)
+check(code == 130 and "restarting" not in err,
+      f"restart-sigint: exit {code}, no restart: {err!r}")
+
 # ---- usage -----------------------------------------------------------------
 out = case("usage")
 plain = os.path.join(out, "not-executable")
@@ -400,6 +445,8 @@ for args, what in (
         (["--nnodes", "2", "--node-rank", "1", *worker], "--master-addr"),
         (["--master-port", "70000", *worker], "--master-port"),
         (["--grace-seconds", "soon", *worker], "--grace-seconds"),
+        (["--max-restarts", "-1", *worker], "--max-restarts"),
+        (["--max-restarts", "many", *worker], "--max-restarts"),
         (["--bogus", *worker], "--bogus"),
         (["-n", "2", os.path.join(out, "missing")], "no such file"),
         (["-n", "2", plain], "not executable"),
@@ -420,7 +467,8 @@ check(r.returncode == 0 and all(
     w in r.stdout for w in ("torchrun", "--nproc_per_node", "--node-rank",
                             "--master-port", "--grace-seconds", "RANK",
                             "OMP_NUM_THREADS", "SINTER_RUN_ID", "[rank ",
-                            "SIGINT", "first failure", "Exit status")),
+                            "SIGINT", "first failure", "Exit status",
+                            "--max-restarts", "TORCHELASTIC_RESTART_COUNT")),
       f"--help documents the flags, environment, output, signals, exits")
 
 print("%d passed, %d failed" % (passed, failed))

@@ -3,7 +3,7 @@
 
 usage: sinter-launch [-n N] [--nnodes M --node-rank K --master-addr A
                      [--master-port P]] [--grace-seconds S]
-                     [--] COMMAND [ARG...]
+                     [--max-restarts R] [--] COMMAND [ARG...]
 
 Starts N copies of COMMAND on this node (N = processes per node), gives each
 the environment torchrun's standalone mode gives its workers, relays their
@@ -28,6 +28,13 @@ Options (torchrun's name in brackets; both spellings are accepted):
   --grace-seconds S          how long ranks told to stop (SIGTERM) get before
                              SIGKILL, e.g. to finish writing a checkpoint
                              (default 30; torchrun has no flag for it)
+  --max-restarts R           [--max_restarts] when a rank fails, stop the
+                             others and start every rank again, up to R
+                             times (default 0). With `./train --save=DIR
+                             --resume` each restart continues from DIR's
+                             latest checkpoint. Several nodes: give every
+                             node the same R (each node restarts its own
+                             ranks; they meet again at the rendezvous)
 
 Environment of each rank (R is the local rank, 0 <= R < N):
   RANK              node_rank * N + R            (the global rank)
@@ -43,6 +50,10 @@ Environment of each rank (R is the local rank, 0 <= R < N):
                     already in the environment is passed on unchanged.
   OMP_NUM_THREADS   usable cores (sched_getaffinity) // N, at least 1, unless
                     already set, in which case it is left alone
+  TORCHELASTIC_RESTART_COUNT
+                    how many times the ranks were restarted (0, then 1 ...);
+                    each restart's rendezvous has keys of its own. One node:
+                    each restart also gets a fresh port and run id
 The rest of the launcher's environment is passed on as it is.
 
 Output: local rank 0 shares the launcher's stdin, stdout and stderr, so on
@@ -75,9 +86,16 @@ launcher stops the others at once but waits up to 2 seconds for a rank that
 failed on its own, and names that one, so a survivor that noticed first is
 not blamed.
 
+Restarts (--max-restarts R): after a failure, once every rank has exited,
+sinter-launch prints
+  sinter-launch: restarting every rank (restart 1 of R)
+and starts them all again. A job stopped by a signal the launcher forwarded
+(Ctrl-C, SIGTERM) is not restarted.
+
 Exit status: 0 when every rank exits 0; otherwise the code of the rank named as
 the first failure (128 + the signal's number for a signal, as a shell reports it), the
-same after a forwarded signal (the binary exits 130 after a Ctrl-C). 2 for
+same after a forwarded signal (the binary exits 130 after a Ctrl-C). After
+restarts, the last run's. 2 for
 bad usage, reported in one `sinter-launch: ...` line before anything starts:
 no command, a command that does not exist or is not executable, -n or
 --nnodes not a positive integer, a node rank out of range, several nodes
@@ -92,8 +110,8 @@ torchrun equivalents:
 torchrun leaves every rank's output untagged by default (all ranks' lines
 mixed); here rank 0's is left as it is and only the others' are tagged.
 
-Not done (unlike torchrun): rendezvous backends, elastic sizes and restarts
-(--rdzv-*, --max-restarts), log redirection to files. Ranks outlive a
+Not done (unlike torchrun): rendezvous backends and elastic sizes
+(--rdzv-*, --nnodes=MIN:MAX), log redirection to files. Ranks outlive a
 launcher killed by SIGKILL; stop them with the signal you would have sent.
 """
 
@@ -161,6 +179,8 @@ def makeParser():
     p.add_argument("--master-addr", "--master_addr", dest="master_addr")
     p.add_argument("--master-port", "--master_port", dest="master_port")
     p.add_argument("--grace-seconds", dest="grace", default="30")
+    p.add_argument("--max-restarts", "--max_restarts", dest="max_restarts",
+                   default="0")
     p.add_argument("command", nargs=argparse.REMAINDER)
     return p
 
@@ -225,6 +245,12 @@ def parseArgs(argv):
         a.grace = -1.0
     if not a.grace >= 0:  # also rejects nan
         raise UsageError(f"--grace-seconds must be a number >= 0")
+    try:
+        a.max_restarts = int(a.max_restarts)
+    except ValueError:
+        a.max_restarts = -1
+    if a.max_restarts < 0:
+        raise UsageError("--max-restarts must be an integer >= 0")
     if a.command[:1] == ["--"]:
         a.command = a.command[1:]
     if not a.command:
@@ -256,8 +282,9 @@ def usableCores():
         return os.cpu_count() or 1
 
 
-def rankEnvironments(a):
-    """The environment of each local rank, in local-rank order."""
+def rankEnvironments(a, restart=0):
+    """The environment of each local rank, in local-rank order, for the
+    `restart`-th restart (0: the first start)."""
     addr = a.master_addr or "127.0.0.1"
     if a.master_port is not None:
         port = a.master_port
@@ -275,7 +302,8 @@ def rankEnvironments(a):
     common.update(WORLD_SIZE=str(a.nnodes * a.n), LOCAL_WORLD_SIZE=str(a.n),
                   GROUP_RANK=str(a.node_rank), GROUP_WORLD_SIZE=str(a.nnodes),
                   MASTER_ADDR=addr, MASTER_PORT=str(port),
-                  SINTER_RUN_ID=runId)
+                  SINTER_RUN_ID=runId,
+                  TORCHELASTIC_RESTART_COUNT=str(restart))
     if "OMP_NUM_THREADS" not in os.environ:
         common["OMP_NUM_THREADS"] = str(max(1, usableCores() // a.n))
     envs = []
@@ -391,6 +419,7 @@ class Launch:
         self.sent = {}  # global rank -> the signals sent to it
         self.consequence = None  # (rank, code): the first PEER_FAILED exit
         self.settleAt = None  # when to name self.consequence at the latest
+        self.signalled = False  # a signal came to be forwarded: no restart
 
     def wake(self):
         try:
@@ -506,6 +535,7 @@ class Launch:
             self.name(rank, code)
             return
         signum = event[1]
+        self.signalled = True
         if signum == signal.SIGINT:
             if (self.lastInterrupt is not None
                     and now - self.lastInterrupt < DOUBLE_INTERRUPT_SECONDS):
@@ -560,15 +590,39 @@ def main(argv):
     except UsageError as e:
         say(str(e))
         return 2
-    launch = Launch(a)
+    # The handlers reach the launch of the moment; a signal between two
+    # launches stops the restarts.
+    current = {"launch": None, "signalled": False}
+
+    def onSignal(signum, frame):
+        current["signalled"] = True
+        if current["launch"] is not None:
+            current["launch"].onSignal(signum, frame)
+
     for s in FORWARDED_SIGNALS:
         # A signal the launcher was started ignoring (nohup, `&` in a
         # script) stays ignored, and the ranks inherit that.
         if signal.getsignal(s) != signal.SIG_IGN:
-            signal.signal(s, launch.onSignal)
-    if not launch.start(envs):
-        return 2
-    return launch.wait()
+            signal.signal(s, onSignal)
+    restart = 0
+    while True:
+        launch = Launch(a)
+        current["launch"] = launch
+        if not launch.start(envs):
+            return 2
+        status = launch.wait()
+        current["launch"] = None
+        if (status == 0 or launch.signalled or current["signalled"]
+                or restart >= a.max_restarts):
+            return status
+        restart += 1
+        say(f"restarting every rank (restart {restart} of "
+            f"{a.max_restarts})")
+        try:
+            envs = rankEnvironments(a, restart)
+        except UsageError as e:
+            say(str(e))
+            return status
 
 
 if __name__ == "__main__":

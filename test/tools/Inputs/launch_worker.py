@@ -9,6 +9,8 @@ does; files it writes go to OUTDIR, named after RANK:
                  fds 1 and 2 are terminals, what fd 1 is), exits 0
   output         writes the lines the output case expects (see there)
   exit:C:SECS    sleeps SECS, exits with code C
+  first:C:SECS   the first start (TORCHELASTIC_RESTART_COUNT 0): exit:C:SECS;
+                 a restart: env
   kill:SIG:SECS  sleeps SECS, kills itself with signal SIG (e.g. SIGKILL)
   late:C:SECS    like exit, but SIGTERM does not cut the sleep short (a rank
                  whose own failure is noticed after another rank's)
@@ -31,7 +33,7 @@ OUT = sys.argv[1]
 RANK = os.environ.get("RANK", "?")
 VARS = ["RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK",
         "GROUP_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "SINTER_RUN_ID",
-        "OMP_NUM_THREADS"]
+        "OMP_NUM_THREADS", "TORCHELASTIC_RESTART_COUNT"]
 
 
 def path(name):
@@ -115,9 +117,12 @@ if a[0] == "env":
     env()
 elif a[0] == "output":
     output()
-elif a[0] == "exit":
+elif a[0] == "exit" or (a[0] == "first" and
+                       os.environ.get("TORCHELASTIC_RESTART_COUNT") == "0"):
     time.sleep(float(a[2]))
     sys.exit(int(a[1]))
+elif a[0] == "first":
+    env()
 elif a[0] == "late":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     time.sleep(float(a[2]))
