@@ -155,6 +155,18 @@ def read_state(d):
             read_safetensors(os.path.join(d, "optimizer.safetensors"))[0])
 
 
+def same_state(a_dir, b_dir, step, after):
+    """Fails unless the step-`step` checkpoints of two save directories hold
+    bitwise the same parameters and optimizer state."""
+    name = f"step-{step:08d}"
+    for what, x, y in zip(("parameter", "optimizer state"),
+                          read_state(os.path.join(a_dir, name)),
+                          read_state(os.path.join(b_dir, name))):
+        for n in x:
+            if x[n].tobytes() != y[n].tobytes():
+                fail(f"{what} {n} differs {after}")
+
+
 def data_flags(a):
     return [f"--data={a.data}"] if a.data else []
 
@@ -509,13 +521,7 @@ def cmd_resume(a):
                   f"--log-jsonl={d}/half.jsonl"] + common, "first half")
     launch(a, w, [binary, f"--steps={2 * k}", f"--save={d}/half", "--resume",
                   f"--log-jsonl={d}/half.jsonl"] + common, "resumed half")
-    name = f"step-{2 * k:08d}"
-    full = read_state(os.path.join(d, "full", name))
-    half = read_state(os.path.join(d, "half", name))
-    for what, x, y in zip(("parameter", "optimizer state"), full, half):
-        for n in x:
-            if x[n].tobytes() != y[n].tobytes():
-                fail(f"{what} {n} differs after resuming on {w} ranks")
+    same_state(f"{d}/full", f"{d}/half", 2 * k, f"after resuming on {w} ranks")
     lf, lh = step_metric(f"{d}/full.jsonl"), step_metric(f"{d}/half.jsonl")
     if lf != lh:
         fail(f"losses differ after resuming: {lf} vs {lh}")
@@ -576,17 +582,10 @@ os.execv(args[0], args)
             "restarting every rank (restart 1 of 1)" not in p.stderr:
         fail(f"the launcher did not name the dead rank and restart:\n"
              f"{p.stderr}")
-    resumed = [o for o in jsonl(log)
-               if o.get("event") == "resume"]
+    resumed = [o for o in jsonl(log) if o.get("event") == "resume"]
     if not resumed:
         fail("the restarted ranks did not resume from a checkpoint")
-    name = f"step-{5 * k:08d}"
-    full = read_state(os.path.join(d, "full", name))
-    restarted = read_state(os.path.join(d, "restarted", name))
-    for what, x, y in zip(("parameter", "optimizer state"), full, restarted):
-        for n in x:
-            if x[n].tobytes() != y[n].tobytes():
-                fail(f"{what} {n} differs after the restart")
+    same_state(f"{d}/full", f"{d}/restarted", 5 * k, "after the restart")
     print(f"ok: a rank SIGKILLed during a {5 * k}-step run: restarted from "
           f"step {resumed[-1]['step']}, the same state as without, bit for "
           "bit")
