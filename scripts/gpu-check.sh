@@ -26,7 +26,9 @@
 #      binary and holds every result (loss, every gradient, updated
 #      parameters and optimizer state) to compare_compiled.py's tolerances;
 #   2. training: char-GPT for 200 steps (batch 4) on the CPU target here,
-#      the CUDA binary there, loss curves compared by loss_curves.py;
+#      the CUDA binary there, loss curves compared by loss_curves.py; then
+#      50 steps of the same model built with --cuda-merge-launches=false,
+#      timed;
 #   3. speed: GPT-2 124M, bf16 mixed precision, batch 16 x 1024 (one
 #      optimizer step a batch, no accumulation), Sinter's
 #      raw steps against PyTorch's torch.compile + autocast on the same GPU
@@ -134,6 +136,11 @@ prepare() {
   rm -f "$dir/chargpt-cpu"
   "$sinterc" "$root/examples/chargpt.pbtxt" --target=cuda --batch-size=4 \
     -o "$dir/chargpt-cuda" || die "compiling char-GPT for CUDA failed"
+  # One launch a kernel (369 launches a step instead of 193): step 2 times
+  # both, char-GPT's small step being where launches weigh most.
+  "$sinterc" "$root/examples/chargpt.pbtxt" --target=cuda --batch-size=4 \
+    --cuda-merge-launches=false -o "$dir/chargpt-cuda-apart" \
+    || die "compiling char-GPT for CUDA (launches apart) failed"
   echo "== GPT-2 124M, bf16 mixed, batch 16, for CUDA"
   # One optimizer step a batch of 16, as the PyTorch peer takes: with the
   # example's 40 accumulation steps every timed step would also add each
@@ -179,10 +186,10 @@ prepare() {
   export XZ_OPT="-6 -T0"
   tar -C "$dir" -cJf "$dir/lib.txz" lib && rm -rf "$dir/lib"
   # Everything else in one archive.
-  tar -C "$dir" -cJf "$dir/bundle.txz" cases chargpt-cpu.jsonl chargpt-cuda \
+  tar -C "$dir" -cJf "$dir/bundle.txz" cases chargpt-cpu.jsonl chargpt-cuda chargpt-cuda-apart \
     gpt2-cuda gpt2-cuda-rows0 gpt2-cuda-apart gpt2-dump chargpt-small.pbtxt \
     chargpt-long.pbtxt tiny-tanh.pbtxt cublaslt-gelu-forms \
-    && rm -rf "$dir"/cases "$dir"/edge "$dir"/chargpt-cuda "$dir"/gpt2-cuda "$dir"/gpt2-cuda-rows0 \
+    && rm -rf "$dir"/cases "$dir"/edge "$dir"/chargpt-cuda "$dir"/chargpt-cuda-apart "$dir"/gpt2-cuda "$dir"/gpt2-cuda-rows0 \
       "$dir"/gpt2-cuda-apart "$dir"/gpt2-dump "$dir"/cublaslt-gelu-forms
   echo "== prepared in $dir ($((SECONDS - t0)) s): $(du -sh "$dir" | cut -f1)"
   du -sh "$dir"/* | sed 's/^/   /'
@@ -270,6 +277,10 @@ for f in sys.argv[2:]:
     else
       echo "char-GPT training on CUDA failed"; failed=1
     fi
+    echo "-- the same model with --cuda-merge-launches=false (one launch a kernel), 50 steps"
+    "${sinter_env[@]}" timeout "$(limit 60)" "$dir/chargpt-cuda-apart" --steps=50 \
+      --data="$root/examples/data/chargpt" --quiet --profile 2>&1 \
+      | grep -E 'profile:|ms/run' | head -4
   fi
 
   if want 4; then
