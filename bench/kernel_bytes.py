@@ -11,11 +11,13 @@ it is a floor, good for comparing two builds of one model, not a time.
 
     sinterc examples/gpt2_124m.pbtxt --target=cuda --precision=bf16_mixed \\
         --batch-size=16 --dump-dir=dump -o train
-    bench/kernel_bytes.py dump [--top=N]
+    bench/kernel_bytes.py dump [--top=N] [--programs]
 
 Prints the launches and bytes (decimal units) of the training step's
 program (NN-step-program.json), then the N kernels that move the most,
-grouped by the ops they run (the kernel's name without its number).
+grouped by the ops they run (the kernel's name without its number). With
+--programs, the launches and bytes of every program in the dump instead
+(training, evaluation, accumulation), one line each.
 """
 
 import argparse
@@ -40,6 +42,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("dump", help="a `sinterc --dump-dir` folder")
     parser.add_argument("--top", type=int, default=15)
+    parser.add_argument("--programs", action="store_true",
+                        help="one line for each program in the dump")
     args = parser.parse_args()
     try:
         path = step_program.find(args.dump)
@@ -48,7 +52,17 @@ def main():
     if path is None:
         sys.exit(f"kernel_bytes.py: {args.dump}: no NN-step-program.json "
                  "(not a sinterc --dump-dir folder)")
-    program = step_program.load(path)
+    if args.programs:
+        for prefix in ("", "eval-", "accumulate-"):
+            found = step_program.find(args.dump, prefix)
+            if found:
+                summarize(step_program.load(found), 0)
+        return
+    summarize(step_program.load(path), args.top)
+
+
+def summarize(program, top):
+    """The program's launches and bytes, then its `top` kernels."""
     kernels = program["kernels"]
     total = collections.Counter()
     launches = collections.Counter()
@@ -61,7 +75,7 @@ def main():
         launches[ops] += 1
     print(f"@{program['function']}: {sum(launches.values())} kernel "
           f"launches, {human(sum(total.values()))} read and written")
-    for ops, moved in total.most_common(args.top):
+    for ops, moved in total.most_common(top):
         print(f"  {human(moved):>10}  {launches[ops]:4d} x  {ops}")
 
 
