@@ -419,7 +419,6 @@ class Launch:
         self.sent = {}  # global rank -> the signals sent to it
         self.consequence = None  # (rank, code): the first PEER_FAILED exit
         self.settleAt = None  # when to name self.consequence at the latest
-        self.signalled = False  # a signal came to be forwarded: no restart
 
     def wake(self):
         try:
@@ -535,7 +534,6 @@ class Launch:
             self.name(rank, code)
             return
         signum = event[1]
-        self.signalled = True
         if signum == signal.SIGINT:
             if (self.lastInterrupt is not None
                     and now - self.lastInterrupt < DOUBLE_INTERRUPT_SECONDS):
@@ -612,7 +610,7 @@ def main(argv):
             return 2
         status = launch.wait()
         current["launch"] = None
-        if (status == 0 or launch.signalled or current["signalled"]
+        if (status == 0 or current["signalled"]
                 or restart >= a.max_restarts):
             return status
         restart += 1
