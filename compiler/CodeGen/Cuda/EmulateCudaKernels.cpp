@@ -38,12 +38,9 @@ namespace {
 /// its own range: its body becomes a loop over every block of the grid,
 /// the block id the loop's index (each member's block then covers its
 /// share of the member's elements or rows, one thread each).
-void runEveryBlock(OpBuilder &b, func::FuncOp fn, ArrayRef<int64_t> grids) {
+void runEveryBlock(OpBuilder &b, func::FuncOp fn, int64_t total) {
   Block &entry = fn.getBody().front();
   Location loc = fn.getLoc();
-  int64_t total = 0;
-  for (int64_t g : grids)
-    total += g;
   b.setInsertionPointToStart(&entry);
   Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
   Value one = b.create<arith::ConstantIndexOp>(loc, 1);
@@ -71,9 +68,10 @@ public:
       if (fn->hasAttr("sched.cuda_block"))
         kernels.push_back(fn);
     for (func::FuncOp fn : kernels) {
-      if (auto members =
-              fn->getAttrOfType<DenseI64ArrayAttr>(codegen::kMembersAttr))
-        runEveryBlock(b, fn, members.asArrayRef());
+      // Its grid: the members' grids one after another.
+      if (fn->hasAttr(codegen::kMembersAttr))
+        runEveryBlock(
+            b, fn, fn->getAttrOfType<IntegerAttr>("sched.cuda_grid").getInt());
       WalkResult walked = fn.walk([&](Operation *op) {
         b.setInsertionPoint(op);
         if (isa<gpu::ThreadIdOp, gpu::BlockIdOp>(op)) {

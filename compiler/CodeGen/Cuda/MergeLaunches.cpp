@@ -126,13 +126,17 @@ std::optional<SmallVector<Range>> rangesOf(ValueRange buffers) {
   return out;
 }
 
-/// `launch` as a member of a run, or nullopt when its kernel must stay
-/// alone (not a lowered CUDA kernel, a y or z dimension, a shared array of
-/// unknown size, an attribute the merged function would lose).
-std::optional<Member> memberOf(sched::LaunchOp launch,
-                               const SymbolTable &symbols) {
-  auto fn = symbols.lookup<func::FuncOp>(launch.getKernel());
-  if (!fn || !launch.getExtent() || !fn.getBody().hasOneBlock())
+/// What a kernel function brings to a run: its block size and the shared
+/// memory it needs.
+struct KernelFacts {
+  int64_t block = 0, sharedBytes = 0;
+};
+
+/// `fn`'s facts, or nullopt when it must stay alone (not a lowered CUDA
+/// kernel, a y or z dimension, a shared array of unknown size, an
+/// attribute the merged function would lose).
+std::optional<KernelFacts> factsOf(func::FuncOp fn) {
+  if (!fn || !fn.getBody().hasOneBlock())
     return std::nullopt;
   auto block = fn->getAttrOfType<IntegerAttr>("sched.cuda_block");
   if (!block)
@@ -145,18 +149,14 @@ std::optional<Member> memberOf(sched::LaunchOp launch,
                              StringRef(sched::kKernelArgsAttr)},
                             a.getName().getValue()))
       return std::nullopt;
-  Member m;
-  m.launch = launch;
-  m.fn = fn;
-  m.block = block.getInt();
-  m.grid = *launch.getExtent();
-  m.words = launch.getArgs() ? launch.getArgs()->size() : 0;
+  KernelFacts facts;
+  facts.block = block.getInt();
   bool mergeable = true;
   fn.walk([&](Operation *op) {
     if (auto a = dyn_cast<memref::AllocaOp>(op)) {
       MemRefType t = a.getType();
       if (a->hasAttr(codegen::kWorkgroupAttr) && t.hasStaticShape())
-        m.sharedBytes += t.getNumElements() * bytesOf(t.getElementType());
+        facts.sharedBytes += t.getNumElements() * bytesOf(t.getElementType());
       else if (a->hasAttr(codegen::kWorkgroupAttr))
         mergeable = false;
     } else if (auto id = dyn_cast<gpu::BlockIdOp>(op))
@@ -164,12 +164,36 @@ std::optional<Member> memberOf(sched::LaunchOp launch,
     else if (auto dim = dyn_cast<gpu::GridDimOp>(op))
       mergeable &= dim.getDimension() == gpu::Dimension::x;
     else if (auto reduce = dyn_cast<gpu::AllReduceOp>(op))
-      m.sharedBytes += 32 * bytesOf(reduce.getType());
+      facts.sharedBytes += 32 * bytesOf(reduce.getType());
   });
+  if (!mergeable)
+    return std::nullopt;
+  return facts;
+}
+
+/// `launch` as a member of a run, or nullopt when it must stay alone. Each
+/// function's facts are found once (`facts`): the launches of one kernel in
+/// every layer share it.
+std::optional<Member>
+memberOf(sched::LaunchOp launch, const SymbolTable &symbols,
+         llvm::DenseMap<Operation *, std::optional<KernelFacts>> &facts) {
+  auto fn = symbols.lookup<func::FuncOp>(launch.getKernel());
+  if (!fn || !launch.getExtent())
+    return std::nullopt;
+  auto [it, fresh] = facts.try_emplace(fn.getOperation());
+  if (fresh)
+    it->second = factsOf(fn);
   std::optional<SmallVector<Range>> reads = rangesOf(launch.getInputs());
   std::optional<SmallVector<Range>> writes = rangesOf(launch.getOutputs());
-  if (!mergeable || !reads || !writes)
+  if (!it->second || !reads || !writes)
     return std::nullopt;
+  Member m;
+  m.launch = launch;
+  m.fn = fn;
+  m.block = it->second->block;
+  m.sharedBytes = it->second->sharedBytes;
+  m.grid = *launch.getExtent();
+  m.words = launch.getArgs() ? launch.getArgs()->size() : 0;
   m.reads = std::move(*reads);
   m.writes = std::move(*writes);
   return m;
@@ -242,6 +266,7 @@ public:
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
+    llvm::DenseMap<Operation *, std::optional<KernelFacts>> facts;
     for (auto program : module.getOps<sched::ProgramOp>()) {
       SmallVector<Member> run;
       auto flush = [&] {
@@ -255,7 +280,7 @@ public:
           continue;
         auto launch = dyn_cast<sched::LaunchOp>(op);
         std::optional<Member> m =
-            launch ? memberOf(launch, symbols) : std::nullopt;
+            launch ? memberOf(launch, symbols, facts) : std::nullopt;
         if (!m) {
           flush();
           continue;
