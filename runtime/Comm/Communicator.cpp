@@ -28,6 +28,7 @@
 
 #include "gloo/allgather.h"
 #include "gloo/allreduce.h"
+#include "gloo/alltoall.h"
 #include "gloo/barrier.h"
 #include "gloo/broadcast.h"
 #include "gloo/math.h"
@@ -39,12 +40,15 @@
 
 #include <csignal>
 #include <unistd.h>
+#include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <type_traits>
+#include <vector>
 
 namespace sinter::comm {
 
@@ -235,23 +239,42 @@ public:
   std::string transport() const override {
     if (!shm_)
       return absl::StrCat("TCP (no shared memory: ", noShmReason_, ")");
+    std::string text =
+        hosts_ > 1 ? absl::StrCat("shared memory within each of ", hosts_,
+                                  " hosts (", hostRanks_.size(),
+                                  " ranks each), TCP between them")
+                   : "shared memory";
     if (!sharedRegions_.empty())
-      return "shared memory, buckets read in place";
+      return text + ", buckets read in place";
     if (!noRegionReason_.empty())
-      return absl::StrCat("shared memory, buckets copied (", noRegionReason_,
-                          ")");
-    return "shared memory";
+      return absl::StrCat(text, ", buckets copied (", noRegionReason_, ")");
+    return text;
   }
 
   absl::Status shareMemory(void *base, size_t bytes,
                            std::string_view what) override;
 
   /// From now on, all-reduces go through `shm` (connect() made sure every
-  /// rank has one); without it, `why` says why not.
+  /// rank has one); without it, `why` says why not. hostRanks: the ranks
+  /// that share this rank's segment, in order.
   void useSharedMemory(std::unique_ptr<SharedMemoryReducer> shm,
-                       std::string why) {
+                       std::string why, std::vector<int> hostRanks = {}) {
     shm_ = std::move(shm);
     noShmReason_ = std::move(why);
+    hostRanks_ = std::move(hostRanks);
+  }
+
+  /// Several hosts of hostRanks_.size() ranks each: a context of this
+  /// rank's counterparts (the ranks at the same place on every host, by
+  /// host), which sums each all-reduce's chunk across the hosts.
+  void joinHosts(int hosts, std::shared_ptr<gloo::rendezvous::Context> across) {
+    hosts_ = hosts;
+    acrossHosts_ = std::move(across);
+    shm_->joinHosts(hostRanks_, [this](void *chunk, size_t count,
+                                       SharedMemoryReducer::Kind kind,
+                                       uint32_t tag, std::string_view what) {
+      return sumAcrossHosts(chunk, count, kind, tag, what);
+    });
   }
 
   /// The address Gloo names rank r by, for r != rank().
@@ -332,6 +355,69 @@ private:
     return std::nullopt;
   }
 
+  /// chunk := the sum of the same chunk on every host, in host order: host
+  /// h sums part h of every host's chunk (an all-to-all), then every host
+  /// gathers every part. Each host sends and receives 2 (H - 1) / H chunks,
+  /// as a ring does, and the order of the sum is fixed, so the result does
+  /// not depend on where a bucket starts.
+  absl::Status sumAcrossHosts(void *chunk, size_t count,
+                              SharedMemoryReducer::Kind kind, uint32_t tag,
+                              std::string_view what) {
+    using Kind = SharedMemoryReducer::Kind;
+    switch (kind) {
+    case Kind::f32:
+      return sumParts(static_cast<float *>(chunk), count, tag, what,
+                      [](float a, float b) { return a + b; });
+    case Kind::f64:
+      return sumParts(static_cast<double *>(chunk), count, tag, what,
+                      [](double a, double b) { return a + b; });
+    case Kind::bf16:
+      return sumParts(static_cast<uint16_t *>(chunk), count, tag, what,
+                      [](uint16_t a, uint16_t b) {
+                        return half::floatToBf16Bits(half::bf16BitsToFloat(a) +
+                                                     half::bf16BitsToFloat(b));
+                      });
+    case Kind::f16:
+      return sumParts(static_cast<uint16_t *>(chunk), count, tag, what,
+                      [](uint16_t a, uint16_t b) {
+                        return half::floatToF16Bits(half::f16BitsToFloat(a) +
+                                                    half::f16BitsToFloat(b));
+                      });
+    }
+    return absl::OkStatus();
+  }
+
+  template <typename T, typename Add>
+  absl::Status sumParts(T *chunk, size_t count, uint32_t tag,
+                        std::string_view what, Add add) {
+    const size_t part = (count + hosts_ - 1) / hosts_;
+    std::vector<T> parts(part * hosts_, T{}), theirs(part * hosts_);
+    std::copy(chunk, chunk + count, parts.begin());
+    SINTER_RETURN_IF_ERROR(run(what, [&] {
+      gloo::AlltoallOptions opts(acrossHosts_);
+      opts.setInput(parts.data(), parts.size());
+      opts.setOutput(theirs.data(), theirs.size());
+      opts.setTag(tag);
+      opts.setTimeout(timeout_);
+      gloo::alltoall(opts);
+    }));
+    // theirs holds this host's part of every host's chunk, in host order.
+    std::vector<T> sum(theirs.begin(), theirs.begin() + part);
+    for (int h = 1; h < hosts_; ++h)
+      for (size_t i = 0; i < part; ++i)
+        sum[i] = add(sum[i], theirs[h * part + i]);
+    SINTER_RETURN_IF_ERROR(run(what, [&] {
+      gloo::AllgatherOptions opts(acrossHosts_);
+      opts.setInput(sum.data(), part);
+      opts.setOutput(parts.data(), parts.size());
+      opts.setTag(tag);
+      opts.setTimeout(timeout_);
+      gloo::allgather(opts);
+    }));
+    std::copy(parts.begin(), parts.begin() + count, chunk);
+    return absl::OkStatus();
+  }
+
   template <typename T>
   absl::Status allReduce(T *data, size_t count, uint32_t tag,
                          std::string_view what, ReduceFn reduce,
@@ -372,6 +458,9 @@ private:
   std::map<std::string, int> peerByAddress_;
   std::unique_ptr<SharedMemoryReducer> shm_;
   std::string noShmReason_;
+  std::vector<int> hostRanks_; // sharing shm_, in order
+  int hosts_ = 1;
+  std::shared_ptr<gloo::rendezvous::Context> acrossHosts_;
   std::vector<std::pair<void *, size_t>> sharedRegions_;
   int regionsTried_ = 0; // names each region's segment
   std::string noRegionReason_;
@@ -430,10 +519,11 @@ absl::Status GlooCommunicator::classify(std::string_view what,
   return status;
 }
 
-/// The tags of joinSharedMemory's two collectives, run before any of the
+/// The tags of joinSharedMemory's three collectives, run before any of the
 /// caller's, and of shareMemory's two.
 constexpr uint32_t kShmOfferTag = 0xfffffff0, kShmAgreeTag = 0xfffffff1,
-                   kShareNamesTag = 0xfffffff2, kShareAgreeTag = 0xfffffff3;
+                   kShareNamesTag = 0xfffffff2, kShareAgreeTag = 0xfffffff3,
+                   kShmHostsTag = 0xfffffff4;
 
 absl::Status GlooCommunicator::shareMemory(void *base, size_t bytes,
                                            std::string_view what) {
@@ -470,22 +560,25 @@ absl::Status GlooCommunicator::shareMemory(void *base, size_t bytes,
     mine = absl::StrCat("-rank ", rank_, ": ", backed.status().message());
   std::vector<std::string> names;
   SINTER_RETURN_IF_ERROR(gather(mine, kShareNamesTag, names));
+  // The region's ranks are the ones on this host, in the segment's order.
   SharedMemoryReducer::Region region;
   region.base = static_cast<unsigned char *>(base);
   region.bytes = bytes;
-  region.ranks.assign(size_, nullptr);
-  region.ranks[rank_] = region.base;
+  region.ranks.assign(hostRanks_.size(), nullptr);
   std::string problem;
   for (int q = 0; q < size_ && problem.empty(); ++q)
     if (names[q].empty() || names[q][0] != '+')
       problem = names[q].empty() ? "?" : names[q].substr(1);
-  for (int q = 0; q < size_ && problem.empty(); ++q) {
-    if (q == rank_)
+  for (size_t l = 0; l < hostRanks_.size() && problem.empty(); ++l) {
+    const int q = hostRanks_[l];
+    if (q == rank_) {
+      region.ranks[l] = region.base;
       continue;
+    }
     absl::StatusOr<unsigned char *> mapped =
         shm_->mapPeerRegion(names[q].substr(1), bytes);
     if (mapped.ok())
-      region.ranks[q] = *mapped;
+      region.ranks[l] = *mapped;
     else
       problem = absl::StrCat("rank ", rank_, ": ", mapped.status().message());
   }
@@ -504,13 +597,35 @@ absl::Status GlooCommunicator::shareMemory(void *base, size_t bytes,
   return absl::OkStatus();
 }
 
-/// Rank 0 makes a shared segment and broadcasts its name; every other rank
-/// maps it; an all-gather of what went wrong (nothing, on a rank that could)
-/// decides, the same way on every rank: shared memory when every rank has
-/// it, else TCP with the first rank's reason.
+/// What a rank says about its host: where it listens and the kernel's boot
+/// id, so that ranks listening on the same name of two machines (or on two
+/// addresses of one) are not taken for one host. Ranks that say the same
+/// are tried as one host; the segment then decides.
+std::string hostKey(const CommOptions &options) {
+  std::string boot;
+  if (std::FILE *f = std::fopen("/proc/sys/kernel/random/boot_id", "r")) {
+    char line[64] = {};
+    if (std::fgets(line, sizeof(line), f))
+      boot = line;
+    std::fclose(f);
+    boot.erase(boot.find_last_not_of(" \n") + 1);
+  }
+  return absl::StrCat(options.hostname, " ", boot);
+}
+
+/// Which ranks share memory: the ranks of each host (by hostKey, in rank
+/// order) share one segment that the host's first rank makes; each rank
+/// maps its host's; an all-gather of what went wrong (nothing, on a rank
+/// that could) decides, the same way on every rank: shared memory when
+/// every rank has it, else TCP with the first rank's reason. With several
+/// hosts, every host must have as many ranks, and the ranks at the same
+/// place on each host connect to each other (`store`, under "hosts/<place>")
+/// to sum their chunks across the hosts.
 absl::Status joinSharedMemory(GlooCommunicator &comm, const DistEnv &env,
-                              const CommOptions &options) {
+                              const CommOptions &options, JobStore &store,
+                              std::shared_ptr<gloo::transport::Device> device) {
   struct Offer {
+    char host[160];
     char name[64];
     uint64_t nonce;
     char why[192];
@@ -521,62 +636,109 @@ absl::Status joinSharedMemory(GlooCommunicator &comm, const DistEnv &env,
     std::memcpy(to, text.data(), n);
     to[n] = '\0';
   };
-  Offer offer{};
+  auto text = [](const char *field, size_t room) {
+    return std::string(field, strnlen(field, room));
+  };
+  const int world = env.worldSize;
+  const std::string self = absl::StrCat("rank ", env.rank, ": ");
+
+  // Every rank's host, then the hosts' ranks.
+  Offer mine{};
+  copyText(mine.host, sizeof(mine.host), hostKey(options));
+  std::vector<Offer> all(world);
+  SINTER_RETURN_IF_ERROR(comm.allGather(&mine, sizeof(Offer), all.data(),
+                                        kShmHostsTag, "finding the hosts"));
+  std::vector<std::vector<int>> hosts;
+  std::vector<int> hostOf(world);
+  for (int r = 0; r < world; ++r) {
+    const std::string key = text(all[r].host, sizeof(Offer::host));
+    int h = 0;
+    while (h < static_cast<int>(hosts.size()) &&
+           text(all[hosts[h][0]].host, sizeof(Offer::host)) != key)
+      ++h;
+    if (h == static_cast<int>(hosts.size()))
+      hosts.emplace_back();
+    hosts[h].push_back(r);
+    hostOf[r] = h;
+  }
+  const int myHost = hostOf[env.rank];
+  const std::vector<int> &mates = hosts[myHost];
+  const int place = static_cast<int>(
+      std::find(mates.begin(), mates.end(), env.rank) - mates.begin());
+
   std::unique_ptr<SharedMemoryReducer> shm;
   std::string why;
-  const std::string self = absl::StrCat("rank ", env.rank, ": ");
-  if (options.sharedMemoryPieceBytes == 0 || !env.sharedMemory) {
+  for (const std::vector<int> &h : hosts)
+    if (why.empty() && h.size() != mates.size())
+      why = absl::StrCat("the hosts have different numbers of ranks (",
+                         mates.size(), " on rank ", env.rank, "'s, ", h.size(),
+                         " on rank ", h[0], "'s)");
+  if (why.empty() && (options.sharedMemoryPieceBytes == 0 || !env.sharedMemory))
     why = absl::StrCat(self, "disabled",
                        env.sharedMemory ? "" : " (SINTER_SHM_DISABLE=1)");
-  } else if (env.rank == 0) {
-    if (env.localWorldSize < env.worldSize) {
-      why = absl::StrCat("the ", env.worldSize, " ranks are on several hosts (",
-                         env.localWorldSize, " on rank 0's)");
+  if (why.empty() && mates.size() == 1)
+    why = absl::StrCat("one rank on each of ", hosts.size(), " hosts");
+  if (why.empty() && place == 0) {
+    absl::StatusOr<std::unique_ptr<SharedMemoryReducer>> made =
+        SharedMemoryReducer::create(static_cast<int>(mates.size()),
+                                    options.sharedMemoryPieceBytes,
+                                    options.timeout);
+    if (made.ok()) {
+      shm = std::move(*made);
+      copyText(mine.name, sizeof(mine.name), shm->name());
+      mine.nonce = shm->nonce();
     } else {
-      absl::StatusOr<std::unique_ptr<SharedMemoryReducer>> made =
-          SharedMemoryReducer::create(env.worldSize, options.sharedMemoryPieceBytes,
-                                      options.timeout);
-      if (made.ok()) {
-        shm = std::move(*made);
-        copyText(offer.name, sizeof(offer.name), shm->name());
-        offer.nonce = shm->nonce();
-      } else {
-        why = absl::StrCat(self, made.status().message());
-      }
+      why = absl::StrCat(self, made.status().message());
     }
   }
-  if (env.rank == 0)
-    copyText(offer.why, kWhy, why);
-  SINTER_RETURN_IF_ERROR(comm.broadcast(&offer, sizeof(offer), 0, kShmOfferTag,
+  copyText(mine.why, kWhy, why);
+  SINTER_RETURN_IF_ERROR(comm.allGather(&mine, sizeof(Offer), all.data(),
+                                        kShmOfferTag,
                                         "offering shared memory"));
-  if (env.rank != 0 && why.empty()) {
-    if (!offer.name[0]) {
-      why = offer.why;
+  if (place != 0 && why.empty()) {
+    const Offer &leader = all[mates[0]];
+    if (!leader.name[0]) {
+      why = text(leader.why, kWhy);
     } else {
       absl::StatusOr<std::unique_ptr<SharedMemoryReducer>> opened =
-          SharedMemoryReducer::open(offer.name, offer.nonce, env.rank,
-                                    env.worldSize, options.timeout);
+          SharedMemoryReducer::open(text(leader.name, sizeof(Offer::name)),
+                                    leader.nonce, place,
+                                    static_cast<int>(mates.size()),
+                                    options.timeout);
       if (opened.ok())
         shm = std::move(*opened);
       else
         why = absl::StrCat(self, opened.status().message());
     }
   }
-  std::vector<char> mine(kWhy, '\0'), all(kWhy * env.worldSize);
-  copyText(mine.data(), kWhy, why);
-  SINTER_RETURN_IF_ERROR(comm.allGather(mine.data(), kWhy, all.data(),
+  std::vector<char> said(kWhy, '\0'), everyone(kWhy * world);
+  copyText(said.data(), kWhy, why);
+  SINTER_RETURN_IF_ERROR(comm.allGather(said.data(), kWhy, everyone.data(),
                                         kShmAgreeTag,
                                         "agreeing on shared memory"));
-  // Every rank has opened the segment or given up: its name can go.
-  if (shm && env.rank == 0)
+  // Every rank has opened its host's segment or given up: its name can go.
+  if (shm && place == 0)
     shm->unlinkName();
-  for (int r = 0; r < env.worldSize; ++r)
-    if (const char *theirs = all.data() + r * kWhy; theirs[0]) {
-      comm.useSharedMemory(nullptr, std::string(theirs, strnlen(theirs, kWhy)));
+  for (int r = 0; r < world; ++r)
+    if (const char *theirs = everyone.data() + r * kWhy; theirs[0]) {
+      comm.useSharedMemory(nullptr, text(theirs, kWhy));
       return absl::OkStatus();
     }
-  comm.useSharedMemory(std::move(shm), "");
-  return absl::OkStatus();
+  comm.useSharedMemory(std::move(shm), "", mates);
+  if (hosts.size() == 1)
+    return absl::OkStatus();
+  auto across = std::make_shared<gloo::rendezvous::Context>(
+      myHost, static_cast<int>(hosts.size()));
+  across->setTimeout(options.timeout);
+  std::unique_ptr<JobStore> acrossStore =
+      store.sub(absl::StrCat("hosts/", place));
+  SINTER_RETURN_IF_ERROR(
+      comm.run("connecting to the other hosts' ranks",
+               [&] { across->connectFullMesh(*acrossStore, device); }));
+  comm.joinHosts(static_cast<int>(hosts.size()), std::move(across));
+  // No rank returns (and rank 0 takes the TCP store down) before every
+  // rank's counterparts have connected through it.
+  return comm.barrier(kShmHostsTag, "the barrier after connecting the hosts");
 }
 
 } // namespace
@@ -648,7 +810,7 @@ connect(const DistEnv &env, const CommOptions &options) {
   }
   SINTER_RETURN_IF_ERROR(
       comm->barrier(kConnectBarrierTag, "the barrier after connecting"));
-  SINTER_RETURN_IF_ERROR(joinSharedMemory(*comm, env, options));
+  SINTER_RETURN_IF_ERROR(joinSharedMemory(*comm, env, options, *store, device));
   return std::unique_ptr<Communicator>(std::move(comm));
 }
 

@@ -148,10 +148,13 @@ void sumChunk(T *out, T *own, const unsigned char *const *slots, int n,
   }
 }
 
-/// at[q][i] = (at[0][i] + at[1][i] + ...) * scale for every q, for i in
-/// [lo, hi): the sum in rank order, written to every rank's memory.
+/// to[q][i] = (at[0][i] + at[1][i] + ...) * scale for q < writers, for i in
+/// [lo, hi): the sum in rank order, written to the memory of `writers` ranks (every
+/// rank's, or only this rank's while the other hosts' sums are still to
+/// come).
 template <typename T>
-void sumIntoAll(T *const *at, int n, size_t lo, size_t hi, double scale) {
+void sumIntoAll(T *const *at, int n, T *const *to, int writers, size_t lo,
+                size_t hi, double scale) {
   constexpr size_t kBlock = 1024;
   const T by = static_cast<T>(scale);
   T acc[kBlock];
@@ -165,9 +168,17 @@ void sumIntoAll(T *const *at, int n, size_t lo, size_t hi, double scale) {
     if (scale != 1.0)
       for (size_t j = 0; j < m; ++j)
         acc[j] *= by;
-    for (int q = 0; q < n; ++q)
-      std::memcpy(at[q] + b, acc, m * sizeof(T));
+    for (int q = 0; q < writers; ++q)
+      std::memcpy(to[q] + b, acc, m * sizeof(T));
   }
+}
+
+/// data[i] *= scale for i in [lo, hi).
+template <typename T>
+void scaleRange(T *data, size_t lo, size_t hi, double scale) {
+  const T by = static_cast<T>(scale);
+  for (size_t i = lo; i < hi; ++i)
+    data[i] *= by;
 }
 
 /// The same for 16-bit floats, every partial sum rounded to the type.
@@ -459,19 +470,19 @@ absl::Status SharedMemoryReducer::barrier(std::string_view what) {
             !alive(q))
           return markPeerFailure(
               unavailable(absl::StrCat(
-                  std::string(what), " failed on rank ", rank_,
-                  ": peer rank ", q,
+                  std::string(what), " failed on rank ", jobRank(rank_),
+                  ": peer rank ", jobRank(q),
                   " died or closed its connection [shared memory: its lock "
                   "on the segment is gone]")),
-              absl::StrCat("peer rank ", q));
+              absl::StrCat("peer rank ", jobRank(q)));
     }
     if (now - start >= timeout_)
       return makeError(
           SINTER_HERE, absl::StatusCode::kDeadlineExceeded,
-          absl::StrCat(std::string(what), " failed on rank ", rank_,
+          absl::StrCat(std::string(what), " failed on rank ", jobRank(rank_),
                        ": timed out after ",
                        formatSeconds(timeout_), " waiting for peer rank ",
-                       late,
+                       jobRank(late),
                        " (stalled, slow, or in another collective or tag) "
                        "[shared memory]"));
     futexWait(&header_->bell, bell,
@@ -503,9 +514,10 @@ absl::Status SharedMemoryReducer::enter(size_t count, Kind kind, uint32_t tag,
               "(tag %d, %d elements of %s in %s; rank %d: tag %d, %d "
               "elements of %s in %s): every rank must run the same "
               "collectives in the same order",
-              std::string(what), rank_, q, theirs.tag, theirs.count,
-              kindName(static_cast<Kind>(theirs.kind)), where(theirs.offset),
-              rank_, tag, count, kindName(kind), where(offset)));
+              std::string(what), jobRank(rank_), jobRank(q), theirs.tag,
+              theirs.count, kindName(static_cast<Kind>(theirs.kind)),
+              where(theirs.offset), jobRank(rank_), tag, count, kindName(kind),
+              where(offset)));
   }
   return absl::OkStatus();
 }
@@ -528,13 +540,52 @@ absl::Status SharedMemoryReducer::allReduceInRegion(
   std::vector<unsigned char *> at(size_);
   for (int q = 0; q < size_; ++q)
     at[q] = region.ranks[q] + offset;
-  if (kind == Kind::f32)
-    sumIntoAll(reinterpret_cast<float *const *>(at.data()), size_, lo, hi,
-               scale);
-  else
-    sumIntoAll(reinterpret_cast<double *const *>(at.data()), size_, lo, hi,
-               scale);
+  auto sum = [&](unsigned char *const *to, int writers, double by) {
+    if (kind == Kind::f32)
+      sumIntoAll(reinterpret_cast<float *const *>(at.data()), size_,
+                 reinterpret_cast<float *const *>(to), writers, lo, hi, by);
+    else
+      sumIntoAll(reinterpret_cast<double *const *>(at.data()), size_,
+                 reinterpret_cast<double *const *>(to), writers, lo, hi, by);
+  };
+  if (!across_) {
+    sum(at.data(), size_, scale);
+    return barrier(what);
+  }
+  // Several hosts: the host's sum into this rank's memory, the hosts' sum
+  // and the scale there, then the result into the host's other ranks.
+  unsigned char *own = at[rank_];
+  sum(&own, 1, 1.0);
+  SINTER_RETURN_IF_ERROR(finishChunk(own, lo, hi, kind, tag, what, scale));
+  const size_t bytes = elementBytes(kind);
+  for (int q = 0; q < size_; ++q)
+    if (q != rank_ && hi > lo)
+      std::memcpy(at[q] + lo * bytes, own + lo * bytes, (hi - lo) * bytes);
   return barrier(what);
+}
+
+void SharedMemoryReducer::joinHosts(std::vector<int> jobRanks, Across across) {
+  jobRanks_ = std::move(jobRanks);
+  across_ = std::move(across);
+}
+
+absl::Status SharedMemoryReducer::finishChunk(unsigned char *chunk, size_t lo,
+                                              size_t hi, Kind kind,
+                                              uint32_t tag,
+                                              std::string_view what,
+                                              double scale) {
+  if (hi <= lo)
+    return absl::OkStatus();
+  const size_t bytes = elementBytes(kind);
+  SINTER_RETURN_IF_ERROR(
+      across_(chunk + lo * bytes, hi - lo, kind, tag, what));
+  if (scale != 1.0) {
+    if (kind == Kind::f32)
+      scaleRange(reinterpret_cast<float *>(chunk), lo, hi, scale);
+    else if (kind == Kind::f64)
+      scaleRange(reinterpret_cast<double *>(chunk), lo, hi, scale);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status SharedMemoryReducer::allReduceSum(void *data, size_t count,
@@ -567,16 +618,18 @@ absl::Status SharedMemoryReducer::allReduceSum(void *data, size_t count,
       SINTER_RETURN_IF_ERROR(barrier(what));
     const auto [lo, hi] = chunkOf(n, bytes, rank_, size_);
     unsigned char *own = out + done * bytes;
+    // Over several hosts the scale waits for the hosts' sum (finishChunk).
+    const double by = across_ ? 1.0 : scale;
     switch (kind) {
     case Kind::f32:
       sumChunk(reinterpret_cast<float *>(result()),
                reinterpret_cast<float *>(own), slots.data(), size_, lo, hi,
-               scale);
+               by);
       break;
     case Kind::f64:
       sumChunk(reinterpret_cast<double *>(result()),
                reinterpret_cast<double *>(own), slots.data(), size_, lo, hi,
-               scale);
+               by);
       break;
     case Kind::bf16:
       sumHalfChunk<half::bf16BitsToFloat, half::floatToBf16Bits>(
@@ -588,6 +641,11 @@ absl::Status SharedMemoryReducer::allReduceSum(void *data, size_t count,
           reinterpret_cast<uint16_t *>(result()),
           reinterpret_cast<uint16_t *>(own), slots.data(), size_, lo, hi);
       break;
+    }
+    if (across_ && hi > lo) {
+      SINTER_RETURN_IF_ERROR(
+          finishChunk(result(), lo, hi, kind, tag, what, scale));
+      std::memcpy(own + lo * bytes, result() + lo * bytes, (hi - lo) * bytes);
     }
     SINTER_RETURN_IF_ERROR(barrier(what));
     if (lo > 0)

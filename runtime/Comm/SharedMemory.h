@@ -21,6 +21,14 @@
 // chunk r straight from every rank's region and writes it into all of them,
 // between two barriers. That moves 2 bytes per byte reduced instead of 5.
 //
+// When the job's ranks are on several hosts, one segment serves each host's
+// ranks, and a hook (acrossHosts) joins the hosts between the two halves of
+// every all-reduce: after rank r has summed chunk r of its host's ranks, it
+// sums that chunk with the same chunk of every other host (Communicator.cpp,
+// over TCP), and only then hands it back to its host's ranks: NCCL's and
+// Open MPI's hierarchical all-reduce, where each byte crosses the network
+// once per host instead of once per rank.
+//
 // Gloo (Debian's) has no shared-memory transport and Open MPI's needs
 // mpirun; this is the one part of the collectives written by hand, and only
 // the all-reduce: broadcast, all-gather and barrier are rare and stay on
@@ -48,6 +56,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -79,10 +88,22 @@ public:
   /// memory lives on until the last rank unmaps it.
   void unlinkName();
 
-  /// data (count elements of kind) := the sum over ranks, in rank order,
-  /// times `scale` (converted to the kind; f32 and f64 only) when it is not
-  /// 1; 16-bit kinds round every partial sum. `tag` must match on every
-  /// rank.
+  /// Where the ranks of this segment are one host of a job on several: their
+  /// ranks in the job, by rank in the segment, for messages (default: the
+  /// same numbers), and `across`, which sums `count` elements of `kind` at
+  /// `chunk` with the same chunk of every other host, in place, unscaled, in
+  /// host order (16-bit kinds rounding every partial sum). Set before the
+  /// first all-reduce.
+  using Across = std::function<absl::Status(void *chunk, size_t count,
+                                            Kind kind, uint32_t tag,
+                                            std::string_view what)>;
+  void joinHosts(std::vector<int> jobRanks, Across across);
+
+  /// data (count elements of kind) := the sum over ranks, in rank order
+  /// (over several hosts: each host's sum in rank order, then those sums in
+  /// host order), times `scale` (converted to the kind; f32 and f64 only)
+  /// when it is not 1; 16-bit kinds round every partial sum. `tag` must
+  /// match on every rank.
   /// Errors, each one line starting with `what` and naming this rank:
   /// Unavailable (marked as a peer's failure) when a peer died,
   /// DeadlineExceeded when one did not arrive within the timeout,
@@ -139,6 +160,13 @@ private:
   absl::Status barrier(std::string_view what);
   unsigned char *slot(int rank) const;
   unsigned char *result() const;
+  /// The job's rank of rank q of this segment.
+  int jobRank(int q) const { return jobRanks_.empty() ? q : jobRanks_[q]; }
+  /// After the host's sum of [lo, hi) of chunk (elements of kind) is in
+  /// place: the hosts' sum (acrossHosts), then the scale.
+  absl::Status finishChunk(unsigned char *chunk, size_t lo, size_t hi,
+                           Kind kind, uint32_t tag, std::string_view what,
+                           double scale);
 
   const int rank_, size_;
   const std::chrono::milliseconds timeout_;
@@ -152,6 +180,8 @@ private:
   bool linked_ = false;
   std::vector<Region> regions_;
   std::vector<std::string> regionNames_; // this rank's, until finishRegion
+  std::vector<int> jobRanks_;
+  Across across_;
 
 };
 
