@@ -27,8 +27,9 @@
 #include "absl/strings/str_replace.h"
 
 #include "gloo/allgather.h"
+#include "gloo/allgatherv.h"
 #include "gloo/allreduce.h"
-#include "gloo/alltoall.h"
+#include "gloo/alltoallv.h"
 #include "gloo/barrier.h"
 #include "gloo/broadcast.h"
 #include "gloo/math.h"
@@ -264,10 +265,13 @@ public:
     hostRanks_ = std::move(hostRanks);
   }
 
-  /// Several hosts of hostRanks_.size() ranks each: a context of this
-  /// rank's counterparts (the ranks at the same place on every host, by
-  /// host), which sums each all-reduce's chunk across the hosts.
-  void joinHosts(int hosts, std::shared_ptr<gloo::rendezvous::Context> across) {
+  /// Several hosts of hostRanks_.size() ranks each: this rank's host
+  /// (`host` of `hosts`) and a context of its counterparts (the ranks at the
+  /// same place on every host, by host), which sums each all-reduce's chunk
+  /// across the hosts.
+  void joinHosts(int host, int hosts,
+                 std::shared_ptr<gloo::rendezvous::Context> across) {
+    host_ = host;
     hosts_ = hosts;
     acrossHosts_ = std::move(across);
     shm_->joinHosts(hostRanks_, [this](void *chunk, size_t count,
@@ -357,9 +361,9 @@ private:
 
   /// chunk := the sum of the same chunk on every host, in host order: host
   /// h sums part h of every host's chunk (an all-to-all), then every host
-  /// gathers every part. Each host sends and receives 2 (H - 1) / H chunks,
-  /// as a ring does, and the order of the sum is fixed, so the result does
-  /// not depend on where a bucket starts.
+  /// gathers every part, straight into the chunk. Each host sends and
+  /// receives 2 (H - 1) / H chunks, as a ring does, and the order of the sum
+  /// is fixed, so the result does not depend on where a bucket starts.
   absl::Status sumAcrossHosts(void *chunk, size_t count,
                               SharedMemoryReducer::Kind kind, uint32_t tag,
                               std::string_view what) {
@@ -390,31 +394,39 @@ private:
   template <typename T, typename Add>
   absl::Status sumParts(T *chunk, size_t count, uint32_t tag,
                         std::string_view what, Add add) {
-    const size_t part = (count + hosts_ - 1) / hosts_;
-    std::vector<T> parts(part * hosts_, T{}), theirs(part * hosts_);
-    std::copy(chunk, chunk + count, parts.begin());
+    // Part h of the chunk: [count h / H, count (h + 1) / H).
+    std::vector<int64_t> parts(hosts_);
+    for (int h = 0; h < hosts_; ++h)
+      parts[h] =
+          static_cast<int64_t>(count * (h + 1) / hosts_ - count * h / hosts_);
+    const size_t mine = static_cast<size_t>(parts[host_]);
+    // Every host's copy of this host's part, then their sum; kept between
+    // calls (a bucket's worth of fresh pages would fault on every call).
+    const size_t need = (hosts_ + 1) * mine * sizeof(T);
+    if (scratch_.size() < need)
+      scratch_.resize(need);
+    T *theirs = reinterpret_cast<T *>(scratch_.data());
+    T *sum = theirs + hosts_ * mine;
     SINTER_RETURN_IF_ERROR(run(what, [&] {
-      gloo::AlltoallOptions opts(acrossHosts_);
-      opts.setInput(parts.data(), parts.size());
-      opts.setOutput(theirs.data(), theirs.size());
+      gloo::AlltoallvOptions opts(acrossHosts_);
+      opts.setInput(chunk, parts);
+      opts.setOutput(theirs, std::vector<int64_t>(hosts_, mine));
       opts.setTag(tag);
       opts.setTimeout(timeout_);
-      gloo::alltoall(opts);
+      gloo::alltoallv(opts);
     }));
-    // theirs holds this host's part of every host's chunk, in host order.
-    std::vector<T> sum(theirs.begin(), theirs.begin() + part);
+    std::copy(theirs, theirs + mine, sum);
     for (int h = 1; h < hosts_; ++h)
-      for (size_t i = 0; i < part; ++i)
-        sum[i] = add(sum[i], theirs[h * part + i]);
+      for (size_t i = 0; i < mine; ++i)
+        sum[i] = add(sum[i], theirs[h * mine + i]);
     SINTER_RETURN_IF_ERROR(run(what, [&] {
-      gloo::AllgatherOptions opts(acrossHosts_);
-      opts.setInput(sum.data(), part);
-      opts.setOutput(parts.data(), parts.size());
+      gloo::AllgathervOptions opts(acrossHosts_);
+      opts.setInput(sum, mine);
+      opts.setOutput(chunk, std::vector<size_t>(parts.begin(), parts.end()));
       opts.setTag(tag);
       opts.setTimeout(timeout_);
-      gloo::allgather(opts);
+      gloo::allgatherv(opts);
     }));
-    std::copy(parts.begin(), parts.begin() + count, chunk);
     return absl::OkStatus();
   }
 
@@ -459,8 +471,9 @@ private:
   std::unique_ptr<SharedMemoryReducer> shm_;
   std::string noShmReason_;
   std::vector<int> hostRanks_; // sharing shm_, in order
-  int hosts_ = 1;
+  int host_ = 0, hosts_ = 1;
   std::shared_ptr<gloo::rendezvous::Context> acrossHosts_;
+  std::vector<unsigned char> scratch_; // sumParts' buffers, kept
   std::vector<std::pair<void *, size_t>> sharedRegions_;
   int regionsTried_ = 0; // names each region's segment
   std::string noRegionReason_;
@@ -735,7 +748,7 @@ absl::Status joinSharedMemory(GlooCommunicator &comm, const DistEnv &env,
   SINTER_RETURN_IF_ERROR(
       comm.run("connecting to the other hosts' ranks",
                [&] { across->connectFullMesh(*acrossStore, device); }));
-  comm.joinHosts(static_cast<int>(hosts.size()), std::move(across));
+  comm.joinHosts(myHost, static_cast<int>(hosts.size()), std::move(across));
   // No rank returns (and rank 0 takes the TCP store down) before every
   // rank's counterparts have connected through it.
   return comm.barrier(kShmHostsTag, "the barrier after connecting the hosts");

@@ -43,7 +43,10 @@ non-zero with a message when something is wrong:
 
 With --transport=tcp the ranks' all-reduces go over TCP
 (SINTER_SHM_DISABLE=1) instead of the shared memory of ranks on one host;
-equivalence checks that rank 0's start line names the transport used.
+with --transport=hosts the ranks are --hosts=H hosts (default 2) of W/H
+ranks each (a sinter-launch --nnodes=H for each, listening on 127.0.0.1,
+127.0.0.2, ...): shared memory within each, TCP between them. equivalence checks that rank 0's start line
+names the transport used.
 With --comm-dtype=bf16|fp16 the per-rank binary sends its gradients in
 that type (data_parallel { grad_comm_dtype }); the reference stays f32.
 With --accumulate=K the per-rank binary is compiled with
@@ -181,10 +184,47 @@ def fresh(*paths):
 
 def launch(a, n, argv, what, expect=0, extra=()):
     env = dict(os.environ)
-    if getattr(a, "transport", "shm") == "tcp":
+    transport = getattr(a, "transport", "shm")
+    if transport == "tcp":
         env["SINTER_SHM_DISABLE"] = "1"
-    return run([a.launch, "-n", str(n), "--grace-seconds=5"] + list(extra) +
-               ["--"] + argv, what, expect=expect, env=env)
+    if transport != "hosts":
+        return run([a.launch, "-n", str(n), "--grace-seconds=5"] +
+                   list(extra) + ["--"] + argv, what, expect=expect, env=env)
+    # --hosts hosts on this machine: a launcher for each, its ranks
+    # listening on 127.0.0.1, 127.0.0.2, ..., so each host's ranks share
+    # memory and the hosts talk over TCP. The outputs are joined, host 0's
+    # first.
+    hosts = a.hosts
+    if n % hosts:
+        fail(f"{n} ranks do not split into {hosts} hosts")
+    port = free_port()
+    procs = []
+    for node in range(hosts):
+        node_env = dict(env, SINTER_HOST=f"127.0.0.{node + 1}")
+        cmd = [a.launch, "-n", str(n // hosts), f"--nnodes={hosts}",
+               f"--node-rank={node}", "--master-addr=127.0.0.1",
+               f"--master-port={port}", "--grace-seconds=5"] + list(extra) + \
+            ["--"] + argv
+        procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True,
+                                      env=node_env))
+    outs = []
+    for node, proc in enumerate(procs):
+        try:
+            out, err = proc.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            for p in procs:
+                p.kill()
+            fail(f"{what}: host {node} still running after 300 s (a hang)")
+        outs.append((proc.returncode, out, err))
+    joined = subprocess.CompletedProcess(
+        procs[0].args, max(code for code, _, _ in outs),
+        "".join(out for _, out, _ in outs), "".join(err for _, _, err in outs))
+    if expect is not None and any(code != expect for code, _, _ in outs):
+        fail(f"{what}: exits {[code for code, _, _ in outs]} of the "
+             f"{hosts} hosts (wanted {expect})\n{joined.stdout[-3000:]}"
+             f"{joined.stderr[-3000:]}")
+    return joined
 
 
 def free_port():
@@ -208,6 +248,22 @@ def wait_for_steps(log, n, proc, timeout=120):
 # ---------------------------------------------------------------------------
 
 
+def check_transport(a, p, w):
+    """That rank 0's start line in `p`'s output names a.transport."""
+    used = re.search(r"all-reduce over ([^,;)(]+)", p.stdout + p.stderr)
+    wanted = {"tcp": "TCP", "shm": "shared memory",
+              "hosts": f"shared memory within each of {a.hosts} hosts"
+              }[a.transport]
+    if w > 1 and (not used or used.group(1).strip() != wanted):
+        fail(f"the ranks' all-reduces went over "
+             f"{used.group(1) if used else '(not said)'}, not {wanted}:\n"
+             f"{p.stdout[-2000:]}")
+    # Over shared memory the buckets are reduced in the ranks' own pages.
+    if (w > 1 and a.transport != "tcp" and
+            "buckets read in place" not in p.stdout + p.stderr):
+        fail(f"the buckets were not shared in place:\n{p.stdout[-2000:]}")
+
+
 def cmd_equivalence(a):
     w, b, n = a.world, a.batch_size, a.steps
     k = a.run_accumulate or a.accumulate
@@ -226,16 +282,7 @@ def cmd_equivalence(a):
                f"{w} ranks x {k} micro-batches at batch {b}")
     if "error" in p.stdout + p.stderr:
         fail(f"a healthy run printed an error:\n{p.stdout}{p.stderr}")
-    used = re.search(r"all-reduce over ([^,;)(]+)", p.stdout + p.stderr)
-    wanted = "TCP" if a.transport == "tcp" else "shared memory"
-    if w > 1 and (not used or used.group(1).strip() != wanted):
-        fail(f"the ranks' all-reduces went over "
-             f"{used.group(1) if used else '(not said)'}, not {wanted}:\n"
-             f"{p.stdout[-2000:]}")
-    # Over shared memory the buckets are reduced in the ranks' own pages.
-    if (w > 1 and a.transport == "shm" and
-            "buckets read in place" not in p.stdout + p.stderr):
-        fail(f"the buckets were not shared in place:\n{p.stdout[-2000:]}")
+    check_transport(a, p, w)
     one, many = step_metric(f"{d}/one.jsonl"), step_metric(f"{d}/many.jsonl")
     if sorted(one) != list(range(1, n + 1)) or sorted(many) != sorted(one):
         fail(f"steps logged: {sorted(one)} vs {sorted(many)}")
@@ -273,6 +320,8 @@ def cmd_equivalence(a):
         micro += f" (gradients sent as {a.comm_dtype})"
     if a.transport == "tcp":
         micro += " over TCP"
+    if a.transport == "hosts":
+        micro += f" on {a.hosts} hosts"
     print(f"ok: {w} ranks{micro} x batch {b} = one process at batch "
           f"{w * k * b} for {n} "
           f"steps (loss {worst_loss:.1e}, parameters {whole[0]:.1e}, "
@@ -287,8 +336,10 @@ def cmd_buckets(a):
     d = a.work_dir
     fresh(f"{d}/b", f"{d}/u", f"{d}/b.jsonl", f"{d}/u.jsonl")
     common = [f"--steps={n}", "--threads=1", "--quiet"] + data_flags(a)
-    launch(a, w, [bucketed, f"--save={d}/b", f"--log-jsonl={d}/b.jsonl"] +
-           common, "bucketed")
+    loud = [c for c in common if c != "--quiet"]  # the start line
+    p = launch(a, w, [bucketed, f"--save={d}/b", f"--log-jsonl={d}/b.jsonl"] +
+               loud, "bucketed")
+    check_transport(a, p, w)
     launch(a, w, [single, f"--save={d}/u", f"--log-jsonl={d}/u.jsonl"] +
            common, "a collective per gradient")
     # The two programs must really differ in their collectives.
@@ -310,8 +361,9 @@ def cmd_buckets(a):
         for name in x:
             if x[name].tobytes() != y[name].tobytes():
                 fail(f"{what} {name} differs between bucketed and unbucketed")
+    where = f" on {a.hosts} hosts" if a.transport == "hosts" else ""
     print(f"ok: {dumps[0]} buckets and {dumps[1]} collectives, bit-identical "
-          f"over {n} steps on {w} ranks")
+          f"over {n} steps on {w} ranks{where}")
 
 
 def cmd_skip(a):
@@ -682,7 +734,9 @@ def main():
     ap.add_argument("--accumulate", type=int, default=1)
     ap.add_argument("--run-accumulate", type=int, default=0)
     ap.add_argument("--comm-dtype", choices=["", "bf16", "fp16"], default="")
-    ap.add_argument("--transport", choices=["shm", "tcp"], default="shm")
+    ap.add_argument("--transport", choices=["shm", "tcp", "hosts"],
+                    default="shm")
+    ap.add_argument("--hosts", type=int, default=2)
     a = ap.parse_args()
     {"equivalence": cmd_equivalence, "buckets": cmd_buckets, "sum": cmd_sum,
      "skip": cmd_skip,
