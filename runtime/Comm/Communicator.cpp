@@ -39,16 +39,16 @@
 #include "gloo/transport/unbound_buffer.h"
 #include "gloo/types.h"
 
-#include <csignal>
-#include <unistd.h>
 #include <algorithm>
 #include <cctype>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <type_traits>
+#include <unistd.h>
 #include <vector>
 
 namespace sinter::comm {
@@ -241,10 +241,10 @@ public:
     if (!shm_)
       return absl::StrCat("TCP (no shared memory: ", noShmReason_, ")");
     std::string text =
-        hosts_ > 1 ? absl::StrCat("shared memory within each of ", hosts_,
-                                  " hosts (", hostRanks_.size(),
-                                  " ranks each), TCP between them")
-                   : "shared memory";
+        hosts_ > 1
+            ? absl::StrCat("shared memory within each of ", hosts_, " hosts (",
+                           hostRanks_.size(), " ranks each), TCP between them")
+            : "shared memory";
     if (!sharedRegions_.empty())
       return text + ", buckets read in place";
     if (!noRegionReason_.empty())
@@ -714,10 +714,9 @@ absl::Status joinSharedMemory(GlooCommunicator &comm, const DistEnv &env,
       why = text(leader.why, kWhy);
     } else {
       absl::StatusOr<std::unique_ptr<SharedMemoryReducer>> opened =
-          SharedMemoryReducer::open(text(leader.name, sizeof(Offer::name)),
-                                    leader.nonce, place,
-                                    static_cast<int>(mates.size()),
-                                    options.timeout);
+          SharedMemoryReducer::open(
+              text(leader.name, sizeof(Offer::name)), leader.nonce, place,
+              static_cast<int>(mates.size()), options.timeout);
       if (opened.ok())
         shm = std::move(*opened);
       else
@@ -745,9 +744,9 @@ absl::Status joinSharedMemory(GlooCommunicator &comm, const DistEnv &env,
   across->setTimeout(options.timeout);
   std::unique_ptr<JobStore> acrossStore =
       store.sub(absl::StrCat("hosts/", place));
-  SINTER_RETURN_IF_ERROR(
-      comm.run("connecting to the other hosts' ranks",
-               [&] { across->connectFullMesh(*acrossStore, device); }));
+  SINTER_RETURN_IF_ERROR(comm.run("connecting to the other hosts' ranks", [&] {
+    across->connectFullMesh(*acrossStore, device);
+  }));
   comm.joinHosts(myHost, static_cast<int>(hosts.size()), std::move(across));
   // No rank returns (and rank 0 takes the TCP store down) before every
   // rank's counterparts have connected through it.

@@ -149,8 +149,8 @@ void sumChunk(T *out, T *own, const unsigned char *const *slots, int n,
 }
 
 /// to[q][i] = (at[0][i] + at[1][i] + ...) * scale for q < writers, for i in
-/// [lo, hi): the sum in rank order, written to the memory of `writers` ranks (every
-/// rank's, or only this rank's while the other hosts' sums are still to
+/// [lo, hi): the sum in rank order, written to the memory of `writers` ranks
+/// (every rank's, or only this rank's while the other hosts' sums are still to
 /// come).
 template <typename T>
 void sumIntoAll(T *const *at, int n, T *const *to, int writers, size_t lo,
@@ -480,9 +480,8 @@ absl::Status SharedMemoryReducer::barrier(std::string_view what) {
       return makeError(
           SINTER_HERE, absl::StatusCode::kDeadlineExceeded,
           absl::StrCat(std::string(what), " failed on rank ", jobRank(rank_),
-                       ": timed out after ",
-                       formatSeconds(timeout_), " waiting for peer rank ",
-                       jobRank(late),
+                       ": timed out after ", formatSeconds(timeout_),
+                       " waiting for peer rank ", jobRank(late),
                        " (stalled, slow, or in another collective or tag) "
                        "[shared memory]"));
     futexWait(&header_->bell, bell,
@@ -577,8 +576,7 @@ absl::Status SharedMemoryReducer::finishChunk(unsigned char *chunk, size_t lo,
   if (hi <= lo)
     return absl::OkStatus();
   const size_t bytes = elementBytes(kind);
-  SINTER_RETURN_IF_ERROR(
-      across_(chunk + lo * bytes, hi - lo, kind, tag, what));
+  SINTER_RETURN_IF_ERROR(across_(chunk + lo * bytes, hi - lo, kind, tag, what));
   if (scale != 1.0) {
     if (kind == Kind::f32)
       scaleRange(reinterpret_cast<float *>(chunk), lo, hi, scale);
@@ -623,8 +621,7 @@ absl::Status SharedMemoryReducer::allReduceSum(void *data, size_t count,
     switch (kind) {
     case Kind::f32:
       sumChunk(reinterpret_cast<float *>(result()),
-               reinterpret_cast<float *>(own), slots.data(), size_, lo, hi,
-               by);
+               reinterpret_cast<float *>(own), slots.data(), size_, lo, hi, by);
       break;
     case Kind::f64:
       sumChunk(reinterpret_cast<double *>(result()),

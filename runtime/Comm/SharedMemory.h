@@ -1,4 +1,5 @@
-//===- SharedMemory.h - all-reduce through memory the ranks of a host share ===//
+//===- SharedMemory.h - all-reduce through memory the ranks of a host share
+//===//
 //
 // When every rank of a job runs on one host, an all-reduce over TCP
 // loopback copies each byte through the kernel twice each way, and on a
@@ -94,9 +95,9 @@ public:
   /// `chunk` with the same chunk of every other host, in place, unscaled, in
   /// host order (16-bit kinds rounding every partial sum). Set before the
   /// first all-reduce.
-  using Across = std::function<absl::Status(void *chunk, size_t count,
-                                            Kind kind, uint32_t tag,
-                                            std::string_view what)>;
+  using Across =
+      std::function<absl::Status(void *chunk, size_t count, Kind kind,
+                                 uint32_t tag, std::string_view what)>;
   void joinHosts(std::vector<int> jobRanks, Across across);
 
   /// data (count elements of kind) := the sum over ranks, in rank order
@@ -182,7 +183,6 @@ private:
   std::vector<std::string> regionNames_; // this rank's, until finishRegion
   std::vector<int> jobRanks_;
   Across across_;
-
 };
 
 } // namespace sinter::comm

@@ -1,4 +1,5 @@
-//===- CommHarness.h - jobs of real processes for the Comm tests -----------===//
+//===- CommHarness.h - jobs of real processes for the Comm tests
+//-----------===//
 //
 // Shared by CommTest.cpp and CommHostsTest.cpp: each multi-rank test forks
 // one child process per rank (runRanks); every child calls connect() with
@@ -89,7 +90,7 @@ inline std::string transportName(Transport t) {
 /// shortOptions for a transport. The pieces are small, so that the tests'
 /// larger all-reduces (300,000 floats) take many.
 inline CommOptions transportOptions(Transport t,
-                             std::chrono::milliseconds timeout = 5s) {
+                                    std::chrono::milliseconds timeout = 5s) {
   CommOptions options = shortOptions(timeout);
   options.sharedMemoryPieceBytes = t == Transport::shm ? 64 << 10 : 0;
   return options;
@@ -98,13 +99,14 @@ inline CommOptions transportOptions(Transport t,
 /// "" when comm's transport is t, else what it is.
 inline std::string checkTransport(const Communicator &comm, Transport t) {
   std::string used = comm.transport();
-  bool ok = t == Transport::shm ? used == "shared memory"
-                                : used.rfind("TCP", 0) == 0;
+  bool ok =
+      t == Transport::shm ? used == "shared memory" : used.rfind("TCP", 0) == 0;
   return ok ? "" : "transport is '" + used + "'";
 }
 
 /// The names in /dev/shm that start with `prefix`.
-inline std::vector<std::string> shmNamesStartingWith(const std::string &prefix) {
+inline std::vector<std::string>
+shmNamesStartingWith(const std::string &prefix) {
   std::vector<std::string> names;
   std::error_code error;
   for (const auto &entry :
@@ -244,10 +246,9 @@ inline std::string collectivesBody(Communicator &comm) {
   if (!status.ok())
     return statusText(status);
   for (size_t i = 0; i < m.size(); ++i)
-    if (m[i] != ranksSum * static_cast<float>(i % 13) *
-                    static_cast<float>(1.0 / n))
-      return "mean wrong at " + std::to_string(i) + ": " +
-             std::to_string(m[i]);
+    if (m[i] !=
+        ranksSum * static_cast<float>(i % 13) * static_cast<float>(1.0 / n))
+      return "mean wrong at " + std::to_string(i) + ": " + std::to_string(m[i]);
   std::vector<double> dm = {3.0 * (r + 1), 1.0};
   status = comm.allReduceScaledSum(dm.data(), dm.size(), 0.25, 9, "scaled");
   if (!status.ok())
@@ -262,8 +263,7 @@ inline std::string collectivesBody(Communicator &comm) {
   // hosts, by host first), so only to rounding; it checks that doubles stay
   // doubles (1e300 is no float).
   if (d[0] != 0.5 * (n * (n - 1) / 2) ||
-      std::abs(d[1] / (1e300 / 8 * ranksSum) - 1.0) > 1e-14 ||
-      d[2] != -1.0 * n)
+      std::abs(d[1] / (1e300 / 8 * ranksSum) - 1.0) > 1e-14 || d[2] != -1.0 * n)
     return "double sum wrong: " + std::to_string(d[0]);
 
   // 16-bit floats (gradients sent at half the bytes): exact sums stay
@@ -346,8 +346,8 @@ inline std::string collectivesBody(Communicator &comm) {
 
 using RanksAndTransport = std::tuple<int, Transport>;
 
-inline std::string ranksAndTransportName(
-    const ::testing::TestParamInfo<RanksAndTransport> &info) {
+inline std::string
+ranksAndTransportName(const ::testing::TestParamInfo<RanksAndTransport> &info) {
   return std::to_string(std::get<0>(info.param)) + "Ranks" +
          transportName(std::get<1>(info.param));
 }

@@ -55,8 +55,8 @@ connectOnHost(const Layout &layout, int r, int port,
   DistEnv env = tcpEnv(r, layout.size(), port);
   const std::vector<int> mates = layout.ranksOf(layout.hostOf(r));
   env.localWorldSize = static_cast<int>(mates.size());
-  env.localRank = static_cast<int>(
-      std::find(mates.begin(), mates.end(), r) - mates.begin());
+  env.localRank = static_cast<int>(std::find(mates.begin(), mates.end(), r) -
+                                   mates.begin());
   CommOptions options = transportOptions(Transport::shm, timeout);
   options.hostname = "127.0.0." + std::to_string(layout.hostOf(r) + 1);
   return connect(env, options);
@@ -97,94 +97,97 @@ TEST_P(CommHosts, EachHostSumsThenTheHostsDo) {
   const Layout layout = GetParam();
   const int n = layout.size();
   const int port = freePort();
-  std::vector<RankOutcome> outcomes = runRanks(allRanks(n), [&](int r)
-                                                   -> std::string {
-    absl::StatusOr<std::unique_ptr<Communicator>> comm =
-        connectOnHost(layout, r, port);
-    if (!comm.ok())
-      return "connect: " + statusText(comm.status());
-    const std::string expectedTransport =
-        "shared memory within each of " + std::to_string(layout.hosts) +
-        " hosts (" + std::to_string(layout.perHost) +
-        " ranks each), TCP between them";
-    if ((*comm)->transport() != expectedTransport)
-      return "transport: " + (*comm)->transport();
+  std::vector<RankOutcome> outcomes =
+      runRanks(allRanks(n), [&](int r) -> std::string {
+        absl::StatusOr<std::unique_ptr<Communicator>> comm =
+            connectOnHost(layout, r, port);
+        if (!comm.ok())
+          return "connect: " + statusText(comm.status());
+        const std::string expectedTransport =
+            "shared memory within each of " + std::to_string(layout.hosts) +
+            " hosts (" + std::to_string(layout.perHost) +
+            " ranks each), TCP between them";
+        if ((*comm)->transport() != expectedTransport)
+          return "transport: " + (*comm)->transport();
 
-    // Floats through the slots: whole, split in two, and as a mean.
-    const size_t count = 100003; // pieces and chunks that do not divide it
-    std::vector<float> whole = noisyValues(r, count), split = whole,
-                       mean = whole;
-    absl::Status status =
-        (*comm)->allReduceSum(whole.data(), count, 1, "whole");
-    const size_t cut = 777;
-    if (status.ok())
-      status = (*comm)->allReduceSum(split.data(), cut, 2, "first part");
-    if (status.ok())
-      status = (*comm)->allReduceSum(split.data() + cut, count - cut, 3,
-                                     "second part");
-    if (status.ok())
-      status = (*comm)->allReduceScaledSum(mean.data(), count, 1.0 / n, 4,
-                                           "mean");
-    std::vector<uint16_t> halves = bf16Values(r, 5000);
-    if (status.ok())
-      status = (*comm)->allReduceSum(halves.data(), halves.size(),
-                                     Communicator::Half::bf16, 5, "bf16");
-    if (!status.ok())
-      return statusText(status);
+        // Floats through the slots: whole, split in two, and as a mean.
+        const size_t count = 100003; // pieces and chunks that do not divide it
+        std::vector<float> whole = noisyValues(r, count), split = whole,
+                           mean = whole;
+        absl::Status status =
+            (*comm)->allReduceSum(whole.data(), count, 1, "whole");
+        const size_t cut = 777;
+        if (status.ok())
+          status = (*comm)->allReduceSum(split.data(), cut, 2, "first part");
+        if (status.ok())
+          status = (*comm)->allReduceSum(split.data() + cut, count - cut, 3,
+                                         "second part");
+        if (status.ok())
+          status = (*comm)->allReduceScaledSum(mean.data(), count, 1.0 / n, 4,
+                                               "mean");
+        std::vector<uint16_t> halves = bf16Values(r, 5000);
+        if (status.ok())
+          status = (*comm)->allReduceSum(halves.data(), halves.size(),
+                                         Communicator::Half::bf16, 5, "bf16");
+        if (!status.ok())
+          return statusText(status);
 
-    std::vector<std::vector<float>> each;
-    std::vector<std::vector<uint16_t>> eachHalf;
-    for (int q = 0; q < n; ++q) {
-      each.push_back(noisyValues(q, count));
-      eachHalf.push_back(bf16Values(q, 5000));
-    }
-    auto addFloat = [](float a, float b) { return a + b; };
-    size_t flatDiffers = 0;
-    for (size_t i = 0; i < count; ++i) {
-      const float expected = hierarchicalSum(layout, each, i, addFloat);
-      const float expectedMean = expected * static_cast<float>(1.0 / n);
-      if (std::memcmp(&whole[i], &expected, 4) != 0)
-        return "float " + std::to_string(i) + ": " + std::to_string(whole[i]) +
-               ", summed by host " + std::to_string(expected);
-      if (std::memcmp(&split[i], &expected, 4) != 0)
-        return "split differs at " + std::to_string(i);
-      if (std::memcmp(&mean[i], &expectedMean, 4) != 0)
-        return "mean differs at " + std::to_string(i);
-      float flat = each[0][i];
-      for (int q = 1; q < n; ++q)
-        flat += each[q][i];
-      flatDiffers += std::memcmp(&flat, &expected, 4) != 0;
-    }
-    for (size_t i = 0; i < halves.size(); ++i)
-      if (halves[i] != hierarchicalSum(layout, eachHalf, i, addBf16))
-        return "bf16 differs at " + std::to_string(i);
-    // These values tell the orders apart, so the comparisons above can fail.
-    if (flatDiffers == 0)
-      return "the values cannot show the order";
+        std::vector<std::vector<float>> each;
+        std::vector<std::vector<uint16_t>> eachHalf;
+        for (int q = 0; q < n; ++q) {
+          each.push_back(noisyValues(q, count));
+          eachHalf.push_back(bf16Values(q, 5000));
+        }
+        auto addFloat = [](float a, float b) { return a + b; };
+        size_t flatDiffers = 0;
+        for (size_t i = 0; i < count; ++i) {
+          const float expected = hierarchicalSum(layout, each, i, addFloat);
+          const float expectedMean = expected * static_cast<float>(1.0 / n);
+          if (std::memcmp(&whole[i], &expected, 4) != 0)
+            return "float " + std::to_string(i) + ": " +
+                   std::to_string(whole[i]) + ", summed by host " +
+                   std::to_string(expected);
+          if (std::memcmp(&split[i], &expected, 4) != 0)
+            return "split differs at " + std::to_string(i);
+          if (std::memcmp(&mean[i], &expectedMean, 4) != 0)
+            return "mean differs at " + std::to_string(i);
+          float flat = each[0][i];
+          for (int q = 1; q < n; ++q)
+            flat += each[q][i];
+          flatDiffers += std::memcmp(&flat, &expected, 4) != 0;
+        }
+        for (size_t i = 0; i < halves.size(); ++i)
+          if (halves[i] != hierarchicalSum(layout, eachHalf, i, addBf16))
+            return "bf16 differs at " + std::to_string(i);
+        // These values tell the orders apart, so the comparisons above can
+        // fail.
+        if (flatDiffers == 0)
+          return "the values cannot show the order";
 
-    // A bucket in memory the host's ranks share.
-    unsigned char *base = mapPages(40);
-    if (!base)
-      return "no memory";
-    status = (*comm)->shareMemory(base, 40 * 4096, "sharing");
-    if (!status.ok())
-      return statusText(status);
-    if ((*comm)->transport() != expectedTransport + ", buckets read in place")
-      return "transport after sharing: " + (*comm)->transport();
-    auto *bucket = reinterpret_cast<float *>(base + 64);
-    std::copy(each[r].begin(), each[r].begin() + 30001, bucket);
-    status = (*comm)->allReduceScaledSum(bucket, 30001, 1.0 / n, 6,
-                                         "bucket 0");
-    if (!status.ok())
-      return statusText(status);
-    for (size_t i = 0; i < 30001; ++i) {
-      const float expected = hierarchicalSum(layout, each, i, addFloat) *
-                             static_cast<float>(1.0 / n);
-      if (std::memcmp(&bucket[i], &expected, 4) != 0)
-        return "in place: float " + std::to_string(i) + " differs";
-    }
-    return collectivesBody(**comm);
-  });
+        // A bucket in memory the host's ranks share.
+        unsigned char *base = mapPages(40);
+        if (!base)
+          return "no memory";
+        status = (*comm)->shareMemory(base, 40 * 4096, "sharing");
+        if (!status.ok())
+          return statusText(status);
+        if ((*comm)->transport() !=
+            expectedTransport + ", buckets read in place")
+          return "transport after sharing: " + (*comm)->transport();
+        auto *bucket = reinterpret_cast<float *>(base + 64);
+        std::copy(each[r].begin(), each[r].begin() + 30001, bucket);
+        status =
+            (*comm)->allReduceScaledSum(bucket, 30001, 1.0 / n, 6, "bucket 0");
+        if (!status.ok())
+          return statusText(status);
+        for (size_t i = 0; i < 30001; ++i) {
+          const float expected = hierarchicalSum(layout, each, i, addFloat) *
+                                 static_cast<float>(1.0 / n);
+          if (std::memcmp(&bucket[i], &expected, 4) != 0)
+            return "in place: float " + std::to_string(i) + " differs";
+        }
+        return collectivesBody(**comm);
+      });
   for (int r = 0; r < n; ++r)
     EXPECT_EQ(outcomes[r].report, "ok") << "rank " << r;
 }
@@ -222,8 +225,8 @@ TEST(CommHostsOnTcp, UnevenHostsAndLoneRanks) {
       return (*comm)->transport() + " | " + collectivesBody(**comm);
     });
     for (int r = 0; r < n; ++r)
-      EXPECT_EQ(outcomes[r].report, "TCP (no shared memory: " + c.why +
-                                        ") | ok")
+      EXPECT_EQ(outcomes[r].report,
+                "TCP (no shared memory: " + c.why + ") | ok")
           << "rank " << r;
   }
 }
