@@ -8,6 +8,10 @@
 // is read from the message, as measured on Debian's Gloo (the table is in
 // classify() below).
 //
+// The all-reduces of ranks that share a host go through SharedMemory.h; when
+// the job has several such hosts, GlooCommunicator::sumAcrossHosts joins
+// them (joinSharedMemory decides which ranks form a host).
+//
 // Gloo's messages name a peer by its address ("Read error
 // [127.0.0.1]:41871: Connection reset by peer"). The address of each rank is
 // read back from the keys connectFullMesh published, so that the message

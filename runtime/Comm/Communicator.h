@@ -18,6 +18,9 @@
 //   2. Gloo's connectFullMesh, then one barrier, so that no rank returns
 //      (and rank 0 takes the TCP store down) before every rank is
 //      connected.
+//   3. Shared memory: the ranks of each host (by listening address and boot
+//      id) map one segment; over several hosts, the ranks at the same place
+//      on each host also connect to each other, to sum across the hosts.
 //
 // Gloo's failures are exceptions with a free-text reason; this file turns
 // each into one line naming the operation, this rank, the peer when its
@@ -59,8 +62,9 @@ struct CommOptions {
   /// The address this rank listens on (see listenHostname() for the value
   /// a launcher's environment implies).
   std::string hostname = "127.0.0.1";
-  /// When every rank is on this host: the all-reduces go through a
-  /// shared-memory segment instead of TCP (SharedMemory.h), in pieces of
+  /// For the ranks on one host: the all-reduces go through a shared-memory
+  /// segment instead of TCP (SharedMemory.h; over several hosts of as many
+  /// ranks each, within each host, and TCP between the hosts), in pieces of
   /// this many bytes: small enough that a piece's slots stay in the shared
   /// cache while the ranks read them (1 MiB: 43 MB of char-GPT gradients
   /// take 8.5-10 ms on 2 Zen 4 vCPUs, against 15-16 ms with 21 MiB pieces
