@@ -33,6 +33,9 @@ non-zero with a message when something is wrong:
                SIGKILLed after step K of 5K on the first start only: the job
                restarts, resumes from its latest checkpoint and ends with
                the state of an uninterrupted run, bit for bit
+  elastic      sinter-launch --nnodes=1:2 on two simulated nodes: one dies
+               and the other resumes alone at world size 1; one arrives
+               and both resume at world size 2; each run finishes.
   launchers    the same run through sinter-launch, through torchrun-style
                variables set here, and through mpirun when it is installed:
                bit-identical losses.
@@ -643,6 +646,131 @@ os.execv(args[0], args)
           "bit")
 
 
+def cmd_elastic(a):
+    """sinter-launch --nnodes=1:2, two nodes on this machine (127.0.0.1,
+    which serves the rendezvous, and 127.0.0.2), one rank each. leave: node
+    1 dies (its rank and its launcher SIGKILLed) after step k; node 0's rank
+    fails, its launcher joins the next round alone, and the job resumes at
+    world size 1 and finishes. arrive: node 0 runs alone; node 1 starts
+    after step k; node 0 stops its rank (it saves), both join the next
+    round (numbered in the order they joined it: node 1 waited, so it comes
+    first), and the job resumes at world size 2 and finishes, on both
+    nodes, with no restart counted."""
+    b, k, n = a.batch_size, a.steps, 40 * a.steps
+    binary, _ = per_rank_binary(a, b)
+    d = a.work_dir
+    fresh(f"{d}/leave", f"{d}/arrive", f"{d}/leave.jsonl",
+          f"{d}/arrive.jsonl")
+    common = ["--threads=1", "--save-every=5", "--keep-last=2",
+              "--log-every=1000", "--collective-timeout=20", "--resume",
+              f"--steps={n}"] + data_flags(a)
+
+    def node(i, port, argv, extra=()):
+        env = dict(os.environ, SINTER_HOST=f"127.0.0.{i + 1}")
+        return subprocess.Popen(
+            [a.launch, "-n", "1", "--nnodes=1:2", "--master-addr=127.0.0.1",
+             f"--master-port={port}", "--last-call-seconds=3",
+             "--grace-seconds=10"] + list(extra) + ["--"] + argv,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=env)
+
+    def finish(p, what):
+        try:
+            out, err = p.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            fail(f"{what}: still running after 300 s (a hang)")
+        return p.returncode, out + err
+
+    def steps(log):
+        try:
+            return sum('"loss"' in line for line in open(log))
+        except OSError:
+            return 0
+
+    def last_step(save):
+        return int(os.path.basename(latest(save)).split("-")[-1])
+
+    # leave: node 1's rank is a wrapper that, in the first round, kills
+    # the binary, its own launcher and itself once step k is logged.
+    log = f"{d}/leave.jsonl"
+    script = os.path.join(d, "node-dies.py")
+    with open(script, "w") as f:
+        f.write(f"""#!{sys.executable}
+import os, signal, subprocess, sys, time
+args = sys.argv[1:]
+if os.environ.get("TORCHELASTIC_RESTART_COUNT") == "0":
+    child = subprocess.Popen(args)
+    while child.poll() is None:
+        try:
+            steps = sum('"loss"' in l for l in open({log!r}))
+        except OSError:
+            steps = 0
+        if steps >= {k}:
+            child.kill()
+            os.kill(os.getppid(), signal.SIGKILL)
+            os.kill(os.getpid(), signal.SIGKILL)
+        time.sleep(0.01)
+    sys.exit("the first round ended before step {k}")
+os.execv(args[0], args)
+""")
+    os.chmod(script, 0o755)
+    port = free_port()
+    argv = [binary, f"--save={d}/leave", f"--log-jsonl={log}"] + common
+    first = node(0, port, argv, extra=["--max-restarts=1"])
+    time.sleep(0.3)
+    second = node(1, port, [script] + argv)
+    code1, text1 = finish(second, "node 1")
+    code0, text0 = finish(first, "node 0")
+    if code1 != -signal.SIGKILL:
+        fail(f"node 1's launcher was not killed (exit {code1}):\n{text1}")
+    for said in ("round 0: 2 nodes, 2 ranks; this is node 0",
+                 "joining the next round (restart 1 of 1)",
+                 "round 1: 1 node, 1 ranks; this is node 0",
+                 "the checkpoint was trained on 2 rank(s), this run has 1"):
+        if said not in text0:
+            fail(f"node 0 did not say '{said}' (exit {code0}):\n"
+                 f"{text0[-3000:]}")
+    if code0 != 0 or last_step(f"{d}/leave") != n:
+        fail(f"node 0 alone did not finish {n} steps (exit {code0}, "
+             f"latest {latest(f'{d}/leave')}):\n{text0[-3000:]}")
+    left_at = [o["step"] for o in jsonl(log) if o.get("event") == "resume"]
+
+    # arrive: node 1 starts once node 0, alone, has logged step k.
+    log = f"{d}/arrive.jsonl"
+    port = free_port()
+    argv = [binary, f"--save={d}/arrive", f"--log-jsonl={log}"] + common
+    first = node(0, port, argv)
+    deadline = time.time() + 120
+    while steps(log) < k:
+        if first.poll() is not None or time.time() > deadline:
+            fail(f"node 0 alone never logged step {k}: "
+                 f"{finish(first, 'node 0')[1][-3000:]}")
+        time.sleep(0.05)
+    second = node(1, port, argv)
+    code1, text1 = finish(second, "node 1")
+    code0, text0 = finish(first, "node 0")
+    for who, code, text, said in (
+            (0, code0, text0, "round 0: 1 node, 1 ranks; this is node 0"),
+            (0, code0, text0, "a node is waiting to join"),
+            (0, code0, text0, "round 1: 2 nodes, 2 ranks"),
+            (0, code0, text0 + text1,
+             "the checkpoint was trained on 1 rank(s), this run has 2"),
+            (1, code1, text1, "round 1: 2 nodes, 2 ranks")):
+        if said not in text or code != 0:
+            fail(f"node {who} (exit {code}) did not say '{said}':\n"
+                 f"{text[-3000:]}")
+    if "restart" in text0 + text1:
+        fail(f"an arrival counted as a restart:\n{text0[-2000:]}")
+    if last_step(f"{d}/arrive") != n:
+        fail(f"the job did not finish {n} steps: {latest(f'{d}/arrive')}")
+    joined_at = [o["step"] for o in jsonl(log) if o.get("event") == "resume"]
+    print(f"ok: elastic 1:2: a node died, the other resumed alone from step "
+          f"{left_at[-1] if left_at else '?'} and finished {n} steps; a node "
+          f"arrived, both resumed from step "
+          f"{joined_at[-1] if joined_at else '?'} and finished")
+
+
 def cmd_launchers(a):
     w, b, n = a.world, a.batch_size, a.steps
     binary = compile_model(a, f"train{b}", b)
@@ -718,7 +846,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("command", choices=["equivalence", "buckets", "sum", "skip",
                                         "faults", "resume", "restart",
-                                        "launchers", "scaled-example"])
+                                        "launchers", "scaled-example",
+                                        "elastic"])
     ap.add_argument("model")
     ap.add_argument("--sinterc", required=True)
     ap.add_argument("--launch", required=True)
@@ -741,7 +870,7 @@ def main():
     {"equivalence": cmd_equivalence, "buckets": cmd_buckets, "sum": cmd_sum,
      "skip": cmd_skip,
      "faults": cmd_faults, "resume": cmd_resume, "restart": cmd_restart,
-     "launchers": cmd_launchers,
+     "launchers": cmd_launchers, "elastic": cmd_elastic,
      "scaled-example": cmd_scaled_example}[a.command](a)
 
 

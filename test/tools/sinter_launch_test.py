@@ -20,6 +20,10 @@ usage: sinter_launch_test.py LAUNCHER WORK_DIR
 - restarts: with --max-restarts a failed job starts every rank again
   (TORCHELASTIC_RESTART_COUNT counts them), up to the limit, then exits
   with the last failure's code; a Ctrl-C'd job is not restarted.
+- elastic (--nnodes=1:2): two nodes meet in one round, numbered in the
+  order they joined, node 0's address and port for every rank; a node with
+  another -n is refused; a node that never meets MIN nodes gives up after
+  --join-seconds.
 - usage: one "sinter-launch: ..." line, exit 2, nothing started; --help.
 Prints "N passed, M failed" and exits non-zero on any failure.
 """
@@ -428,6 +432,64 @@ code, _, err = finish(p, out)
 check(code == 130 and "restarting" not in err,
       f"restart-sigint: exit {code}, no restart: {err!r}")
 
+# ---- elastic: --nnodes=MIN:MAX ---------------------------------------------
+def elastic(out, i, port, n=1, extra=(), spec="*=env"):
+    """Node i of an elastic job on this machine (address 127.0.0.(i+1))."""
+    return start(out, ["-n", str(n), "--nnodes=1:2", "--master-addr",
+                       "127.0.0.1", "--master-port", str(port),
+                       "--last-call-seconds=2", *extra], [spec],
+                 env=baseEnv(SINTER_HOST=f"127.0.0.{i + 1}"))
+
+
+def freePort():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+out = case("elastic")
+port = freePort()
+first = elastic(out, 0, port)
+time.sleep(0.3)
+second = elastic(out, 1, port)
+results = [finish(p, out, timeout=30) for p in (first, second)]
+check(all(r[0] == 0 for r in results),
+      f"elastic: both nodes exit 0: {short(results)}")
+e0, e1 = envOf(out, 0), envOf(out, 1)
+check(e0.get("WORLD_SIZE") == "2" and e1.get("WORLD_SIZE") == "2" and
+      e0.get("GROUP_RANK") == "0" and e1.get("GROUP_RANK") == "1" and
+      e0.get("GROUP_WORLD_SIZE") == "2" and
+      e0.get("TORCHELASTIC_RESTART_COUNT") == "0" and
+      e0.get("MASTER_ADDR") == "127.0.0.1" == e1.get("MASTER_ADDR") and
+      e0.get("MASTER_PORT") == e1.get("MASTER_PORT") != str(port) and
+      e0.get("SINTER_RUN_ID") == e1.get("SINTER_RUN_ID"),
+      f"elastic: one round of 2 nodes, node 0's address and port for the "
+      f"ranks: {e0} {e1}")
+check("round 0: 2 nodes, 2 ranks; this is node 0" in results[0][2] and
+      "round 0: 2 nodes, 2 ranks; this is node 1" in results[1][2],
+      f"elastic: each node says its round: {short(results)}")
+
+# A node with another -n is refused; one that cannot meet MIN nodes gives up.
+out = case("elastic-nproc")
+port = freePort()
+first = elastic(out, 0, port, spec="*=sleep:0")
+check(waitFor([os.path.join(out, "ready-0")], 20), "elastic-nproc: started")
+code, _, err = finish(elastic(out, 1, port, n=2), out, timeout=30)
+check(code == 1 and "this node runs 2 rank(s), the job's nodes run 1 each"
+      in err, f"elastic-nproc: refused in one line: {code} {err!r}")
+os.killpg(first.pid, signal.SIGINT)
+finish(first, out, timeout=30)
+out = case("elastic-timeout")
+began = time.monotonic()
+code, _, err = finish(start(out, ["--nnodes=2:2", "--master-addr",
+                                  "127.0.0.1", "--master-port",
+                                  str(freePort()), "--join-seconds=1"],
+                            ["*=env"]), out, timeout=30)
+check(code == 1 and "no round of enough nodes within 1 s" in err and
+      time.monotonic() - began < 10 and not os.listdir(out),
+      f"elastic-timeout: {code} {err!r}")
+
 # ---- usage -----------------------------------------------------------------
 out = case("usage")
 plain = os.path.join(out, "not-executable")
@@ -447,6 +509,15 @@ for args, what in (
         (["--grace-seconds", "soon", *worker], "--grace-seconds"),
         (["--max-restarts", "-1", *worker], "--max-restarts"),
         (["--max-restarts", "many", *worker], "--max-restarts"),
+        (["--nnodes", "3:2", "--master-addr", "h", *worker],
+         "MIN is above MAX"),
+        (["--nnodes", "0:2", "--master-addr", "h", *worker],
+         "--nnodes MIN must be a positive integer"),
+        (["--nnodes", "1:2", *worker], "needs --master-addr"),
+        (["--nnodes", "1:2", "--node-rank", "0", "--master-addr", "h",
+          *worker], "--node-rank is not for an elastic job"),
+        (["--nnodes", "1:2", "--master-addr", "h", "--last-call-seconds",
+          "-1", *worker], "--last-call-seconds"),
         (["--bogus", *worker], "--bogus"),
         (["-n", "2", os.path.join(out, "missing")], "no such file"),
         (["-n", "2", plain], "not executable"),
@@ -468,7 +539,8 @@ check(r.returncode == 0 and all(
                             "--master-port", "--grace-seconds", "RANK",
                             "OMP_NUM_THREADS", "SINTER_RUN_ID", "[rank ",
                             "SIGINT", "first failure", "Exit status",
-                            "--max-restarts", "TORCHELASTIC_RESTART_COUNT")),
+                            "--max-restarts", "TORCHELASTIC_RESTART_COUNT",
+                            "Elastic jobs", "--last-call-seconds")),
       f"--help documents the flags, environment, output, signals, exits")
 
 print("%d passed, %d failed" % (passed, failed))

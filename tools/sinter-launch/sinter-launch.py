@@ -4,6 +4,8 @@
 usage: sinter-launch [-n N] [--nnodes M --node-rank K --master-addr A
                      [--master-port P]] [--grace-seconds S]
                      [--max-restarts R] [--] COMMAND [ARG...]
+       sinter-launch [-n N] --nnodes MIN:MAX --master-addr A [--master-port P]
+                     [--last-call-seconds S] [--join-seconds S] ... COMMAND
 
 Starts N copies of COMMAND on this node (N = processes per node), gives each
 the environment torchrun's standalone mode gives its workers, relays their
@@ -18,6 +20,9 @@ Options (torchrun's name in brackets; both spellings are accepted):
   --nnodes M                 [--nnodes] nodes in the job (default 1); each
                              node runs its own sinter-launch with the same
                              -n, --nnodes, --master-addr and --master-port
+  --nnodes MIN:MAX           [--nnodes] an elastic job: between MIN and MAX
+                             nodes, which may leave and arrive while it
+                             runs (see Elastic jobs below)
   --node-rank K              [--node_rank] this node's index, 0 <= K < M
                              (default 0)
   --master-addr A            [--master_addr] host of global rank 0; required
@@ -35,6 +40,12 @@ Options (torchrun's name in brackets; both spellings are accepted):
                              latest checkpoint. Several nodes: give every
                              node the same R (each node restarts its own
                              ranks; they meet again at the rendezvous)
+  --last-call-seconds S      [--rdzv-conf last_call_timeout] elastic jobs:
+                             how long a round waits for more nodes once MIN
+                             have joined (default 30)
+  --join-seconds S           [--rdzv-conf join_timeout] elastic jobs: how
+                             long a node waits for a round of MIN nodes
+                             before it gives up (default 600)
 
 Environment of each rank (R is the local rank, 0 <= R < N):
   RANK              node_rank * N + R            (the global rank)
@@ -92,6 +103,28 @@ sinter-launch prints
 and starts them all again. A job stopped by a signal the launcher forwarded
 (Ctrl-C, SIGTERM) is not restarted.
 
+Elastic jobs (--nnodes=MIN:MAX, torchrun's dynamic rendezvous): every node
+runs `sinter-launch -n N --nnodes=MIN:MAX --master-addr=A [--master-port=P]
+./train --save=DIR --resume ...` with the same N, MIN, MAX and address, and
+no --node-rank. The launcher that can listen on A:P (default 29500) serves
+the rendezvous there; the nodes meet in rounds. A round closes when MAX
+nodes have joined, or MIN and then --last-call-seconds have passed; its
+nodes are numbered in the order they joined, node 0's address and a port it
+picked become the ranks' MASTER_ADDR and MASTER_PORT, and
+TORCHELASTIC_RESTART_COUNT is the round. Each node prints
+  sinter-launch: round 1: 2 nodes, 4 ranks; this is node 1
+When a rank fails (on a node that dies, the others' ranks fail as they lose
+it), each launcher stops its ranks and joins the next round, which counts
+as a restart (--max-restarts); when a node arrives while a round with fewer
+than MAX nodes runs, the running nodes stop their ranks (SIGTERM: the
+binary finishes its step and saves) and every node joins the next round,
+which does not count. The binary resumes from DIR's latest checkpoint at
+the new world size (the global batch changes, and it says so). DIR must be
+one every node sees (only rank 0 writes it). The node serving the
+rendezvous must stay: when it goes, the others stop with an error naming
+the address. A node that cannot get a round of MIN nodes within
+--join-seconds exits 1.
+
 Exit status: 0 when every rank exits 0; otherwise the code of the rank named as
 the first failure (128 + the signal's number for a signal, as a shell reports it), the
 same after a forwarded signal (the binary exits 130 after a Ctrl-C). After
@@ -110,8 +143,9 @@ torchrun equivalents:
 torchrun leaves every rank's output untagged by default (all ranks' lines
 mixed); here rank 0's is left as it is and only the others' are tagged.
 
-Not done (unlike torchrun): rendezvous backends and elastic sizes
-(--rdzv-*, --nnodes=MIN:MAX), log redirection to files. Ranks outlive a
+Not done (unlike torchrun): rendezvous backends other than the launcher's
+own (--rdzv-backend, etcd), a rendezvous that outlives the node serving it,
+log redirection to files. Ranks outlive a
 launcher killed by SIGKILL; stop them with the signal you would have sent.
 """
 
@@ -128,6 +162,9 @@ import threading
 import time
 import uuid
 from collections import deque
+
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+import sinter_rendezvous as rdzv  # noqa: E402  (next to this program)
 
 PROG = "sinter-launch"
 # A second Ctrl-C within this many seconds of the first kills the ranks.
@@ -175,12 +212,14 @@ def makeParser():
     p.add_argument("-n", "--nproc-per-node", "--nproc_per_node", dest="n",
                    default="1")
     p.add_argument("--nnodes", default="1")
-    p.add_argument("--node-rank", "--node_rank", dest="node_rank", default="0")
+    p.add_argument("--node-rank", "--node_rank", dest="node_rank")
     p.add_argument("--master-addr", "--master_addr", dest="master_addr")
     p.add_argument("--master-port", "--master_port", dest="master_port")
     p.add_argument("--grace-seconds", dest="grace", default="30")
     p.add_argument("--max-restarts", "--max_restarts", dest="max_restarts",
                    default="0")
+    p.add_argument("--last-call-seconds", dest="last_call", default="30")
+    p.add_argument("--join-seconds", dest="join", default="600")
     p.add_argument("command", nargs=argparse.REMAINDER)
     return p
 
@@ -218,7 +257,35 @@ def parseArgs(argv):
     if a.help:
         return a
     a.n = positiveInt("-n", a.n)
-    a.nnodes = positiveInt("--nnodes", a.nnodes)
+    a.elastic = None
+    if ":" in a.nnodes:
+        low, _, high = a.nnodes.partition(":")
+        low = positiveInt("--nnodes MIN", low)
+        high = positiveInt("--nnodes MAX", high)
+        if low > high:
+            raise UsageError(f"--nnodes={a.nnodes}: MIN is above MAX")
+        if a.node_rank is not None:
+            raise UsageError("--node-rank is not for an elastic job "
+                             "(--nnodes=MIN:MAX): the rendezvous numbers the "
+                             "nodes")
+        if not a.master_addr:
+            raise UsageError(f"--nnodes={a.nnodes} needs --master-addr (where "
+                             f"the nodes meet, the same on every node)")
+        a.elastic = (low, high)
+        a.nnodes = high
+    else:
+        a.nnodes = positiveInt("--nnodes", a.nnodes)
+    for flag, name in (("--last-call-seconds", "last_call"),
+                       ("--join-seconds", "join")):
+        try:
+            value = float(getattr(a, name))
+        except ValueError:
+            value = -1.0
+        if not value >= 0:
+            raise UsageError(f"{flag} must be a number >= 0")
+        setattr(a, name, value)
+    if a.node_rank is None:
+        a.node_rank = "0"
     try:
         a.node_rank = int(a.node_rank)
     except ValueError:
@@ -419,6 +486,7 @@ class Launch:
         self.sent = {}  # global rank -> the signals sent to it
         self.consequence = None  # (rank, code): the first PEER_FAILED exit
         self.settleAt = None  # when to name self.consequence at the latest
+        self.stopRequested = False  # requestStop: the job's nodes change
 
     def wake(self):
         try:
@@ -429,6 +497,15 @@ class Launch:
     def onSignal(self, signum, frame):
         self.events.append(("signal", signum))
         self.wake()
+
+    def requestStop(self):
+        """From any thread: stop the ranks as a forwarded SIGTERM would (they
+        finish the step and save), because the job's nodes change."""
+        self.events.append(("stop",))
+        self.wake()
+
+    def running(self):
+        return any(p.returncode is None for p in self.procs.values())
 
     def watch(self, rank, proc):
         code = proc.wait()
@@ -513,6 +590,12 @@ class Launch:
 
     def handle(self, event):
         now = time.monotonic()
+        if event[0] == "stop":
+            if not self.stopping:
+                self.stopRequested = self.stopping = True
+                self.signalAll(signal.SIGTERM)
+                self.killAt = now + self.a.grace
+            return
         if event[0] == "exit":
             _, rank, code = event
             if code == 0 or self.failure is not None:
@@ -578,13 +661,95 @@ class Launch:
         return self.failure or 0
 
 
+def advertisedAddress():
+    """Where this node's ranks can be reached: SINTER_HOST (the address the
+    training binary listens on) or the host's name."""
+    return os.environ.get("SINTER_HOST") or socket.gethostname()
+
+
+def watchForArrivals(client, r, launch, finished):
+    """While round r's ranks run: a node waiting for a later round stops
+    them. The rendezvous not answering changes nothing here (the ranks may
+    be finishing); it matters when the next round is joined."""
+    while not finished.wait(1.0):
+        try:
+            if client.waiting(r) > 0:
+                launch.requestStop()
+                return
+        except rdzv.RendezvousError:
+            pass
+
+
+def runElastic(a, current):
+    """The rounds of an elastic job (the Elastic jobs part of the help);
+    returns the exit status."""
+    low, high = a.elastic
+    port = a.master_port or DEFAULT_MULTI_NODE_PORT
+    listening = rdzv.listen(a.master_addr, port)
+    server = (rdzv.Server(listening, low, high, a.last_call, a.n)
+              if listening else None)
+    node = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    client = rdzv.Client(a.master_addr, port, node)
+    restarts = 0
+    while True:
+        addr = advertisedAddress()
+        try:
+            joined = client.join(addr, freePort(addr), a.n, a.join,
+                                 lambda: current["signalled"])
+        except (rdzv.RendezvousError, UsageError) as e:
+            say(str(e))
+            return 1
+        if joined is None:
+            return 130
+        r, info = joined
+        nodes = info["nodes"]
+        here = argparse.Namespace(**vars(a))
+        here.nnodes, here.node_rank = len(nodes), nodes.index(node)
+        here.master_addr, here.master_port = info["addrs"][0], info["ports"][0]
+        say(f"round {r}: {len(nodes)} node{'s' if len(nodes) > 1 else ''}, "
+            f"{len(nodes) * a.n} ranks; this is node {here.node_rank}")
+        launch = Launch(here)
+        current["launch"] = launch
+        if not launch.start(rankEnvironments(here, r)):
+            return 2
+        finished = threading.Event()
+        if len(nodes) < high:
+            threading.Thread(target=watchForArrivals,
+                             args=(client, r, launch, finished),
+                             daemon=True).start()
+        status = launch.wait()
+        finished.set()
+        current["launch"] = None
+        if status == 0 and not launch.stopRequested:
+            try:
+                client.done()
+            except rdzv.RendezvousError:
+                pass
+            # The server stays until every node of the round is done.
+            deadline = time.monotonic() + 30
+            while (server and not server.finished(nodes)
+                   and time.monotonic() < deadline):
+                time.sleep(0.2)
+            return 0
+        if current["signalled"]:
+            return status
+        if launch.stopRequested:
+            say("a node is waiting to join: every node joins the next round")
+            continue
+        if restarts >= a.max_restarts:
+            return status
+        restarts += 1
+        say(f"joining the next round (restart {restarts} of "
+            f"{a.max_restarts})")
+
+
 def main(argv):
     try:
         a = parseArgs(argv)
         if a.help:
             sys.stdout.write(__doc__)
             return 0
-        envs = rankEnvironments(a)
+        envs = None if a.elastic else rankEnvironments(a)
     except UsageError as e:
         say(str(e))
         return 2
@@ -602,6 +767,8 @@ def main(argv):
         # script) stays ignored, and the ranks inherit that.
         if signal.getsignal(s) != signal.SIG_IGN:
             signal.signal(s, onSignal)
+    if a.elastic:
+        return runElastic(a, current)
     restart = 0
     while True:
         launch = Launch(a)
