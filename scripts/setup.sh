@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build ccache python3
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
-  clang-19 libclang-rt-19-dev lld-19
+  clang-19 libclang-rt-19-dev lld-19 libomp-19-dev
   libprotobuf-dev protobuf-compiler
   libabsl-dev libgtest-dev libgmock-dev nlohmann-json3-dev
   python3-numpy

@@ -315,6 +315,12 @@ uint64_t StreamHash::digest() const {
   return mix(h ^ tail ^ (total * kMul));
 }
 
+absl::StatusOr<TrainerState>
+sinter::train::parseTrainerState(std::string_view text,
+                                 const std::string &path) {
+  return stateFromJson(text, path);
+}
+
 uint64_t sinter::train::hashBytes(std::string_view bytes) {
   StreamHash hash;
   hash.update(bytes);

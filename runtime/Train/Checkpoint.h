@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "runtime/Train/LossScaler.h"
 
@@ -114,6 +115,11 @@ void removeStaleTemporaries(const std::string &root);
 /// the one `latest` names. keepLast <= 0 keeps every one.
 absl::Status pruneCheckpoints(const std::string &root, int64_t keepLast,
                               int64_t keepEvery);
+
+/// trainer.json's contents, checked (every field's kind and range); errors
+/// name `path`. loadCheckpoint's reader, here for the formats fuzzer.
+absl::StatusOr<TrainerState> parseTrainerState(std::string_view text,
+                                               const std::string &path);
 
 /// A fast 64-bit hash of `bytes` (for the COMPLETE marker and program
 /// fingerprints; not cryptographic).
