@@ -269,14 +269,15 @@ public:
     hostRanks_ = std::move(hostRanks);
   }
 
-  /// Several hosts of hostRanks_.size() ranks each: this rank's host
-  /// (`host` of `hosts`) and a context of its counterparts (the ranks at the
-  /// same place on every host, by host), which sums each all-reduce's chunk
+  /// Several hosts of hostRanks_.size() ranks each: this rank's host and a
+  /// context of its counterparts (the ranks at the same place on every host,
+  /// by host, this one among them), which sums each all-reduce's chunk
   /// across the hosts.
-  void joinHosts(int host, int hosts,
+  void joinHosts(int host, std::vector<int> counterparts,
                  std::shared_ptr<gloo::rendezvous::Context> across) {
     host_ = host;
-    hosts_ = hosts;
+    hosts_ = static_cast<int>(counterparts.size());
+    counterparts_ = std::move(counterparts);
     acrossHosts_ = std::move(across);
     shm_->joinHosts(hostRanks_, [this](void *chunk, size_t count,
                                        SharedMemoryReducer::Kind kind,
@@ -291,18 +292,22 @@ public:
   }
 
   /// One line for an exception from a collective or from connecting.
-  absl::Status classify(std::string_view what, const std::string &raw) const;
+  /// onlyPeer: the rank to name when the message names no known address
+  /// (a context of two: the other one), or -1.
+  absl::Status classify(std::string_view what, const std::string &raw,
+                        int onlyPeer = -1) const;
 
   /// Runs fn unless an earlier call failed; makes its exception the
   /// communicator's error.
-  template <typename Fn> absl::Status run(std::string_view what, Fn fn) {
+  template <typename Fn>
+  absl::Status run(std::string_view what, Fn fn, int onlyPeer = -1) {
     return guarded(what, [&]() -> absl::Status {
       absl::Status status;
       try {
         fn();
         return absl::OkStatus();
       } catch (const std::exception &e) {
-        status = classify(what, e.what());
+        status = classify(what, e.what(), onlyPeer);
       }
       if (status.code() == absl::StatusCode::kDeadlineExceeded)
         if (std::optional<absl::Status> died = peerThatDied(what))
@@ -411,26 +416,36 @@ private:
       scratch_.resize(need);
     T *theirs = reinterpret_cast<T *>(scratch_.data());
     T *sum = theirs + hosts_ * mine;
-    SINTER_RETURN_IF_ERROR(run(what, [&] {
-      gloo::AlltoallvOptions opts(acrossHosts_);
-      opts.setInput(chunk, parts);
-      opts.setOutput(theirs, std::vector<int64_t>(hosts_, mine));
-      opts.setTag(tag);
-      opts.setTimeout(timeout_);
-      gloo::alltoallv(opts);
-    }));
+    // Gloo names a peer by a socket's address, which for a connection the
+    // peer opened is not its listening one; of two hosts, it is the other.
+    const int other = hosts_ == 2 ? counterparts_[1 - host_] : -1;
+    SINTER_RETURN_IF_ERROR(run(
+        what,
+        [&] {
+          gloo::AlltoallvOptions opts(acrossHosts_);
+          opts.setInput(chunk, parts);
+          opts.setOutput(theirs, std::vector<int64_t>(hosts_, mine));
+          opts.setTag(tag);
+          opts.setTimeout(timeout_);
+          gloo::alltoallv(opts);
+        },
+        other));
     std::copy(theirs, theirs + mine, sum);
     for (int h = 1; h < hosts_; ++h)
       for (size_t i = 0; i < mine; ++i)
         sum[i] = add(sum[i], theirs[h * mine + i]);
-    SINTER_RETURN_IF_ERROR(run(what, [&] {
-      gloo::AllgathervOptions opts(acrossHosts_);
-      opts.setInput(sum, mine);
-      opts.setOutput(chunk, std::vector<size_t>(parts.begin(), parts.end()));
-      opts.setTag(tag);
-      opts.setTimeout(timeout_);
-      gloo::allgatherv(opts);
-    }));
+    SINTER_RETURN_IF_ERROR(run(
+        what,
+        [&] {
+          gloo::AllgathervOptions opts(acrossHosts_);
+          opts.setInput(sum, mine);
+          opts.setOutput(chunk,
+                         std::vector<size_t>(parts.begin(), parts.end()));
+          opts.setTag(tag);
+          opts.setTimeout(timeout_);
+          gloo::allgatherv(opts);
+        },
+        other));
     return absl::OkStatus();
   }
 
@@ -476,6 +491,7 @@ private:
   std::string noShmReason_;
   std::vector<int> hostRanks_; // sharing shm_, in order
   int host_ = 0, hosts_ = 1;
+  std::vector<int> counterparts_; // by host
   std::shared_ptr<gloo::rendezvous::Context> acrossHosts_;
   std::vector<unsigned char> scratch_; // sumParts' buffers, kept
   std::vector<std::pair<void *, size_t>> sharedRegions_;
@@ -486,7 +502,8 @@ private:
 };
 
 absl::Status GlooCommunicator::classify(std::string_view what,
-                                        const std::string &rawText) const {
+                                        const std::string &rawText,
+                                        int onlyPeer) const {
   std::string raw = absl::StrReplaceAll(rawText, {{"\n", " "}, {"\r", " "}});
   int peer = -1;
   for (const auto &[address, r] : peerByAddress_)
@@ -494,6 +511,8 @@ absl::Status GlooCommunicator::classify(std::string_view what,
       peer = r;
   if (peer < 0 && size_ == 2)
     peer = 1 - rank_;
+  if (peer < 0)
+    peer = onlyPeer;
   const std::string peerText =
       peer >= 0 ? absl::StrCat("peer rank ", peer) : "a peer rank";
 
@@ -751,7 +770,10 @@ absl::Status joinSharedMemory(GlooCommunicator &comm, const DistEnv &env,
   SINTER_RETURN_IF_ERROR(comm.run("connecting to the other hosts' ranks", [&] {
     across->connectFullMesh(*acrossStore, device);
   }));
-  comm.joinHosts(myHost, static_cast<int>(hosts.size()), std::move(across));
+  std::vector<int> counterparts;
+  for (const std::vector<int> &h : hosts)
+    counterparts.push_back(h[place]);
+  comm.joinHosts(myHost, std::move(counterparts), std::move(across));
   // No rank returns (and rank 0 takes the TCP store down) before every
   // rank's counterparts have connected through it.
   return comm.barrier(kShmHostsTag, "the barrier after connecting the hosts");

@@ -269,6 +269,9 @@ TEST(CommHostsFaults, ARankThatDiesStopsEveryHost) {
                 HasSubstr("failed on rank " + std::to_string(r)));
     EXPECT_LT(tookSeconds(outcomes[r].report, "| took "), 3.5)
         << outcomes[r].report;
+    // Each names the peer it lost, over TCP too (of two hosts, the other's).
+    EXPECT_THAT(outcomes[r].report, HasSubstr("peer rank "));
+    EXPECT_THAT(outcomes[r].report, ::testing::Not(HasSubstr("a peer rank")));
   }
   // Rank 1 shares host 1's segment with rank 3 (its place 1 there).
   EXPECT_THAT(outcomes[1].report,
