@@ -267,6 +267,36 @@ def check_transport(a, p, w):
         fail(f"the buckets were not shared in place:\n{p.stdout[-2000:]}")
 
 
+def dies_after(script, log, k, who, launcher_too=False):
+    """Writes `script`, a wrapper for a rank's command: on the first start
+    (TORCHELASTIC_RESTART_COUNT 0), where the Python expression `who` holds,
+    it runs the command and, once the JSONL `log` has k steps, SIGKILLs it
+    and itself (and with launcher_too its launcher: the whole node dies);
+    otherwise it becomes the command. Returns the script's path."""
+    parent = "\n            os.kill(os.getppid(), signal.SIGKILL)" \
+        if launcher_too else ""
+    with open(script, "w") as f:
+        f.write(f"""#!{sys.executable}
+import os, signal, subprocess, sys, time
+args = sys.argv[1:]
+if os.environ.get("TORCHELASTIC_RESTART_COUNT") == "0" and ({who}):
+    child = subprocess.Popen(args)
+    while child.poll() is None:
+        try:
+            steps = sum('"loss"' in l for l in open({log!r}))
+        except OSError:
+            steps = 0
+        if steps >= {k}:
+            child.kill(){parent}
+            os.kill(os.getpid(), signal.SIGKILL)
+        time.sleep(0.01)
+    sys.exit("the first start ended before step {k}")
+os.execv(args[0], args)
+""")
+    os.chmod(script, 0o755)
+    return script
+
+
 def cmd_equivalence(a):
     w, b, n = a.world, a.batch_size, a.steps
     k = a.run_accumulate or a.accumulate
@@ -607,28 +637,9 @@ def cmd_restart(a):
     # The last rank, on the first start only, is SIGKILLed (with its
     # wrapper) once rank 0 has logged step k: the others fail in the next
     # collective within milliseconds, and the launcher restarts them all.
-    script = os.path.join(d, "dies-once.py")
     log = f"{d}/restarted.jsonl"
-    with open(script, "w") as f:
-        f.write(f"""#!{sys.executable}
-import os, signal, subprocess, sys, time
-args = sys.argv[1:]
-if (os.environ.get("TORCHELASTIC_RESTART_COUNT") == "0"
-        and os.environ.get("RANK") == "{w - 1}"):
-    child = subprocess.Popen(args)
-    while child.poll() is None:
-        try:
-            steps = sum('"loss"' in l for l in open({log!r}))
-        except OSError:
-            steps = 0
-        if steps >= {k}:
-            child.kill()
-            os.kill(os.getpid(), signal.SIGKILL)
-        time.sleep(0.01)
-    sys.exit("the first start ended before step {k}")
-os.execv(args[0], args)
-""")
-    os.chmod(script, 0o755)
+    script = dies_after(os.path.join(d, "dies-once.py"), log, k,
+                        f'os.environ.get("RANK") == "{w - 1}"')
     p = launch(a, w, [script, binary, f"--steps={5 * k}",
                       f"--save={d}/restarted", "--resume", f"--log-jsonl={log}",
                       "--collective-timeout=20"] + common,
@@ -694,27 +705,8 @@ def cmd_elastic(a):
     # leave: node 1's rank is a wrapper that, in the first round, kills
     # the binary, its own launcher and itself once step k is logged.
     log = f"{d}/leave.jsonl"
-    script = os.path.join(d, "node-dies.py")
-    with open(script, "w") as f:
-        f.write(f"""#!{sys.executable}
-import os, signal, subprocess, sys, time
-args = sys.argv[1:]
-if os.environ.get("TORCHELASTIC_RESTART_COUNT") == "0":
-    child = subprocess.Popen(args)
-    while child.poll() is None:
-        try:
-            steps = sum('"loss"' in l for l in open({log!r}))
-        except OSError:
-            steps = 0
-        if steps >= {k}:
-            child.kill()
-            os.kill(os.getppid(), signal.SIGKILL)
-            os.kill(os.getpid(), signal.SIGKILL)
-        time.sleep(0.01)
-    sys.exit("the first round ended before step {k}")
-os.execv(args[0], args)
-""")
-    os.chmod(script, 0o755)
+    script = dies_after(os.path.join(d, "node-dies.py"), log, k, "True",
+                        launcher_too=True)
     port = free_port()
     argv = [binary, f"--save={d}/leave", f"--log-jsonl={log}"] + common
     first = node(0, port, argv, extra=["--max-restarts=1"])

@@ -40,45 +40,55 @@ namespace {
 
 using namespace sinter;
 
-[[noreturn]] void roundTripFailed(const char *what) {
-  std::fprintf(stderr, "FormatsFuzzer: %s\n", what);
+[[noreturn]] void roundTripFailed(const char *format, const char *what) {
+  std::fprintf(stderr, "FormatsFuzzer: a %s file %s\n", format, what);
   std::abort();
 }
 
-void safeTensors(std::string_view bytes) {
-  absl::StatusOr<formats::SafeTensorsFile> file =
-      formats::parseSafeTensors(bytes, "fuzz.safetensors");
-  if (!file.ok())
+/// When `parse` accepts the bytes: `serialize` must write what it parsed,
+/// `parse` must read that back, and `same` must hold between the two.
+template <typename Parse, typename Serialize, typename Same>
+void roundTrip(std::string_view bytes, const char *what, Parse parse,
+               Serialize serialize, Same same) {
+  auto first = parse(bytes);
+  if (!first.ok())
     return;
-  absl::StatusOr<std::string> again = formats::serializeSafeTensors(*file);
+  absl::StatusOr<std::string> again = serialize(*first);
   if (!again.ok())
-    roundTripFailed("a parsed .safetensors file does not serialize");
-  absl::StatusOr<formats::SafeTensorsFile> back =
-      formats::parseSafeTensors(*again, "again.safetensors");
+    roundTripFailed(what, "does not serialize once parsed");
+  auto back = parse(*again);
   if (!back.ok())
-    roundTripFailed("a serialized .safetensors file does not parse");
-  // The writer adds "format": "pt" where it is missing (PyTorch's loader
-  // wants it); nothing else may change.
-  std::map<std::string, std::string> metadata = file->metadata;
-  metadata.emplace("format", "pt");
-  if (back->tensors != file->tensors || back->metadata != metadata)
-    roundTripFailed(".safetensors round trip changed the file");
+    roundTripFailed(what, "does not parse once serialized");
+  if (!same(*first, *back))
+    roundTripFailed(what, "changed in a round trip");
+}
+
+void safeTensors(std::string_view bytes) {
+  roundTrip(
+      bytes, ".safetensors",
+      [](std::string_view b) {
+        return formats::parseSafeTensors(b, "fuzz.safetensors");
+      },
+      [](const formats::SafeTensorsFile &f) {
+        return formats::serializeSafeTensors(f);
+      },
+      [](const formats::SafeTensorsFile &a, const formats::SafeTensorsFile &b) {
+        // The writer adds "format": "pt" where it is missing (PyTorch's
+        // loader wants it); nothing else may change.
+        std::map<std::string, std::string> metadata = a.metadata;
+        metadata.emplace("format", "pt");
+        return a.tensors == b.tensors && b.metadata == metadata;
+      });
 }
 
 void npy(std::string_view bytes) {
-  absl::StatusOr<formats::HostTensor> tensor =
-      formats::parseNpy(bytes, "fuzz.npy");
-  if (!tensor.ok())
-    return;
-  absl::StatusOr<std::string> again = formats::serializeNpy(*tensor);
-  if (!again.ok())
-    roundTripFailed("a parsed .npy file does not serialize");
-  absl::StatusOr<formats::HostTensor> back =
-      formats::parseNpy(*again, "again.npy");
-  if (!back.ok())
-    roundTripFailed("a serialized .npy file does not parse");
-  if (*back != *tensor)
-    roundTripFailed(".npy round trip changed the tensor");
+  roundTrip(
+      bytes, ".npy",
+      [](std::string_view b) { return formats::parseNpy(b, "fuzz.npy"); },
+      [](const formats::HostTensor &t) { return formats::serializeNpy(t); },
+      [](const formats::HostTensor &a, const formats::HostTensor &b) {
+        return a == b;
+      });
 }
 
 } // namespace

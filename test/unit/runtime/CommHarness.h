@@ -352,6 +352,22 @@ ranksAndTransportName(const ::testing::TestParamInfo<RanksAndTransport> &info) {
          transportName(std::get<1>(info.param));
 }
 
+/// All-reduces `whole` in one call and `split` (the same values) in two,
+/// cut at element 777, with tags 1, 2 and 3: a bucketing must not change
+/// the sums.
+inline absl::Status sumWholeAndSplit(Communicator &comm,
+                                     std::vector<float> &whole,
+                                     std::vector<float> &split) {
+  const size_t count = whole.size(), cut = 777;
+  absl::Status status = comm.allReduceSum(whole.data(), count, 1, "whole");
+  if (status.ok())
+    status = comm.allReduceSum(split.data(), cut, 2, "first part");
+  if (status.ok())
+    status =
+        comm.allReduceSum(split.data() + cut, count - cut, 3, "second part");
+  return status;
+}
+
 inline std::vector<float> noisyValues(int r, size_t n) {
   std::vector<float> v(n);
   uint32_t state = 12345u + 977u * static_cast<uint32_t>(r);

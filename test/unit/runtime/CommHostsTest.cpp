@@ -114,14 +114,7 @@ TEST_P(CommHosts, EachHostSumsThenTheHostsDo) {
         const size_t count = 100003; // pieces and chunks that do not divide it
         std::vector<float> whole = noisyValues(r, count), split = whole,
                            mean = whole;
-        absl::Status status =
-            (*comm)->allReduceSum(whole.data(), count, 1, "whole");
-        const size_t cut = 777;
-        if (status.ok())
-          status = (*comm)->allReduceSum(split.data(), cut, 2, "first part");
-        if (status.ok())
-          status = (*comm)->allReduceSum(split.data() + cut, count - cut, 3,
-                                         "second part");
+        absl::Status status = sumWholeAndSplit(**comm, whole, split);
         if (status.ok())
           status = (*comm)->allReduceScaledSum(mean.data(), count, 1.0 / n, 4,
                                                "mean");

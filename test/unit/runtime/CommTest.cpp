@@ -103,14 +103,7 @@ TEST(CommSharedMemory, SumOrderIsFixed) {
         !wrong.empty())
       return wrong;
     std::vector<float> whole = noisyValues(r, count), split = whole;
-    absl::Status status =
-        (*comm)->allReduceSum(whole.data(), count, 1, "whole");
-    const size_t cut = 777;
-    if (status.ok())
-      status = (*comm)->allReduceSum(split.data(), cut, 2, "first part");
-    if (status.ok())
-      status = (*comm)->allReduceSum(split.data() + cut, count - cut, 3,
-                                     "second part");
+    absl::Status status = sumWholeAndSplit(**comm, whole, split);
     if (!status.ok())
       return statusText(status);
     std::vector<std::vector<float>> each;
