@@ -1,5 +1,4 @@
-//===- SharedMemory.h - all-reduce through memory the ranks of a host share
-//===//
+//===- SharedMemory.h - all-reduce through a host's shared memory ---------===//
 //
 // When every rank of a job runs on one host, an all-reduce over TCP
 // loopback copies each byte through the kernel twice each way, and on a
@@ -23,12 +22,12 @@
 // between two barriers. That moves 2 bytes per byte reduced instead of 5.
 //
 // When the job's ranks are on several hosts, one segment serves each host's
-// ranks, and a hook (acrossHosts) joins the hosts between the two halves of
-// every all-reduce: after rank r has summed chunk r of its host's ranks, it
-// sums that chunk with the same chunk of every other host (Communicator.cpp,
-// over TCP), and only then hands it back to its host's ranks: NCCL's and
-// Open MPI's hierarchical all-reduce, where each byte crosses the network
-// once per host instead of once per rank.
+// ranks, and a hook (joinHosts' `across`) joins the hosts between the two
+// halves of every all-reduce: after rank r has summed chunk r of its host's
+// ranks, it sums that chunk with the same chunk of every other host
+// (Communicator.cpp, over TCP), and only then hands it back to its host's
+// ranks: NCCL's and Open MPI's hierarchical all-reduce, where each byte
+// crosses the network once per host instead of once per rank.
 //
 // Gloo (Debian's) has no shared-memory transport and Open MPI's needs
 // mpirun; this is the one part of the collectives written by hand, and only
