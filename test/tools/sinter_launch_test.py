@@ -24,6 +24,9 @@ usage: sinter_launch_test.py LAUNCHER WORK_DIR
   order they joined, node 0's address and port for every rank; a node with
   another -n is refused; a node that never meets MIN nodes gives up after
   --join-seconds.
+- logs: --log-dir keeps each rank's stdout and stderr byte for byte in
+  DIR/attempt_N/rank_R/, instead of the console (--redirects, default
+  both) or besides it (--tee); a restart gets its own attempt directory.
 - usage: one "sinter-launch: ..." line, exit 2, nothing started; --help.
 Prints "N passed, M failed" and exits non-zero on any failure.
 """
@@ -432,6 +435,52 @@ code, _, err = finish(p, out)
 check(code == 130 and "restarting" not in err,
       f"restart-sigint: exit {code}, no restart: {err!r}")
 
+# ---- logs: --log-dir, --redirects, --tee -----------------------------------
+rank1Out = ("long 1 " + "1" * 2000 + "\na\rb\r\n\rstep 1\rstep 2\n\nc\r"
+            "\nlast")
+
+
+def logOf(d, attempt, rank, stream):
+    p = os.path.join(d, f"attempt_{attempt}", f"rank_{rank}", f"{stream}.log")
+    return open(p, "rb").read().decode() if os.path.exists(p) else None
+
+
+out = case("logs-tee")
+logs = os.path.join(out, "logs")
+code, so, err, _ = run(out, ["-n", "2", "--log-dir", logs, "--tee", "3"],
+                       ["*=output"])
+check(code == 0 and logOf(logs, 0, 0, "stdout") ==
+      "progress 1\rprogress 2\rdone 0\n" and
+      logOf(logs, 0, 0, "stderr") == "warn 0\n" and
+      logOf(logs, 0, 1, "stdout") == rank1Out and
+      logOf(logs, 0, 1, "stderr") == "warn 1\ntail 1",
+      f"logs-tee: each rank's streams byte for byte: "
+      f"{short([logOf(logs, 0, r, x) for r in (0, 1) for x in ('stdout', 'stderr')])}")
+check("progress 1\nprogress 2\ndone 0\n" in so and
+      "[rank 1] step 2\n" in so and "[rank 1] warn 1\n" in err and
+      "warn 0\n" in err,
+      f"logs-tee: the console too, rank 0 untagged: {short(so)} {short(err)}")
+out = case("logs-redirect")
+logs = os.path.join(out, "logs")
+code, so, err, _ = run(out, ["-n", "2", "--log-dir", logs], ["*=output"])
+check(code == 0 and so == "" and err == "" and
+      logOf(logs, 0, 1, "stdout") == rank1Out,
+      f"logs-redirect: files only by default: {code} {short(so)} {short(err)}")
+out = case("logs-stdout")
+logs = os.path.join(out, "logs")
+code, so, err, _ = run(out, ["-n", "2", "--log-dir", logs, "--redirects",
+                             "1"], ["*=output"])
+check(code == 0 and so == "" and "[rank 1] warn 1\n" in err and
+      logOf(logs, 0, 1, "stderr") == "warn 1\ntail 1",
+      f"logs-stdout: stdout to files only, stderr to both: {short(err)}")
+out = case("logs-restart")
+logs = os.path.join(out, "logs")
+code, _, err, _ = run(out, ["-n", "1", "--log-dir", logs,
+                            "--max-restarts", "1"], ["*=first:3:0"])
+check(code == 0 and os.path.isdir(os.path.join(logs, "attempt_0", "rank_0"))
+      and os.path.isdir(os.path.join(logs, "attempt_1", "rank_0")),
+      f"logs-restart: a directory per attempt: {code} {err!r}")
+
 # ---- elastic: --nnodes=MIN:MAX ---------------------------------------------
 def elastic(out, i, port, n=1, extra=(), spec="*=env"):
     """Node i of an elastic job on this machine (address 127.0.0.(i+1))."""
@@ -509,6 +558,9 @@ for args, what in (
         (["--grace-seconds", "soon", *worker], "--grace-seconds"),
         (["--max-restarts", "-1", *worker], "--max-restarts"),
         (["--max-restarts", "many", *worker], "--max-restarts"),
+        (["--tee", "3", *worker], "--tee needs --log-dir"),
+        (["--log-dir", out, "--redirects", "4", *worker],
+         "--redirects must be 0, 1, 2 or 3"),
         (["--nnodes", "3:2", "--master-addr", "h", *worker],
          "MIN is above MAX"),
         (["--nnodes", "0:2", "--master-addr", "h", *worker],
@@ -540,7 +592,8 @@ check(r.returncode == 0 and all(
                             "OMP_NUM_THREADS", "SINTER_RUN_ID", "[rank ",
                             "SIGINT", "first failure", "Exit status",
                             "--max-restarts", "TORCHELASTIC_RESTART_COUNT",
-                            "Elastic jobs", "--last-call-seconds")),
+                            "Elastic jobs", "--last-call-seconds",
+                            "--log-dir", "--redirects", "--tee")),
       f"--help documents the flags, environment, output, signals, exits")
 
 print("%d passed, %d failed" % (passed, failed))

@@ -46,6 +46,17 @@ Options (torchrun's name in brackets; both spellings are accepted):
   --join-seconds S           [--rdzv-conf join_timeout] elastic jobs: how
                              long a node waits for a round of MIN nodes
                              before it gives up (default 600)
+  --log-dir DIR              [--log-dir] also write each rank's output to
+                             DIR/attempt_N/rank_R/stdout.log and stderr.log
+                             (N: TORCHELASTIC_RESTART_COUNT, R: the global
+                             rank), byte for byte as the rank wrote it;
+                             without --redirects or --tee, every stream
+  --redirects S              [--redirects] with --log-dir, the streams that
+                             go to the files only, not to the console: 0
+                             none, 1 stdout, 2 stderr, 3 both (default 3)
+  --tee S                    [--tee] with --log-dir, the streams that go to
+                             both (0 to 3, as above); a stream --tee names
+                             is not redirected
 
 Environment of each rank (R is the local rank, 0 <= R < N):
   RANK              node_rank * N + R            (the global rank)
@@ -68,7 +79,9 @@ Environment of each rank (R is the local rank, 0 <= R < N):
 The rest of the launcher's environment is passed on as it is.
 
 Output: local rank 0 shares the launcher's stdin, stdout and stderr, so on
-a terminal its progress line behaves exactly as when it runs alone. Every
+a terminal its progress line behaves exactly as when it runs alone (unless
+--log-dir keeps a file of its output: then it writes to pipes, as the
+others do, and its lines reach the console untagged). Every
 other rank's stdout and stderr go through pipes and come out on the
 launcher's stdout and stderr one whole line at a time, prefixed with
 `[rank RANK] ` (the global rank); a carriage return ends a line too (a
@@ -145,7 +158,7 @@ mixed); here rank 0's is left as it is and only the others' are tagged.
 
 Not done (unlike torchrun): rendezvous backends other than the launcher's
 own (--rdzv-backend, etcd), a rendezvous that outlives the node serving it,
-log redirection to files. Ranks outlive a
+--redirects and --tee per local rank ("0:3,1:2"), --local-ranks-filter. Ranks outlive a
 launcher killed by SIGKILL; stop them with the signal you would have sent.
 """
 
@@ -220,6 +233,9 @@ def makeParser():
                    default="0")
     p.add_argument("--last-call-seconds", dest="last_call", default="30")
     p.add_argument("--join-seconds", dest="join", default="600")
+    p.add_argument("--log-dir", "--log_dir", dest="log_dir")
+    p.add_argument("--redirects", "-r")
+    p.add_argument("--tee", "-t")
     p.add_argument("command", nargs=argparse.REMAINDER)
     return p
 
@@ -284,6 +300,24 @@ def parseArgs(argv):
         if not value >= 0:
             raise UsageError(f"{flag} must be a number >= 0")
         setattr(a, name, value)
+    for flag in ("redirects", "tee"):
+        value = getattr(a, flag)
+        if value is not None and a.log_dir is None:
+            raise UsageError(f"--{flag} needs --log-dir (where the files go)")
+        if value is not None and value not in ("0", "1", "2", "3"):
+            raise UsageError(f"--{flag} must be 0, 1, 2 or 3 (none, stdout, "
+                             f"stderr, both), not '{value}'")
+    # Per stream (1 stdout, 2 stderr): (to the console, to a file).
+    tee = int(a.tee or 0)
+    redirects = int(a.redirects if a.redirects is not None else 3) & ~tee
+    a.streams = {fd: (not (a.log_dir and redirects & fd),
+                      bool(a.log_dir))
+                 for fd in (1, 2)}
+    if a.log_dir is not None:
+        try:
+            os.makedirs(a.log_dir, exist_ok=True)
+        except OSError as e:
+            raise UsageError(f"--log-dir {a.log_dir}: {e.strerror}")
     if a.node_rank is None:
         a.node_rank = "0"
     try:
@@ -400,6 +434,37 @@ def say(message):
 
 
 LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+class FileCopy:
+    """A rank's stream as it wrote it, into a --log-dir file."""
+
+    def __init__(self, path):
+        self.f = open(path, "wb", buffering=0)
+
+    def feed(self, data):
+        try:
+            self.f.write(data)
+        except OSError:  # a full disk must not stop the relay to the console
+            pass
+
+    def close(self):
+        self.f.close()
+
+
+class Fanout:
+    """One pipe's bytes to several sinks (a LineSplitter, a FileCopy)."""
+
+    def __init__(self, sinks):
+        self.sinks = sinks
+
+    def feed(self, data):
+        for sink in self.sinks:
+            sink.feed(data)
+
+    def close(self):
+        for sink in self.sinks:
+            sink.close()
 
 
 class LineSplitter:
@@ -525,16 +590,33 @@ class Launch:
         except (OSError, AttributeError):
             pass
 
+    def sinks(self, rank, local, env, fd):
+        """Where a rank's stream fd (1 or 2) goes: the console, tagged
+        unless it is the node's local rank 0, and a --log-dir file."""
+        console, file = self.a.streams[fd]
+        out = []
+        if console:
+            prefix = f"[rank {rank}] ".encode() if local != 0 else b""
+            out.append(LineSplitter(prefix, fd))
+        if file:
+            d = os.path.join(self.a.log_dir,
+                             f"attempt_{env['TORCHELASTIC_RESTART_COUNT']}",
+                             f"rank_{rank}")
+            os.makedirs(d, exist_ok=True)
+            out.append(FileCopy(os.path.join(
+                d, "stdout.log" if fd == 1 else "stderr.log")))
+        return Fanout(out)
+
     def start(self, envs):
         streams = []
         for local, env in enumerate(envs):
             rank = int(env["RANK"])
-            piped = local != 0
+            piped = local != 0 or self.a.log_dir is not None
             try:
                 proc = subprocess.Popen(
                     self.a.command, env=env, start_new_session=True,
                     preexec_fn=self.dieWithLauncher,
-                    stdin=subprocess.DEVNULL if piped else None,
+                    stdin=subprocess.DEVNULL if local != 0 else None,
                     stdout=subprocess.PIPE if piped else None,
                     stderr=subprocess.PIPE if piped else None)
             except OSError as e:
@@ -546,9 +628,18 @@ class Launch:
                 return False
             self.procs[rank] = proc
             if piped:
-                prefix = f"[rank {rank}] ".encode()
-                streams.append((proc.stdout, LineSplitter(prefix, 1)))
-                streams.append((proc.stderr, LineSplitter(prefix, 2)))
+                try:
+                    streams.append((proc.stdout,
+                                    self.sinks(rank, local, env, 1)))
+                    streams.append((proc.stderr,
+                                    self.sinks(rank, local, env, 2)))
+                except OSError as e:
+                    say(f"cannot write rank {rank}'s output under "
+                        f"{self.a.log_dir}: {e.strerror}")
+                    self.signalAll(signal.SIGKILL)
+                    for p in self.procs.values():
+                        p.wait()
+                    return False
             threading.Thread(target=self.watch, args=(rank, proc),
                              daemon=True).start()
         self.pump = threading.Thread(target=pumpOutput, args=(streams,),
