@@ -734,9 +734,12 @@ void KernelGrouper::planRecompute(Operation *op, bool groupsFinal) {
 
 void KernelGrouper::run() {
   Block &body = fn.getBody().front();
-  sinter::splitBigReductions(fn, [&](Operation *op) {
-    return target.biasGradEpilogue && isBiasGradOfDgelu(op);
-  });
+  sinter::splitBigReductions(
+      fn,
+      [&](Operation *op) {
+        return target.biasGradEpilogue && isBiasGradOfDgelu(op);
+      },
+      /*groupRows=*/!target.limits.memoryBound);
   sinter::padsToConcats(fn);
   int pos = 0;
   for (Operation &op : body)

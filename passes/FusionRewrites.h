@@ -18,11 +18,16 @@ namespace sinter {
 /// results, so that the big part has a dimension to run in parallel; and
 /// every one over the leading axes 0..k-1 (k >= 2, trailing axes kept: a
 /// bias gradient) into one over axes 1..k-1 and one over axis 0, so that
-/// threads split axis 0 and each walks whole rows in order. Reductions
-/// `keep` holds are left whole (a matmul library's bias gradient).
+/// threads split axis 0 and each walks whole rows in order. With
+/// `groupRows` (targets whose threads take whole rows: the CPU), a leading
+/// reduction neither rule splits (one leading axis, or a first axis of 1)
+/// is cut into groups of rows, summed in parallel, then the groups' sums.
+/// Reductions `keep` holds are left whole (a matmul library's bias
+/// gradient).
 void splitBigReductions(
     mlir::func::FuncOp fn,
-    llvm::function_ref<bool(mlir::Operation *)> keep = nullptr);
+    llvm::function_ref<bool(mlir::Operation *)> keep = nullptr,
+    bool groupRows = false);
 
 /// Rewrites every sum of zero pads whose operands tile one axis (the
 /// gradients of slices that split a tensor) into a concat of the operands,

@@ -1,5 +1,6 @@
 // RUN: sinter-opt %s -split-input-file --sinter-fuse-kernels | FileCheck %s
 // RUN: sinter-opt %s -split-input-file --sinter-fuse-kernels="max-kernel-inputs=3" | FileCheck %s --check-prefix=CAP
+// RUN: sinter-opt %s -split-input-file --sinter-fuse-kernels="memory-bound=true" | FileCheck %s --check-prefix=GPU
 
 // Tests that a chain of elementwise ops with broadcast operands becomes one
 // loop kernel whose inputs are the chain's outside operands, and that a splat
@@ -419,6 +420,44 @@ func.func @bias_gradient(%x: tensor<8x256x64xf32>, %g: tensor<8x256x64xf32>)
 func.func @small_bias_gradient(%x: tensor<2x8x64xf32>) -> tensor<1x1x64xf32> {
   %s = sgraph.reduce_sum %x axes = [0, 1] {keepdims = true} : (tensor<2x8x64xf32>) -> tensor<1x1x64xf32>
   return %s : tensor<1x1x64xf32>
+}
+
+// -----
+
+// Tests that a bias gradient at batch 1 (the rows of one sequence), which
+// the split above leaves, is cut into groups of rows instead: 256 rows as
+// 64 groups of 4, reshaped below the widening cast of the bf16 gradient (in
+// memory anyway), each group summed by the thread that walks its rows, then
+// the 64 partial rows. A sum of a value nothing else writes to memory (an
+// erf's result) keeps its one kernel, and so does every sum on a
+// memory-bound target (a GPU, which has column kernels).
+// CHECK-LABEL: func.func @bias_gradient_batch_one(
+// CHECK-SAME: %[[D:.*]]: tensor<1x256x128xbf16>, %[[W:.*]]: tensor<128x64xbf16>
+// CHECK: %[[R:.*]] = sgraph.reshape %[[D]] {{.*}} : tensor<1x256x128xbf16> to tensor<64x4x128xbf16>
+// CHECK: %[[P:.*]] = sgraph.fusion "{{k[0-9]+}}" kind = "reduction"(%[[R]])
+// CHECK:   sgraph.cast %{{.*}} : tensor<64x4x128xbf16> to tensor<64x4x128xf32>
+// CHECK:   sgraph.reduce_sum %{{.*}} axes = [1] {keepdims = true, {{.*}}} : (tensor<64x4x128xf32>) -> tensor<64x1x128xf32>
+// CHECK: %[[T:.*]] = sgraph.fusion "{{k[0-9]+}}" kind = "reduction"(%[[P]])
+// CHECK:   sgraph.reduce_sum %{{.*}} axes = [0, 1] {{{.*}}} : (tensor<64x1x128xf32>) -> tensor<128xf32>
+// CHECK: sgraph.reshape %[[T]] {{.*}} : tensor<128xf32> to tensor<1x1x128xf32>
+// CHECK-LABEL: func.func @sum_of_an_erf(
+// CHECK-NOT: sgraph.reshape
+// CHECK: sgraph.reduce_sum %{{.*}} axes = [0] {{.*}} : (tensor<4096x64xf32>) -> tensor<64xf32>
+// CHECK-NOT: sgraph.reduce_sum
+// GPU-LABEL: func.func @bias_gradient_batch_one(
+// GPU-NOT: sgraph.reshape
+// GPU: sgraph.reduce_sum %{{.*}} axes = [0, 1] {{.*}} : (tensor<1x256x128xf32>) -> tensor<1x1x128xf32>
+func.func @bias_gradient_batch_one(%d: tensor<1x256x128xbf16>, %w: tensor<128x64xbf16>)
+    -> (tensor<1x256x64xbf16>, tensor<1x1x128xf32>) {
+  %m = sgraph.matmul %d, %w : (tensor<1x256x128xbf16>, tensor<128x64xbf16>) -> tensor<1x256x64xbf16>
+  %c = sgraph.cast %d : tensor<1x256x128xbf16> to tensor<1x256x128xf32>
+  %s = sgraph.reduce_sum %c axes = [0, 1] {keepdims = true} : (tensor<1x256x128xf32>) -> tensor<1x1x128xf32>
+  return %m, %s : tensor<1x256x64xbf16>, tensor<1x1x128xf32>
+}
+func.func @sum_of_an_erf(%x: tensor<4096x64xf32>) -> tensor<64xf32> {
+  %e = sgraph.erf %x : tensor<4096x64xf32>
+  %s = sgraph.reduce_sum %e axes = [0] : (tensor<4096x64xf32>) -> tensor<64xf32>
+  return %s : tensor<64xf32>
 }
 
 // -----

@@ -72,7 +72,11 @@ def ConvertCpuToLLVMPass : Pass<"sinter-convert-cpu-to-llvm",
     (`_mlir_ciface_*`, what the kernel tables hold) are called, and they
     inline them. Programs are left as they are for sinter-lower-step.
 
-    With `expand-bf16`, f32 to bf16 truncations (and bf16 extensions)
+    bf16 to f32 extensions always become integer code (the 16 bits
+    shifted into an f32, exactly the instructions LLVM would emit): LLVM
+    19's x86 cost model prices the vector `fpext bfloat` so high on AVX-512
+    BF16 hosts that a loop reading two bf16 operands is vectorized 4 wide,
+    not 16. With `expand-bf16`, f32 to bf16 truncations also
     become integer code (round to nearest even; a NaN becomes the quiet
     NaN 0x7fc0) before LLVM sees them: on a CPU without AVX-512 BF16, LLVM
     would call `__truncsfbf2`, which Debian 12's libgcc lacks, once per
