@@ -305,32 +305,22 @@ template <typename ReduceOp> static void splitRowGroups(ReduceOp op) {
 void sinter::splitBigReductions(func::FuncOp fn,
                                 llvm::function_ref<bool(Operation *)> keep,
                                 bool groupRows) {
-  for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
-    if (keep && keep(&op))
-      continue;
-    if (auto r = dyn_cast<ReduceSumOp>(op))
-      splitFullReduction(r);
-    else if (auto r = dyn_cast<ReduceMaxOp>(op))
-      splitFullReduction(r);
-  }
-  for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
-    if (keep && keep(&op))
-      continue;
-    if (auto r = dyn_cast<ReduceSumOp>(op))
-      splitLeadingReduction(r);
-    else if (auto r = dyn_cast<ReduceMaxOp>(op))
-      splitLeadingReduction(r);
-  }
-  if (!groupRows)
-    return;
-  for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
-    if (keep && keep(&op))
-      continue;
-    if (auto r = dyn_cast<ReduceSumOp>(op))
-      splitRowGroups(r);
-    else if (auto r = dyn_cast<ReduceMaxOp>(op))
-      splitRowGroups(r);
-  }
+  // One rule at a time over every reduction (a later rule sees what the
+  // earlier ones left), for sums and maxima alike.
+  auto each = [&](auto split) {
+    for (Operation &op : llvm::make_early_inc_range(fn.getBody().front())) {
+      if (keep && keep(&op))
+        continue;
+      if (auto r = dyn_cast<ReduceSumOp>(op))
+        split(r);
+      else if (auto r = dyn_cast<ReduceMaxOp>(op))
+        split(r);
+    }
+  };
+  each([](auto r) { splitFullReduction(r); });
+  each([](auto r) { splitLeadingReduction(r); });
+  if (groupRows)
+    each([](auto r) { splitRowGroups(r); });
 }
 
 void sinter::padsToConcats(func::FuncOp fn) {

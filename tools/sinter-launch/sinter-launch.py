@@ -620,12 +620,8 @@ class Launch:
                     stdout=subprocess.PIPE if piped else None,
                     stderr=subprocess.PIPE if piped else None)
             except OSError as e:
-                say(f"cannot start rank {rank}: {self.a.command[0]}: "
-                    f"{e.strerror}")
-                self.signalAll(signal.SIGKILL)
-                for p in self.procs.values():
-                    p.wait()
-                return False
+                return self.abandon(f"cannot start rank {rank}: "
+                                    f"{self.a.command[0]}: {e.strerror}")
             self.procs[rank] = proc
             if piped:
                 try:
@@ -634,18 +630,24 @@ class Launch:
                     streams.append((proc.stderr,
                                     self.sinks(rank, local, env, 2)))
                 except OSError as e:
-                    say(f"cannot write rank {rank}'s output under "
-                        f"{self.a.log_dir}: {e.strerror}")
-                    self.signalAll(signal.SIGKILL)
-                    for p in self.procs.values():
-                        p.wait()
-                    return False
+                    return self.abandon(f"cannot write rank {rank}'s output "
+                                        f"under {self.a.log_dir}: "
+                                        f"{e.strerror}")
             threading.Thread(target=self.watch, args=(rank, proc),
                              daemon=True).start()
         self.pump = threading.Thread(target=pumpOutput, args=(streams,),
                                      daemon=True)
         self.pump.start()
         return True
+
+    def abandon(self, why):
+        """A start that cannot go on: says why, kills the ranks already
+        started and waits for them. Returns False, start's failure."""
+        say(why)
+        self.signalAll(signal.SIGKILL)
+        for p in self.procs.values():
+            p.wait()
+        return False
 
     def signalAll(self, signum, exceptRank=None):
         for rank, proc in self.procs.items():
