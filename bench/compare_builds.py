@@ -5,8 +5,10 @@ A benchmark, not a test. Runs each binary (NAME=PATH) on the same inputs
 with `--profile`, interleaved round by round (the order rotates each round,
 so that a burst of machine load hits every binary alike), and prints for
 each the best and the median ms per step over the rounds and its ratio to
-the first binary's best. The 1-minute load average is recorded around the
-runs. Typical use: a build before a change against the build after it.
+the first binary's best, and the median of the kernels' ms per step (the
+profile's time outside matmuls and copies, what a kernel change moves when
+matmuls dominate the step). The 1-minute load average is recorded around
+the runs. Typical use: a build before a change against the build after it.
 
   bench/compare_builds.py --inputs=in.safetensors --steps=10 --rounds=7 \\
       before=/tmp/before/train after=/tmp/after/train
@@ -30,6 +32,7 @@ from safetensors_io import write_safetensors  # noqa: E402
 import step_program  # noqa: E402
 
 PROFILE_TOTAL = re.compile(r"profile: \d+ runs, \d+ threads, ([\d.]+) ms/run")
+PROFILE_KERNELS = re.compile(r"\n\s*kernels\s+([\d.]+) ms/run")
 
 
 def make_inputs(dump_dir, path, seed=0):
@@ -53,15 +56,17 @@ def make_inputs(dump_dir, path, seed=0):
 
 
 def step_ms(binary, inputs, steps, threads):
+    """(ms per step, of which kernels) from the binary's profile."""
     cmd = [binary, f"--inputs={inputs}", f"--steps={1 + steps}",
            f"--threads={threads}", "--profile"]
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"error: {' '.join(cmd)} failed:\n{out.stderr}")
     m = PROFILE_TOTAL.search(out.stdout + out.stderr)
-    if not m:
-        sys.exit(f"error: no profile line from {binary}")
-    return float(m.group(1))
+    k = PROFILE_KERNELS.search(out.stdout + out.stderr)
+    if not m or not k:
+        sys.exit(f"error: no profile lines from {binary}")
+    return float(m.group(1)), float(k.group(1))
 
 
 def main():
@@ -91,13 +96,16 @@ def main():
                                        args.threads))
         loads.append(os.getloadavg()[0])
 
-    first = min(times[named[0][0]])
-    print(f"| binary | best ms/step | median ms/step | best / {named[0][0]}'s |")
-    print("| --- | --- | --- | --- |")
+    first = min(t for t, _ in times[named[0][0]])
+    print(f"| binary | best ms/step | median ms/step | best / {named[0][0]}'s "
+          f"| median kernels ms/step (rounds) |")
+    print("| --- | --- | --- | --- | --- |")
     for name, _ in named:
-        t = times[name]
+        t = [step for step, _ in times[name]]
+        k = [kernels for _, kernels in times[name]]
         print(f"| {name} | {min(t):.1f} | {statistics.median(t):.1f} | "
-              f"{min(t) / first:.3f} |")
+              f"{min(t) / first:.3f} | {statistics.median(k):.1f} "
+              f"({', '.join(f'{x:.1f}' for x in k)}) |")
     print(f"\n{args.rounds} rounds x {args.steps} steps, {args.threads} "
           f"threads; 1-min load average {min(loads):.2f} .. {max(loads):.2f} "
           f"on {os.cpu_count()} CPUs")

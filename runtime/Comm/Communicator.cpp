@@ -685,7 +685,7 @@ absl::Status joinSharedMemory(GlooCommunicator &comm, const DistEnv &env,
   SINTER_RETURN_IF_ERROR(comm.allGather(&mine, sizeof(Offer), all.data(),
                                         kShmHostsTag, "finding the hosts"));
   std::vector<std::vector<int>> hosts;
-  std::vector<int> hostOf(world);
+  int myHost = 0;
   for (int r = 0; r < world; ++r) {
     const std::string key = text(all[r].host, sizeof(Offer::host));
     int h = 0;
@@ -695,9 +695,9 @@ absl::Status joinSharedMemory(GlooCommunicator &comm, const DistEnv &env,
     if (h == static_cast<int>(hosts.size()))
       hosts.emplace_back();
     hosts[h].push_back(r);
-    hostOf[r] = h;
+    if (r == env.rank)
+      myHost = h;
   }
-  const int myHost = hostOf[env.rank];
   const std::vector<int> &mates = hosts[myHost];
   const int place = static_cast<int>(
       std::find(mates.begin(), mates.end(), env.rank) - mates.begin());
