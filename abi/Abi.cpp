@@ -51,6 +51,9 @@ std::string_view
 sinter::abi::activationName(MatmulStep::Activation activation) {
   return nameOf(MatmulStep::Activation_descriptor(), activation);
 }
+std::string_view sinter::abi::triangleName(MatmulStep::Triangle triangle) {
+  return nameOf(MatmulStep::Triangle_descriptor(), triangle);
+}
 std::string_view sinter::abi::stepKindName(StepKind kind) {
   const google::protobuf::FieldDescriptor *field =
       Step::descriptor()->FindFieldByNumber(static_cast<int>(kind));
@@ -78,6 +81,10 @@ std::optional<MatmulStep::Activation>
 sinter::abi::parseActivation(std::string_view name) {
   return parseOf<MatmulStep::Activation>(MatmulStep::Activation_descriptor(),
                                          name);
+}
+std::optional<MatmulStep::Triangle>
+sinter::abi::parseTriangle(std::string_view name) {
+  return parseOf<MatmulStep::Triangle>(MatmulStep::Triangle_descriptor(), name);
 }
 
 const ProgramSymbols *sinter::abi::programSymbols(std::string_view role) {

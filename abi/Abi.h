@@ -91,12 +91,15 @@ std::string_view resultKindName(ResultKind kind);
 std::string_view stepKindName(StepKind kind);
 /// "none", "relu", "gelu_erf", "gelu_tanh".
 std::string_view activationName(MatmulStep::Activation activation);
+/// "full", "out_lower", "lhs_lower", ...
+std::string_view triangleName(MatmulStep::Triangle triangle);
 std::optional<SlabKind> parseSlab(std::string_view name);
 std::optional<DType> parseDType(std::string_view name);
 std::optional<CategoryKind> parseCategory(std::string_view name);
 std::optional<ArgumentKind> parseArgumentKind(std::string_view name);
 std::optional<ResultKind> parseResultKind(std::string_view name);
 std::optional<MatmulStep::Activation> parseActivation(std::string_view name);
+std::optional<MatmulStep::Triangle> parseTriangle(std::string_view name);
 
 // The object's symbols, spelled once: the runtime declares them with these
 // identifiers (runtime/Main/StepMain.cpp), the compiler defines them by the

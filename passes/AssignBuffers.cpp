@@ -62,6 +62,13 @@ using namespace sinter::sgraph;
 
 namespace {
 
+/// The triangle sinter-causal-matmuls proved the matmul may skip ("full":
+/// none).
+StringRef triangleOf(MatmulOp mm) {
+  auto t = mm->getAttrOfType<StringAttr>("sinter.triangle");
+  return t ? t.getValue() : StringRef("full");
+}
+
 /// What an integer argument may hold: values in [0, bound), or `ignore`.
 struct IndexBound {
   int64_t bound = 0;
@@ -411,7 +418,7 @@ LogicalResult ProgramBuilder::lowerMatmulRegion(FusionOp fusion) {
   b.create<sched::MatmulOp>(fusion.getLoc(), lhs, rhs, out, biasView,
                             workspaceView(fusion), aux, biasGrad,
                             mm.getTransposeLhs(), mm.getTransposeRhs(),
-                            APFloat(alpha), activation);
+                            APFloat(alpha), activation, triangleOf(mm));
   return success();
 }
 
@@ -423,9 +430,8 @@ LogicalResult ProgramBuilder::lowerMatmul(MatmulOp mm) {
   Value out = viewOf(mm.getResult());
   b.create<sched::MatmulOp>(mm.getLoc(), lhs, rhs, out, Value(),
                             workspaceView(mm), Value(), Value(),
-                            mm.getTransposeLhs(),
-                            mm.getTransposeRhs(),
-                            APFloat(alpha), "none");
+                            mm.getTransposeLhs(), mm.getTransposeRhs(),
+                            APFloat(alpha), "none", triangleOf(mm));
   return success();
 }
 

@@ -163,6 +163,23 @@ def AlignMatmulsPass : Pass<"sinter-align-matmuls", "mlir::ModuleOp"> {
   let dependentDialects = ["sinter::sgraph::SGraphDialect"];
 }
 
+def CausalMatmulsPass : Pass<"sinter-causal-matmuls", "mlir::ModuleOp"> {
+  let summary = "Marks the triangles causal attention's matmuls may skip";
+  let description = [{
+    Sets `sinter.triangle` on each `sgraph.matmul` whose op(lhs) or op(rhs)
+    is provably 0 on one side of its diagonal (`lhs_lower`, `lhs_upper`,
+    `rhs_lower`, `rhs_upper`: the causal softmax's probabilities and their
+    gradient), or whose result is read only on and below it (`out_lower`:
+    the scores, the probabilities' gradient). The matmul lowers to a
+    `sched.matmul` with that `triangle`, and the CPU executor computes it
+    in blocks along the diagonal, skipping the products that are 0 or never
+    read (docs/StepProgram.md, "Causal matmuls"). The proof is over the
+    two trailing axes of square matrices, from `sgraph.causal_mask`
+    selects through elementwise ops.
+  }];
+  let dependentDialects = ["sinter::sgraph::SGraphDialect"];
+}
+
 def FuseKernelsPass : Pass<"sinter-fuse-kernels", "mlir::ModuleOp"> {
   let summary = "Groups each function's ops into kernel regions";
   let description = [{

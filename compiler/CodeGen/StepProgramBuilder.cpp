@@ -300,6 +300,12 @@ sinter::codegen::buildStepProgram(sched::ProgramOp program) {
         return mm.emitOpError("activation '")
                << mm.getActivation() << "' has no step-program encoding";
       m->set_activation(activation);
+      std::optional<abi::MatmulStep::Triangle> triangle =
+          abi::parseTriangle(mm.getTriangle().str());
+      if (!triangle)
+        return mm.emitOpError("triangle '")
+               << mm.getTriangle() << "' has no step-program encoding";
+      m->set_triangle(*triangle);
       continue;
     }
     if (auto copy = dyn_cast<sched::CopyOp>(op)) {

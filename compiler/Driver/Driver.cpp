@@ -350,6 +350,7 @@ LogicalResult Compilation::optimized(TimingScope &timing) {
   optimized.target = &target;
   optimized.bucketBytes = options.bucketBytes;
   optimized.matmulEpilogues = options.matmulEpilogues;
+  optimized.causalMatmuls = options.causalMatmuls;
   optimized.memoryBudget = trainingMemoryBudget();
   if (recomputeRequested(*module, entry, optimized.memoryBudget))
     optimized.recomputeReport = dumper.sideFile(
@@ -383,6 +384,7 @@ LogicalResult Compilation::addSideProgram(SideProgram &side,
         optimized.entry = side.function;
         optimized.target = &target;
         optimized.matmulEpilogues = options.matmulEpilogues;
+        optimized.causalMatmuls = options.causalMatmuls;
         // The accumulate program holds the training step's activations: the
         // same memory budget (its recompute decisions are not reported).
         if (!eval)

@@ -70,6 +70,9 @@ struct DriverOptions {
   /// The matmul epilogues fusion may use, a subset of the target's; unset:
   /// all of them (--matmul-epilogues).
   std::optional<std::vector<std::string>> matmulEpilogues;
+  /// Causal attention's matmuls skip the triangles that are 0 or unread
+  /// (--causal-matmuls; sinter-causal-matmuls).
+  bool causalMatmuls = true;
   /// Print where the time went, per phase and pass (MLIR's timing report).
   bool timings = false;
 };

@@ -109,6 +109,10 @@ void sinter::buildOptimizedPipeline(OpPassManager &pm,
     aligned.alignBytes = align;
     pm.addPass(createAlignMatmulsPass(aligned));
   }
+  // Causal attention's matmuls marked with the triangle they may skip
+  // (before fusion hides their readers in kernel regions).
+  if (options.causalMatmuls)
+    pm.addPass(createCausalMatmulsPass());
   // Kernel regions, each op annotated with why it is (not) fused, cut as
   // the target's kernels are.
   analysis::KernelLimits limits = target.kernelLimits();

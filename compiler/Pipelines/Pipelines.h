@@ -71,6 +71,9 @@ struct OptimizedPipelineOptions {
   /// The matmul epilogues fusion may use (a subset of the target's, checked
   /// by the driver); unset: the target's.
   std::optional<std::vector<std::string>> matmulEpilogues;
+  /// sinter-causal-matmuls: causal attention's matmuls skip their
+  /// triangles (--causal-matmuls).
+  bool causalMatmuls = true;
 };
 
 /// Training -> Optimized: composite ops decomposed, cleaned up, grouped into

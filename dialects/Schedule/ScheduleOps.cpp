@@ -444,6 +444,28 @@ LogicalResult MatmulOp::verify() {
   }
   if (dgelu && getBias())
     return emitOpError("dgelu_tanh takes no bias");
+  // matmul_c9
+  std::optional<abi::MatmulStep::Triangle> triangle =
+      abi::parseTriangle(getTriangle().str());
+  if (!triangle)
+    return emitOpError("triangle '")
+           << getTriangle()
+           << "' is not one of full, out_lower, lhs_lower, lhs_upper, "
+              "rhs_lower, rhs_upper";
+  if (*triangle != abi::MatmulStep::full) {
+    const bool onLhs = getTriangle().starts_with("lhs"),
+               onRhs = getTriangle().starts_with("rhs");
+    auto [what, rows, cols] = onLhs   ? std::tuple{"op(lhs)", m, k}
+                              : onRhs ? std::tuple{"op(rhs)", k, n}
+                                      : std::tuple{"out", m, n};
+    if (rows != cols)
+      return emitOpError("triangle ")
+             << getTriangle() << " needs a square " << what << "; it is "
+             << rows << "x" << cols;
+    if (getBias() || getAux() || *activation != abi::MatmulStep::none)
+      return emitOpError("triangle ")
+             << getTriangle() << " goes with no bias, aux or activation";
+  }
   // matmul_c5
   auto bytesOf = [](Value v) -> std::optional<std::pair<Value, int64_t>> {
     auto view = v.getDefiningOp<ViewOp>();

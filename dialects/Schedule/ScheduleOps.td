@@ -379,6 +379,14 @@ def Sched_MatmulOp : Sched_InProgramOp<"matmul", [AttrSizedOperandSegments]> {
     shares no byte with the others (matmul_c7); `bias_grad` comes only with
     `dgelu_tanh`, which has no `bias`, is `[N]` of out's type and shares no
     byte with the others (matmul_c8).
+
+    `triangle` (default `full`) names a triangle of one square matrix the
+    call may skip, over its two trailing axes (docs/StepProgram.md, "Causal
+    matmuls"): `out_lower`, out is read only on and below its diagonal (the
+    call may write 0 above it); `lhs_lower` / `lhs_upper`, op(lhs) is 0
+    above / below its diagonal; `rhs_lower` / `rhs_upper`, the same of
+    op(rhs). That matrix must be square, and the call has no bias, aux or
+    activation (matmul_c9). Computing the whole product is always correct.
   }];
   let arguments = (ins Sched_Buffer:$lhs, Sched_Buffer:$rhs,
                        Sched_Buffer:$out, Optional<Sched_Buffer>:$bias,
@@ -387,7 +395,8 @@ def Sched_MatmulOp : Sched_InProgramOp<"matmul", [AttrSizedOperandSegments]> {
                        Optional<Sched_Buffer>:$bias_grad,
                        UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs,
                        DefaultValuedAttr<F64Attr, "1.0">:$alpha,
-                       DefaultValuedStrAttr<StrAttr, "none">:$activation);
+                       DefaultValuedStrAttr<StrAttr, "none">:$activation,
+                       DefaultValuedStrAttr<StrAttr, "full">:$triangle);
   let assemblyFormat = [{
     $lhs `,` $rhs `->` $out (`bias` `(` $bias^ `:` qualified(type($bias)) `)`)?
     (`workspace` `(` $workspace^ `:` qualified(type($workspace)) `)`)?

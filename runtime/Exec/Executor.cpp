@@ -547,6 +547,9 @@ std::string sinter::exec::formatProfileReport(const StepProgram &prog,
                         last2(d.rhsShape, d.transposeRhs);
     if (batches[i] > 1)
       shape = absl::StrFormat("%d x %s", batches[i], shape);
+    // A skipped triangle: the GFLOP/s still count the whole product.
+    if (d.triangle != sabi::MatmulStep::full)
+      shape += " " + std::string(sabi::triangleName(d.triangle));
     std::string where;
     if (!step.origins.empty() && !step.origins.front().layer.empty())
       where = "  " + step.origins.front().layer;

@@ -48,9 +48,10 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
-#include <immintrin.h>
 #include <array>
 #include <cmath>
+#include <cstring>
+#include <immintrin.h>
 #include <string>
 #include <unordered_map>
 
@@ -171,6 +172,28 @@ sinter::exec::analyzeMatmul(const MatmulDesc &desc) {
   if (desc.hasBiasGrad && !dgelu)
     return sinter::InvalidArgumentError(
         SINTER_HERE, "bias_grad goes with dgelu_tanh only");
+  if (desc.triangle != sabi::MatmulStep::full) {
+    // The triangle lies over two axes of one square matrix.
+    const auto t = desc.triangle;
+    const bool onLhs = t == sabi::MatmulStep::lhs_lower ||
+                       t == sabi::MatmulStep::lhs_upper,
+               onRhs = t == sabi::MatmulStep::rhs_lower ||
+                       t == sabi::MatmulStep::rhs_upper;
+    const auto [what, rows, cols] = onLhs   ? std::tuple{"op(lhs)", g.m, g.k}
+                                    : onRhs ? std::tuple{"op(rhs)", g.k, g.n}
+                                            : std::tuple{"out", g.m, g.n};
+    if (rows != cols)
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
+          absl::StrFormat("triangle %s needs a square %s; it is %dx%d",
+                          sabi::triangleName(t), what, rows, cols));
+    if (desc.hasBias || desc.hasAux ||
+        desc.activation != sabi::MatmulStep::none)
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
+          absl::StrFormat("triangle %s goes with no bias, aux or activation",
+                          sabi::triangleName(t)));
+  }
   for (int64_t d : g.outBatch)
     g.batchCount *= d;
   return g;
@@ -363,6 +386,61 @@ public:
   std::string_view plan() const override { return "reference (empty axis)"; }
 };
 
+/// A triangular matmul (MatmulDesc::triangle) as blocks along the diagonal:
+/// each block a primitive over views of the operands (offsets and the
+/// whole matrices' strides, nothing copied) that leaves out the products a
+/// triangle makes zero, or the outputs nobody reads; those outputs are
+/// written as 0 instead, so out never holds stale bytes.
+class BlockedBound final : public BoundMatmul {
+public:
+  std::vector<std::unique_ptr<BoundMatmul>> blocks;
+  /// out_lower: in every matrix, rows [r0, r1) get 0 from column c on.
+  struct Zeros {
+    int64_t r0, r1, c;
+  };
+  std::vector<Zeros> zeros;
+  char *out = nullptr;
+  int64_t matrices = 1, m = 0, n = 0, elementBytes = 4;
+  std::string planText;
+
+  absl::Status run() override {
+    for (auto &block : blocks)
+      SINTER_RETURN_IF_ERROR(block->run());
+    if (zeros.empty())
+      return absl::OkStatus();
+    const int64_t count = matrices * static_cast<int64_t>(zeros.size());
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < count; ++i) {
+      const Zeros &z = zeros[i % zeros.size()];
+      char *matrix = out + (i / zeros.size()) * m * n * elementBytes;
+      for (int64_t r = z.r0; r < z.r1; ++r)
+        std::memset(matrix + (r * n + z.c) * elementBytes, 0,
+                    (n - z.c) * elementBytes);
+    }
+    return absl::OkStatus();
+  }
+  std::string_view plan() const override { return planText; }
+};
+
+/// Rows (or columns) per block of a triangular matmul: about an eighth of
+/// the matrix, a multiple of 16 and at least 64, so each block stays a
+/// matmul oneDNN runs near its peak. The blocks on the diagonal compute
+/// their half-triangle whole; the share of products done is
+/// (blocks + 1) / (2 blocks): 5/8 at 256 rows, 9/16 at 1024.
+int64_t triangleBlockRows(int64_t size) {
+  return std::max<int64_t>(64, (size / 8 + 15) / 16 * 16);
+}
+
+/// " bf16", " bf16 to f32": a plan's types, when not all f32.
+std::string typeSuffix(const MatmulDesc &desc) {
+  std::string text;
+  if (desc.dtype != sabi::ElementType::f32)
+    text += " " + std::string(sabi::dtypeName(desc.dtype));
+  if (desc.outType != desc.dtype)
+    text += " to " + std::string(sabi::dtypeName(desc.outType));
+  return text;
+}
+
 int64_t elementCount(const std::vector<int64_t> &shape) {
   int64_t n = 1;
   for (int64_t d : shape)
@@ -465,6 +543,17 @@ struct MatmulBackend::Impl {
   MatmulBackendOptions options;
   std::unordered_map<std::string, dnnl::matmul> cache;
 
+  /// The primitive bound to four pointers (bias may be null without one).
+  absl::StatusOr<std::unique_ptr<DnnlBound>>
+  bindSpec(const PrimitiveSpec &spec, const dnnl::matmul &primitive,
+           const void *lhs, const void *rhs, const void *bias, void *out);
+  /// desc with a triangle skipped, `whole` its whole product's spec; an
+  /// Unimplemented status when oneDNN takes no block.
+  absl::StatusOr<std::unique_ptr<BoundMatmul>>
+  bindTriangle(const MatmulDesc &desc, const MatmulGeometry &g,
+               const PrimitiveSpec &whole, const void *lhs, const void *rhs,
+               void *out);
+
   absl::StatusOr<dnnl::matmul> primitiveFor(const PrimitiveSpec &spec) {
     std::string key = spec.key();
     if (auto it = cache.find(key); it != cache.end())
@@ -506,6 +595,44 @@ struct MatmulBackend::Impl {
     }
   }
 };
+
+absl::StatusOr<std::unique_ptr<DnnlBound>>
+MatmulBackend::Impl::bindSpec(const PrimitiveSpec &spec,
+                              const dnnl::matmul &primitive, const void *lhs,
+                              const void *rhs, const void *bias, void *out) {
+  auto bound = std::make_unique<DnnlBound>();
+  bound->stream = stream;
+  bound->primitive = primitive;
+  try {
+    auto bindArg = [&](int arg, const Dims &dims, const Dims &strides,
+                       memory::data_type type, const void *ptr) {
+      memory mem(memory::desc(dims, type, strides), engine,
+                 const_cast<void *>(ptr));
+      bound->memories.push_back(mem);
+      bound->args.push_back({arg, mem.get()});
+      return mem;
+    };
+    bound->srcMem =
+        bindArg(DNNL_ARG_SRC, spec.srcDims, spec.srcStrides, spec.type, lhs);
+    bound->weiMem = bindArg(DNNL_ARG_WEIGHTS, spec.weiDims, spec.weiStrides,
+                            spec.type, rhs);
+    bound->dstMem =
+        bindArg(DNNL_ARG_DST, spec.dstDims, spec.dstStrides, spec.dstType, out);
+    Dims biasDims = spec.biasDims();
+    if (spec.bias == BiasMode::Native)
+      bindArg(DNNL_ARG_BIAS, biasDims, stridesFor(biasDims), spec.dstType,
+              bias);
+    else if (spec.bias == BiasMode::PostOp)
+      bindArg(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, biasDims,
+              stridesFor(biasDims), spec.dstType, bias);
+  } catch (const dnnl::error &e) {
+    return dnnlError(e, "memory creation");
+  }
+  bound->lhs = static_cast<const char *>(lhs);
+  bound->rhs = static_cast<const char *>(rhs);
+  bound->out = static_cast<char *>(out);
+  return bound;
+}
 
 MatmulBackend::MatmulBackend(std::unique_ptr<Impl> impl)
     : impl(std::move(impl)) {}
@@ -634,8 +761,6 @@ MatmulBackend::bindNative(const MatmulDesc &desc, const MatmulGeometry &g,
     axes.clear();
   }
 
-  auto bound = std::make_unique<DnnlBound>();
-  bound->stream = impl->stream;
   PrimitiveSpec spec;
   spec.alpha = desc.alpha;
   spec.activation = desc.activation;
@@ -665,7 +790,23 @@ MatmulBackend::bindNative(const MatmulDesc &desc, const MatmulGeometry &g,
     spec.dstStrides = stridesFor(dst);
   };
 
-  // 3. One primitive, unless the batch has rank > 1 and oneDNN (or the
+  // 3. A triangle skipped: blocks along the diagonal, when each matrix is
+  // one (not folded into M) and one primitive takes the whole batch.
+  const int64_t square = desc.triangle == sabi::MatmulStep::lhs_lower ||
+                                 desc.triangle == sabi::MatmulStep::lhs_upper
+                             ? g.m
+                             : g.n;
+  if (desc.triangle != sabi::MatmulStep::full && m == g.m && axes.size() <= 1 &&
+      !impl->options.forceBatchLoop && triangleBlockRows(square) < square) {
+    makeSpec(axes, m);
+    absl::StatusOr<std::unique_ptr<BoundMatmul>> blocked =
+        impl->bindTriangle(desc, g, spec, lhs, rhs, out);
+    if (blocked.ok() || !absl::IsUnimplemented(blocked.status()))
+      return blocked;
+    // oneDNN took no view: the whole product.
+  }
+
+  // 4. One primitive, unless the batch has rank > 1 and oneDNN (or the
   // test option) says no.
   absl::StatusOr<dnnl::matmul> primitive =
       sinter::UnimplementedError(SINTER_HERE, "batch loop forced");
@@ -681,38 +822,9 @@ MatmulBackend::bindNative(const MatmulDesc &desc, const MatmulGeometry &g,
   }
   if (!primitive.ok())
     return sinter::addFrame(SINTER_HERE, primitive.status());
-  bound->primitive = *primitive;
-
-  try {
-    const dnnl::engine &engine = impl->engine;
-    auto bindArg = [&](int arg, const Dims &dims, const Dims &strides,
-                       memory::data_type type, const void *ptr) {
-      memory mem(memory::desc(dims, type, strides), engine,
-                 const_cast<void *>(ptr));
-      bound->memories.push_back(mem);
-      bound->args.push_back({arg, mem.get()});
-      return mem;
-    };
-    bound->srcMem =
-        bindArg(DNNL_ARG_SRC, spec.srcDims, spec.srcStrides, spec.type, lhs);
-    bound->weiMem = bindArg(DNNL_ARG_WEIGHTS, spec.weiDims, spec.weiStrides,
-                            spec.type, rhs);
-    bound->dstMem = bindArg(DNNL_ARG_DST, spec.dstDims, spec.dstStrides,
-                            spec.dstType, out);
-    Dims biasDims = spec.biasDims();
-    if (spec.bias == BiasMode::Native)
-      bindArg(DNNL_ARG_BIAS, biasDims, stridesFor(biasDims), spec.dstType,
-              bias);
-    else if (spec.bias == BiasMode::PostOp)
-      bindArg(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, biasDims,
-              stridesFor(biasDims), spec.dstType, bias);
-  } catch (const dnnl::error &e) {
-    return dnnlError(e, "memory creation");
-  }
-
-  bound->lhs = static_cast<const char *>(lhs);
-  bound->rhs = static_cast<const char *>(rhs);
-  bound->out = static_cast<char *>(out);
+  SINTER_ASSIGN_OR_RETURN(
+      std::unique_ptr<DnnlBound> bound,
+      impl->bindSpec(spec, *primitive, lhs, rhs, bias, out));
   if (loop) {
     const int64_t e = sabi::elementBytes(desc.dtype),
                   eo = sabi::elementBytes(desc.outType);
@@ -728,9 +840,83 @@ MatmulBackend::bindNative(const MatmulDesc &desc, const MatmulGeometry &g,
         absl::StrFormat("%dd %s x %s", spec.dstDims.size(),
                         shapeText(spec.srcDims), shapeText(spec.weiDims));
   }
-  if (desc.dtype != sabi::ElementType::f32)
-    bound->planText += " " + std::string(sabi::dtypeName(desc.dtype));
-  if (desc.outType != desc.dtype)
-    bound->planText += " to " + std::string(sabi::dtypeName(desc.outType));
+  bound->planText += typeSuffix(desc);
   return std::unique_ptr<BoundMatmul>(std::move(bound));
+}
+
+absl::StatusOr<std::unique_ptr<BoundMatmul>> MatmulBackend::Impl::bindTriangle(
+    const MatmulDesc &desc, const MatmulGeometry &g, const PrimitiveSpec &whole,
+    const void *lhs, const void *rhs, void *out) {
+  using T = sabi::MatmulStep;
+  const T::Triangle t = desc.triangle;
+  const bool byColumns = t == T::rhs_lower || t == T::rhs_upper;
+  const int64_t size = byColumns ? g.n : g.m, step = triangleBlockRows(size);
+  const int64_t e = sabi::elementBytes(desc.dtype),
+                eo = sabi::elementBytes(desc.outType);
+  const size_t r = whole.dstDims.size();
+  auto blocked = std::make_unique<BlockedBound>();
+  blocked->out = static_cast<char *>(out);
+  blocked->matrices = g.batchCount;
+  blocked->m = g.m;
+  blocked->n = g.n;
+  blocked->elementBytes = eo;
+  double products = 0;
+  for (int64_t s = 0; s < size; s += step) {
+    const int64_t end = std::min(size, s + step);
+    // The block's rows of out [r0, r1), its columns [c0, c1), and the
+    // stretch of K [k0, k1) whose products are not all zero.
+    int64_t r0 = 0, r1 = g.m, c0 = 0, c1 = g.n, k0 = 0, k1 = g.k;
+    switch (t) {
+    case T::out_lower: // only columns <= the block's last row are read
+      std::tie(r0, r1, c1) = std::tuple{s, end, end};
+      if (end < g.n)
+        blocked->zeros.push_back({s, end, end});
+      break;
+    case T::lhs_lower: // op(lhs)[i, k] = 0 for k > i
+      std::tie(r0, r1, k1) = std::tuple{s, end, end};
+      break;
+    case T::lhs_upper: // op(lhs)[i, k] = 0 for k < i
+      std::tie(r0, r1, k0) = std::tuple{s, end, s};
+      break;
+    case T::rhs_lower: // op(rhs)[k, j] = 0 for j > k
+      std::tie(c0, c1, k0) = std::tuple{s, end, s};
+      break;
+    case T::rhs_upper: // op(rhs)[k, j] = 0 for j < k
+      std::tie(c0, c1, k1) = std::tuple{s, end, end};
+      break;
+    default:
+      return sinter::InternalError(SINTER_HERE, "not a triangle");
+    }
+    PrimitiveSpec spec = whole;
+    spec.srcDims[r - 2] = r1 - r0;
+    spec.srcDims[r - 1] = k1 - k0;
+    spec.weiDims[r - 2] = k1 - k0;
+    spec.weiDims[r - 1] = c1 - c0;
+    spec.dstDims[r - 2] = r1 - r0;
+    spec.dstDims[r - 1] = c1 - c0;
+    absl::StatusOr<dnnl::matmul> primitive = primitiveFor(spec);
+    if (!primitive.ok())
+      return sinter::UnimplementedError(
+          SINTER_HERE, std::string(primitive.status().message()));
+    auto at = [r](const Dims &strides, int64_t row, int64_t col) {
+      return strides[r - 2] * row + strides[r - 1] * col;
+    };
+    SINTER_ASSIGN_OR_RETURN(
+        std::unique_ptr<DnnlBound> block,
+        bindSpec(
+            spec, *primitive,
+            static_cast<const char *>(lhs) + at(whole.srcStrides, r0, k0) * e,
+            static_cast<const char *>(rhs) + at(whole.weiStrides, k0, c0) * e,
+            nullptr,
+            static_cast<char *>(out) + at(whole.dstStrides, r0, c0) * eo));
+    products += double(r1 - r0) * (k1 - k0) * (c1 - c0);
+    blocked->blocks.push_back(std::move(block));
+  }
+  blocked->planText = absl::StrFormat(
+      "%dd %s x %s, %s in %d blocks (%.1f%% of the products)",
+      whole.dstDims.size(), shapeText(whole.srcDims), shapeText(whole.weiDims),
+      sabi::triangleName(t), blocked->blocks.size(),
+      100.0 * products / (double(g.m) * g.k * g.n));
+  blocked->planText += typeSuffix(desc);
+  return std::unique_ptr<BoundMatmul>(std::move(blocked));
 }

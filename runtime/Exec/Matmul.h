@@ -63,6 +63,12 @@ struct MatmulDesc {
   bool hasBias = false;
   std::vector<int64_t> biasShape; // meaningful only with hasBias
   Activation activation = abi::MatmulStep::none;
+  /// A triangle of the product that need not be computed: out's strict
+  /// upper one is never read (out_lower), or op(lhs) / op(rhs) is 0 on one
+  /// side of its diagonal (abi::MatmulStep::Triangle). The backend splits
+  /// such a matmul into blocks along the diagonal and skips the ones that
+  /// add only zeros or write only what is never read.
+  abi::MatmulStep::Triangle triangle = abi::MatmulStep::full;
   /// The activation's input, shaped as out (abi::MatmulStep.aux): written
   /// with gelu_tanh, read with dgelu_tanh. And dgelu_tanh's bias gradient,
   /// [N]. cuBLASLt's training epilogues: the CUDA executor has them, the

@@ -67,6 +67,7 @@ MatmulDesc StepProgram::matmulDesc(const MatmulStep &step) const {
   if (desc.hasBias)
     desc.biasShape = buffers[step.bias].shape;
   desc.activation = step.activation;
+  desc.triangle = step.triangle;
   desc.hasAux = step.aux >= 0;
   desc.hasBiasGrad = step.biasGrad >= 0;
   desc.dtype = buffers[step.lhs].type;
@@ -556,6 +557,10 @@ absl::Status Reader::matmul(std::string_view where, const sabi::MatmulStep &in,
         SINTER_HERE, where,
         absl::StrFormat("unknown activation %d", in.activation()));
   m.activation = in.activation();
+  if (!sabi::MatmulStep::Triangle_IsValid(in.triangle()))
+    return programError(SINTER_HERE, where,
+                        absl::StrFormat("unknown triangle %d", in.triangle()));
+  m.triangle = in.triangle();
   if (!std::isfinite(static_cast<float>(m.alpha)))
     return programError(SINTER_HERE, where, "alpha is not a finite f32");
   std::pair<const char *, int64_t> operands[] = {

@@ -122,6 +122,8 @@ struct MatmulStep {
   bool transposeLhs = false, transposeRhs = false;
   double alpha = 1.0;
   Activation activation = abi::MatmulStep::none;
+  /// A triangle the product may skip (abi::MatmulStep.triangle).
+  abi::MatmulStep::Triangle triangle = abi::MatmulStep::full;
 };
 
 /// A collective of data parallelism (abi::Collective): an all-reduce of

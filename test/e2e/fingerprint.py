@@ -13,7 +13,8 @@ random_models.py) it compiles the training binary with a dump, and records
     and results (name, kind, initializer, aliases, bound, default, ignore, and
     their buffer as slab, offset, dtype and shape); constants; and every
     step in order (a kernel's name and extent; a matmul's buffers,
-    transposes, alpha, bias and activation; a copy's buffers). Buffer ids
+    transposes, alpha, bias, activation and any triangle it skips; a
+    copy's buffers). Buffer ids
     and kernel symbols do not count: only where things are and what runs;
   * `outputs`: a hash of every result tensor's bytes after K raw steps
     (`train --inputs --outputs --steps=K --threads=2`) on inputs drawn
@@ -126,7 +127,11 @@ def canonical_program(prog):
                           where(s["out"]), bool(s.get("transpose_lhs")),
                           bool(s.get("transpose_rhs")),
                           float(s.get("alpha", 1.0)), where(s.get("bias")),
-                          s.get("activation", "none")])
+                          s.get("activation", "none")]
+                         # A skipped triangle changes the sums' order; the
+                         # programs before it had none, and hash as then.
+                         + ([s["triangle"]] if s.get("triangle", "full")
+                            != "full" else []))
         elif op == "copy":
             steps.append(["copy", where(s["src"]), where(s["dst"])])
         else:

@@ -149,6 +149,12 @@ int main(int argc, char **argv) {
                "scale, bias, relu, gelu_tanh, gelu_aux, dgelu, dgelu_bgrad), "
                "or none (default: all the target's)"),
       cl::value_desc("name,..."), cl::CommaSeparated, cl::cat(category));
+  cl::opt<bool> causalMatmuls(
+      "causal-matmuls",
+      cl::desc("Let causal attention's matmuls skip the triangle above the "
+               "diagonal that is 0 or never read (default true; false "
+               "computes every product whole)"),
+      cl::init(sinter::DriverOptions().causalMatmuls), cl::cat(category));
   cl::opt<bool> timings(
       "timings",
       cl::desc("Print where the compile time went, per phase and pass"),
@@ -285,6 +291,7 @@ int main(int argc, char **argv) {
     options.matmulEpilogues.emplace(matmulEpilogues.begin(),
                                     matmulEpilogues.end());
   }
+  options.causalMatmuls = causalMatmuls;
   options.timings = timings;
   if (batchSize.getNumOccurrences()) {
     if (batchSize < 1) {

@@ -589,3 +589,40 @@ sched.program @program_c5 attributes {role = "step"} {
 // expected-error @+1 {{'sched.program' op role 'train' is not step or eval}}
 sched.program @program_c6 attributes {role = "train"} {
 }
+
+// -----
+
+// Tests that a triangle is one the step program encodes (matmul_c9).
+sched.program @matmul_c9 attributes {role = "step"} {
+  %arena = sched.slab "arena" size 512 : !sched.slab
+  %a = sched.view %arena[0] : !sched.buffer<2x2xf32>
+  %c = sched.view %arena[64] : !sched.buffer<2x2xf32>
+  // expected-error @+1 {{'sched.matmul' op triangle 'lower' is not one of full, out_lower, lhs_lower, lhs_upper, rhs_lower, rhs_upper}}
+  sched.matmul %a, %a -> %c {triangle = "lower"} : !sched.buffer<2x2xf32>, !sched.buffer<2x2xf32> -> !sched.buffer<2x2xf32>
+}
+
+// -----
+
+// Tests that a triangle lies over a square matrix (matmul_c9): op(lhs) is
+// 2x3 here.
+sched.program @matmul_c9_square attributes {role = "step"} {
+  %arena = sched.slab "arena" size 512 : !sched.slab
+  %a = sched.view %arena[0] : !sched.buffer<2x3xf32>
+  %b = sched.view %arena[64] : !sched.buffer<3x2xf32>
+  %c = sched.view %arena[128] : !sched.buffer<2x2xf32>
+  // expected-error @+1 {{'sched.matmul' op triangle lhs_lower needs a square op(lhs); it is 2x3}}
+  sched.matmul %a, %b -> %c {triangle = "lhs_lower"} : !sched.buffer<2x3xf32>, !sched.buffer<3x2xf32> -> !sched.buffer<2x2xf32>
+}
+
+// -----
+
+// Tests that a triangle goes with no epilogue (matmul_c9): a skipped
+// output would not hold the bias.
+sched.program @matmul_c9_bias attributes {role = "step"} {
+  %arena = sched.slab "arena" size 512 : !sched.slab
+  %a = sched.view %arena[0] : !sched.buffer<2x2xf32>
+  %c = sched.view %arena[64] : !sched.buffer<2x2xf32>
+  %b = sched.view %arena[128] : !sched.buffer<2xf32>
+  // expected-error @+1 {{'sched.matmul' op triangle out_lower goes with no bias, aux or activation}}
+  sched.matmul %a, %a -> %c bias(%b : !sched.buffer<2xf32>) {triangle = "out_lower"} : !sched.buffer<2x2xf32>, !sched.buffer<2x2xf32> -> !sched.buffer<2x2xf32>
+}
