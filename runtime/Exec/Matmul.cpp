@@ -543,6 +543,11 @@ struct MatmulBackend::Impl {
   MatmulBackendOptions options;
   std::unordered_map<std::string, dnnl::matmul> cache;
 
+  /// Rows per block of a triangle over a size x size matrix.
+  int64_t blockRows(int64_t size) const {
+    return options.triangleBlockRows > 0 ? options.triangleBlockRows
+                                         : triangleBlockRows(size);
+  }
   /// The primitive bound to four pointers (bias may be null without one).
   absl::StatusOr<std::unique_ptr<DnnlBound>>
   bindSpec(const PrimitiveSpec &spec, const dnnl::matmul &primitive,
@@ -797,7 +802,7 @@ MatmulBackend::bindNative(const MatmulDesc &desc, const MatmulGeometry &g,
                              ? g.m
                              : g.n;
   if (desc.triangle != sabi::MatmulStep::full && m == g.m && axes.size() <= 1 &&
-      !impl->options.forceBatchLoop && triangleBlockRows(square) < square) {
+      !impl->options.forceBatchLoop && impl->blockRows(square) < square) {
     makeSpec(axes, m);
     absl::StatusOr<std::unique_ptr<BoundMatmul>> blocked =
         impl->bindTriangle(desc, g, spec, lhs, rhs, out);
@@ -850,7 +855,7 @@ absl::StatusOr<std::unique_ptr<BoundMatmul>> MatmulBackend::Impl::bindTriangle(
   using T = sabi::MatmulStep;
   const T::Triangle t = desc.triangle;
   const bool byColumns = t == T::rhs_lower || t == T::rhs_upper;
-  const int64_t size = byColumns ? g.n : g.m, step = triangleBlockRows(size);
+  const int64_t size = byColumns ? g.n : g.m, step = blockRows(size);
   const int64_t e = sabi::elementBytes(desc.dtype),
                 eo = sabi::elementBytes(desc.outType);
   const size_t r = whole.dstDims.size();

@@ -119,6 +119,11 @@ struct MatmulBackendOptions {
   /// by itself when oneDNN rejects a batched primitive; tests force it so
   /// the fallback is exercised on a library that never rejects.
   bool forceBatchLoop = false;
+  /// Rows (or columns) per block of a matmul that skips a triangle
+  /// (MatmulDesc::triangle); 0: about an eighth of the matrix, at least 64.
+  /// Tests set a few rows so that small models split too (the binary's
+  /// SINTER_TRIANGLE_BLOCK_ROWS).
+  int64_t triangleBlockRows = 0;
 };
 
 /// Owns the oneDNN CPU engine and stream and the primitive cache. Not

@@ -486,6 +486,16 @@ std::unique_ptr<Executor> createExecutor(const unsigned char *bytes,
   options.threads = flags.threads;
   options.profile = profile;
   options.shareStateWith = shareStateWith;
+  // A testing knob: blocks of this many rows for the matmuls that skip a
+  // causal triangle, so that small models split as large ones do.
+  if (const char *rows = std::getenv("SINTER_TRIANGLE_BLOCK_ROWS")) {
+    int64_t n = 0;
+    if (!absl::SimpleAtoi(rows, &n) || n < 1)
+      fail(2, absl::StrFormat("SINTER_TRIANGLE_BLOCK_ROWS='%s' is not a "
+                              "positive number of rows",
+                              rows));
+    options.matmul.triangleBlockRows = n;
+  }
   if (SINTER_ABI_CUDA_MODULE && &SINTER_ABI_CUDA_MODULE_SIZE)
     options.cudaModule = std::string_view(
         reinterpret_cast<const char *>(SINTER_ABI_CUDA_MODULE),

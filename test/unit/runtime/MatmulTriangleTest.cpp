@@ -189,6 +189,29 @@ TEST(MatmulTriangleTest, Plans) {
             "3d [2,32,64] x [2,64,64]");
 }
 
+// MatmulBackendOptions::triangleBlockRows splits small matrices too: odd
+// sizes into blocks of 2 and 3 rows (the last one short), and of 1.
+TEST(MatmulTriangleTest, BlockRowsFromTheOptions) {
+  for (int64_t rows : {1, 2, 3}) {
+    MatmulBackendOptions options;
+    options.triangleBlockRows = rows;
+    auto backend = MatmulBackend::create(options);
+    ASSERT_TRUE(backend.ok());
+    for (T::Triangle t :
+         {T::out_lower, T::lhs_lower, T::lhs_upper, T::rhs_lower, T::rhs_upper})
+      for (int64_t size : {7, 8})
+        for (bool tl : {false, true})
+          check(**backend, {t, size, 5, tl, !tl, 2});
+  }
+  MatmulBackendOptions options;
+  options.triangleBlockRows = 3;
+  auto backend = MatmulBackend::create(options);
+  ASSERT_TRUE(backend.ok());
+  EXPECT_EQ(check(**backend, {T::lhs_upper, 7, 5, false, false, 2}),
+            "3d [2,7,7] x [2,7,5], lhs_upper in 3 blocks (69.4% of the "
+            "products)");
+}
+
 TEST(MatmulTriangleTest, RefusedWhereItCannotHold) {
   MatmulDesc d = descOf({T::lhs_lower, 8, 8, false, false, 1});
   d.lhsShape = {1, 8, 6};
