@@ -88,14 +88,16 @@ CudaExecutor::~CudaExecutor() {
     drv->eventDestroy(e);
   for (CUevent e : timing)
     drv->eventDestroy(e);
-  for (auto &m : matmuls) {
-    if (!m)
+  for (auto &whole : matmuls) {
+    if (!whole)
       continue;
-    for (cublasLtMatrixLayout_t layout : {m->a, m->b, m->d})
-      if (layout)
-        lt->layoutDestroy(layout);
-    if (m->desc)
-      lt->descDestroy(m->desc);
+    for (LtMatmul *m : whole->parts()) {
+      for (cublasLtMatrixLayout_t layout : {m->a, m->b, m->d})
+        if (layout)
+          lt->layoutDestroy(layout);
+      if (m->desc)
+        lt->descDestroy(m->desc);
+    }
   }
   if (ltHandle)
     lt->destroy(ltHandle);
@@ -181,6 +183,7 @@ CudaExecutor::create(StepProgram program, std::string_view image,
   if (const char *graphs = std::getenv("SINTER_CUDA_GRAPHS"))
     ex->useGraph = std::string_view(graphs) != "0";
   ex->profiling = options.profile;
+  ex->triangleBlockRows = options.matmul.triangleBlockRows;
 
   for (int s = 0; s < sabi::kNumSlabs; ++s) {
     if (share && (s == sabi::Slab::params || s == sabi::Slab::opt_state)) {
@@ -283,12 +286,14 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
   const Buffer &lhs = prog.buffers[mm.lhs], &rhs = prog.buffers[mm.rhs];
   const MatmulDesc desc = prog.matmulDesc(mm);
   SINTER_ASSIGN_OR_RETURN(MatmulGeometry g, analyzeMatmul(desc));
+  bool folded = false;
   // An rhs shared by the whole batch and an lhs that is the whole batch,
   // its rows in order (not transposed): the batch is more rows of one
   // product, one call (a linear layer on [batch, positions, features]).
   if (!mm.transposeLhs && g.batchCount > 1 && g.lhsBatch == g.outBatch &&
       std::all_of(g.rhsBatch.begin(), g.rhsBatch.end(),
                   [](int64_t d) { return d == 1; })) {
+    folded = true;
     g.m *= g.batchCount;
     g.batchCount = 1;
     g.outBatch.assign(g.outBatch.size(), 1);
@@ -330,196 +335,236 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
   // Held by the executor from here, so that a failure below leaves the
   // descriptors made so far to its destructor.
   matmuls[stepIndex] = std::make_unique<LtMatmul>();
-  LtMatmul *m = matmuls[stepIndex].get();
-  m->alpha = desc.alpha;
-  if (mm.workspace >= 0) {
-    // cuBLASLt wants its workspace 256-byte aligned; arena buffers lie at
-    // 64 (the slab itself at 256), so up to 192 bytes are skipped.
-    CUdeviceptr at = address(mm.workspace);
-    CUdeviceptr aligned = (at + 255) / 256 * 256;
-    auto bytes = static_cast<CUdeviceptr>(prog.buffers[mm.workspace].bytes);
-    m->workspace = aligned;
-    m->workspaceBytes =
-        bytes > aligned - at ? static_cast<size_t>(bytes - (aligned - at)) : 0;
-  } else {
-    m->workspace = workspace;
-    m->workspaceBytes = kWorkspaceBytes;
-  }
-  m->rhs = address(mm.rhs);
-  m->lhs = address(mm.lhs);
-  m->out = address(mm.out);
-  // fp32 products in TF32 only when asked (docs/Cuda.md).
-  const char *tf32 = std::getenv("SINTER_CUDA_TF32");
-  cublasComputeType_t compute =
-      desc.dtype == sabi::ElementType::f32 && tf32 && std::string(tf32) == "1"
-          ? CUBLAS_COMPUTE_32F_FAST_TF32
-          : CUBLAS_COMPUTE_32F;
-  SINTER_LT(lt->descCreate(&m->desc, compute, CUDA_R_32F), what);
-  cublasOperation_t opA = mm.transposeRhs ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasOperation_t opB = mm.transposeLhs ? CUBLAS_OP_T : CUBLAS_OP_N;
-  SINTER_LT(
-      lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)),
-      what);
-  SINTER_LT(
-      lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)),
-      what);
-  // Bias, then activation: cuBLASLt's order, as the step program's. With
-  // aux, the training forms: GELU_AUX also writes the activation's input;
-  // DGELU multiplies the product by the derivative at aux, and _BGRAD sums
-  // the result's rows into the bias pointer.
-  const bool relu = mm.activation == sabi::MatmulStep::relu,
-             gelu = mm.activation == sabi::MatmulStep::gelu_tanh,
-             dgelu = mm.activation == sabi::MatmulStep::dgelu_tanh,
-             aux = mm.aux >= 0, biasGrad = mm.biasGrad >= 0;
-  cublasLtEpilogue_t epilogue =
-      dgelu ? (biasGrad ? CUBLASLT_EPILOGUE_DGELU_BGRAD
-                        : CUBLASLT_EPILOGUE_DGELU)
-      : desc.hasBias
-          ? (relu   ? CUBLASLT_EPILOGUE_RELU_BIAS
-             : gelu ? (aux ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS
-                           : CUBLASLT_EPILOGUE_GELU_BIAS)
-                    : CUBLASLT_EPILOGUE_BIAS)
-          : (relu   ? CUBLASLT_EPILOGUE_RELU
-             : gelu ? (aux ? CUBLASLT_EPILOGUE_GELU_AUX : CUBLASLT_EPILOGUE_GELU)
-                    : CUBLASLT_EPILOGUE_DEFAULT);
-  if (aux && (g.batchCount != 1 || g.n % 8 != 0))
-    return sinter::InvalidArgumentError(
-        SINTER_HERE,
-        absl::StrCat(what, ": cuBLASLt's aux matrix needs one product (the "
-                           "batch folded into rows) and rows of a multiple "
-                           "of 8 elements; this one is a batch of ",
-                     g.batchCount, " with rows of ", g.n));
-  if (epilogue != CUBLASLT_EPILOGUE_DEFAULT)
-    SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
-                          sizeof(epilogue)),
-              what);
-  if (aux) {
-    // Column-major like D: N rows (our columns), one per output row.
-    CUdeviceptr auxPointer = address(mm.aux);
-    auto auxLd = static_cast<int64_t>(g.n);
-    SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
-                          &auxPointer, sizeof(auxPointer)),
-              what);
-    SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
-                          &auxLd, sizeof(auxLd)),
-              what);
-  }
-  if (desc.hasBias || biasGrad) {
-    CUdeviceptr bias = address(biasGrad ? mm.biasGrad : mm.bias);
-    SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                          sizeof(bias)),
-              what);
-    int32_t biasType = *outType;
-    SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
-                          &biasType, sizeof(biasType)),
-              what);
-  }
-  // Column-major: A = rhs (N x K as op(A)), B = lhs (K x M), D = N x M.
-  uint64_t aRows = mm.transposeRhs ? g.k : g.n,
-           aCols = mm.transposeRhs ? g.n : g.k;
-  uint64_t bRows = mm.transposeLhs ? g.m : g.k,
-           bCols = mm.transposeLhs ? g.k : g.m;
-  SINTER_LT(lt->layoutCreate(&m->a, *type, aRows, aCols, aRows), what);
-  SINTER_LT(lt->layoutCreate(&m->b, *type, bRows, bCols, bRows), what);
-  SINTER_LT(lt->layoutCreate(&m->d, *outType, g.n, g.m, g.n), what);
-
-  // Batches: one strided call when each operand is either the whole batch
-  // or one matrix for all of it; else a call per output matrix.
-  auto product = [](const std::vector<int64_t> &v) {
-    int64_t p = 1;
-    for (int64_t d : v)
-      p *= d;
-    return p;
-  };
-  int64_t lhsCount = product(g.lhsBatch), rhsCount = product(g.rhsBatch);
-  bool strided = (lhsCount == 1 || g.lhsBatch == g.outBatch) &&
-                 (rhsCount == 1 || g.rhsBatch == g.outBatch);
-  int64_t aSize = g.k * g.n, bSize = g.m * g.k, dSize = g.m * g.n;
-  if (strided && g.batchCount > 1) {
-    int32_t count = static_cast<int32_t>(g.batchCount);
-    int64_t aStride = rhsCount == 1 ? 0 : aSize,
-            bStride = lhsCount == 1 ? 0 : bSize, dStride = dSize;
-    for (auto [layout, stride] :
-         {std::pair{m->a, aStride}, {m->b, bStride}, {m->d, dStride}}) {
-      SINTER_LT(lt->layoutSet(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                              &count, sizeof(count)),
+  // One call (or one per batch item) for the product block `b` of out, from
+  // the stretch of K `b` names, into `m`; the whole product is one block.
+  // Views of the operands: offsets, and the whole matrices' leading
+  // dimensions and batch strides.
+  auto prepare = [&](LtMatmul *m, const TriangleBlock &b) -> absl::Status {
+    const int64_t mB = b.r1 - b.r0, kB = b.k1 - b.k0, nB = b.c1 - b.c0;
+    m->alpha = desc.alpha;
+    if (mm.workspace >= 0) {
+      // cuBLASLt wants its workspace 256-byte aligned; arena buffers lie at
+      // 64 (the slab itself at 256), so up to 192 bytes are skipped.
+      CUdeviceptr at = address(mm.workspace);
+      CUdeviceptr aligned = (at + 255) / 256 * 256;
+      auto bytes = static_cast<CUdeviceptr>(prog.buffers[mm.workspace].bytes);
+      m->workspace = aligned;
+      m->workspaceBytes = bytes > aligned - at
+                              ? static_cast<size_t>(bytes - (aligned - at))
+                              : 0;
+    } else {
+      m->workspace = workspace;
+      m->workspaceBytes = kWorkspaceBytes;
+    }
+    const int64_t lhsAt =
+                      mm.transposeLhs ? b.k0 * g.m + b.r0 : b.r0 * g.k + b.k0,
+                  rhsAt =
+                      mm.transposeRhs ? b.c0 * g.k + b.k0 : b.k0 * g.n + b.c0;
+    m->rhs = address(mm.rhs) + static_cast<CUdeviceptr>(rhsAt * es);
+    m->lhs = address(mm.lhs) + static_cast<CUdeviceptr>(lhsAt * es);
+    m->out =
+        address(mm.out) + static_cast<CUdeviceptr>((b.r0 * g.n + b.c0) * eo);
+    // fp32 products in TF32 only when asked (docs/Cuda.md).
+    const char *tf32 = std::getenv("SINTER_CUDA_TF32");
+    cublasComputeType_t compute =
+        desc.dtype == sabi::ElementType::f32 && tf32 && std::string(tf32) == "1"
+            ? CUBLAS_COMPUTE_32F_FAST_TF32
+            : CUBLAS_COMPUTE_32F;
+    SINTER_LT(lt->descCreate(&m->desc, compute, CUDA_R_32F), what);
+    cublasOperation_t opA = mm.transposeRhs ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t opB = mm.transposeLhs ? CUBLAS_OP_T : CUBLAS_OP_N;
+    SINTER_LT(
+        lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)),
+        what);
+    SINTER_LT(
+        lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)),
+        what);
+    // Bias, then activation: cuBLASLt's order, as the step program's. With
+    // aux, the training forms: GELU_AUX also writes the activation's input;
+    // DGELU multiplies the product by the derivative at aux, and _BGRAD sums
+    // the result's rows into the bias pointer.
+    const bool relu = mm.activation == sabi::MatmulStep::relu,
+               gelu = mm.activation == sabi::MatmulStep::gelu_tanh,
+               dgelu = mm.activation == sabi::MatmulStep::dgelu_tanh,
+               aux = mm.aux >= 0, biasGrad = mm.biasGrad >= 0;
+    cublasLtEpilogue_t epilogue =
+        dgelu ? (biasGrad ? CUBLASLT_EPILOGUE_DGELU_BGRAD
+                          : CUBLASLT_EPILOGUE_DGELU)
+        : desc.hasBias
+            ? (relu   ? CUBLASLT_EPILOGUE_RELU_BIAS
+               : gelu ? (aux ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS
+                             : CUBLASLT_EPILOGUE_GELU_BIAS)
+                      : CUBLASLT_EPILOGUE_BIAS)
+            : (relu ? CUBLASLT_EPILOGUE_RELU
+               : gelu
+                   ? (aux ? CUBLASLT_EPILOGUE_GELU_AUX : CUBLASLT_EPILOGUE_GELU)
+                   : CUBLASLT_EPILOGUE_DEFAULT);
+    if (aux && (g.batchCount != 1 || g.n % 8 != 0))
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
+          absl::StrCat(what,
+                       ": cuBLASLt's aux matrix needs one product (the "
+                       "batch folded into rows) and rows of a multiple "
+                       "of 8 elements; this one is a batch of ",
+                       g.batchCount, " with rows of ", g.n));
+    if (epilogue != CUBLASLT_EPILOGUE_DEFAULT)
+      SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                            sizeof(epilogue)),
                 what);
-      SINTER_LT(lt->layoutSet(layout,
-                              CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                              &stride, sizeof(stride)),
+    if (aux) {
+      // Column-major like D: N rows (our columns), one per output row.
+      CUdeviceptr auxPointer = address(mm.aux);
+      auto auxLd = static_cast<int64_t>(g.n);
+      SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
+                            &auxPointer, sizeof(auxPointer)),
+                what);
+      SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
+                            &auxLd, sizeof(auxLd)),
                 what);
     }
-    m->calls.push_back({});
-  } else if (strided) {
-    m->calls.push_back({});
-  } else {
-    size_t rank = g.outBatch.size();
-    std::vector<int64_t> index(rank, 0);
-    for (int64_t item = 0; item < g.batchCount; ++item) {
-      int64_t li = 0, ri = 0;
-      for (size_t d = 0; d < rank; ++d) {
-        li = li * g.lhsBatch[d] + (g.lhsBatch[d] == 1 ? 0 : index[d]);
-        ri = ri * g.rhsBatch[d] + (g.rhsBatch[d] == 1 ? 0 : index[d]);
+    if (desc.hasBias || biasGrad) {
+      CUdeviceptr bias = address(biasGrad ? mm.biasGrad : mm.bias);
+      SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                            sizeof(bias)),
+                what);
+      int32_t biasType = *outType;
+      SINTER_LT(lt->descSet(m->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                            &biasType, sizeof(biasType)),
+                what);
+    }
+    // Column-major: A = rhs (N x K as op(A)), B = lhs (K x M), D = N x M;
+    // a block's rows and columns, the whole matrices' leading dimensions.
+    uint64_t aRows = mm.transposeRhs ? kB : nB,
+             aCols = mm.transposeRhs ? nB : kB,
+             aLd = mm.transposeRhs ? g.k : g.n;
+    uint64_t bRows = mm.transposeLhs ? mB : kB,
+             bCols = mm.transposeLhs ? kB : mB,
+             bLd = mm.transposeLhs ? g.m : g.k;
+    SINTER_LT(lt->layoutCreate(&m->a, *type, aRows, aCols, aLd), what);
+    SINTER_LT(lt->layoutCreate(&m->b, *type, bRows, bCols, bLd), what);
+    SINTER_LT(lt->layoutCreate(&m->d, *outType, nB, mB, g.n), what);
+
+    // Batches: one strided call when each operand is either the whole batch
+    // or one matrix for all of it; else a call per output matrix.
+    auto product = [](const std::vector<int64_t> &v) {
+      int64_t p = 1;
+      for (int64_t d : v)
+        p *= d;
+      return p;
+    };
+    int64_t lhsCount = product(g.lhsBatch), rhsCount = product(g.rhsBatch);
+    bool strided = (lhsCount == 1 || g.lhsBatch == g.outBatch) &&
+                   (rhsCount == 1 || g.rhsBatch == g.outBatch);
+    int64_t aSize = g.k * g.n, bSize = g.m * g.k, dSize = g.m * g.n;
+    if (strided && g.batchCount > 1) {
+      int32_t count = static_cast<int32_t>(g.batchCount);
+      int64_t aStride = rhsCount == 1 ? 0 : aSize,
+              bStride = lhsCount == 1 ? 0 : bSize, dStride = dSize;
+      for (auto [layout, stride] :
+           {std::pair{m->a, aStride}, {m->b, bStride}, {m->d, dStride}}) {
+        SINTER_LT(lt->layoutSet(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                &count, sizeof(count)),
+                  what);
+        SINTER_LT(lt->layoutSet(layout,
+                                CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                &stride, sizeof(stride)),
+                  what);
       }
-      m->calls.push_back({ri * aSize * es, li * bSize * es, item * dSize * eo});
-      for (size_t d = rank; d-- > 0;)
-        if (++index[d] < g.outBatch[d])
-          break;
-        else
-          index[d] = 0;
+      m->calls.push_back({});
+    } else if (strided) {
+      m->calls.push_back({});
+    } else {
+      size_t rank = g.outBatch.size();
+      std::vector<int64_t> index(rank, 0);
+      for (int64_t item = 0; item < g.batchCount; ++item) {
+        int64_t li = 0, ri = 0;
+        for (size_t d = 0; d < rank; ++d) {
+          li = li * g.lhsBatch[d] + (g.lhsBatch[d] == 1 ? 0 : index[d]);
+          ri = ri * g.rhsBatch[d] + (g.rhsBatch[d] == 1 ? 0 : index[d]);
+        }
+        m->calls.push_back(
+            {ri * aSize * es, li * bSize * es, item * dSize * eo});
+        for (size_t d = rank; d-- > 0;)
+          if (++index[d] < g.outBatch[d])
+            break;
+          else
+            index[d] = 0;
+      }
     }
-  }
 
-  // The algorithm may assume no more alignment than every call's pointers,
-  // leading dimensions and batch strides have. cuBLASLt's default
-  // preference is 256 bytes; buffers are placed at abi::kBufferAlignment
-  // (64), and rows or a batch's matrices can lie as little as an element
-  // apart.
-  auto alignment = [&](CUdeviceptr base, int64_t LtMatmul::Call::*offset,
-                       uint64_t rowBytes, uint64_t matrixBytes) {
-    uint64_t bits = base | rowBytes | (g.batchCount > 1 ? matrixBytes : 0);
-    for (const LtMatmul::Call &c : m->calls)
-      bits |= base + static_cast<uint64_t>(c.*offset);
-    uint32_t align = 256;
-    while (align > 1 && (bits & (align - 1)))
-      align /= 2;
-    return align;
+    // The algorithm may assume no more alignment than every call's pointers,
+    // leading dimensions and batch strides have. cuBLASLt's default
+    // preference is 256 bytes; buffers are placed at abi::kBufferAlignment
+    // (64), and rows or a batch's matrices can lie as little as an element
+    // apart.
+    auto alignment = [&](CUdeviceptr base, int64_t LtMatmul::Call::*offset,
+                         uint64_t rowBytes, uint64_t matrixBytes) {
+      uint64_t bits = base | rowBytes | (g.batchCount > 1 ? matrixBytes : 0);
+      for (const LtMatmul::Call &c : m->calls)
+        bits |= base + static_cast<uint64_t>(c.*offset);
+      uint32_t align = 256;
+      while (align > 1 && (bits & (align - 1)))
+        align /= 2;
+      return align;
+    };
+    const uint32_t alignA = alignment(m->rhs, &LtMatmul::Call::a, aLd * es,
+                                      aSize * es),
+                   alignB = alignment(m->lhs, &LtMatmul::Call::b, bLd * es,
+                                      bSize * es),
+                   alignD = alignment(m->out, &LtMatmul::Call::d, g.n * eo,
+                                      dSize * eo);
+    const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligned[] =
+        {{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignA},
+         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignB},
+         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignD},
+         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignD}};
+    cublasLtMatmulPreference_t pref = nullptr;
+    SINTER_LT(lt->prefCreate(&pref), what);
+    std::unique_ptr<std::remove_pointer_t<cublasLtMatmulPreference_t>,
+                    decltype(lt->prefDestroy)>
+        prefOwner(pref, lt->prefDestroy);
+    size_t workspaceBytes = m->workspaceBytes;
+    SINTER_LT(lt->prefSet(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                          &workspaceBytes, sizeof(workspaceBytes)),
+              what);
+    for (const auto &[attribute, bytes] : aligned)
+      SINTER_LT(lt->prefSet(pref, attribute, &bytes, sizeof(bytes)), what);
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    cublasStatus_t st = lt->heuristic(ltHandle, m->desc, m->a, m->b, m->d, m->d,
+                                      pref, 1, &result, &found);
+    if (st != CUBLAS_STATUS_SUCCESS || found == 0)
+      return sinter::InternalError(
+          SINTER_HERE,
+          absl::StrFormat("%s: cuBLASLt has no algorithm for M=%d K=%d N=%d "
+                          "(batch %d, %s)",
+                          what, mB, kB, nB, g.batchCount,
+                          st == CUBLAS_STATUS_SUCCESS ? "no result"
+                                                      : lt->statusString(st)));
+    m->algo = result.algo;
+    return absl::OkStatus();
   };
-  const uint32_t alignA = alignment(m->rhs, &LtMatmul::Call::a, aRows * es,
-                                    aSize * es),
-                 alignB = alignment(m->lhs, &LtMatmul::Call::b, bRows * es,
-                                    bSize * es),
-                 alignD = alignment(m->out, &LtMatmul::Call::d, g.n * eo,
-                                    dSize * eo);
-  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligned[] = {
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignA},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignB},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignD},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignD}};
-  cublasLtMatmulPreference_t pref = nullptr;
-  SINTER_LT(lt->prefCreate(&pref), what);
-  std::unique_ptr<std::remove_pointer_t<cublasLtMatmulPreference_t>,
-                  decltype(lt->prefDestroy)>
-      prefOwner(pref, lt->prefDestroy);
-  size_t workspaceBytes = m->workspaceBytes;
-  SINTER_LT(lt->prefSet(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                        &workspaceBytes, sizeof(workspaceBytes)),
-            what);
-  for (const auto &[attribute, bytes] : aligned)
-    SINTER_LT(lt->prefSet(pref, attribute, &bytes, sizeof(bytes)), what);
-  cublasLtMatmulHeuristicResult_t result{};
-  int found = 0;
-  cublasStatus_t st = lt->heuristic(ltHandle, m->desc, m->a, m->b, m->d, m->d,
-                                    pref, 1, &result, &found);
-  if (st != CUBLAS_STATUS_SUCCESS || found == 0)
-    return sinter::InternalError(
-        SINTER_HERE,
-        absl::StrFormat("%s: cuBLASLt has no algorithm for M=%d K=%d N=%d "
-                        "(batch %d, %s)",
-                        what, g.m, g.k, g.n, g.batchCount,
-                        st == CUBLAS_STATUS_SUCCESS ? "no result"
-                                                    : lt->statusString(st)));
-  m->algo = result.algo;
+
+  // A triangle of an operand that is 0 (sinter-causal-matmuls): blocks
+  // along the diagonal that leave out the products of zeros, as the CPU's
+  // backend splits it. out_lower is computed whole here (skipping outputs
+  // would need their bytes filled with 0, a launch per block and matrix);
+  // so is a batch folded into rows.
+  const sabi::MatmulStep::Triangle t = desc.triangle;
+  const bool onLhs = t == sabi::MatmulStep::lhs_lower ||
+                     t == sabi::MatmulStep::lhs_upper,
+             onRhs = t == sabi::MatmulStep::rhs_lower ||
+                     t == sabi::MatmulStep::rhs_upper;
+  const int64_t square = onLhs ? g.m : g.n,
+                rows = triangleBlockRows > 0 ? triangleBlockRows
+                                             : defaultTriangleBlockRows(square);
+  LtMatmul *whole = matmuls[stepIndex].get();
+  if (!(onLhs || onRhs) || folded || rows >= square)
+    return prepare(whole, {0, g.m, 0, g.k, 0, g.n, g.n});
+  for (const TriangleBlock &b : triangleBlocks(desc, g, rows)) {
+    whole->blocks.push_back(std::make_unique<LtMatmul>());
+    SINTER_RETURN_IF_ERROR(prepare(whole->blocks.back().get(), b));
+  }
   return absl::OkStatus();
 }
 
@@ -536,20 +581,21 @@ absl::Status CudaExecutor::enqueueComputeStep(int64_t s, CUstream stream) {
     break;
   }
   case sabi::Step::kMatmul: {
-    const LtMatmul &m = *matmuls[s];
     float beta = 0;
-    for (const LtMatmul::Call &c : m.calls) {
-      auto ptr = [](CUdeviceptr base, int64_t offset) {
-        return reinterpret_cast<void *>(base +
-                                        static_cast<CUdeviceptr>(offset));
-      };
-      void *d = ptr(m.out, c.d);
-      SINTER_LT(lt->matmul(ltHandle, m.desc, &m.alpha, ptr(m.rhs, c.a), m.a,
-                           ptr(m.lhs, c.b), m.b, &beta, d, m.d, d, m.d, &m.algo,
-                           reinterpret_cast<void *>(m.workspace),
-                           m.workspaceBytes,
-                           reinterpret_cast<cudaStream_t>(stream)),
-                absl::StrFormat("step %d (matmul)", s));
+    auto ptr = [](CUdeviceptr base, int64_t offset) {
+      return reinterpret_cast<void *>(base + static_cast<CUdeviceptr>(offset));
+    };
+    for (const LtMatmul *part : matmuls[s]->parts()) {
+      const LtMatmul &m = *part;
+      for (const LtMatmul::Call &c : m.calls) {
+        void *d = ptr(m.out, c.d);
+        SINTER_LT(lt->matmul(ltHandle, m.desc, &m.alpha, ptr(m.rhs, c.a), m.a,
+                             ptr(m.lhs, c.b), m.b, &beta, d, m.d, d, m.d,
+                             &m.algo, reinterpret_cast<void *>(m.workspace),
+                             m.workspaceBytes,
+                             reinterpret_cast<cudaStream_t>(stream)),
+                  absl::StrFormat("step %d (matmul)", s));
+      }
     }
     break;
   }

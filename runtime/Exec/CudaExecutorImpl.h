@@ -81,6 +81,23 @@ struct LtMatmul {
   /// fallback for a program without one.
   CUdeviceptr workspace = 0;
   size_t workspaceBytes = 0;
+  /// A matmul that skips a triangle (MatmulStep::triangle): one LtMatmul a
+  /// block along the diagonal, each with its own layouts and algorithm;
+  /// this one then makes no call of its own.
+  std::vector<std::unique_ptr<LtMatmul>> blocks;
+  /// The LtMatmuls whose calls make the step: the blocks, or this one.
+  std::vector<LtMatmul *> parts() {
+    if (blocks.empty())
+      return {this};
+    std::vector<LtMatmul *> all;
+    for (auto &b : blocks)
+      all.push_back(b.get());
+    return all;
+  }
+  std::vector<const LtMatmul *> parts() const {
+    auto all = const_cast<LtMatmul *>(this)->parts();
+    return {all.begin(), all.end()};
+  }
 };
 
 /// The cuBLASLt workspace of a program that has none of its own.
@@ -241,6 +258,9 @@ private:
   std::vector<std::vector<int64_t>> words;
   std::vector<std::vector<void *>> params;
   std::vector<std::unique_ptr<LtMatmul>> matmuls; // by step index
+  /// Rows per block of a matmul that skips a triangle; 0: the default
+  /// (ExecutorOptions::matmul.triangleBlockRows).
+  int64_t triangleBlockRows = 0;
   int64_t stepBuffer = -1;
   const Nccl *nccl = nullptr;
   /// The job's communicator: made at the first run, null again once

@@ -199,6 +199,47 @@ sinter::exec::analyzeMatmul(const MatmulDesc &desc) {
   return g;
 }
 
+int64_t sinter::exec::defaultTriangleBlockRows(int64_t size) {
+  return std::max<int64_t>(64, (size / 8 + 15) / 16 * 16);
+}
+
+std::vector<TriangleBlock>
+sinter::exec::triangleBlocks(const MatmulDesc &desc, const MatmulGeometry &g,
+                             int64_t rows) {
+  using T = sabi::MatmulStep;
+  const T::Triangle t = desc.triangle;
+  const bool byColumns = t == T::rhs_lower || t == T::rhs_upper;
+  const int64_t size = byColumns ? g.n : g.m;
+  if (t == T::full || rows < 1)
+    return {{0, g.m, 0, g.k, 0, g.n, g.n}};
+  std::vector<TriangleBlock> blocks;
+  for (int64_t s = 0; s < size; s += rows) {
+    const int64_t e = std::min(size, s + rows);
+    TriangleBlock b{0, g.m, 0, g.k, 0, g.n, g.n};
+    switch (t) {
+    case T::out_lower: // only columns <= the block's last row are read
+      std::tie(b.r0, b.r1, b.c1, b.zeroFrom) = std::tuple{s, e, e, e};
+      break;
+    case T::lhs_lower: // op(lhs)[i, k] = 0 for k > i
+      std::tie(b.r0, b.r1, b.k1) = std::tuple{s, e, e};
+      break;
+    case T::lhs_upper: // op(lhs)[i, k] = 0 for k < i
+      std::tie(b.r0, b.r1, b.k0) = std::tuple{s, e, s};
+      break;
+    case T::rhs_lower: // op(rhs)[k, j] = 0 for j > k
+      std::tie(b.c0, b.c1, b.k0) = std::tuple{s, e, s};
+      break;
+    case T::rhs_upper: // op(rhs)[k, j] = 0 for j < k
+      std::tie(b.c0, b.c1, b.k1) = std::tuple{s, e, e};
+      break;
+    default:
+      break;
+    }
+    blocks.push_back(b);
+  }
+  return blocks;
+}
+
 /// Offsets (in matrices) of lhs and rhs for out batch index `b`, honouring
 /// broadcast axes.
 static std::pair<int64_t, int64_t> batchOffsets(const MatmulGeometry &g,
@@ -422,14 +463,6 @@ public:
   std::string_view plan() const override { return planText; }
 };
 
-/// Rows (or columns) per block of a triangular matmul: about an eighth of
-/// the matrix, a multiple of 16 and at least 64, so each block stays a
-/// matmul oneDNN runs near its peak. The blocks on the diagonal compute
-/// their half-triangle whole; the share of products done is
-/// (blocks + 1) / (2 blocks): 5/8 at 256 rows, 9/16 at 1024.
-int64_t triangleBlockRows(int64_t size) {
-  return std::max<int64_t>(64, (size / 8 + 15) / 16 * 16);
-}
 
 /// " bf16", " bf16 to f32": a plan's types, when not all f32.
 std::string typeSuffix(const MatmulDesc &desc) {
@@ -546,7 +579,7 @@ struct MatmulBackend::Impl {
   /// Rows per block of a triangle over a size x size matrix.
   int64_t blockRows(int64_t size) const {
     return options.triangleBlockRows > 0 ? options.triangleBlockRows
-                                         : triangleBlockRows(size);
+                                         : defaultTriangleBlockRows(size);
   }
   /// The primitive bound to four pointers (bias may be null without one).
   absl::StatusOr<std::unique_ptr<DnnlBound>>
@@ -852,10 +885,9 @@ MatmulBackend::bindNative(const MatmulDesc &desc, const MatmulGeometry &g,
 absl::StatusOr<std::unique_ptr<BoundMatmul>> MatmulBackend::Impl::bindTriangle(
     const MatmulDesc &desc, const MatmulGeometry &g, const PrimitiveSpec &whole,
     const void *lhs, const void *rhs, void *out) {
-  using T = sabi::MatmulStep;
-  const T::Triangle t = desc.triangle;
-  const bool byColumns = t == T::rhs_lower || t == T::rhs_upper;
-  const int64_t size = byColumns ? g.n : g.m, step = blockRows(size);
+  const bool byColumns = desc.triangle == sabi::MatmulStep::rhs_lower ||
+                         desc.triangle == sabi::MatmulStep::rhs_upper;
+  const int64_t step = blockRows(byColumns ? g.n : g.m);
   const int64_t e = sabi::elementBytes(desc.dtype),
                 eo = sabi::elementBytes(desc.outType);
   const size_t r = whole.dstDims.size();
@@ -866,32 +898,10 @@ absl::StatusOr<std::unique_ptr<BoundMatmul>> MatmulBackend::Impl::bindTriangle(
   blocked->n = g.n;
   blocked->elementBytes = eo;
   double products = 0;
-  for (int64_t s = 0; s < size; s += step) {
-    const int64_t end = std::min(size, s + step);
-    // The block's rows of out [r0, r1), its columns [c0, c1), and the
-    // stretch of K [k0, k1) whose products are not all zero.
-    int64_t r0 = 0, r1 = g.m, c0 = 0, c1 = g.n, k0 = 0, k1 = g.k;
-    switch (t) {
-    case T::out_lower: // only columns <= the block's last row are read
-      std::tie(r0, r1, c1) = std::tuple{s, end, end};
-      if (end < g.n)
-        blocked->zeros.push_back({s, end, end});
-      break;
-    case T::lhs_lower: // op(lhs)[i, k] = 0 for k > i
-      std::tie(r0, r1, k1) = std::tuple{s, end, end};
-      break;
-    case T::lhs_upper: // op(lhs)[i, k] = 0 for k < i
-      std::tie(r0, r1, k0) = std::tuple{s, end, s};
-      break;
-    case T::rhs_lower: // op(rhs)[k, j] = 0 for j > k
-      std::tie(c0, c1, k0) = std::tuple{s, end, s};
-      break;
-    case T::rhs_upper: // op(rhs)[k, j] = 0 for j < k
-      std::tie(c0, c1, k1) = std::tuple{s, end, end};
-      break;
-    default:
-      return sinter::InternalError(SINTER_HERE, "not a triangle");
-    }
+  for (const TriangleBlock &b : triangleBlocks(desc, g, step)) {
+    const auto [r0, r1, k0, k1, c0, c1, zeroFrom] = b;
+    if (zeroFrom < g.n)
+      blocked->zeros.push_back({r0, r1, zeroFrom});
     PrimitiveSpec spec = whole;
     spec.srcDims[r - 2] = r1 - r0;
     spec.srcDims[r - 1] = k1 - k0;
@@ -920,7 +930,7 @@ absl::StatusOr<std::unique_ptr<BoundMatmul>> MatmulBackend::Impl::bindTriangle(
   blocked->planText = absl::StrFormat(
       "%dd %s x %s, %s in %d blocks (%.1f%% of the products)",
       whole.dstDims.size(), shapeText(whole.srcDims), shapeText(whole.weiDims),
-      sabi::triangleName(t), blocked->blocks.size(),
+      sabi::triangleName(desc.triangle), blocked->blocks.size(),
       100.0 * products / (double(g.m) * g.k * g.n));
   blocked->planText += typeSuffix(desc);
   return std::unique_ptr<BoundMatmul>(std::move(blocked));

@@ -102,6 +102,29 @@ absl::StatusOr<MatmulGeometry> analyzeMatmul(const MatmulDesc &desc);
 absl::Status referenceMatmul(const MatmulDesc &desc, const void *lhs,
                              const void *rhs, const void *bias, void *out);
 
+/// Rows (or columns) per block of a matmul that skips a triangle, for a
+/// size x size matrix: about an eighth of it, a multiple of 16 and at least
+/// 64, so each block stays a matmul a library runs near its peak. The
+/// blocks on the diagonal compute their half-triangle whole; the share of
+/// products done is (blocks + 1) / (2 blocks): 5/8 at 256 rows, 9/16 at
+/// 1024.
+int64_t defaultTriangleBlockRows(int64_t size);
+
+/// One block of a matmul that skips a triangle: out's rows [r0, r1) and
+/// columns [c0, c1), from the stretch [k0, k1) of K whose products are not
+/// all zero; with out_lower, its rows are written as 0 from column
+/// `zeroFrom` on (n: nowhere).
+struct TriangleBlock {
+  int64_t r0, r1, k0, k1, c0, c1, zeroFrom;
+};
+
+/// desc's triangle as blocks of `rows` rows (or columns: rhs_lower and
+/// rhs_upper) along the diagonal, the last one short; the whole product as
+/// one block when desc has none. Both executors split by it.
+std::vector<TriangleBlock> triangleBlocks(const MatmulDesc &desc,
+                                          const MatmulGeometry &g,
+                                          int64_t rows);
+
 /// A matmul bound to its buffers: run() computes it (on the OpenMP threads
 /// oneDNN sees, omp_get_max_threads()).
 class BoundMatmul {
