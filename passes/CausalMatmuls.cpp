@@ -124,21 +124,11 @@ bool alongRows(Value v) {
 class Prover {
 public:
   /// Where v is exactly 0.
-  Side zeros(Value v) {
-    if (auto it = zeroMemo.find(v); it != zeroMemo.end())
-      return it->second;
-    Side s = squareSize(v) ? computeZeros(v) : Side::None;
-    zeroMemo[v] = s;
-    return s;
-  }
+  Side zeros(Value v) { return memoized(zeroMemo, v, &Prover::computeZeros); }
 
   /// Where v is -inf.
   Side negInf(Value v) {
-    if (auto it = negInfMemo.find(v); it != negInfMemo.end())
-      return it->second;
-    Side s = squareSize(v) ? computeNegInf(v) : Side::None;
-    negInfMemo[v] = s;
-    return s;
+    return memoized(negInfMemo, v, &Prover::computeNegInf);
   }
 
   /// No reader of v looks above its diagonal (given finite values there).
@@ -155,6 +145,16 @@ public:
   }
 
 private:
+  /// compute(v) once; None for a value that is not a square matrix.
+  Side memoized(DenseMap<Value, Side> &memo, Value v,
+                Side (Prover::*compute)(Value)) {
+    if (auto it = memo.find(v); it != memo.end())
+      return it->second;
+    Side s = squareSize(v) ? (this->*compute)(v) : Side::None;
+    memo[v] = s;
+    return s;
+  }
+
   Side computeZeros(Value v) {
     Operation *op = v.getDefiningOp();
     if (!op)
