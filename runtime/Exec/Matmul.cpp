@@ -463,7 +463,6 @@ public:
   std::string_view plan() const override { return planText; }
 };
 
-
 /// " bf16", " bf16 to f32": a plan's types, when not all f32.
 std::string typeSuffix(const MatmulDesc &desc) {
   std::string text;
