@@ -111,8 +111,9 @@ bool sameShape(Value operand, Value result) {
              cast<ShapedType>(result.getType()).getShape();
 }
 
-/// Whether operand `v` is broadcast along at most the batch axes and keeps
-/// its two trailing axes (a per-row [.., T, 1] or scalar value is not).
+/// Whether `v` is one value per row (a last axis of 1, e.g. a row's max) or
+/// a scalar: added to or subtracted from a matrix, it moves each row's
+/// elements alike, so -inf stays -inf where v is finite.
 bool alongRows(Value v) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!type)
