@@ -34,9 +34,10 @@
 #      raw steps against PyTorch's torch.compile + autocast on the same GPU
 #      (scripts/gpu/torch_gpt2.py); then the same steps enqueued one by
 #      one with --profile, every kernel and matmul timed by events; then
-#      the same model built with --cuda-row-slots=0 and with
-#      --cuda-merge-launches=false, both ways each, and each profile side by
-#      side with the default build's by kernel kind
+#      the same model built with --cuda-row-slots=0, with
+#      --cuda-merge-launches=false and with --causal-matmuls=false, both
+#      ways each, and each profile side by side with the default build's by
+#      kernel kind
 #      (scripts/gpu/compare_profiles.py);
 #   4. a checked run: char-GPT at a learning rate that diverges must stop
 #      with the op where the values went non-finite, found by re-running
@@ -164,6 +165,12 @@ prepare() {
   "$sinterc" "$gpt2" --target=cuda \
     --precision=bf16_mixed --batch-size=16 --cuda-merge-launches=false \
     -o "$dir/gpt2-cuda-apart" || die "compiling GPT-2 for CUDA (launches apart) failed"
+  # And with attention's matmuls whole (--causal-matmuls=false, the form
+  # before their blocks): what the blocks gain, and a build to time if
+  # cuBLASLt refuses a block's layout.
+  "$sinterc" "$gpt2" --target=cuda \
+    --precision=bf16_mixed --batch-size=16 --causal-matmuls=false \
+    -o "$dir/gpt2-cuda-whole" || die "compiling GPT-2 for CUDA (matmuls whole) failed"
   echo "== the cuBLASLt GELU-forms probe (host code, the toolkit here)"
   local toolkit=${CUDA_HOME:-/usr/local/cuda}
   c++ -O2 -std=c++17 -I"$root" -I"$toolkit/include" "$root/scripts/gpu/cublaslt_gelu_forms.cpp" \
@@ -187,10 +194,10 @@ prepare() {
   tar -C "$dir" -cJf "$dir/lib.txz" lib && rm -rf "$dir/lib"
   # Everything else in one archive.
   tar -C "$dir" -cJf "$dir/bundle.txz" cases chargpt-cpu.jsonl chargpt-cuda chargpt-cuda-apart \
-    gpt2-cuda gpt2-cuda-rows0 gpt2-cuda-apart gpt2-dump chargpt-small.pbtxt \
+    gpt2-cuda gpt2-cuda-rows0 gpt2-cuda-apart gpt2-cuda-whole gpt2-dump chargpt-small.pbtxt \
     chargpt-long.pbtxt tiny-tanh.pbtxt cublaslt-gelu-forms \
     && rm -rf "$dir"/cases "$dir"/edge "$dir"/chargpt-cuda "$dir"/chargpt-cuda-apart "$dir"/gpt2-cuda "$dir"/gpt2-cuda-rows0 \
-      "$dir"/gpt2-cuda-apart "$dir"/gpt2-dump "$dir"/cublaslt-gelu-forms
+      "$dir"/gpt2-cuda-apart "$dir"/gpt2-cuda-whole "$dir"/gpt2-dump "$dir"/cublaslt-gelu-forms
   echo "== prepared in $dir ($((SECONDS - t0)) s): $(du -sh "$dir" | cut -f1)"
   du -sh "$dir"/* | sed 's/^/   /'
 }
@@ -328,10 +335,11 @@ PY
       > "$out/gpt2-profile.txt" 2>&1 || failed=1
     head -45 "$out/gpt2-profile.txt"
     local variant what
-    for variant in rows0 apart; do
+    for variant in rows0 apart whole; do
       case $variant in
         rows0) what="--cuda-row-slots=0 (row kernels recompute every phase from memory)" ;;
         apart) what="--cuda-merge-launches=false (one launch a kernel)" ;;
+        whole) what="--causal-matmuls=false (attention's matmuls computed whole)" ;;
       esac
       echo "-- the same with $what"
       "${sinter_env[@]}" timeout "$(limit 60)" "$dir/gpt2-cuda-$variant" \
