@@ -91,13 +91,16 @@ CudaExecutor::~CudaExecutor() {
   for (auto &whole : matmuls) {
     if (!whole)
       continue;
-    for (LtMatmul *m : whole->parts()) {
-      for (cublasLtMatrixLayout_t layout : {m->a, m->b, m->d})
+    auto destroy = [&](const LtMatmul &m) {
+      for (cublasLtMatrixLayout_t layout : {m.a, m.b, m.d})
         if (layout)
           lt->layoutDestroy(layout);
-      if (m->desc)
-        lt->descDestroy(m->desc);
-    }
+      if (m.desc)
+        lt->descDestroy(m.desc);
+    };
+    destroy(*whole);
+    for (const auto &block : whole->blocks)
+      destroy(*block);
   }
   if (ltHandle)
     lt->destroy(ltHandle);
@@ -550,16 +553,13 @@ absl::Status CudaExecutor::prepareMatmul(size_t stepIndex,
   // backend splits it. out_lower is computed whole here (skipping outputs
   // would need their bytes filled with 0, a launch per block and matrix);
   // so is a batch folded into rows.
-  const sabi::MatmulStep::Triangle t = desc.triangle;
-  const bool onLhs = t == sabi::MatmulStep::lhs_lower ||
-                     t == sabi::MatmulStep::lhs_upper,
-             onRhs = t == sabi::MatmulStep::rhs_lower ||
-                     t == sabi::MatmulStep::rhs_upper;
-  const int64_t square = onLhs ? g.m : g.n,
+  const bool operandTriangle = desc.triangle != sabi::MatmulStep::full &&
+                       desc.triangle != sabi::MatmulStep::out_lower;
+  const int64_t square = triangleSize(desc, g),
                 rows = triangleBlockRows > 0 ? triangleBlockRows
                                              : defaultTriangleBlockRows(square);
   LtMatmul *whole = matmuls[stepIndex].get();
-  if (!(onLhs || onRhs) || folded || rows >= square)
+  if (!operandTriangle || folded || rows >= square)
     return prepare(whole, {0, g.m, 0, g.k, 0, g.n, g.n});
   for (const TriangleBlock &b : triangleBlocks(desc, g, rows)) {
     whole->blocks.push_back(std::make_unique<LtMatmul>());
@@ -585,8 +585,9 @@ absl::Status CudaExecutor::enqueueComputeStep(int64_t s, CUstream stream) {
     auto ptr = [](CUdeviceptr base, int64_t offset) {
       return reinterpret_cast<void *>(base + static_cast<CUdeviceptr>(offset));
     };
-    for (const LtMatmul *part : matmuls[s]->parts()) {
-      const LtMatmul &m = *part;
+    const LtMatmul &whole = *matmuls[s];
+    for (size_t p = 0; p < std::max<size_t>(1, whole.blocks.size()); ++p) {
+      const LtMatmul &m = whole.blocks.empty() ? whole : *whole.blocks[p];
       for (const LtMatmul::Call &c : m.calls) {
         void *d = ptr(m.out, c.d);
         SINTER_LT(lt->matmul(ltHandle, m.desc, &m.alpha, ptr(m.rhs, c.a), m.a,

@@ -83,21 +83,8 @@ struct LtMatmul {
   size_t workspaceBytes = 0;
   /// A matmul that skips a triangle (MatmulStep::triangle): one LtMatmul a
   /// block along the diagonal, each with its own layouts and algorithm;
-  /// this one then makes no call of its own.
+  /// this one then makes no call (and holds no descriptor) of its own.
   std::vector<std::unique_ptr<LtMatmul>> blocks;
-  /// The LtMatmuls whose calls make the step: the blocks, or this one.
-  std::vector<LtMatmul *> parts() {
-    if (blocks.empty())
-      return {this};
-    std::vector<LtMatmul *> all;
-    for (auto &b : blocks)
-      all.push_back(b.get());
-    return all;
-  }
-  std::vector<const LtMatmul *> parts() const {
-    auto all = const_cast<LtMatmul *>(this)->parts();
-    return {all.begin(), all.end()};
-  }
 };
 
 /// The cuBLASLt workspace of a program that has none of its own.

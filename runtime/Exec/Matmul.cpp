@@ -203,13 +203,20 @@ int64_t sinter::exec::defaultTriangleBlockRows(int64_t size) {
   return std::max<int64_t>(64, (size / 8 + 15) / 16 * 16);
 }
 
+int64_t sinter::exec::triangleSize(const MatmulDesc &desc,
+                                   const MatmulGeometry &g) {
+  return desc.triangle == sabi::MatmulStep::rhs_lower ||
+                 desc.triangle == sabi::MatmulStep::rhs_upper
+             ? g.n
+             : g.m;
+}
+
 std::vector<TriangleBlock>
 sinter::exec::triangleBlocks(const MatmulDesc &desc, const MatmulGeometry &g,
                              int64_t rows) {
   using T = sabi::MatmulStep;
   const T::Triangle t = desc.triangle;
-  const bool byColumns = t == T::rhs_lower || t == T::rhs_upper;
-  const int64_t size = byColumns ? g.n : g.m;
+  const int64_t size = triangleSize(desc, g);
   if (t == T::full || rows < 1)
     return {{0, g.m, 0, g.k, 0, g.n, g.n}};
   std::vector<TriangleBlock> blocks;
@@ -829,10 +836,7 @@ MatmulBackend::bindNative(const MatmulDesc &desc, const MatmulGeometry &g,
 
   // 3. A triangle skipped: blocks along the diagonal, when each matrix is
   // one (not folded into M) and one primitive takes the whole batch.
-  const int64_t square = desc.triangle == sabi::MatmulStep::lhs_lower ||
-                                 desc.triangle == sabi::MatmulStep::lhs_upper
-                             ? g.m
-                             : g.n;
+  const int64_t square = triangleSize(desc, g);
   if (desc.triangle != sabi::MatmulStep::full && m == g.m && axes.size() <= 1 &&
       !impl->options.forceBatchLoop && impl->blockRows(square) < square) {
     makeSpec(axes, m);
@@ -884,9 +888,7 @@ MatmulBackend::bindNative(const MatmulDesc &desc, const MatmulGeometry &g,
 absl::StatusOr<std::unique_ptr<BoundMatmul>> MatmulBackend::Impl::bindTriangle(
     const MatmulDesc &desc, const MatmulGeometry &g, const PrimitiveSpec &whole,
     const void *lhs, const void *rhs, void *out) {
-  const bool byColumns = desc.triangle == sabi::MatmulStep::rhs_lower ||
-                         desc.triangle == sabi::MatmulStep::rhs_upper;
-  const int64_t step = blockRows(byColumns ? g.n : g.m);
+  const int64_t step = blockRows(triangleSize(desc, g));
   const int64_t e = sabi::elementBytes(desc.dtype),
                 eo = sabi::elementBytes(desc.outType);
   const size_t r = whole.dstDims.size();

@@ -118,6 +118,10 @@ struct TriangleBlock {
   int64_t r0, r1, k0, k1, c0, c1, zeroFrom;
 };
 
+/// The length of the axis desc's triangle is split along: out's rows
+/// (out_lower, lhs_lower, lhs_upper) or columns (rhs_lower, rhs_upper).
+int64_t triangleSize(const MatmulDesc &desc, const MatmulGeometry &g);
+
 /// desc's triangle as blocks of `rows` rows (or columns: rhs_lower and
 /// rhs_upper) along the diagonal, the last one short; the whole product as
 /// one block when desc has none. Both executors split by it.
