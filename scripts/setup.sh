@@ -12,6 +12,7 @@ PACKAGES=(
   python3-numpy
   libdnnl-dev
   libgloo-dev openmpi-bin
+  libisal-dev
 )
 
 missing=()

@@ -9,7 +9,7 @@
 //
 //   train [--data=SPEC] [--steps=N] [--lr=X] [--seed=N] [--init=FILE]
 //         [--save=DIR] [--save-every=N] [--resume[=DIR]] [--eval-every=N]
-//         [--log-jsonl=FILE] [--threads=N] [--quiet] ...
+//         [--log-jsonl=FILE] [--tensorboard=DIR] [--threads=N] [--quiet] ...
 //
 // Raw steps (when --inputs or --outputs is given; what the numerical tests
 // compare against the reference interpreter):
@@ -148,6 +148,8 @@ Trains the model compiled into this binary.
   --eval-every=N     evaluate on held-out batches every N steps and at the end
   --eval-batches=N   held-out batches per evaluation (default 20)
   --log-jsonl=FILE   append one JSON object per step and per evaluation
+  --tensorboard=DIR  also write the step and evaluation metrics as a
+                     TensorBoard event file in DIR (tensorboard --logdir=DIR)
   --log-every=N      progress line every N steps when not on a terminal
                      (default 10)
   --threads=N        threads for kernels and matmuls (default: the cores
@@ -323,6 +325,9 @@ Flags parseFlags(int argc, char **argv) {
     } else if (name == "--log-jsonl") {
       training();
       flags.train.logJsonl = needValue();
+    } else if (name == "--tensorboard") {
+      training();
+      flags.train.tensorboard = needValue();
     } else if (name == "--log-every") {
       training();
       flags.train.logEvery = integer(1, kMax);

@@ -16,6 +16,7 @@
 #include "runtime/Train/DataParallel.h"
 #include "runtime/Train/LossScaler.h"
 #include "runtime/Train/Progress.h"
+#include "runtime/Train/TensorBoard.h"
 #include "runtime/Train/Trainer.h"
 
 #include "absl/status/status.h"
@@ -132,6 +133,7 @@ private:
   std::vector<unsigned char> paramTransfer;
   std::unique_ptr<ProgressReporter> progress;
   std::unique_ptr<MetricsLog> metrics;
+  std::unique_ptr<TensorBoardLog> tensorboard;
   std::string dataSpec;
   std::optional<Checkpoint> resumed;
   std::string resumedFrom; // the directory it was loaded from

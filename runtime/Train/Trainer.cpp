@@ -510,15 +510,19 @@ absl::Status Run::evaluate(int64_t step) {
   std::vector<std::pair<std::string, double>> fields = {
       {"step", static_cast<double>(step)}};
   std::string line = absl::StrFormat("eval at step %d:", step);
+  std::vector<std::pair<std::string, double>> evalMeans;
   for (auto &[name, sum] : sums) {
     double mean = sum / static_cast<double>(batches * micro);
     absl::StrAppend(&line, absl::StrFormat(" %s %.4f", name, mean));
     fields.push_back({"eval_" + name, mean});
+    evalMeans.push_back({name, mean});
     if (name == "loss")
       lastEvalLoss = mean;
   }
   absl::StrAppend(&line, absl::StrFormat(" (%d held-out batches)", batches));
   progress->note(line, /*important=*/false);
+  if (tensorboard)
+    SINTER_RETURN_IF_ERROR(tensorboard->write(step, "eval", evalMeans));
   if (metrics)
     return metrics->write(fields);
   return absl::OkStatus();
@@ -607,6 +611,9 @@ absl::Status Run::run() {
   if (!opt.logJsonl.empty() && rankZero()) {
     SINTER_ASSIGN_OR_RETURN(metrics, MetricsLog::open(opt.logJsonl));
   }
+  if (!opt.tensorboard.empty() && rankZero()) {
+    SINTER_ASSIGN_OR_RETURN(tensorboard, TensorBoardLog::open(opt.tensorboard));
+  }
   SINTER_RETURN_IF_ERROR(prepareAccumulation());
   if (const std::optional<exec::LossScaling> &policy =
           ex.program().lossScaling) {
@@ -656,6 +663,8 @@ absl::Status Run::run() {
   }
   if (metrics && resumed)
     SINTER_RETURN_IF_ERROR(metrics->writeResume(startStep, resumedFrom));
+  if (tensorboard && resumed)
+    SINTER_RETURN_IF_ERROR(tensorboard->writeResume(startStep));
   if (!opt.save.empty() && rankZero())
     removeStaleTemporaries(opt.save);
   initialDataState = loader->state();
@@ -766,6 +775,13 @@ absl::Status Run::run() {
       fields.push_back(
           {unit == "tok" ? "tokens_per_second" : "samples_per_second", rate});
       SINTER_RETURN_IF_ERROR(metrics->write(fields));
+    }
+    if (tensorboard) {
+      std::vector<std::pair<std::string, double>> scalars = m;
+      scalars.push_back({"step_seconds", seconds});
+      scalars.push_back(
+          {unit == "tok" ? "tokens_per_second" : "samples_per_second", rate});
+      SINTER_RETURN_IF_ERROR(tensorboard->write(step + 1, "train", scalars));
     }
     if (!overflowStop.ok()) {
       progress->finish();

@@ -54,6 +54,9 @@ struct TrainOptions {
   uint64_t seed = 0;      // the seed in effect (--seed or the compiled one)
   bool seedGiven = false; // --seed was passed
   std::string init, save, resume, logJsonl;
+  /// --tensorboard: the folder of the run's TensorBoard event file ("":
+  /// none).
+  std::string tensorboard;
   int64_t saveEvery = 0; // 0: only at the end
   int64_t evalEvery = 0; // 0: never
   int64_t evalBatches = 20;

@@ -79,6 +79,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from safetensors_io import read_safetensors  # noqa: E402
 from trainer import nrel  # noqa: E402  (normwise relative difference)
+import tfevents  # noqa: E402
 
 
 def fail(msg):
@@ -305,13 +306,15 @@ def cmd_equivalence(a):
                    if a.accumulate > 1 or a.comm_dtype else None)
     whole = compile_model(a, f"train{w * k * b}", w * k * b, model=whole_model)
     d = a.work_dir
-    fresh(f"{d}/one", f"{d}/many", f"{d}/one.jsonl", f"{d}/many.jsonl")
+    fresh(f"{d}/one", f"{d}/many", f"{d}/one.jsonl", f"{d}/many.jsonl",
+          f"{d}/many.tb")
     common = [f"--steps={n}", "--threads=1", "--quiet"] + data_flags(a)
     run([whole, f"--save={d}/one", f"--log-jsonl={d}/one.jsonl"] + common,
         f"one process at batch {w * k * b}")
     loud = [c for c in common if c != "--quiet"]  # the start line
     p = launch(a, w, [per_rank, f"--save={d}/many",
-                      f"--log-jsonl={d}/many.jsonl"] + loud + accumulation,
+                      f"--log-jsonl={d}/many.jsonl",
+                      f"--tensorboard={d}/many.tb"] + loud + accumulation,
                f"{w} ranks x {k} micro-batches at batch {b}")
     if "error" in p.stdout + p.stderr:
         fail(f"a healthy run printed an error:\n{p.stdout}{p.stderr}")
@@ -319,6 +322,13 @@ def cmd_equivalence(a):
     one, many = step_metric(f"{d}/one.jsonl"), step_metric(f"{d}/many.jsonl")
     if sorted(one) != list(range(1, n + 1)) or sorted(many) != sorted(one):
         fail(f"steps logged: {sorted(one)} vs {sorted(many)}")
+    # Rank 0 alone writes the TensorBoard file, with the JSONL's losses.
+    files = tfevents.files(f"{d}/many.tb")
+    tb = tfevents.scalars(f"{d}/many.tb").get("train/loss", {})
+    if len(files) != 1 or sorted(tb) != sorted(many) or any(
+            abs(tb[s] - many[s]) > 1e-6 * abs(many[s]) for s in many):
+        fail(f"{len(files)} TensorBoard file(s) with losses {tb}, wanted "
+             f"one with {many}")
     worst_loss = 0.0
     for s in one:
         r = abs(one[s] - many[s]) / max(abs(one[s]), 1e-12)

@@ -5,13 +5,17 @@ Each subcommand compiles a model, runs the binary as a user would, and
 exits non-zero with a message when something is wrong:
 
   learns     trains N steps (bundled data unless --data), checks that the
-             loss falls, that evaluations and JSONL lines appear, and that
-             the checkpoint reads back with numpy under the model's
-             state_dict names and shapes (those `sinterc --summary` lists).
-  resume     trains 2K steps in one run and K + K steps with a stop in
-             between; the final checkpoints (parameters, optimizer state,
-             trainer state) and the losses of steps K+1..2K must be
-             bit-identical.
+             loss falls, that evaluations and JSONL lines appear, that the
+             TensorBoard event file (read by tfevents.py) holds the same
+             step and evaluation metrics, and that the checkpoint reads
+             back with numpy under the model's state_dict names and shapes
+             (those `sinterc --summary` lists).
+  resume     trains 2K steps in one run, and K + 2 steps, then a resume
+             from step K's checkpoint to 2K; the final checkpoints
+             (parameters, optimizer state, trainer state) and the losses of
+             steps K+1..2K must be bit-identical, in the JSONL and in the
+             TensorBoard files once TensorBoard's restart rule drops the
+             first run's steps K+1 and K+2.
   chain      trains 3 steps on a dataset of exactly one batch with a
              checkpoint after every step, then replays every step on the
              reference interpreter (`sinterc --run=train_step`) from the
@@ -42,6 +46,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
+import tfevents  # noqa: E402
 
 
 def fail(msg):
@@ -109,12 +114,13 @@ def cmd_learns(a):
     binary = compile_model(a, "train")
     log = os.path.join(a.work_dir, "log.jsonl")
     save = os.path.join(a.work_dir, "ckpt")
-    for p in (log, save):
+    tb = os.path.join(a.work_dir, "tb")
+    for p in (log, save, tb):
         shutil.rmtree(p, ignore_errors=True) if os.path.isdir(p) else (
             os.path.exists(p) and os.remove(p))
     cmd = [binary, f"--steps={a.steps}", f"--log-jsonl={log}",
            f"--save={save}", f"--eval-every={a.steps // 2}",
-           "--eval-batches=4", "--log-every=5"]
+           "--eval-batches=4", "--log-every=5", f"--tensorboard={tb}"]
     if a.data:
         cmd.append(f"--data={a.data}")
     p = run(cmd, "training")
@@ -131,6 +137,7 @@ def cmd_learns(a):
     evals = [o for o in jsonl(log) if "eval_loss" in o]
     if [o["step"] for o in evals] != [a.steps // 2, a.steps]:
         fail(f"evaluations at {[o['step'] for o in evals]}")
+    check_tensorboard(tb, jsonl(log))
     if "eval at step" not in out or "done:" not in out:
         fail("no eval or summary line in the output")
     for line in out.splitlines():
@@ -153,21 +160,56 @@ def cmd_learns(a):
           f"read back")
 
 
+def check_tensorboard(tb, lines):
+    """The event file holds each JSONL line's numbers (as float32)."""
+    files = tfevents.files(tb)
+    if len(files) != 1:
+        fail(f"{tb}: {len(files)} event files, wanted 1")
+    first = tfevents.events(files[0])[0]
+    if first.get("file_version") != "brain.Event:2":
+        fail(f"{files[0]}: first record {first}")
+    got = tfevents.scalars(tb)
+    skip = ("step", "elapsed_seconds", "event", "checkpoint")
+    n = 0
+    for o in lines:
+        group = "eval" if any(k.startswith("eval_") for k in o) else "train"
+        for key, value in o.items():
+            if key in skip or value is None:
+                continue
+            tag = f"{group}/{key[5:] if group == 'eval' else key}"
+            have = got.get(tag, {}).get(o["step"])
+            if have is None or abs(have - value) > 1e-6 * max(1, abs(value)):
+                fail(f"{tag} at step {o['step']}: {have} in the event file, "
+                     f"{value} in the JSONL")
+            n += 1
+    print(f"ok: {n} scalars in {os.path.basename(files[0])} match the JSONL")
+
+
 def cmd_resume(a):
-    binary = compile_model(a, "train")
     k = a.steps
+    if k < 3:
+        fail("resume needs --steps of 3 or more (the first run goes 2 past K)")
+    binary = compile_model(a, "train")
     w = a.work_dir
-    for d in ("full", "half", "full.jsonl", "half.jsonl"):
+    for d in ("full", "half", "full.jsonl", "half.jsonl", "full.tb",
+              "half.tb"):
         p = os.path.join(w, d)
         shutil.rmtree(p) if os.path.isdir(p) else (
             os.path.exists(p) and os.remove(p))
     data = [f"--data={a.data}"] if a.data else []
     run([binary, f"--steps={2 * k}", f"--save={w}/full", f"--save-every={k}",
-         f"--log-jsonl={w}/full.jsonl", "--quiet"] + data, "uninterrupted run")
-    run([binary, f"--steps={k}", f"--save={w}/half",
-         f"--log-jsonl={w}/half.jsonl", "--quiet"] + data, "first half")
-    p = run([binary, f"--steps={2 * k}", f"--save={w}/half", "--resume",
-             f"--log-jsonl={w}/half.jsonl"] + data, "resumed half")
+         f"--log-jsonl={w}/full.jsonl", f"--tensorboard={w}/full.tb",
+         "--quiet"] + data, "uninterrupted run")
+    # The first half runs 2 steps past its checkpoint at K, as a run killed
+    # after its last checkpoint would have: the resumed run logs K+1 and
+    # K+2 again.
+    run([binary, f"--steps={k + 2}", f"--save={w}/half", f"--save-every={k}",
+         f"--log-jsonl={w}/half.jsonl", f"--tensorboard={w}/half.tb",
+         "--quiet"] + data, "first half")
+    p = run([binary, f"--steps={2 * k}", f"--save={w}/half",
+             f"--resume={w}/half/step-{k:08d}",
+             f"--log-jsonl={w}/half.jsonl", f"--tensorboard={w}/half.tb"]
+            + data, "resumed half")
     if f"resuming from step {k}" not in p.stdout:
         fail(f"no resume note:\n{p.stdout}")
     name = f"step-{2 * k:08d}"
@@ -187,6 +229,26 @@ def cmd_resume(a):
     for s in range(1, 2 * k + 1):
         if lf[s] != lh[s]:
             fail(f"loss of step {s}: {lf[s]} uninterrupted, {lh[s]} resumed")
+    # TensorBoard: the resumed run's file starts over at K+1.
+    files = tfevents.files(f"{w}/half.tb")
+    if len(files) != 2:
+        fail(f"half.tb: {len(files)} event files, wanted 2")
+    start = [e for e in tfevents.events(files[1]) if "session_log" in e]
+    if [(e["session_log"], e["step"]) for e in start] != [("START", k + 1)]:
+        fail(f"{files[1]}: restart records {start}, wanted START at {k + 1}")
+    tf, th = (tfevents.scalars(f"{w}/{d}.tb")["train/loss"]
+              for d in ("full", "half"))
+    kept = [s for s, _ in tfevents.series(f"{w}/half.tb", purge=False)
+            ["train/loss"]]
+    if sorted(kept) != sorted(list(range(1, 2 * k + 1)) + [k + 1, k + 2]):
+        fail(f"half.tb without the restart rule has steps {kept}")
+    if sorted(tf) != list(range(1, 2 * k + 1)) or sorted(th) != sorted(tf):
+        fail(f"TensorBoard steps: {sorted(tf)} uninterrupted, {sorted(th)} "
+             f"resumed")
+    for s in tf:
+        if tf[s] != th[s]:
+            fail(f"TensorBoard loss of step {s}: {tf[s]} uninterrupted, "
+                 f"{th[s]} resumed")
     print(f"ok: {2 * k} steps = {k} + resume + {k}, bit for bit "
           f"({len(full[0])} parameters, {len(full[1])} optimizer tensors)")
 
@@ -427,6 +489,9 @@ def cmd_errors(a):
         ([f"--resume={good}", f"--init={trunc}"], "exclude each other", 1),
         ([f"--save={os.path.join(ck, 'model.safetensors')}", "--steps=1"],
          "model.safetensors", 1),
+        ([f"--tensorboard={os.path.join(ck, 'model.safetensors')}"],
+         "model.safetensors: cannot create the --tensorboard directory", 1),
+        (["--tensorboard="], "--tensorboard needs a value", 2),
     ]
     for args, needle, code in cases:
         extra = [] if any(x.startswith(("--data", "--inputs")) for x in args) \

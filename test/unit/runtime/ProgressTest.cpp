@@ -1,6 +1,7 @@
 //===- ProgressTest.cpp - runtime/Train/Progress --------------------------===//
 
 #include "runtime/Train/Progress.h"
+#include "runtime/Train/TensorBoard.h"
 
 #include <gtest/gtest.h>
 
@@ -145,6 +146,60 @@ TEST(Progress, MetricsLogCreatesItsDirectoryAndRecordsResumes) {
       MetricsLog::open((dir / "file" / "m.jsonl").string());
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("--log-jsonl directory"),
+            std::string::npos)
+      << bad.status();
+  std::filesystem::remove_all(dir);
+}
+
+// TFRecord's masked CRC-32C, from the standard check value of CRC-32C
+// (0xe3069283 for "123456789"), and the framing around a record.
+TEST(Progress, TensorBoardRecordsAreFramedWithMaskedCrc32c) {
+  auto mask = [](uint32_t crc) {
+    return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
+  };
+  EXPECT_EQ(maskedCrc32c("123456789"), mask(0xe3069283u));
+  // CRC-32C of no bytes is 0.
+  EXPECT_EQ(maskedCrc32c(""), mask(0));
+  std::string record = tfRecord("abc");
+  ASSERT_EQ(record.size(), 8u + 4 + 3 + 4);
+  EXPECT_EQ(record.substr(0, 8), std::string("\3\0\0\0\0\0\0\0", 8));
+  auto little = [&](size_t at) {
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; --i)
+      v = (v << 8) | static_cast<unsigned char>(record[at + i]);
+    return v;
+  };
+  EXPECT_EQ(little(8), maskedCrc32c(record.substr(0, 8)));
+  EXPECT_EQ(record.substr(12, 3), "abc");
+  EXPECT_EQ(little(15), maskedCrc32c("abc"));
+}
+
+// Each open makes a new file whose first record is the version stamp; a
+// folder under a regular file is an error naming the flag.
+TEST(Progress, TensorBoardLogOpensANewFileEachRun) {
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "sinter-tensorboard-test";
+  std::filesystem::remove_all(dir);
+  for (int run = 0; run < 2; ++run) {
+    absl::StatusOr<std::unique_ptr<TensorBoardLog>> log =
+        TensorBoardLog::open((dir / "tb").string());
+    ASSERT_TRUE(log.ok()) << log.status();
+    EXPECT_NE((*log)->path().find("events.out.tfevents."), std::string::npos);
+    ASSERT_TRUE((*log)->write(1, "train", {{"loss", 2.5}}).ok());
+  }
+  std::vector<std::filesystem::path> files;
+  for (const auto &e : std::filesystem::directory_iterator(dir / "tb"))
+    files.push_back(e.path());
+  ASSERT_EQ(files.size(), 2u);
+  std::ifstream in(files[0], std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(bytes.find("brain.Event:2"), std::string::npos);
+  EXPECT_NE(bytes.find("train/loss"), std::string::npos);
+  std::ofstream((dir / "file").string()) << "x";
+  absl::StatusOr<std::unique_ptr<TensorBoardLog>> bad =
+      TensorBoardLog::open((dir / "file").string());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--tensorboard directory"),
             std::string::npos)
       << bad.status();
   std::filesystem::remove_all(dir);
