@@ -93,3 +93,11 @@ const ProgramSymbols *sinter::abi::programSymbols(std::string_view role) {
       return p;
   return nullptr;
 }
+
+std::string sinter::abi::traceWriteName(int64_t step, int64_t write) {
+  return "@step/" + std::to_string(step) + "/" + std::to_string(write);
+}
+
+bool sinter::abi::isTraceWriteName(std::string_view name) {
+  return name.substr(0, 6) == "@step/";
+}

@@ -185,6 +185,21 @@ inline constexpr std::string_view kOptimizerStepState = "optimizer.step";
 inline constexpr std::string_view kDefaultDataSymbol =
     SINTER_ABI_NAME(SINTER_ABI_DEFAULT_DATA);
 
+/// A binary's step trace (`train --trace`, runtime/Exec/StepTrace.h, read
+/// by `sinterc --bisect`, compiler/Interpreter/Bisect.h): a .safetensors
+/// file whose metadata hold kTraceMarker = "1", kTraceFunction and
+/// kTraceSteps (the program's step count), and kTraceStepPrefix + K (what
+/// step K computes); its tensors are the arguments by name and each step's
+/// writes under traceWriteName.
+inline constexpr std::string_view kTraceMarker = "sinter.trace";
+inline constexpr std::string_view kTraceFunction = "function";
+inline constexpr std::string_view kTraceSteps = "steps";
+inline constexpr std::string_view kTraceStepPrefix = "step/";
+/// "@step/K/J": write J of step K, in StepProgram::stepBuffers' order.
+std::string traceWriteName(int64_t step, int64_t write);
+/// Whether `name` is a write's (not an argument's).
+bool isTraceWriteName(std::string_view name);
+
 } // namespace sinter::abi
 
 #endif // SINTER_ABI_ABI_H

@@ -226,7 +226,7 @@ Phase Compilation::goal() const {
   // build the binary.
   if (options.summary && !options.compileTo)
     return Phase::Import;
-  if (options.memoryReport)
+  if (options.memoryReport || !options.bisectTrace.empty())
     return Phase::Scheduled;
   if (options.compileTo)
     return *options.compileTo;
@@ -314,7 +314,8 @@ LogicalResult Compilation::training(TimingScope &timing) {
                              options.runFunction == "forward_grad";
     training.evalStep = true;
     // The binary's trainer sets the peak learning rate at run time.
-    training.runtimeLr = options.runtimeLr.value_or(goal() == Phase::Binary);
+    training.runtimeLr = options.runtimeLr.value_or(
+        goal() == Phase::Binary || !options.bisectTrace.empty());
     // The GELU's rounding where the target's matmul library applies it.
     std::vector<std::string> epilogues =
         options.matmulEpilogues.value_or(target.matmulEpilogues());
@@ -533,6 +534,14 @@ int Compilation::finish(TimingScope &timing) {
     return 0;
   }
 
+  if (!options.bisectTrace.empty()) {
+    RunOptions run;
+    run.function = entry;
+    run.inputs = options.runInputs;
+    run.bisect = options.bisectTrace;
+    run.bisectRtol = options.bisectRtol;
+    return failed(runFunction(*module, run)) ? 1 : 0;
+  }
   // The reference interpreter runs any phase up to scheduled: kernel
   // regions run op by op, so pass invariance can be checked phase by phase.
   if (!options.runFunction.empty()) {

@@ -64,6 +64,12 @@ struct DriverOptions {
   std::vector<std::string> runInputs;
   /// Where its results go: a .safetensors file, or a directory of .npy files.
   std::string runOutput;
+  /// A binary's step trace (--bisect): compile --entry's function to the
+  /// scheduled phase as the binary's build does (the runtime lr included)
+  /// and hold it against the trace step by step (compiler/Interpreter/
+  /// Bisect.h), with this normwise tolerance for f32.
+  std::string bisectTrace;
+  double bisectRtol = 1e-4;
 
   /// The machine the binary is for (codegen::lookupTarget).
   std::string target = "cpu";

@@ -25,7 +25,8 @@ namespace {
 
 class ProgramRun {
 public:
-  explicit ProgramRun(sched::ProgramOp program) : program(program) {}
+  ProgramRun(sched::ProgramOp program, const StepHook &hook)
+      : program(program), hook(hook) {}
 
   FailureOr<std::vector<Tensor>> run(std::vector<Tensor> args);
 
@@ -40,9 +41,28 @@ private:
   /// A collective's input copied to its output, as on one rank.
   LogicalResult copyAsOneRank(Operation *op, Value input, Value output);
 
+  /// Calls the hook after `op`, a step of the step program, with `writes`.
+  LogicalResult afterStep(Operation *op, ArrayRef<Value> writes);
+
   sched::ProgramOp program;
+  const StepHook &hook;
+  int64_t nextStep = 0;
   llvm::DenseMap<Value, std::vector<uint8_t>> slabs;
 };
+
+LogicalResult ProgramRun::afterStep(Operation *op, ArrayRef<Value> writes) {
+  StepWrites w;
+  w.op = op;
+  w.index = nextStep++;
+  for (Value buffer : writes)
+    w.buffers.push_back(
+        {buffer,
+         MutableArrayRef<uint8_t>(
+             bytesOf(buffer),
+             static_cast<size_t>(
+                 cast<sched::BufferType>(buffer.getType()).getBytes()))});
+  return hook ? hook(w) : success();
+}
 
 uint8_t *ProgramRun::bytesOf(Value buffer) {
   auto view = buffer.getDefiningOp<sched::ViewOp>();
@@ -200,6 +220,7 @@ FailureOr<std::vector<Tensor>> ProgramRun::run(std::vector<Tensor> args) {
            << numArguments << " arguments, given " << args.size();
   size_t nextArgument = 0;
   SmallVector<sched::ResultOp> results;
+  DenseMap<Value, Value> allReduceBuffer; // start token -> buffer
   for (Operation &op : body) {
     LogicalResult done =
         llvm::TypeSwitch<Operation *, LogicalResult>(&op)
@@ -222,14 +243,41 @@ FailureOr<std::vector<Tensor>> ProgramRun::run(std::vector<Tensor> args) {
                 return failure();
               return store(fill.getBuffer(), *value, fill);
             })
-            .Case([&](sched::LaunchOp l) { return launch(l); })
-            .Case([&](sched::MatmulOp m) { return matmul(m); })
+            .Case([&](sched::LaunchOp l) -> LogicalResult {
+              if (failed(launch(l)))
+                return failure();
+              return afterStep(l, llvm::to_vector(l.getOutputs()));
+            })
+            .Case([&](sched::MatmulOp m) -> LogicalResult {
+              if (failed(matmul(m)))
+                return failure();
+              // The writes in the runtime's order: the product, the aux
+              // matrix a forward GELU keeps (a DGELU reads it), the bias
+              // gradient.
+              SmallVector<Value> writes{m.getOut()};
+              std::string_view dgelu =
+                  sabi::activationName(sabi::MatmulStep::dgelu_tanh);
+              if (Value aux = m.getAux();
+                  aux &&
+                  m.getActivation() != StringRef(dgelu.data(), dgelu.size()))
+                writes.push_back(aux);
+              if (Value grad = m.getBiasGrad())
+                writes.push_back(grad);
+              return afterStep(m, writes);
+            })
             .Case([&](sched::CopyOp copy) {
               std::memmove(bytesOf(copy.getDst()), bytesOf(copy.getSrc()),
                            static_cast<size_t>(
                                cast<sched::BufferType>(copy.getSrc().getType())
                                    .getBytes()));
-              return success();
+              return afterStep(copy, {copy.getDst()});
+            })
+            .Case([&](sched::AllReduceStartOp start) {
+              allReduceBuffer[start.getToken()] = start.getBuffer();
+              return afterStep(start, {});
+            })
+            .Case([&](sched::AllReduceDoneOp done) {
+              return afterStep(done, {allReduceBuffer.lookup(done.getToken())});
             })
             .Case([&](sched::AllGatherStartOp g) {
               return copyAsOneRank(g, g.getInput(), g.getOutput());
@@ -237,8 +285,7 @@ FailureOr<std::vector<Tensor>> ProgramRun::run(std::vector<Tensor> args) {
             .Case([&](sched::ReduceScatterStartOp r) {
               return copyAsOneRank(r, r.getInput(), r.getOutput());
             })
-            .Case<sched::AllReduceStartOp, sched::AllReduceDoneOp,
-                  sched::AllGatherDoneOp, sched::ReduceScatterDoneOp,
+            .Case<sched::AllGatherDoneOp, sched::ReduceScatterDoneOp,
                   sched::BroadcastStartOp, sched::BroadcastDoneOp>(
                 [](Operation *) { return success(); })
             .Default([](Operation *other) {
@@ -260,6 +307,7 @@ FailureOr<std::vector<Tensor>> ProgramRun::run(std::vector<Tensor> args) {
 } // namespace
 
 FailureOr<std::vector<Tensor>>
-sinter::interp::runProgram(sched::ProgramOp program, std::vector<Tensor> args) {
-  return ProgramRun(program).run(std::move(args));
+sinter::interp::runProgram(sched::ProgramOp program, std::vector<Tensor> args,
+                           const StepHook &hook) {
+  return ProgramRun(program, hook).run(std::move(args));
 }

@@ -30,15 +30,34 @@
 #include "compiler/Interpreter/Tensor.h"
 #include "dialects/Schedule/ScheduleOps.h"
 
+#include <functional>
 #include <vector>
 
 namespace sinter::interp {
 
+/// One step of the binary's step program (a sched.launch, sched.matmul,
+/// sched.copy, or an all-reduce's start or done: one step each, as the step
+/// program builder encodes them) just after the interpreter ran it: its
+/// index among those steps, and the buffers it wrote with their bytes, in
+/// the order the runtime lists a step's writes (StepProgram::stepBuffers).
+struct StepWrites {
+  mlir::Operation *op = nullptr;
+  int64_t index = 0;
+  llvm::SmallVector<std::pair<mlir::Value, llvm::MutableArrayRef<uint8_t>>>
+      buffers;
+};
+/// Sees each step's writes and may change their bytes (a bisection puts the
+/// binary's values there, so that the next step starts from them); failure
+/// stops the run.
+using StepHook = std::function<mlir::LogicalResult(const StepWrites &)>;
+
 /// Runs `program` on `args`, one per sched.argument in program order, of
 /// the argument's buffer type; returns one tensor per sched.result in
-/// program order. Errors are diagnostics at the op.
+/// program order. Errors are diagnostics at the op. `hook`, when given,
+/// runs after each step.
 mlir::FailureOr<std::vector<Tensor>> runProgram(sched::ProgramOp program,
-                                                std::vector<Tensor> args);
+                                                std::vector<Tensor> args,
+                                                const StepHook &hook = nullptr);
 
 } // namespace sinter::interp
 

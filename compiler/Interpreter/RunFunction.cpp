@@ -2,6 +2,7 @@
 
 #include "compiler/Interpreter/RunFunction.h"
 
+#include "compiler/Interpreter/Bisect.h"
 #include "compiler/Interpreter/Initializers.h"
 #include "compiler/Interpreter/Interpreter.h"
 #include "compiler/Interpreter/ProgramInterpreter.h"
@@ -219,7 +220,7 @@ Runnable fromFunction(func::FuncOp fn) {
   return r;
 }
 
-Runnable fromProgram(sched::ProgramOp program) {
+Runnable fromProgram(sched::ProgramOp program, StepHook hook) {
   Runnable r;
   for (auto arg : program.getBlock().getOps<sched::ArgumentOp>()) {
     ArgumentSpec a{
@@ -239,8 +240,8 @@ Runnable fromProgram(sched::ProgramOp program) {
   }
   for (auto result : program.getBlock().getOps<sched::ResultOp>())
     r.resultNames.push_back(result.getName().str());
-  r.run = [program](std::vector<Tensor> args) {
-    return interp::runProgram(program, std::move(args));
+  r.run = [program, hook](std::vector<Tensor> args) {
+    return interp::runProgram(program, std::move(args), hook);
   };
   return r;
 }
@@ -250,8 +251,34 @@ Runnable fromProgram(sched::ProgramOp program) {
 LogicalResult sinter::runFunction(ModuleOp module, const RunOptions &options) {
   Location loc = module.getLoc();
   std::optional<Runnable> runnable;
+  std::unique_ptr<interp::Bisection> bisection;
+  if (!options.bisect.empty()) {
+    if (!module.lookupSymbol<sched::ProgramOp>(options.function))
+      return emitError(loc)
+             << "--bisect holds the scheduled phase's @" << options.function
+             << " against the trace, and the module has no "
+                "such sched.program";
+    FailureOr<std::unique_ptr<interp::Bisection>> opened =
+        interp::Bisection::open(options.bisect, options.bisectRtol,
+                                module.getContext());
+    if (failed(opened))
+      return failure();
+    bisection = std::move(*opened);
+    if (bisection->function() != options.function)
+      return emitError(
+                 FileLineColLoc::get(module.getContext(), options.bisect, 0, 0))
+             << "is a trace of @" << bisection->function() << ", not of @"
+             << options.function << " (name it with --entry)";
+    if (failed(bisection->matches(
+            module.lookupSymbol<sched::ProgramOp>(options.function))))
+      return failure();
+  }
   if (auto program = module.lookupSymbol<sched::ProgramOp>(options.function))
-    runnable = fromProgram(program);
+    runnable =
+        fromProgram(program, bisection ? StepHook([&](const StepWrites &w) {
+                      return bisection->onStep(w);
+                    })
+                                       : StepHook());
   else if (auto fn = module.lookupSymbol<func::FuncOp>(options.function);
            fn && !fn.isExternal())
     runnable = fromFunction(fn);
@@ -269,6 +296,14 @@ LogicalResult sinter::runFunction(ModuleOp module, const RunOptions &options) {
   llvm::StringMap<Provided> provided;
   if (failed(readInputs(options.inputs, loc, provided)))
     return failure();
+  // A trace starts from the arguments the binary's run began with.
+  if (bisection)
+    for (auto &[name, tensor] : bisection->file().tensors)
+      if (!sabi::isTraceWriteName(name) &&
+          !provided.try_emplace(name, Provided{tensor, options.bisect}).second)
+        return emitError(loc)
+               << "tensor '" << name
+               << "' is given by --input and by the trace " << options.bisect;
 
   uint64_t seed = 1337;
   if (auto training =
@@ -358,6 +393,10 @@ LogicalResult sinter::runFunction(ModuleOp module, const RunOptions &options) {
   auto results = runnable->run(std::move(args));
   if (failed(results))
     return failure();
+  if (bisection) {
+    llvm::outs().flush();
+    return bisection->finish(llvm::outs());
+  }
 
   formats::SafeTensorsFile out;
   for (auto [i, t] : llvm::enumerate(*results)) {

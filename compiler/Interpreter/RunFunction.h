@@ -24,6 +24,11 @@ struct RunOptions {
   std::vector<std::string> inputs;
   /// A .safetensors file, or a directory for one .npy file per result.
   std::string output;
+  /// A binary's step trace to hold the scheduled program against, step by
+  /// step, starting from the trace's arguments (compiler/Interpreter/
+  /// Bisect.h); the run fails when a step is over its tolerance.
+  std::string bisect;
+  double bisectRtol = 1e-4;
 };
 
 /// Runs the function with the reference interpreter; prints each 0-d result

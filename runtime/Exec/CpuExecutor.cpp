@@ -225,6 +225,8 @@ absl::Status CpuExecutor::run() {
     }
     if (checkNumerics)
       scanner.after(prog, view, numericsLog);
+    if (observer)
+      SINTER_RETURN_IF_ERROR(observer(static_cast<int64_t>(i), view));
     if (!profiling)
       continue;
     recorder.addStep(prog, static_cast<int64_t>(i), secondsSince(start));

@@ -731,6 +731,8 @@ absl::Status CudaExecutor::runChecked() {
     }
     SINTER_RETURN_IF_ERROR(synchronize(s));
     scanner.after(prog, view, numericsLog);
+    if (observer)
+      SINTER_RETURN_IF_ERROR(observer(s, view));
     SINTER_RETURN_IF_ERROR(copyError);
   }
   return absl::OkStatus();
@@ -789,8 +791,8 @@ absl::Status CudaExecutor::run() {
   std::vector<int64_t> inFlight; // the all-reduces enqueued, for errors
   // --profile times each step with events between the steps where the
   // steps are enqueued one by one; a replayed graph gives the total only.
-  const bool timed = profiling && !checkNumerics && !useGraph;
-  if (checkNumerics) {
+  const bool timed = profiling && !checkNumerics && !observer && !useGraph;
+  if (checkNumerics || observer) {
     SINTER_RETURN_IF_ERROR(runChecked());
   } else if (useGraph) {
     if (!graphExec)
@@ -921,7 +923,7 @@ absl::Status CudaExecutor::setHyper(std::string_view name, double value) {
 
 std::string CudaExecutor::formatProfile(int topKernels) const {
   std::string device = deviceName;
-  if (!profiling || checkNumerics)
+  if (!profiling || checkNumerics || observer)
     device += ", the totals only";
   else if (useGraph)
     device += ", replaying a CUDA graph: the totals only "

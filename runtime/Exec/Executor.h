@@ -37,6 +37,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -201,6 +202,14 @@ public:
   void setCheckNumerics(bool on) { checkNumerics = on; }
   const NumericsLog &numerics() const { return numericsLog; }
 
+  /// Traced runs (the binary's --trace, StepTrace.h): while set, run() goes
+  /// step by step as a checked run does and calls `observer` after each
+  /// step with the step's index and its buffers readable on the host
+  /// through `view` (StepScanner::View); an error stops the run.
+  using StepObserver =
+      std::function<absl::Status(int64_t step, const StepScanner::View &view)>;
+  void setStepObserver(StepObserver o) { observer = std::move(o); }
+
   /// Threads the executor runs kernels and matmuls on.
   virtual int threads() const = 0;
   /// Runs every step once, in order.
@@ -306,6 +315,7 @@ protected:
   CollectiveRunner *collectives = nullptr;
   bool checkNumerics = false;
   NumericsLog numericsLog;
+  StepObserver observer;
 };
 
 } // namespace sinter::exec

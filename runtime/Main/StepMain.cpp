@@ -39,6 +39,7 @@
 #include "runtime/Exec/DeviceQueue.h"
 #include "runtime/Exec/Executor.h"
 #include "runtime/Exec/StepProgram.h"
+#include "runtime/Exec/StepTrace.h"
 #include "runtime/Formats/SafeTensors.h"
 #include "runtime/Support/Status.h"
 #include "runtime/Train/Checkpoint.h"
@@ -94,7 +95,7 @@ namespace {
 
 struct Flags {
   // Raw steps.
-  std::string inputs, outputs;
+  std::string inputs, outputs, trace;
   // Training.
   train::TrainOptions train;
   bool stepsGiven = false;
@@ -174,6 +175,10 @@ batch of ranks x the compiled batch, with gradients averaged.
 
 Raw steps (numerical checks): --inputs=FILE.safetensors
   [--outputs=FILE.safetensors] [--steps=N] [--threads=N] [--profile]
+
+  --trace=FILE       record the first step's arguments and every program
+                     step's results in FILE (.safetensors), for
+                     `sinterc MODEL --bisect=FILE` (docs/Testing.md)
 
   --check-queue      check, with no device, that the programs' steps as a
                      GPU runs them (compute and communication streams,
@@ -256,6 +261,8 @@ Flags parseFlags(int argc, char **argv) {
       flags.inputs = needValue();
     } else if (name == "--outputs") {
       flags.outputs = needValue();
+    } else if (name == "--trace") {
+      flags.trace = needValue();
     } else if (name == "--steps") {
       flags.train.steps = integer(1, kMax);
       flags.stepsGiven = true;
@@ -370,7 +377,8 @@ Flags parseFlags(int argc, char **argv) {
       fail(2, absl::StrFormat("unknown flag '%s' (try --help)", arg));
     }
   }
-  bool raw = !flags.inputs.empty() || !flags.outputs.empty();
+  bool raw =
+      !flags.inputs.empty() || !flags.outputs.empty() || !flags.trace.empty();
   if (raw && trainingFlag)
     fail(2, "--inputs/--outputs run raw steps and take no training flags "
             "(--data, --save, ...)");
@@ -448,9 +456,14 @@ absl::Status runRawSteps(Executor &ex, const Flags &flags) {
   }
 
   SINTER_ASSIGN_OR_RETURN(int64_t start, ex.step());
+  exec::StepTrace trace;
   for (int64_t i = 0; i < flags.train.steps; ++i) {
     SINTER_RETURN_IF_ERROR(ex.setStep(start + i));
+    if (i == 0 && !flags.trace.empty())
+      SINTER_RETURN_IF_ERROR(trace.begin(ex));
     SINTER_RETURN_IF_ERROR(ex.run());
+    if (i == 0 && !flags.trace.empty())
+      SINTER_RETURN_IF_ERROR(trace.finish(flags.trace));
   }
 
   for (const Result &r : prog.results)
@@ -551,7 +564,8 @@ int main(int argc, char **argv) {
   Flags flags = parseFlags(argc, argv);
   if (flags.checkQueue)
     return checkQueues();
-  bool raw = !flags.inputs.empty() || !flags.outputs.empty();
+  bool raw =
+      !flags.inputs.empty() || !flags.outputs.empty() || !flags.trace.empty();
   // Where this process sits in a data-parallel job (raw steps run alone).
   comm::DistEnv dist;
   if (!raw) {

@@ -21,6 +21,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 
 namespace cl = llvm::cl;
@@ -172,6 +173,18 @@ int main(int argc, char **argv) {
       cl::desc("Where --run writes its results: a .safetensors file or a "
                "folder of .npy files"),
       cl::value_desc("path"), cl::cat(category));
+  cl::opt<std::string> bisect(
+      "bisect",
+      cl::desc("Hold the scheduled program against a binary's step trace "
+               "(train --inputs=F --trace=TRACE), step by step, each step "
+               "from the binary's inputs to it; name the first step over "
+               "its tolerance (docs/Testing.md)"),
+      cl::value_desc("trace.safetensors"), cl::cat(category));
+  cl::opt<double> bisectRtol(
+      "bisect-rtol",
+      cl::desc("--bisect's normwise tolerance for f32 and f64 buffers "
+               "(default 1e-4; bf16 and f16: 100x)"),
+      cl::init(sinter::DriverOptions().bisectRtol), cl::cat(category));
 
   // Registered so that --mlir-print-ir-before/after=<pass> can name them.
   sinter::registerSinterPasses();
@@ -337,9 +350,30 @@ int main(int argc, char **argv) {
     mlir::emitError(here) << "--run and --emit cannot be combined";
     return 1;
   }
-  if ((!runInputs.empty() || !runOutput.empty()) && run.empty()) {
-    mlir::emitError(here) << "--input and --output need --run=<function>";
+  if (!runOutput.empty() && run.empty()) {
+    mlir::emitError(here) << "--output needs --run=<function>";
     return 1;
   }
+  if (!runInputs.empty() && run.empty() && bisect.empty()) {
+    mlir::emitError(here) << "--input needs --run=<function> or --bisect";
+    return 1;
+  }
+  if (!bisect.empty() && (!run.empty() || !emit.empty() || summary ||
+                          !compileTo.empty() || memoryReport)) {
+    mlir::emitError(here) << "--bisect compiles the scheduled phase of "
+                             "--entry's function itself; it cannot be "
+                             "combined with --run, --emit, --summary, "
+                             "--compile-to or --memory-report";
+    return 1;
+  }
+  if (!(bisectRtol > 0 && bisectRtol < 1)) {
+    std::string text;
+    llvm::raw_string_ostream(text) << llvm::format("%g", bisectRtol.getValue());
+    mlir::emitError(here) << "--bisect-rtol=" << text
+                          << " is not a tolerance in (0, 1)";
+    return 1;
+  }
+  options.bisectTrace = bisect;
+  options.bisectRtol = bisectRtol;
   return sinter::runDriver(options, context);
 }
