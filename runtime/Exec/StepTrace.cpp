@@ -45,8 +45,17 @@ copyBuffer(const StepProgram &program, int64_t id, const void *bytes) {
 } // namespace
 
 absl::Status StepTrace::begin(Executor &executor) {
+  const StepProgram &program = executor.program();
+  // The interpreter runs a merged launch's kernels one by one: a trace
+  // needs the program with one step a kernel.
+  for (const Step &step : program.steps)
+    if (!step.members.empty())
+      return sinter::InvalidArgumentError(
+          SINTER_HERE,
+          "--trace: this binary runs merged launches (several kernels a "
+          "step); build it with sinterc --cuda-merge-launches=false to "
+          "trace it");
   ex = &executor;
-  const StepProgram &program = ex->program();
   file = {};
   file.metadata[std::string(sabi::kTraceMarker)] = "1";
   file.metadata[std::string(sabi::kTraceFunction)] = program.function;
