@@ -25,6 +25,10 @@
 #      made by test/e2e/compare_compiled.py --prepare; `run` replays each
 #      binary and holds every result (loss, every gradient, updated
 #      parameters and optimizer state) to compare_compiled.py's tolerances;
+#      then traces one step of the tiny GPT (f32, bf16), one launch a
+#      kernel, into $OUT/traces.tar (`--trace`): `sinterc --bisect` here
+#      holds each kernel and matmul the GPU ran against the interpreter,
+#      from the GPU's own inputs to it (docs/Testing.md);
 #   2. training: char-GPT for 200 steps (batch 4) on the CPU target here,
 #      the CUDA binary there, loss curves compared by loss_curves.py; then
 #      50 steps of the same model built with --cuda-merge-launches=false,
@@ -73,6 +77,7 @@ prepare() {
       > "$dir/chargpt-small.pbtxt"
   local tiny=$root/test/passes/Inputs/tiny_gpt.pbtxt
   local mlp=$root/examples/mlp_classifier.pbtxt
+  export ROOT_E2E=$root/test/e2e
   # The tiny GPT with the tanh GELU: its linear layers take cuBLASLt's
   # training forms (GELU_AUX_BIAS, DGELU_BGRAD), whose bias gradient only a
   # real cuBLASLt can confirm.
@@ -127,6 +132,31 @@ prepare() {
     rm -f "$dir/cases/$name"/in-f64.safetensors "$dir/cases/$name"/ref0.safetensors \
           "$dir/cases/$name"/model-f64.pbtxt
     find "$dir/cases/$name/dump" -name '*.mlir' -delete
+  done
+
+  echo "== step traces: the tiny GPT in f32 and bf16, one launch a kernel"
+  # Step 1 traces one step of each on the GPU (--trace); bisecting the
+  # traces here afterwards (`sinterc ... --bisect`, the command is printed)
+  # holds every kernel and matmul the GPU ran against the interpreter, each
+  # from the GPU's own inputs to it.
+  mkdir -p "$dir/trace"
+  "$python" - "$dir/trace" <<'PY' || die "writing the traces' inputs failed"
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["ROOT_E2E"]))
+import numpy as np
+from safetensors_io import write_safetensors
+rng = np.random.default_rng(7)
+for name, b, t, v in (("tiny", 2, 8, 11),):
+    x = rng.integers(0, v, (b, t)).astype(np.int64)
+    write_safetensors(os.path.join(sys.argv[1], name + "-in.safetensors"),
+                      {"idx": x, "targets": np.roll(x, -1, axis=1)})
+PY
+  local traced model
+  for traced in "tiny|$tiny|" "tiny-bf16|$tiny|--precision=bf16_mixed"; do
+    IFS='|' read -r name model flags <<< "$traced"
+    # shellcheck disable=SC2086
+    "$sinterc" "$model" --target=cuda --cuda-merge-launches=false $flags \
+      -o "$dir/trace/$name" || die "compiling $name for a trace failed"
   done
 
   echo "== char-GPT, 200 steps at batch 4 on the CPU target (the curve to match)"
@@ -193,10 +223,10 @@ prepare() {
   export XZ_OPT="-6 -T0"
   tar -C "$dir" -cJf "$dir/lib.txz" lib && rm -rf "$dir/lib"
   # Everything else in one archive.
-  tar -C "$dir" -cJf "$dir/bundle.txz" cases chargpt-cpu.jsonl chargpt-cuda chargpt-cuda-apart \
+  tar -C "$dir" -cJf "$dir/bundle.txz" cases trace chargpt-cpu.jsonl chargpt-cuda chargpt-cuda-apart \
     gpt2-cuda gpt2-cuda-rows0 gpt2-cuda-apart gpt2-cuda-whole gpt2-dump chargpt-small.pbtxt \
     chargpt-long.pbtxt tiny-tanh.pbtxt cublaslt-gelu-forms \
-    && rm -rf "$dir"/cases "$dir"/edge "$dir"/chargpt-cuda "$dir"/chargpt-cuda-apart "$dir"/gpt2-cuda "$dir"/gpt2-cuda-rows0 \
+    && rm -rf "$dir"/cases "$dir"/trace "$dir"/edge "$dir"/chargpt-cuda "$dir"/chargpt-cuda-apart "$dir"/gpt2-cuda "$dir"/gpt2-cuda-rows0 \
       "$dir"/gpt2-cuda-apart "$dir"/gpt2-cuda-whole "$dir"/gpt2-dump "$dir"/cublaslt-gelu-forms
   echo "== prepared in $dir ($((SECONDS - t0)) s): $(du -sh "$dir" | cut -f1)"
   du -sh "$dir"/* | sed 's/^/   /'
@@ -272,6 +302,25 @@ for f in sys.argv[2:]:
     done
   fi
 
+  if want 1; then
+    echo "== 1b. step traces for sinterc --bisect (run here on the returned traces.tar)"
+    # In one archive: what comes back from $OUT is at most 8 files.
+    local traced name model flags
+    mkdir -p "$dir/traces"
+    for traced in "tiny|" "tiny-bf16|--precision=bf16_mixed"; do
+      IFS='|' read -r name flags <<< "$traced"
+      if "${sinter_env[@]}" timeout "$(limit 60)" "$dir/trace/$name" \
+          --inputs="$dir/trace/tiny-in.safetensors" \
+          --trace="$dir/traces/trace-$name.safetensors" > /dev/null; then
+        echo "trace-$name.safetensors: bisect with"
+        echo "  build/bin/sinterc test/passes/Inputs/tiny_gpt.pbtxt --target=cuda --cuda-merge-launches=false $flags --bisect=FILE"
+      else
+        echo "tracing $name failed"; failed=1
+      fi
+    done
+    tar -C "$dir/traces" -cf "$out/traces.tar" . || failed=1
+  fi
+
   if want 2; then
     echo "== 2. char-GPT, 200 steps at batch 4: the CUDA target against the CPU's curve"
     # With a held-out evaluation every 100 steps: the evaluation program's
@@ -309,7 +358,7 @@ for f in sys.argv[2:]:
 
   if want 3; then
     echo "== 3. speed: GPT-2 124M bf16, batch 16 x 1024 (Sinter, then PyTorch)"
-    "$python" - "$dir/gpt2-dump" "$out/gpt2-in.safetensors" <<'PY' || failed=1
+    "$python" - "$dir/gpt2-dump" "$dir/gpt2-in.safetensors" <<'PY' || failed=1
 import json, glob, os, sys
 import numpy as np
 from safetensors.numpy import save_file
@@ -326,11 +375,11 @@ save_file(tensors, sys.argv[2])
 print("inputs:", {k: v.shape for k, v in tensors.items()})
 PY
     "${sinter_env[@]}" timeout "$(limit 120)" "$dir/gpt2-cuda" \
-      --inputs="$out/gpt2-in.safetensors" --outputs="$dir/gpt2-out.safetensors" \
+      --inputs="$dir/gpt2-in.safetensors" --outputs="$dir/gpt2-out.safetensors" \
       --steps=10 --profile || failed=1
     echo "-- the same steps enqueued one by one (SINTER_CUDA_GRAPHS=0): every kernel and matmul timed by events (all of them in gpt2-profile.txt)"
     SINTER_CUDA_GRAPHS=0 SINTER_PROFILE_ALL=1 "${sinter_env[@]}" timeout "$(limit 120)" \
-      "$dir/gpt2-cuda" --inputs="$out/gpt2-in.safetensors" \
+      "$dir/gpt2-cuda" --inputs="$dir/gpt2-in.safetensors" \
       --outputs="$dir/gpt2-out-nograph.safetensors" --steps=10 --profile \
       > "$out/gpt2-profile.txt" 2>&1 || failed=1
     head -45 "$out/gpt2-profile.txt"
@@ -343,10 +392,10 @@ PY
       esac
       echo "-- the same with $what"
       "${sinter_env[@]}" timeout "$(limit 60)" "$dir/gpt2-cuda-$variant" \
-        --inputs="$out/gpt2-in.safetensors" --outputs="$dir/gpt2-out-$variant.safetensors" \
+        --inputs="$dir/gpt2-in.safetensors" --outputs="$dir/gpt2-out-$variant.safetensors" \
         --steps=10 --profile 2>&1 | grep -E 'profile:|ms/run' | head -4
       SINTER_CUDA_GRAPHS=0 SINTER_PROFILE_ALL=1 "${sinter_env[@]}" timeout "$(limit 60)" \
-        "$dir/gpt2-cuda-$variant" --inputs="$out/gpt2-in.safetensors" \
+        "$dir/gpt2-cuda-$variant" --inputs="$dir/gpt2-in.safetensors" \
         --outputs="$dir/gpt2-out-$variant-nograph.safetensors" --steps=10 --profile \
         > "$out/gpt2-$variant-profile.txt" 2>&1
       "$python" "$root/scripts/gpu/compare_profiles.py" \
