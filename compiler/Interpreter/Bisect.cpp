@@ -2,6 +2,8 @@
 
 #include "compiler/Interpreter/Bisect.h"
 
+#include "compiler/Interpreter/Files.h"
+
 #include "abi/Abi.h"
 #include "dialects/Schedule/ScheduleOps.h"
 #include "runtime/Formats/AbslCompat.h"
@@ -20,26 +22,6 @@ using formats::DType;
 
 namespace {
 
-std::optional<DType> dtypeOf(ElementKind kind) {
-  switch (kind) {
-  case ElementKind::F16:
-    return DType::F16;
-  case ElementKind::BF16:
-    return DType::BF16;
-  case ElementKind::F32:
-    return DType::F32;
-  case ElementKind::F64:
-    return DType::F64;
-  case ElementKind::I1:
-    return DType::Bool;
-  case ElementKind::I32:
-    return DType::I32;
-  case ElementKind::I64:
-    return DType::I64;
-  }
-  return std::nullopt;
-}
-
 std::string typeText(sched::BufferType type) {
   std::string shape;
   for (int64_t d : type.getShape())
@@ -57,12 +39,8 @@ Bisection::open(const std::string &path, double rtol, MLIRContext *context) {
   Location at = FileLineColLoc::get(context, path, 0, 0);
   absl::StatusOr<formats::SafeTensorsFile> file =
       formats::readSafeTensors(path);
-  if (!file.ok()) {
-    std::string_view message = formats::toStd(file.status().message());
-    if (message.substr(0, path.size() + 2) == path + ": ")
-      message.remove_prefix(path.size() + 2);
-    return emitError(at) << message;
-  }
+  if (!file.ok())
+    return fileError(context, path, file.status());
   auto marker = file->metadata.find(std::string(abi::kTraceMarker));
   auto steps = file->metadata.find(std::string(abi::kTraceSteps));
   int64_t count = 0;
@@ -150,7 +128,8 @@ LogicalResult Bisection::onStep(const StepWrites &w) {
     std::string name = abi::traceWriteName(w.index, static_cast<int64_t>(j));
     const formats::HostTensor *theirs = trace.find(name);
     std::optional<ElementKind> kind = kindOf(type.getElementType());
-    std::optional<DType> dtype = kind ? dtypeOf(*kind) : std::nullopt;
+    std::optional<DType> dtype =
+        kind ? std::optional<DType>(dtypeOfKind(*kind)) : std::nullopt;
     if (!theirs || theirs->data.size() != bytes.size() ||
         (dtype && theirs->dtype != *dtype))
       return w.op->emitOpError("writes ")

@@ -3,6 +3,7 @@
 #include "compiler/Interpreter/RunFunction.h"
 
 #include "compiler/Interpreter/Bisect.h"
+#include "compiler/Interpreter/Files.h"
 #include "compiler/Interpreter/Initializers.h"
 #include "compiler/Interpreter/Interpreter.h"
 #include "compiler/Interpreter/ProgramInterpreter.h"
@@ -38,16 +39,6 @@ struct Provided {
   bool used = false;
 };
 
-/// Reports a file error at the file it is about: the formats' messages
-/// start with "<path>: ".
-LogicalResult fail(MLIRContext *context, const std::string &path,
-                   const absl::Status &status) {
-  std::string_view message = formats::toStd(status.message());
-  if (message.substr(0, path.size() + 2) == path + ": ")
-    message.remove_prefix(path.size() + 2);
-  return emitError(FileLineColLoc::get(context, path, 0, 0)) << message;
-}
-
 std::optional<ElementKind> kindOfDType(DType dtype) {
   switch (dtype) {
   case DType::F64:
@@ -67,26 +58,6 @@ std::optional<ElementKind> kindOfDType(DType dtype) {
   default:
     return std::nullopt;
   }
-}
-
-DType dtypeOfKind(ElementKind kind) {
-  switch (kind) {
-  case ElementKind::F64:
-    return DType::F64;
-  case ElementKind::F32:
-    return DType::F32;
-  case ElementKind::F16:
-    return DType::F16;
-  case ElementKind::BF16:
-    return DType::BF16;
-  case ElementKind::I64:
-    return DType::I64;
-  case ElementKind::I32:
-    return DType::I32;
-  case ElementKind::I1:
-    return DType::Bool;
-  }
-  return DType::F32;
 }
 
 /// Converts a file tensor to an interpreter tensor of exactly `type`.
@@ -137,7 +108,7 @@ LogicalResult readInputs(ArrayRef<std::string> inputs, Location loc,
     if (text.ends_with(".safetensors")) {
       auto file = formats::readSafeTensors(spec);
       if (!file.ok())
-        return fail(loc.getContext(), spec, file.status());
+        return fileError(loc.getContext(), spec, file.status());
       for (auto &[name, tensor] : file->tensors)
         if (failed(add(name, std::move(tensor), spec)))
           return failure();
@@ -151,7 +122,7 @@ LogicalResult readInputs(ArrayRef<std::string> inputs, Location loc,
           right.empty() ? llvm::sys::path::stem(path).str() : left.str();
       auto tensor = formats::readNpy(path);
       if (!tensor.ok())
-        return fail(loc.getContext(), path, tensor.status());
+        return fileError(loc.getContext(), path, tensor.status());
       if (failed(add(name, std::move(*tensor), path)))
         return failure();
       continue;
@@ -417,7 +388,7 @@ LogicalResult sinter::runFunction(ModuleOp module, const RunOptions &options) {
   if (StringRef(options.output).ends_with(".safetensors")) {
     absl::Status status = formats::writeSafeTensors(options.output, out);
     return status.ok() ? success()
-                       : fail(module.getContext(), options.output, status);
+                       : fileError(module.getContext(), options.output, status);
   }
   if (std::error_code ec = llvm::sys::fs::create_directories(options.output))
     return emitError(loc) << options.output
@@ -428,7 +399,36 @@ LogicalResult sinter::runFunction(ModuleOp module, const RunOptions &options) {
     llvm::sys::path::append(path, name + ".npy");
     absl::Status status = formats::writeNpy(path.str().str(), tensor);
     if (!status.ok())
-      return fail(module.getContext(), path.str().str(), status);
+      return fileError(module.getContext(), path.str().str(), status);
   }
   return success();
+}
+
+formats::DType sinter::interp::dtypeOfKind(ElementKind kind) {
+  switch (kind) {
+  case ElementKind::F64:
+    return DType::F64;
+  case ElementKind::F32:
+    return DType::F32;
+  case ElementKind::F16:
+    return DType::F16;
+  case ElementKind::BF16:
+    return DType::BF16;
+  case ElementKind::I64:
+    return DType::I64;
+  case ElementKind::I32:
+    return DType::I32;
+  case ElementKind::I1:
+    return DType::Bool;
+  }
+  return DType::F32;
+}
+
+LogicalResult sinter::interp::fileError(MLIRContext *context,
+                                        const std::string &path,
+                                        const absl::Status &status) {
+  std::string_view message = formats::toStd(status.message());
+  if (message.substr(0, path.size() + 2) == path + ": ")
+    message.remove_prefix(path.size() + 2);
+  return emitError(FileLineColLoc::get(context, path, 0, 0)) << message;
 }
