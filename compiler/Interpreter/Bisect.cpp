@@ -41,8 +41,8 @@ Bisection::open(const std::string &path, double rtol, MLIRContext *context) {
       formats::readSafeTensors(path);
   if (!file.ok())
     return fileError(context, path, file.status());
-  auto marker = file->metadata.find(std::string(abi::kTraceMarker));
-  auto steps = file->metadata.find(std::string(abi::kTraceSteps));
+  auto marker = file->metadata.find(std::string(sinter::abi::kTraceMarker));
+  auto steps = file->metadata.find(std::string(sinter::abi::kTraceSteps));
   int64_t count = 0;
   if (marker == file->metadata.end() || marker->second != "1" ||
       steps == file->metadata.end() ||
@@ -84,7 +84,7 @@ LogicalResult Bisection::matches(sched::ProgramOp program) {
 }
 
 std::string Bisection::function() const {
-  auto it = trace.metadata.find(std::string(abi::kTraceFunction));
+  auto it = trace.metadata.find(std::string(sinter::abi::kTraceFunction));
   return it == trace.metadata.end() ? std::string() : it->second;
 }
 
@@ -100,7 +100,7 @@ double Bisection::StepResult::error() const {
 }
 
 std::string Bisection::describe(int64_t step) const {
-  auto it = trace.metadata.find(std::string(abi::kTraceStepPrefix) +
+  auto it = trace.metadata.find(std::string(sinter::abi::kTraceStepPrefix) +
                                 std::to_string(step));
   return it == trace.metadata.end() ? std::string("?") : it->second;
 }
@@ -125,7 +125,8 @@ LogicalResult Bisection::onStep(const StepWrites &w) {
   for (auto [j, entry] : llvm::enumerate(w.buffers)) {
     auto [buffer, bytes] = entry;
     auto type = cast<sched::BufferType>(buffer.getType());
-    std::string name = abi::traceWriteName(w.index, static_cast<int64_t>(j));
+    std::string name =
+        sinter::abi::traceWriteName(w.index, static_cast<int64_t>(j));
     const formats::HostTensor *theirs = trace.find(name);
     std::optional<ElementKind> kind = kindOf(type.getElementType());
     std::optional<DType> dtype =

@@ -30,8 +30,8 @@ std::string describeStep(const StepProgram &program, const Step &step) {
   return text;
 }
 
-absl::StatusOr<sinter::formats::HostTensor>
-copyBuffer(const StepProgram &program, int64_t id, const void *bytes) {
+sinter::formats::HostTensor copyBuffer(const StepProgram &program, int64_t id,
+                                       const void *bytes) {
   const Buffer &b = program.buffers[static_cast<size_t>(id)];
   sinter::formats::HostTensor t;
   t.dtype = toDType(b.type);
@@ -65,9 +65,8 @@ absl::Status StepTrace::begin(Executor &executor) {
     const Buffer &b = program.buffers[static_cast<size_t>(a.buffer)];
     std::vector<unsigned char> host(static_cast<size_t>(b.bytes));
     SINTER_RETURN_IF_ERROR(ex->download(a.buffer, host.data(), host.size()));
-    SINTER_ASSIGN_OR_RETURN(sinter::formats::HostTensor t,
-                            copyBuffer(program, a.buffer, host.data()));
-    file.tensors.emplace_back(a.name, std::move(t));
+    file.tensors.emplace_back(a.name,
+                              copyBuffer(program, a.buffer, host.data()));
   }
   ex->setStepObserver([this](int64_t s,
                              const StepScanner::View &view) -> absl::Status {
@@ -82,10 +81,9 @@ absl::Status StepTrace::begin(Executor &executor) {
             SINTER_HERE,
             absl::StrFormat("--trace: step %d's buffer %d could not be read", s,
                             writes[j]));
-      SINTER_ASSIGN_OR_RETURN(sinter::formats::HostTensor t,
-                              copyBuffer(program, writes[j], bytes));
       file.tensors.emplace_back(
-          sabi::traceWriteName(s, static_cast<int64_t>(j)), std::move(t));
+          sabi::traceWriteName(s, static_cast<int64_t>(j)),
+          copyBuffer(program, writes[j], bytes));
     }
     return absl::OkStatus();
   });
