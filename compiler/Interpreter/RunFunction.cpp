@@ -267,11 +267,14 @@ LogicalResult sinter::runFunction(ModuleOp module, const RunOptions &options) {
   llvm::StringMap<Provided> provided;
   if (failed(readInputs(options.inputs, loc, provided)))
     return failure();
-  // A trace starts from the arguments the binary's run began with.
+  // A trace starts from the arguments the binary's run began with (moved:
+  // the bisection reads only the steps' writes from here on).
   if (bisection)
     for (auto &[name, tensor] : bisection->file().tensors)
       if (!sabi::isTraceWriteName(name) &&
-          !provided.try_emplace(name, Provided{tensor, options.bisect}).second)
+          !provided
+               .try_emplace(name, Provided{std::move(tensor), options.bisect})
+               .second)
         return emitError(loc)
                << "tensor '" << name
                << "' is given by --input and by the trace " << options.bisect;

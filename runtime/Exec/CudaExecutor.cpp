@@ -714,7 +714,8 @@ absl::Status CudaExecutor::runChecked() {
   StepScanner scanner;
   for (size_t i = 0; i < prog.steps.size(); ++i) {
     const int64_t s = static_cast<int64_t>(i);
-    scanner.before(prog, s, view);
+    if (checkNumerics) // a trace alone reads only the writes
+      scanner.before(prog, s, view);
     SINTER_RETURN_IF_ERROR(copyError);
     switch (prog.steps[i].kind) {
     case sabi::Step::kStart: {
@@ -730,7 +731,8 @@ absl::Status CudaExecutor::runChecked() {
       SINTER_RETURN_IF_ERROR(enqueueComputeStep(s, stream));
     }
     SINTER_RETURN_IF_ERROR(synchronize(s));
-    scanner.after(prog, view, numericsLog);
+    if (checkNumerics)
+      scanner.after(prog, view, numericsLog);
     if (observer)
       SINTER_RETURN_IF_ERROR(observer(s, view));
     SINTER_RETURN_IF_ERROR(copyError);

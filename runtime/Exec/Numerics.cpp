@@ -389,6 +389,14 @@ std::string sinter::exec::describeOrigin(const Origin &o) {
   return text;
 }
 
+std::string sinter::exec::stepKindText(const StepProgram &program,
+                                       const Step &step) {
+  if (step.kind == sabi::Step::kKernel)
+    return absl::StrCat("kernel ",
+                        program.kernels[static_cast<size_t>(step.kernel)].name);
+  return std::string(sabi::stepKindName(step.kind));
+}
+
 std::string sinter::exec::describeFault(const StepProgram &program,
                                         const Fault &fault) {
   if (fault.step < 0) {
@@ -415,10 +423,7 @@ std::string sinter::exec::describeFault(const StepProgram &program,
                                             rangeText(in)));
     return out;
   }
-  std::string kind(sabi::stepKindName(step.kind));
-  if (step.kind == sabi::Step::kKernel)
-    kind = absl::StrCat("kernel ",
-                        program.kernels[static_cast<size_t>(step.kernel)].name);
+  std::string kind = stepKindText(program, step);
   if (fault.member >= 0)
     absl::StrAppend(&kind,
                     absl::StrFormat(", member %d of %d", fault.member + 1,

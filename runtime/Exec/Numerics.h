@@ -140,6 +140,9 @@ std::optional<std::string> receivedFault(const StepProgram &program,
 /// each when known ("of layer" only when there is an op).
 std::string describeOrigin(const Origin &origin);
 
+/// "kernel k3_exp_sum" for a kernel step, else the step's kind ("matmul").
+std::string stepKindText(const StepProgram &program, const Step &step);
+
 } // namespace sinter::exec
 
 #endif // SINTER_RUNTIME_EXEC_NUMERICS_H

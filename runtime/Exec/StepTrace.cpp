@@ -18,10 +18,7 @@ namespace {
 /// "kernel k3_exp_sum: exp of layer "fc1" (m.pbtxt:8:1); ..." or
 /// "matmul: matmul of layer ...".
 std::string describeStep(const StepProgram &program, const Step &step) {
-  std::string text(sabi::stepKindName(step.kind));
-  if (step.kind == sabi::Step::kKernel)
-    text = absl::StrCat("kernel ",
-                        program.kernels[static_cast<size_t>(step.kernel)].name);
+  std::string text = stepKindText(program, step);
   std::vector<std::string> origins;
   for (const Origin &o : step.origins)
     origins.push_back(describeOrigin(o));
