@@ -23,6 +23,7 @@
 #include "compiler/CodeGen/StepProgramBuilder.h"
 #include "compiler/Driver/PhaseDumper.h"
 #include "compiler/Importer/ImportModel.h"
+#include "compiler/Interpreter/PassBisect.h"
 #include "compiler/Interpreter/RunFunction.h"
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Schedule/ScheduleOps.h"
@@ -219,6 +220,10 @@ private:
   std::string defaultData;
   /// The function compiled: --run's, else --entry's.
   std::string entry;
+  /// --bisect-passes: a copy of the module after every pass that changes
+  /// it, and the phase running.
+  std::unique_ptr<interp::PassBisection> passBisection;
+  Phase running = Phase::Import;
 };
 
 Phase Compilation::goal() const {
@@ -226,7 +231,8 @@ Phase Compilation::goal() const {
   // build the binary.
   if (options.summary && !options.compileTo)
     return Phase::Import;
-  if (options.memoryReport || !options.bisectTrace.empty())
+  if (options.memoryReport || !options.bisectTrace.empty() ||
+      options.bisectPasses)
     return Phase::Scheduled;
   if (options.compileTo)
     return *options.compileTo;
@@ -247,6 +253,8 @@ Compilation::runPipeline(ModuleOp on, TimingScope &timing,
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
   pm.enableTiming(timing);
+  if (passBisection)
+    pm.addInstrumentation(passBisection->instrumentation(phaseName(running)));
   build(pm);
   return pm.run(on);
 }
@@ -315,7 +323,8 @@ LogicalResult Compilation::training(TimingScope &timing) {
     training.evalStep = true;
     // The binary's trainer sets the peak learning rate at run time.
     training.runtimeLr = options.runtimeLr.value_or(
-        goal() == Phase::Binary || !options.bisectTrace.empty());
+        goal() == Phase::Binary || !options.bisectTrace.empty() ||
+        options.bisectPasses);
     // The GELU's rounding where the target's matmul library applies it.
     std::vector<std::string> epilogues =
         options.matmulEpilogues.value_or(target.matmulEpilogues());
@@ -485,6 +494,13 @@ int Compilation::run() {
     if (failed(load()))
       return 1;
   }
+  if (options.bisectPasses) {
+    passBisection = std::make_unique<interp::PassBisection>(options.bisectRtol);
+    passBisection->record(StringRef(options.input).ends_with(".mlir")
+                              ? "the input"
+                              : "the importer",
+                          phaseName(reached), *module);
+  }
   if (failed(dumper.prepare()) ||
       failed(dumper.dump(*module, reached, phaseDescription(reached))))
     return 1;
@@ -506,6 +522,7 @@ int Compilation::run() {
     if (options.summary && phase > Phase::Training)
       break;
     TimingScope t = root.nest(phaseName(phase));
+    running = phase;
     if (failed((this->*step)(t)))
       return 1;
     reached = phase;
@@ -532,6 +549,14 @@ int Compilation::finish(TimingScope &timing) {
     }
     llvm::outs() << formatMemoryReport(program);
     return 0;
+  }
+
+  if (passBisection) {
+    llvm::outs().flush();
+    bool ok = succeeded(
+        passBisection->run(entry, options.runInputs, fileLoc, llvm::outs()));
+    llvm::outs().flush();
+    return ok ? 0 : 1;
   }
 
   if (!options.bisectTrace.empty()) {

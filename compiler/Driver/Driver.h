@@ -69,6 +69,13 @@ struct DriverOptions {
   /// and hold it against the trace step by step (compiler/Interpreter/
   /// Bisect.h), with this normwise tolerance for f32.
   std::string bisectTrace;
+  /// Compile --entry's function to the scheduled phase keeping the IR
+  /// after every pass, run each in the interpreter on runInputs and name
+  /// the first pass that changes the results by more than bisectRtol
+  /// (compiler/Interpreter/PassBisect.h).
+  bool bisectPasses = false;
+  /// --bisect's and --bisect-passes' normwise tolerance for f32 (halves:
+  /// 10 x); --bisect-passes takes 0 for bit for bit.
   double bisectRtol = 1e-4;
 
   /// The machine the binary is for (codegen::lookupTarget).

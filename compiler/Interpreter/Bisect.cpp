@@ -2,6 +2,7 @@
 
 #include "compiler/Interpreter/Bisect.h"
 
+#include "compiler/Interpreter/Compare.h"
 #include "compiler/Interpreter/Files.h"
 
 #include "abi/Abi.h"
@@ -89,13 +90,14 @@ std::string Bisection::function() const {
 }
 
 bool Bisection::StepResult::over() const {
-  return llvm::any_of(writes, [](const Write &w) { return w.over(); });
+  return llvm::any_of(writes,
+                      [](const Write &w) { return w.difference.over(); });
 }
 
 double Bisection::StepResult::error() const {
   double worst = 0;
   for (const Write &w : writes)
-    worst = std::max(worst, w.nonFinite ? INFINITY : w.error / w.tolerance);
+    worst = std::max(worst, w.difference.ratio());
   return worst;
 }
 
@@ -146,59 +148,18 @@ LogicalResult Bisection::onStep(const StepWrites &w) {
     out.type = typeText(type);
     if (!kind) {
       // No element the interpreter holds: the bytes must match.
-      out.tolerance = 0;
-      out.error =
+      out.difference.counted = true;
+      out.difference.error =
           std::memcmp(theirs->data.data(), bytes.data(), bytes.size()) == 0 ? 0
                                                                             : 1;
     } else {
       std::vector<int64_t> shape(type.getShape());
-      Tensor ref = tensorFromBytes(*kind, shape, bytes.data());
-      Tensor bin = tensorFromBytes(*kind, shape, theirs->data.data());
-      bool half = *kind == ElementKind::BF16 || *kind == ElementKind::F16;
-      out.tolerance = ref.isFloat() ? (half ? 10 * rtol : rtol) : 0;
-      // Units in the last place of a half: bit patterns as ordered
-      // integers.
-      auto ordered = [](const uint8_t *at) {
-        int32_t v = at[0] | (at[1] << 8);
-        return (v & 0x8000) ? 0x8000 - v : v;
-      };
-      if (half)
-        out.ulps = 0;
-      double diff2 = 0, ref2 = 0, largest = -1;
-      int64_t differing = 0, n = ref.numElements();
-      for (int64_t k = 0; k < n; ++k) {
-        if (side && j == 0 && k % side > (k / side) % side)
-          continue; // above the diagonal of an out_lower product
-        double r = ref.get(k), b = bin.get(k);
-        if (!ref.isFloat()) {
-          differing += r != b;
-          if (r != b && largest < 0) {
-            largest = 0;
-            out.worst = k, out.binary = b, out.interpreter = r;
-          }
-          continue;
-        }
-        if (std::isfinite(r) && std::isfinite(b)) {
-          if (half)
-            out.ulps = std::max<int64_t>(
-                out.ulps, std::abs(ordered(bytes.data() + 2 * k) -
-                                   ordered(theirs->data.data() + 2 * k)));
-          diff2 += (b - r) * (b - r);
-          ref2 += r * r;
-          if (std::fabs(b - r) > largest) {
-            largest = std::fabs(b - r);
-            out.worst = k, out.binary = b, out.interpreter = r;
-          }
-        } else if (!(std::isnan(r) && std::isnan(b)) && r != b) {
-          if (out.nonFinite++ == 0)
-            out.worst = k, out.binary = b, out.interpreter = r,
-            largest = INFINITY;
-        }
-      }
-      if (!ref.isFloat())
-        out.error = n ? static_cast<double>(differing) / n : 0;
-      else
-        out.error = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+      // Above the diagonal of an out_lower product: 0s nothing reads.
+      std::function<bool(int64_t)> skip;
+      if (side && j == 0)
+        skip = [side](int64_t k) { return k % side > (k / side) % side; };
+      out.difference = compareBytes(*kind, shape, bytes.data(),
+                                    theirs->data.data(), rtol, skip);
     }
     result.writes.push_back(out);
     // The next steps start from what the binary wrote.
@@ -220,24 +181,8 @@ LogicalResult Bisection::finish(raw_ostream &os) {
     return failure();
   }
   auto writeText = [&](const Write &w) {
-    std::string text;
-    llvm::raw_string_ostream t(text);
-    t << "write " << w.index << ", " << w.type << ": ";
-    if (w.nonFinite)
-      t << w.nonFinite << " NaN or infinite value(s) where the interpreter "
-        << "has another value";
-    else if (w.tolerance == 0)
-      t << llvm::format("%.3g", w.error) << " of the elements differ";
-    else
-      t << "normwise relative difference " << llvm::format("%.3g", w.error)
-        << " (tolerance " << llvm::format("%.0e", w.tolerance) << ")";
-    if (w.ulps >= 0)
-      t << ", at most " << w.ulps << " unit(s) in the last place";
-    if (w.worst >= 0)
-      t << "; the largest at element " << w.worst << ": binary "
-        << llvm::format("%.9g", w.binary) << ", interpreter "
-        << llvm::format("%.9g", w.interpreter);
-    return text;
+    return "write " + std::to_string(w.index) + ", " + w.type + ": " +
+           describeDifference(w.difference, "binary", "interpreter");
   };
   std::vector<const StepResult *> over;
   for (const StepResult &s : steps)
@@ -256,7 +201,7 @@ LogicalResult Bisection::finish(raw_ostream &os) {
       os << "; the closest to it: step " << s.index << " (" << describe(s.index)
          << ")";
       for (const Write &w : s.writes)
-        if (w.error > 0)
+        if (w.difference.error > 0)
           os << "\n  " << writeText(w);
     }
     os << "\n";

@@ -11,12 +11,11 @@
 // number").
 //
 // Tolerances, normwise (||binary - interpreter|| / ||interpreter||) over
-// each written buffer: `rtol` (default 1e-4, compare_compiled.py's bound
-// for state after one step) for f32 and f64; 10 x rtol for bf16 and f16,
-// and a half buffer over it passes still when no element is more than one
-// unit in the last place away (a rounding that landed on the other side of
-// a tie, which in a small buffer weighs much). Integers and booleans must
-// be equal, and a NaN or infinity must be where the interpreter has one. Above
+// each written buffer, as Compare.h has them: `rtol` (default 1e-4,
+// compare_compiled.py's bound for state after one step) for f32 and f64;
+// 10 x rtol for bf16 and f16, or no element more than one unit in the last
+// place away; integers and booleans equal; a NaN or infinity where the
+// interpreter has one. Above
 // the diagonal of a matmul marked out_lower the binary writes 0s that nothing
 // reads (docs/StepProgram.md, "Causal matmuls"): those elements are not
 // compared.
@@ -26,6 +25,7 @@
 #ifndef SINTER_COMPILER_INTERPRETER_BISECT_H
 #define SINTER_COMPILER_INTERPRETER_BISECT_H
 
+#include "compiler/Interpreter/Compare.h"
 #include "compiler/Interpreter/ProgramInterpreter.h"
 #include "runtime/Formats/SafeTensors.h"
 
@@ -67,17 +67,7 @@ private:
   struct Write {
     int64_t index = 0;
     std::string type; // "f32 [64x256]"
-    double error = 0; // normwise relative; integers: the share differing
-    double tolerance = 0;
-    int64_t nonFinite = 0; // NaN or inf where the other side differs
-    int64_t worst = -1;    // element of the largest |difference|
-    double binary = 0, interpreter = 0;
-    /// bf16 and f16: the most units in the last place an element is off
-    /// (-1 for other types).
-    int64_t ulps = -1;
-    bool over() const {
-      return nonFinite > 0 || (error > tolerance && (ulps < 0 || ulps > 1));
-    }
+    Difference difference;
   };
   struct StepResult {
     int64_t index = 0;

@@ -180,10 +180,19 @@ int main(int argc, char **argv) {
                "from the binary's inputs to it; name the first step over "
                "its tolerance (docs/Testing.md)"),
       cl::value_desc("trace.safetensors"), cl::cat(category));
+  cl::opt<bool> bisectPasses(
+      "bisect-passes",
+      cl::desc("Compile --entry's function to the scheduled phase keeping "
+               "the IR after every pass, run each in the reference "
+               "interpreter on the --input tensors, and name the first pass "
+               "that changes the results beyond its tolerance "
+               "(docs/Testing.md)"),
+      cl::cat(category));
   cl::opt<double> bisectRtol(
       "bisect-rtol",
-      cl::desc("--bisect's normwise tolerance for f32 and f64 buffers "
-               "(default 1e-4; bf16 and f16: 100x)"),
+      cl::desc("--bisect's and --bisect-passes' normwise tolerance for f32 "
+               "and f64 (default 1e-4; bf16 and f16: 10x); --bisect-passes "
+               "takes 0: bit for bit"),
       cl::init(sinter::DriverOptions().bisectRtol), cl::cat(category));
 
   // Registered so that --mlir-print-ir-before/after=<pass> can name them.
@@ -354,8 +363,17 @@ int main(int argc, char **argv) {
     mlir::emitError(here) << "--output needs --run=<function>";
     return 1;
   }
-  if (!runInputs.empty() && run.empty() && bisect.empty()) {
-    mlir::emitError(here) << "--input needs --run=<function> or --bisect";
+  if (!runInputs.empty() && run.empty() && bisect.empty() && !bisectPasses) {
+    mlir::emitError(here)
+        << "--input needs --run=<function>, --bisect or --bisect-passes";
+    return 1;
+  }
+  if (bisectPasses && (!bisect.empty() || !run.empty() || !emit.empty() ||
+                       summary || !compileTo.empty() || memoryReport)) {
+    mlir::emitError(here) << "--bisect-passes compiles --entry's function "
+                             "to the scheduled phase itself; it cannot be "
+                             "combined with --bisect, --run, --emit, "
+                             "--summary, --compile-to or --memory-report";
     return 1;
   }
   if (!bisect.empty() && (!run.empty() || !emit.empty() || summary ||
@@ -366,14 +384,18 @@ int main(int argc, char **argv) {
                              "--compile-to or --memory-report";
     return 1;
   }
-  if (!(bisectRtol > 0 && bisectRtol < 1)) {
+  // Bit for bit is a claim passes make (recompute, the memory plan), not
+  // one a binary makes against the interpreter.
+  if (!(bisectRtol < 1 && (bisectPasses ? bisectRtol >= 0 : bisectRtol > 0))) {
     std::string text;
     llvm::raw_string_ostream(text) << llvm::format("%g", bisectRtol.getValue());
     mlir::emitError(here) << "--bisect-rtol=" << text
-                          << " is not a tolerance in (0, 1)";
+                          << " is not a tolerance in "
+                          << (bisectPasses ? "[0, 1)" : "(0, 1)");
     return 1;
   }
   options.bisectTrace = bisect;
+  options.bisectPasses = bisectPasses;
   options.bisectRtol = bisectRtol;
   return sinter::runDriver(options, context);
 }

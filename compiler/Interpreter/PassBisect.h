@@ -1,0 +1,83 @@
+//===- PassBisect.h - the passes held against one another ------*- C++ -*-===//
+//
+// `sinterc MODEL --bisect-passes --input=...`: the compiler keeps a copy of
+// the module after every pass of the pipeline up to the scheduled phase that
+// changed it (an instrumentation of each phase's pass manager), then runs
+// the entry function of every copy that has it in the reference interpreter
+// on the same arguments, and holds each copy's results against those of the
+// copy before it. The first pass whose results differ from its input's by
+// more than the tolerance is the pass that broke the numbers (DESIGN.md: "a
+// pass must not change results beyond a stated tolerance"); the report also
+// gives each pass's difference from the first copy, where a drift of many
+// small changes would show.
+//
+// The first copy that has the function is the reference: for
+// @train_step and @forward_grad, sinter-autodiff's output. The passes before
+// it work on @forward alone (sinter-mixed-precision among them) and are
+// checked by the gradient checks and the compiled-against-interpreter
+// tests at the same precision. What comes after the scheduled phase is code
+// generation: `--bisect=TRACE` (Bisect.h) holds the binary against the
+// scheduled phase step by step.
+//
+// Tolerances as Compare.h has them (rtol for f32, 10 x rtol or one unit in
+// the last place for halves, integers equal); rtol = 0 asks for bit for bit,
+// which recompute, scheduling and the memory plan promise on a CPU.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SINTER_COMPILER_INTERPRETER_PASSBISECT_H
+#define SINTER_COMPILER_INTERPRETER_PASSBISECT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassInstrumentation.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sinter::interp {
+
+class PassBisection {
+public:
+  explicit PassBisection(double rtol) : rtol(rtol) {}
+
+  /// Keeps a copy of `module` as `pass` (of `phase`) left it, unless it is
+  /// the same IR as the last copy kept.
+  void record(llvm::StringRef pass, llvm::StringRef phase,
+              mlir::ModuleOp module);
+  /// An instrumentation of a pass manager for `phase`: record() after every
+  /// pass run on the top-level module.
+  std::unique_ptr<mlir::PassInstrumentation>
+  instrumentation(llvm::StringRef phase);
+
+  /// The passes recorded so far, in order, with the phase of each.
+  std::vector<std::pair<std::string, std::string>> passes() const;
+
+  /// Runs @function of every copy that has it on the arguments from
+  /// `inputs` (as --run reads them, parameters not given from their
+  /// initializers), compares each copy's results with the copy's before,
+  /// prints the report to `os`. Failure when a pass is over its tolerance,
+  /// a copy cannot be run, or no copy has the function (errors as
+  /// diagnostics at `loc` or the files).
+  mlir::LogicalResult run(llvm::StringRef function,
+                          llvm::ArrayRef<std::string> inputs,
+                          mlir::Location loc, llvm::raw_ostream &os);
+
+private:
+  struct Snapshot {
+    std::string pass, phase;
+    mlir::OwningOpRef<mlir::ModuleOp> module;
+    /// The passes after this one that left the IR as it was.
+    std::vector<std::string> unchanged;
+  };
+  double rtol;
+  std::vector<Snapshot> snapshots;
+  /// The last copy's IR as text, to see whether a pass changed it.
+  std::string lastText;
+};
+
+} // namespace sinter::interp
+
+#endif // SINTER_COMPILER_INTERPRETER_PASSBISECT_H
