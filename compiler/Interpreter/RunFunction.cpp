@@ -5,8 +5,6 @@
 #include "compiler/Interpreter/Bisect.h"
 #include "compiler/Interpreter/Files.h"
 #include "compiler/Interpreter/Runnable.h"
-#include "compiler/Support/Diagnostics.h"
-#include "dialects/Graph/GraphOps.h"
 #include "dialects/Schedule/ScheduleOps.h"
 #include "runtime/Formats/AbslCompat.h"
 #include "runtime/Formats/Npy.h"
@@ -16,16 +14,11 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/raw_ostream.h"
-
-#include <cstring>
-#include <functional>
 
 using namespace mlir;
 using namespace sinter;
 using namespace sinter::interp;
 namespace sabi = sinter::abi;
-using formats::DType;
 using formats::HostTensor;
 
 namespace {
@@ -144,33 +137,4 @@ LogicalResult sinter::runFunction(ModuleOp module, const RunOptions &options) {
       return fileError(module.getContext(), path.str().str(), status);
   }
   return success();
-}
-
-formats::DType sinter::interp::dtypeOfKind(ElementKind kind) {
-  switch (kind) {
-  case ElementKind::F64:
-    return DType::F64;
-  case ElementKind::F32:
-    return DType::F32;
-  case ElementKind::F16:
-    return DType::F16;
-  case ElementKind::BF16:
-    return DType::BF16;
-  case ElementKind::I64:
-    return DType::I64;
-  case ElementKind::I32:
-    return DType::I32;
-  case ElementKind::I1:
-    return DType::Bool;
-  }
-  return DType::F32;
-}
-
-LogicalResult sinter::interp::fileError(MLIRContext *context,
-                                        const std::string &path,
-                                        const absl::Status &status) {
-  std::string_view message = formats::toStd(status.message());
-  if (message.substr(0, path.size() + 2) == path + ": ")
-    message.remove_prefix(path.size() + 2);
-  return emitError(FileLineColLoc::get(context, path, 0, 0)) << message;
 }

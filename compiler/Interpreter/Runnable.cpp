@@ -23,27 +23,6 @@ using formats::HostTensor;
 
 namespace {
 
-std::optional<ElementKind> kindOfDType(DType dtype) {
-  switch (dtype) {
-  case DType::F64:
-    return ElementKind::F64;
-  case DType::F32:
-    return ElementKind::F32;
-  case DType::F16:
-    return ElementKind::F16;
-  case DType::BF16:
-    return ElementKind::BF16;
-  case DType::I64:
-    return ElementKind::I64;
-  case DType::I32:
-    return ElementKind::I32;
-  case DType::Bool:
-    return ElementKind::I1;
-  default:
-    return std::nullopt;
-  }
-}
-
 /// Converts a file tensor to an interpreter tensor of exactly `type`.
 FailureOr<Tensor> fromHost(const HostTensor &host, RankedTensorType type,
                            StringRef name, StringRef file, Location argLoc) {
