@@ -13,6 +13,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <set>
 
 using namespace mlir;
 using namespace sinter;
@@ -116,6 +117,8 @@ LogicalResult PassBisection::run(StringRef function,
     return failure();
   std::vector<Row> rows;
   std::optional<std::map<std::string, Tensor>> reference, previous;
+  // The results that are updated parameters (named as their arguments).
+  std::set<std::string> parameters;
   int64_t ran = 0;
   bool noted = false;
   for (Snapshot &s : snapshots) {
@@ -154,6 +157,9 @@ LogicalResult PassBisection::run(StringRef function,
     if (!reference) {
       row.reference = true;
       rows.push_back(std::move(row));
+      for (const ArgumentSpec &a : runnable->arguments)
+        if (a.kind == abi::Argument::param)
+          parameters.insert(a.name);
       reference = named;
       previous = std::move(named);
       continue;
@@ -274,6 +280,17 @@ LogicalResult PassBisection::run(StringRef function,
        << "\n";
   if (results.size() > 8)
     os << "  and " << results.size() - 8 << " more result(s) over\n";
+  // Parameters over while every other result, the optimizer state among
+  // them, is within: what Adam's first step makes of gradients that are
+  // exactly 0 (PassBisect.h).
+  if (!results.empty() && llvm::all_of(results, [&](auto *r) {
+        return parameters.count(r->first) > 0;
+      }))
+    os << "  only updated parameters are over: from zero optimizer state an "
+          "Adam step divides the rounding noise of a gradient that is "
+          "exactly 0 (an attention's key bias) by epsilon, which magnifies "
+          "it; --entry=forward_grad holds the gradients themselves, and "
+          "optimizer state given with --input keeps the noise small\n";
   os << over.size() << " pass(es) over their tolerance:";
   for (const Row *r : over)
     os << " " << r->pass;

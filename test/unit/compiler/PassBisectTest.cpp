@@ -219,6 +219,8 @@ TEST_F(PassBisectTest, APlantedWrongScaleIsNamed) {
   // Its results over, the farthest first: the gradients' moments.
   EXPECT_TRUE(reportHas("  result 'optimizer.")) << report;
   EXPECT_TRUE(reportHas("more result(s) over")) << report;
+  // Gradients and moments are over too: not the noise of Adam's first step.
+  EXPECT_FALSE(reportHas("only updated parameters are over")) << report;
   // The scheduled phase is held against the planted pass's output, so it
   // is within: only the planted pass is over.
   EXPECT_TRUE(reportHas("1 pass(es) over their tolerance: "
