@@ -101,3 +101,7 @@ std::string sinter::abi::traceWriteName(int64_t step, int64_t write) {
 bool sinter::abi::isTraceWriteName(std::string_view name) {
   return name.substr(0, 6) == "@step/";
 }
+
+bool sinter::abi::isTraceArgumentName(std::string_view name) {
+  return name.substr(0, 1) != "@";
+}

@@ -189,16 +189,22 @@ inline constexpr std::string_view kDefaultDataSymbol =
 /// by `sinterc --bisect`, compiler/Interpreter/Bisect.h): a .safetensors
 /// file whose metadata hold kTraceMarker = "1", kTraceFunction and
 /// kTraceSteps (the program's step count), and kTraceStepPrefix + K (what
-/// step K computes); its tensors are the arguments by name and each step's
-/// writes under traceWriteName.
+/// step K computes); its tensors are the arguments by name, each step's
+/// writes under traceWriteName, and the program the binary ran, serialized
+/// (a StepProgram message, abi/StepProgram.proto), as the U8 tensor
+/// kTraceProgram. Names the trace gives its own start with '@'; no
+/// argument's does.
 inline constexpr std::string_view kTraceMarker = "sinter.trace";
 inline constexpr std::string_view kTraceFunction = "function";
 inline constexpr std::string_view kTraceSteps = "steps";
 inline constexpr std::string_view kTraceStepPrefix = "step/";
+inline constexpr std::string_view kTraceProgram = "@program";
 /// "@step/K/J": write J of step K, in StepProgram::stepBuffers' order.
 std::string traceWriteName(int64_t step, int64_t write);
 /// Whether `name` is a write's (not an argument's).
 bool isTraceWriteName(std::string_view name);
+/// Whether `name` is an argument's (not one the trace gives its own).
+bool isTraceArgumentName(std::string_view name);
 
 } // namespace sinter::abi
 

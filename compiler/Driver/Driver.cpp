@@ -207,6 +207,9 @@ private:
   LogicalResult runPipeline(ModuleOp on, TimingScope &timing,
                             llvm::function_ref<void(OpPassManager &)> build);
   LogicalResult dumpStepPrograms();
+  /// --bisect: the entry's step program as the binary's build makes it,
+  /// from a lowered copy of the scheduled module.
+  FailureOr<abi::StepProgram> lowerStepProgram(TimingScope &timing);
   int finish(TimingScope &timing);
 
   const DriverOptions &options;
@@ -444,6 +447,24 @@ LogicalResult Compilation::lowered(TimingScope &timing) {
   return verify(*module);
 }
 
+FailureOr<abi::StepProgram> Compilation::lowerStepProgram(TimingScope &timing) {
+  OwningOpRef<ModuleOp> copy = module->clone();
+  DialectRegistry registry;
+  target.registerDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+  TimingScope t = timing.nest("the binary's step program");
+  if (failed(runPipeline(*copy, t, [&](OpPassManager &pm) {
+        buildLoweredPipeline(pm, target);
+      })))
+    return failure();
+  auto program = copy->lookupSymbol<sched::ProgramOp>(entry);
+  if (!program)
+    return emitError(fileLoc)
+           << "no sched.program @" << entry << " after lowering";
+  return codegen::buildStepProgram(program);
+}
+
 LogicalResult Compilation::dumpStepPrograms() {
   for (auto program : module->getOps<sched::ProgramOp>()) {
     FailureOr<abi::StepProgram> built = codegen::buildStepProgram(program);
@@ -560,11 +581,17 @@ int Compilation::finish(TimingScope &timing) {
   }
 
   if (!options.bisectTrace.empty()) {
+    // The step program the binary would run, from a copy lowered as the
+    // binary's build lowers it: the trace must be of the same.
+    FailureOr<abi::StepProgram> lowered = lowerStepProgram(timing);
+    if (failed(lowered))
+      return 1;
     RunOptions run;
     run.function = entry;
     run.inputs = options.runInputs;
     run.bisect = options.bisectTrace;
     run.bisectRtol = options.bisectRtol;
+    run.bisectProgram = &*lowered;
     return failed(runFunction(*module, run)) ? 1 : 0;
   }
   // The reference interpreter runs any phase up to scheduled: kernel

@@ -9,6 +9,7 @@
 #include "dialects/Schedule/ScheduleOps.h"
 #include "runtime/Formats/AbslCompat.h"
 
+#include "google/protobuf/util/message_differencer.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 
@@ -55,7 +56,73 @@ Bisection::open(const std::string &path, double rtol, MLIRContext *context) {
   return b;
 }
 
-LogicalResult Bisection::matches(sched::ProgramOp program) {
+namespace {
+
+/// The first place where the binary's step program and the one this
+/// compilation builds differ, as "step 37: modified: matmul.triangle: ...".
+std::string firstDifference(const sinter::abi::StepProgram &binary,
+                            const sinter::abi::StepProgram &compiled) {
+  using google::protobuf::util::MessageDifferencer;
+  auto differences = [](const google::protobuf::Message &a,
+                        const google::protobuf::Message &b) {
+    std::string text;
+    MessageDifferencer d;
+    d.ReportDifferencesToString(&text);
+    d.Compare(a, b);
+    // The first line, without its newline.
+    return text.substr(0, text.find('\n'));
+  };
+  // Steps first (where other flags show), then buffers, then the rest.
+  if (binary.steps_size() != compiled.steps_size())
+    return "it has " + std::to_string(binary.steps_size()) + " steps, @" +
+           compiled.function() + " has " +
+           std::to_string(compiled.steps_size());
+  auto differ = [&](const std::string &what, const google::protobuf::Message &a,
+                    const google::protobuf::Message &b) {
+    return what + " differs (from the binary's to this compilation's: " +
+           differences(a, b) + ")";
+  };
+  for (int i = 0; i < binary.steps_size(); ++i)
+    if (!MessageDifferencer::Equals(binary.steps(i), compiled.steps(i)))
+      return differ("step " + std::to_string(i), binary.steps(i),
+                    compiled.steps(i));
+  if (binary.buffers_size() == compiled.buffers_size())
+    for (int i = 0; i < binary.buffers_size(); ++i)
+      if (!MessageDifferencer::Equals(binary.buffers(i), compiled.buffers(i)))
+        return differ("buffer " + std::to_string(i), binary.buffers(i),
+                      compiled.buffers(i));
+  return differ("the program", binary, compiled);
+}
+
+} // namespace
+
+LogicalResult Bisection::matches(sched::ProgramOp program,
+                                 const sinter::abi::StepProgram *lowered) {
+  Location at = FileLineColLoc::get(program.getContext(), path, 0, 0);
+  if (lowered) {
+    const formats::HostTensor *bytes =
+        trace.find(std::string(sinter::abi::kTraceProgram));
+    sinter::abi::StepProgram ran;
+    if (!bytes)
+      emitWarning(at) << "does not hold the program the binary ran (a trace "
+                         "from an older binary): a binary built with other "
+                         "flags would show as wrong numbers";
+    else if (bytes->dtype != DType::U8 ||
+             !ran.ParseFromArray(bytes->data.data(),
+                                 static_cast<int>(bytes->data.size())))
+      return emitError(at) << "its tensor '" << sinter::abi::kTraceProgram
+                           << "' is not a step program";
+    else {
+      sinter::abi::StepProgram compiled = *lowered;
+      ran.clear_seed();
+      compiled.clear_seed();
+      if (!google::protobuf::util::MessageDifferencer::Equals(ran, compiled))
+        return emitError(at)
+               << "is a trace of another program: "
+               << firstDifference(ran, compiled)
+               << " (compile with the flags that built the binary)";
+    }
+  }
   int64_t count = 0;
   for (Operation &op : program.getBlock())
     count += isa<sched::LaunchOp, sched::MatmulOp, sched::CopyOp,

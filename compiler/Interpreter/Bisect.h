@@ -25,6 +25,7 @@
 #ifndef SINTER_COMPILER_INTERPRETER_BISECT_H
 #define SINTER_COMPILER_INTERPRETER_BISECT_H
 
+#include "abi/Abi.h"
 #include "compiler/Interpreter/Compare.h"
 #include "compiler/Interpreter/ProgramInterpreter.h"
 #include "runtime/Formats/SafeTensors.h"
@@ -48,10 +49,16 @@ public:
   /// The function the binary ran.
   std::string function() const;
 
-  /// Whether the trace can be of `program`: the same number of steps, and
-  /// a tensor for each of its arguments (by name or alias). An error at the
-  /// trace otherwise.
-  mlir::LogicalResult matches(sched::ProgramOp program);
+  /// Whether the trace can be of `program`: the same number of steps, a
+  /// tensor for each of its arguments (by name or alias), and, when given,
+  /// `lowered` (the step program this compilation lowers `program` to) the
+  /// one the binary ran, but for the seed its --seed may change (only the
+  /// parameters' initial values depend on it, and the trace holds those).
+  /// An error at the trace naming the first difference otherwise. A trace
+  /// without its program (from a binary before they carried one) is
+  /// warned about and held by the rest.
+  mlir::LogicalResult matches(sched::ProgramOp program,
+                              const abi::StepProgram *lowered = nullptr);
 
   /// runProgram's hook: compares step `w` with the trace and puts the
   /// binary's bytes in its buffers. A step the trace does not have, or

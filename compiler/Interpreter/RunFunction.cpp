@@ -56,7 +56,8 @@ LogicalResult sinter::runFunction(ModuleOp module, const RunOptions &options) {
              << "is a trace of @" << bisection->function() << ", not of @"
              << options.function << " (name it with --entry)";
     if (failed(bisection->matches(
-            module.lookupSymbol<sched::ProgramOp>(options.function))))
+            module.lookupSymbol<sched::ProgramOp>(options.function),
+            options.bisectProgram)))
       return failure();
   }
   runnable = runnableOf(module, options.function,
@@ -75,7 +76,7 @@ LogicalResult sinter::runFunction(ModuleOp module, const RunOptions &options) {
   // the bisection reads only the steps' writes from here on).
   if (bisection)
     for (auto &[name, tensor] : bisection->file().tensors)
-      if (!sabi::isTraceWriteName(name) &&
+      if (sabi::isTraceArgumentName(name) &&
           !provided
                .try_emplace(name, Provided{std::move(tensor), options.bisect})
                .second)

@@ -12,6 +12,8 @@
 #ifndef SINTER_COMPILER_INTERPRETER_RUNFUNCTION_H
 #define SINTER_COMPILER_INTERPRETER_RUNFUNCTION_H
 
+#include "abi/Abi.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
 #include <string>
@@ -29,6 +31,9 @@ struct RunOptions {
   /// Bisect.h); the run fails when a step is over its tolerance.
   std::string bisect;
   double bisectRtol = 1e-4;
+  /// The step program this compilation lowers the function to: the trace
+  /// must hold the same (Bisection::matches).
+  const abi::StepProgram *bisectProgram = nullptr;
 };
 
 /// Runs the function with the reference interpreter; prints each 0-d result

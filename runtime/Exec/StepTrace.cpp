@@ -41,7 +41,7 @@ sinter::formats::HostTensor copyBuffer(const StepProgram &program, int64_t id,
 
 } // namespace
 
-absl::Status StepTrace::begin(Executor &executor) {
+absl::Status StepTrace::begin(Executor &executor, std::string_view serialized) {
   const StepProgram &program = executor.program();
   // The interpreter runs a merged launch's kernels one by one: a trace
   // needs the program with one step a kernel.
@@ -58,6 +58,11 @@ absl::Status StepTrace::begin(Executor &executor) {
   file.metadata[std::string(sabi::kTraceFunction)] = program.function;
   file.metadata[std::string(sabi::kTraceSteps)] =
       absl::StrCat(program.steps.size());
+  formats::HostTensor bytes;
+  bytes.dtype = formats::DType::U8;
+  bytes.shape = {static_cast<int64_t>(serialized.size())};
+  bytes.data.assign(serialized.begin(), serialized.end());
+  file.tensors.emplace_back(std::string(sabi::kTraceProgram), std::move(bytes));
   for (const Argument &a : program.arguments) {
     const Buffer &b = program.buffers[static_cast<size_t>(a.buffer)];
     std::vector<unsigned char> host(static_cast<size_t>(b.bytes));

@@ -4,8 +4,9 @@
 // program: each argument's buffer as the run begins, under the argument's
 // name (so the file is also the interpreter's input), and every buffer each
 // step writes, as it leaves the step, under "@step/K/J" (step K's J-th
-// write, in the order StepProgram::stepBuffers lists them). The metadata
-// name the function, the number of steps and what each step computes.
+// write, in the order StepProgram::stepBuffers lists them), and the
+// program itself as the binary holds it, serialized. The metadata name the
+// function, the number of steps and what each step computes.
 // `sinterc MODEL --bisect=T.safetensors` then runs the scheduled phase in
 // the reference interpreter on those arguments and holds every step's
 // writes against the interpreter's, each step computed from the binary's
@@ -23,15 +24,17 @@
 #include "absl/status/status.h"
 
 #include <string>
+#include <string_view>
 
 namespace sinter::exec {
 
 class StepTrace {
 public:
-  /// Records the arguments of `ex`'s program as they are now and installs
-  /// the observer that records each step's writes (the run goes step by
-  /// step); `ex` must outlive the trace.
-  absl::Status begin(Executor &ex);
+  /// Records `serialized`, the program `ex` runs as the binary holds it
+  /// (so that a bisection can refuse a trace of another program), the
+  /// arguments as they are now, and installs the observer that records each
+  /// step's writes (the run goes step by step); `ex` must outlive the trace.
+  absl::Status begin(Executor &ex, std::string_view serialized);
   /// Stops recording (the observer removed) and writes the file.
   absl::Status finish(const std::string &path);
 

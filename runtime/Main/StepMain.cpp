@@ -460,7 +460,10 @@ absl::Status runRawSteps(Executor &ex, const Flags &flags) {
   for (int64_t i = 0; i < flags.train.steps; ++i) {
     SINTER_RETURN_IF_ERROR(ex.setStep(start + i));
     if (i == 0 && !flags.trace.empty())
-      SINTER_RETURN_IF_ERROR(trace.begin(ex));
+      SINTER_RETURN_IF_ERROR(
+          trace.begin(ex, std::string_view(reinterpret_cast<const char *>(
+                                               SINTER_ABI_STEP_PROGRAM),
+                                           SINTER_ABI_STEP_PROGRAM_SIZE)));
     SINTER_RETURN_IF_ERROR(ex.run());
     if (i == 0 && !flags.trace.empty())
       SINTER_RETURN_IF_ERROR(trace.finish(flags.trace));
