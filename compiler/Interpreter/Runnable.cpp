@@ -253,7 +253,9 @@ void sinter::interp::warnUnused(const ProvidedTensors &provided, Location loc,
                                 StringRef function) {
   SmallVector<std::string> unused;
   for (auto &entry : provided)
-    if (!entry.second.used)
+    // A step trace's own tensors (its steps' writes, its program) are no
+    // arguments: a trace is also a run's input.
+    if (!entry.second.used && abi::isTraceArgumentName(entry.first()))
       unused.push_back(entry.first().str());
   if (!unused.empty()) {
     llvm::sort(unused);
