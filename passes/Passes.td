@@ -343,8 +343,11 @@ def ScheduleKernelsPass : Pass<"sinter-schedule-kernels", "mlir::ModuleOp"> {
         cache, into small results"} : ...
     ```
 
-    The sizes come from the target. Place: right after sinter-fuse-kernels,
-    before sinter-recompute.
+    After the last all-reduce, the ops run in the order the collectives
+    they wait for were started, so that the readers of the first buckets
+    overlap the all-reduces of the last ("scheduled among the readers of
+    bucket N"). The sizes come from the target. Place: right after
+    sinter-fuse-kernels, before sinter-recompute.
   }];
   let options = [
     Option<"smallResultBytes", "small-result-bytes", "int64_t",

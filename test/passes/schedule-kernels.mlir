@@ -49,3 +49,52 @@ func.func @plain(%a: tensor<4xf32>) -> tensor<4xf32> {
   %t = sgraph.tanh %a : tensor<4xf32>
   return %t : tensor<4xf32>
 }
+
+// -----
+
+// Tests that after the last all-reduce the kernels run in the order their
+// collectives started: the global norm's sums of squares come in parameter
+// order (the gradient reduced last, %gb, first), and the sum of squares of
+// the gradient reduced first moves ahead of them, so that it overlaps the
+// last all-reduce instead of waiting for it; the sum that combines them
+// keeps its operands' order (the numbers do not change).
+// CHECK-LABEL: func.func @buckets_in_order(
+// LARGER-LABEL: func.func @buckets_in_order(
+// LARGER: scheduled among the readers of bucket 0
+// CHECK: %[[RA:.*]] = sgraph.all_reduce %arg0
+// CHECK-NEXT: %[[RB:.*]] = sgraph.all_reduce %arg1
+// CHECK-NEXT: %[[SQA:.*]] = sgraph.fusion "k{{[0-9]+}}" kind = "reduction"(%[[RA]]) {sinter.fusion = "scheduled among the readers of bucket 0: the all-reduced gradients are read in the order their collectives started"}
+// CHECK: %[[SA:.*]] = sgraph.fusion "k{{[0-9]+}}" kind = "reduction"(%[[SQA]])
+// CHECK: %[[SQB:.*]] = sgraph.fusion "k{{[0-9]+}}" kind = "reduction"(%[[RB]]) {sinter.fusion = "scheduled among the readers of bucket 1
+// CHECK: %[[SB:.*]] = sgraph.fusion "k{{[0-9]+}}" kind = "reduction"(%[[SQB]])
+// CHECK: sgraph.fusion "k{{[0-9]+}}" kind = "loop"(%[[SB]], %[[SA]])
+// CHECK: return
+func.func @buckets_in_order(%ga: tensor<256x256xf32>, %gb: tensor<256x256xf32>)
+    -> tensor<f32> {
+  %ra = sgraph.all_reduce %ga {reduction = "mean"} : tensor<256x256xf32>
+  %rb = sgraph.all_reduce %gb {reduction = "mean"} : tensor<256x256xf32>
+  %sqb = sgraph.mul %rb, %rb : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+  %sb = sgraph.reduce_sum %sqb axes = [0, 1] : (tensor<256x256xf32>) -> tensor<f32>
+  %sqa = sgraph.mul %ra, %ra : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+  %sa = sgraph.reduce_sum %sqa axes = [0, 1] : (tensor<256x256xf32>) -> tensor<f32>
+  %s = sgraph.add %sb, %sa : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
+
+// -----
+
+// Tests that a tail already in bucket order is left as it is.
+// CHECK-LABEL: func.func @buckets_already_in_order(
+// CHECK-NOT: scheduled among
+// CHECK: return
+func.func @buckets_already_in_order(%ga: tensor<256x256xf32>,
+                                    %gb: tensor<256x256xf32>) -> tensor<f32> {
+  %ra = sgraph.all_reduce %ga {reduction = "mean"} : tensor<256x256xf32>
+  %rb = sgraph.all_reduce %gb {reduction = "mean"} : tensor<256x256xf32>
+  %sqa = sgraph.mul %ra, %ra : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+  %sa = sgraph.reduce_sum %sqa axes = [0, 1] : (tensor<256x256xf32>) -> tensor<f32>
+  %sqb = sgraph.mul %rb, %rb : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+  %sb = sgraph.reduce_sum %sqb axes = [0, 1] : (tensor<256x256xf32>) -> tensor<f32>
+  %s = sgraph.add %sa, %sb : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
