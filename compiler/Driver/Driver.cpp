@@ -576,6 +576,30 @@ int Compilation::finish(TimingScope &timing) {
     llvm::outs().flush();
     bool ok = succeeded(
         passBisection->run(entry, options.runInputs, fileLoc, llvm::outs()));
+    // The first pass over, as IR to read side by side.
+    auto [input, output] = passBisection->firstOverIR();
+    if (input && output) {
+      if (options.dumpDir.empty())
+        llvm::outs() << "(--dump-dir=D writes the IR that pass was given "
+                        "and the IR it made)\n";
+      for (auto [ir, name, what] :
+           {std::make_tuple(input, "bisect-input.mlir",
+                            "the IR the first pass over its tolerance was "
+                            "given"),
+            std::make_tuple(output, "bisect-output.mlir",
+                            "the IR the first pass over its tolerance "
+                            "made")}) {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        ir.print(os, OpPrintingFlags().enableDebugInfo());
+        if (failed(dumper.writeSideFile(name, what, text)))
+          return 1;
+      }
+      if (!options.dumpDir.empty())
+        llvm::outs() << "the IR that pass was given and the IR it made: "
+                        "*-bisect-input.mlir and *-bisect-output.mlir in "
+                     << options.dumpDir << "\n";
+    }
     llvm::outs().flush();
     return ok ? 0 : 1;
   }

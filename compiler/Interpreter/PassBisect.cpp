@@ -42,6 +42,8 @@ private:
 
 /// One copy's results held against the copy's before.
 struct Row {
+  /// The copy and the one it is held against (-1: none).
+  int snapshot = -1, input = -1;
   std::string pass, phase;
   std::vector<std::string> unchanged;
   bool reference = false;
@@ -98,6 +100,12 @@ void PassBisection::record(StringRef pass, StringRef phase, ModuleOp module) {
       {pass.str(), phase.str(), OwningOpRef<ModuleOp>(module.clone()), {}});
 }
 
+std::pair<ModuleOp, ModuleOp> PassBisection::firstOverIR() const {
+  if (firstOver < 0 || firstOverInput < 0)
+    return {};
+  return {*snapshots[firstOverInput].module, *snapshots[firstOver].module};
+}
+
 std::unique_ptr<PassInstrumentation>
 PassBisection::instrumentation(StringRef phase) {
   return std::make_unique<Recorder>(*this, phase);
@@ -118,17 +126,20 @@ LogicalResult PassBisection::run(StringRef function,
     return failure();
   std::vector<Row> rows;
   std::optional<std::map<std::string, Tensor>> reference, previous;
+  int previousSnapshot = -1;
+  firstOver = firstOverInput = -1;
   // The results that are updated parameters (named as their arguments).
   std::set<std::string> parameters;
   // Whether the step updates parameters with Adam (its first step is what
   // magnifies rounding noise; see the header).
   bool adam = false;
   bool noted = false;
-  for (Snapshot &s : snapshots) {
+  for (auto [index, s] : llvm::enumerate(snapshots)) {
     std::optional<Runnable> runnable = runnableOf(*s.module, function);
     if (!runnable && !reference)
       continue; // before the function exists
-    Row row{s.pass, s.phase, s.unchanged};
+    Row row{static_cast<int>(index), previousSnapshot, s.pass, s.phase,
+            s.unchanged};
     if (!runnable) {
       row.problem = "the IR has no @" + function.str() + " any more";
       rows.push_back(std::move(row));
@@ -165,6 +176,7 @@ LogicalResult PassBisection::run(StringRef function,
       s.module->walk([&](sgraph::AdamUpdateOp) { adam = true; });
       reference = named;
       previous = std::move(named);
+      previousSnapshot = static_cast<int>(index);
       continue;
     }
     std::vector<std::pair<std::string, Difference>> againstReference;
@@ -193,6 +205,7 @@ LogicalResult PassBisection::run(StringRef function,
       // Kept as before a pass that was over: each pass is held against its
       // own input.
       previous = std::move(named);
+      previousSnapshot = static_cast<int>(index);
     }
     rows.push_back(std::move(row));
   }
@@ -264,6 +277,8 @@ LogicalResult PassBisection::run(StringRef function,
     return success();
   }
   const Row &first = *over.front();
+  firstOver = first.snapshot;
+  firstOverInput = first.input;
   os << "first pass over its tolerance: " << first.pass << " (" << first.phase
      << " phase)\n";
   if (!first.problem.empty())

@@ -76,6 +76,11 @@ public:
                           llvm::ArrayRef<std::string> inputs,
                           mlir::Location loc, llvm::raw_ostream &os);
 
+  /// After a run() that found a pass over its tolerance: the IR that pass
+  /// was given (the last copy held before it) and the IR it made, to read
+  /// side by side; nulls otherwise.
+  std::pair<mlir::ModuleOp, mlir::ModuleOp> firstOverIR() const;
+
 private:
   struct Snapshot {
     std::string pass, phase;
@@ -87,6 +92,8 @@ private:
   std::vector<Snapshot> snapshots;
   /// The last copy's IR as text, to see whether a pass changed it.
   std::string lastText;
+  /// The first pass over: its copy and the copy it was held against.
+  int firstOver = -1, firstOverInput = -1;
 };
 
 } // namespace sinter::interp
