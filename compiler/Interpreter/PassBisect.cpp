@@ -134,10 +134,15 @@ LogicalResult PassBisection::run(StringRef function,
   // magnifies rounding noise; see the header).
   bool adam = false;
   bool noted = false;
+  // A large model takes minutes: on a terminal, a line as each copy runs.
+  bool progress = llvm::errs().is_displayed();
   for (auto [index, s] : llvm::enumerate(snapshots)) {
     std::optional<Runnable> runnable = runnableOf(*s.module, function);
     if (!runnable && !reference)
       continue; // before the function exists
+    if (progress && runnable)
+      llvm::errs() << "[" << index + 1 << "/" << snapshots.size()
+                   << "] running @" << function << " after " << s.pass << "\n";
     Row row{static_cast<int>(index), previousSnapshot, s.pass, s.phase,
             s.unchanged};
     if (!runnable) {
