@@ -12,10 +12,9 @@
 // small changes would show.
 //
 // The first copy that has the function is the reference: for
-// @train_step and @forward_grad, sinter-autodiff's output. The passes before
-// it work on @forward alone (sinter-mixed-precision among them) and are
-// checked by the gradient checks and the compiled-against-interpreter
-// tests at the same precision. What comes after the scheduled phase is code
+// @train_step and @forward_grad, sinter-autodiff's output. The pass before
+// it, sinter-mixed-precision, works on @forward alone and changes numbers
+// by design (its band against fp32: mixed-precision.test). What comes after the scheduled phase is code
 // generation: `--bisect=TRACE` (Bisect.h) holds the binary against the
 // scheduled phase step by step.
 //
