@@ -120,6 +120,19 @@ Value ModelImporter::emitLayerOnce(const Node &layer, ArrayRef<Value> inputs,
     return expectInputs(0)
                ? emitParameterLayer(layer, spec.parameter(), ctx)
                : Value();
+  case model::Layer::kConv2D:
+    return expectInputs(1) ? emitConv2d(layer, spec.conv2d(), inputs[0], ctx)
+                           : Value();
+  case model::Layer::kMaxPool2D:
+    return expectInputs(1)
+               ? emitPool2d(layer, spec.max_pool2d(), true, inputs[0], ctx)
+               : Value();
+  case model::Layer::kAvgPool2D:
+    return expectInputs(1)
+               ? emitPool2d(layer, spec.avg_pool2d(), false, inputs[0], ctx)
+               : Value();
+  case model::Layer::kFlatten:
+    return expectInputs(1) ? emitFlatten(layer, inputs[0], ctx) : Value();
   case model::Layer::KIND_NOT_SET:
     break;
   }
@@ -127,7 +140,8 @@ Value ModelImporter::emitLayerOnce(const Node &layer, ArrayRef<Value> inputs,
                    << "' has no kind; give one of dense, embedding, "
                       "positional_embedding, layer_norm, "
                       "causal_self_attention, mlp, transformer_block, add, "
-                      "dropout, activation, block, op, parameter";
+                      "dropout, activation, conv2d, max_pool2d, avg_pool2d, "
+                      "flatten, block, op, parameter";
   return {};
 }
 

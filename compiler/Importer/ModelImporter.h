@@ -183,6 +183,13 @@ public:
   mlir::Value emitParameterLayer(const Node &layer,
                                  const model::Parameter &spec,
                                  const LayerContext &ctx);
+  // Convolution, pooling, flatten (ImportConv.cpp).
+  mlir::Value emitConv2d(const Node &layer, const model::Conv2d &spec,
+                         mlir::Value x, const LayerContext &ctx);
+  mlir::Value emitPool2d(const Node &layer, const model::Pool2d &spec, bool max,
+                         mlir::Value x, const LayerContext &ctx);
+  mlir::Value emitFlatten(const Node &layer, mlir::Value x,
+                          const LayerContext &ctx);
   /// Linear map over the last axis with "<name>.weight" [units, in] and
   /// "<name>.bias"; `weight` may be given (tied).
   mlir::Value linear(mlir::Value x, int64_t units, bool bias,

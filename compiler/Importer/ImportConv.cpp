@@ -1,0 +1,362 @@
+//===- ImportConv.cpp - convolution, pooling and flatten layers ----------===//
+//
+// conv2d, max_pool2d, avg_pool2d and flatten on NCHW tensors, computing what
+// PyTorch's nn.Conv2d (groups 1, zero padding), nn.MaxPool2d and
+// nn.AvgPool2d (floor mode, count_include_pad) and nn.Flatten compute, with
+// their parameter names and default initializers.
+//
+// Each layer is built from ops the dialect already has, so every pass, both
+// targets, mixed precision, recompute and autodiff apply to it unchanged:
+//   - The windows of a kernel are strided `slice`s of the `pad`ded input, one
+//     per kernel offset, joined by a `concat` (im2col).
+//   - A convolution works channels-last: its windows are [B, OH, OW,
+//     kh * kw * C], and one `matmul` with the weight reordered to
+//     [out, kh * kw * C] computes it, a GEMM of B * OH * OW rows as a dense
+//     layer's. Its gradients are two GEMMs and, for the input, the sum of the
+//     windows' gradients placed back by `pad` (the gradient of `slice`).
+//   - Max pooling keeps each window's first maximal element (`argmax`, then
+//     a `select` of it), so that the gradient goes where PyTorch's goes, to
+//     one element, ties included.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Importer/ModelImporter.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace sinter;
+using namespace sinter::importer;
+
+namespace {
+
+/// Kernel, stride, padding and dilation along height and width.
+struct Window {
+  int64_t kernel[2] = {1, 1};
+  int64_t stride[2] = {1, 1};
+  int64_t padding[2] = {0, 0};
+  int64_t dilation[2] = {1, 1};
+  int64_t out[2] = {0, 0}; // output height and width
+
+  int64_t size() const { return kernel[0] * kernel[1]; }
+};
+
+StringRef layerName(const Node &layer) {
+  return static_cast<const model::Layer &>(*layer.msg).name();
+}
+
+/// Reads a field of one value (both axes) or two (height, width) into `out`;
+/// leaves `out` as it is when the field is not written. Values must be in
+/// [minValue, kMaxDimSize].
+template <typename Repeated>
+bool readPair(ModelImporter &im, const Node &node, StringRef field,
+              const Repeated &values, int64_t minValue, int64_t out[2]) {
+  if (values.empty())
+    return true;
+  if (values.size() > 2) {
+    im.error(im.fieldLoc(node, field, 2))
+        << field << " takes one value (both axes) or two (height, width), got "
+        << values.size();
+    return false;
+  }
+  for (int i = 0; i < values.size(); ++i) {
+    if (values[i] < minValue || values[i] > ImportLimits::kMaxDimSize) {
+      im.error(im.fieldLoc(node, field, i))
+          << field << " " << values[i] << " is out of range [" << minValue
+          << ", " << ImportLimits::kMaxDimSize << "]";
+      return false;
+    }
+  }
+  out[0] = values[0];
+  out[1] = values.size() == 2 ? values[1] : values[0];
+  return true;
+}
+
+/// Checks that `x` is a float [B, C, H, W] tensor.
+bool checkImages(ModelImporter &im, const Node &layer, StringRef kind,
+                 Value x) {
+  auto type = ModelImporter::typeOf(x);
+  if (isa<FloatType>(type.getElementType()) && type.getRank() == 4)
+    return true;
+  im.error(layer.loc) << kind << " layer '" << layerName(layer)
+                      << "' needs a float (batch, channels, height, width) "
+                         "tensor, got "
+                      << type;
+  return false;
+}
+
+/// Sets `w.out` from the input's height and width, reporting a window that
+/// does not fit (PyTorch's output size, floor mode).
+bool computeOutput(ModelImporter &im, const Node &layer, StringRef kind,
+                   Window &w, int64_t height, int64_t width) {
+  int64_t in[2] = {height, width};
+  static const char *axes[2] = {"height", "width"};
+  for (int i = 0; i < 2; ++i) {
+    int64_t span = w.dilation[i] * (w.kernel[i] - 1) + 1;
+    int64_t padded = in[i] + 2 * w.padding[i];
+    if (span > padded) {
+      im.error(layer.loc) << kind << " layer '" << layerName(layer)
+                          << "': the kernel spans " << span << " along "
+                          << axes[i] << ", more than the input's " << in[i]
+                          << (w.padding[i] ? " with padding (" : "")
+                          << (w.padding[i] ? std::to_string(padded) + ")"
+                                           : std::string())
+                          << " positions";
+      return false;
+    }
+    w.out[i] = (padded - span) / w.stride[i] + 1;
+  }
+  return true;
+}
+
+/// The windows of `x` (pad, one strided slice per kernel offset), each
+/// [..., OH, OW, ...] with the spatial axes at `hAxis` and `hAxis + 1`.
+SmallVector<Value> windows(ModelImporter &im, Value x, const Window &w,
+                           int64_t hAxis, double padValue, Location loc) {
+  OpBuilder &b = im.builder;
+  auto type = ModelImporter::typeOf(x);
+  int64_t rank = type.getRank();
+  if (w.padding[0] || w.padding[1]) {
+    SmallVector<int64_t> pad(rank, 0);
+    pad[hAxis] = w.padding[0];
+    pad[hAxis + 1] = w.padding[1];
+    x = im.create<sgraph::PadOp>(
+        loc, x, b.getDenseI64ArrayAttr(pad), b.getDenseI64ArrayAttr(pad),
+        DenseI64ArrayAttr(), b.getF64FloatAttr(padValue));
+    if (!x)
+      return {};
+    type = ModelImporter::typeOf(x);
+  }
+  SmallVector<Value> result;
+  for (int64_t i = 0; i < w.kernel[0]; ++i) {
+    for (int64_t j = 0; j < w.kernel[1]; ++j) {
+      SmallVector<int64_t> start(rank, 0), stride(rank, 1);
+      SmallVector<int64_t> limit(type.getShape());
+      int64_t offset[2] = {i * w.dilation[0], j * w.dilation[1]};
+      for (int a = 0; a < 2; ++a) {
+        start[hAxis + a] = offset[a];
+        limit[hAxis + a] = offset[a] + (w.out[a] - 1) * w.stride[a] + 1;
+        stride[hAxis + a] = w.stride[a];
+      }
+      if (ArrayRef<int64_t>(limit) == type.getShape() &&
+          llvm::all_of(start, [](int64_t s) { return s == 0; }) &&
+          llvm::all_of(stride, [](int64_t s) { return s == 1; })) {
+        result.push_back(x); // the whole input (a 1 x 1 kernel)
+        continue;
+      }
+      bool strided = w.stride[0] != 1 || w.stride[1] != 1;
+      result.push_back(im.create<sgraph::SliceOp>(
+          loc, x, b.getDenseI64ArrayAttr(start), b.getDenseI64ArrayAttr(limit),
+          strided ? b.getDenseI64ArrayAttr(stride) : DenseI64ArrayAttr()));
+      if (!result.back())
+        return {};
+    }
+  }
+  return result;
+}
+
+/// Joins `parts` along `axis` (one part is itself).
+Value join(ModelImporter &im, ArrayRef<Value> parts, int64_t axis,
+           Location loc) {
+  if (parts.size() == 1)
+    return parts.front();
+  return im.create<sgraph::ConcatOp>(loc, ValueRange(parts),
+                                     im.builder.getI64IntegerAttr(axis));
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// conv2d
+//===----------------------------------------------------------------------===//
+
+Value ModelImporter::emitConv2d(const Node &layer, const model::Conv2d &spec,
+                                Value x, const LayerContext &ctx) {
+  Node node = child(layer, "conv2d");
+  Location loc = layerLoc(layer, ctx);
+  Window w;
+  if (!spec.has_out_channels()) {
+    error(node.loc) << "'out_channels' is required";
+    return {};
+  }
+  if (spec.out_channels() < 1 ||
+      spec.out_channels() > ImportLimits::kMaxDimSize) {
+    error(fieldLoc(node, "out_channels"))
+        << "out_channels " << spec.out_channels() << " is out of range [1, "
+        << ImportLimits::kMaxDimSize << "]";
+    return {};
+  }
+  if (spec.kernel_size().empty()) {
+    error(node.loc) << "'kernel_size' is required";
+    return {};
+  }
+  if (!readPair(*this, node, "kernel_size", spec.kernel_size(), 1, w.kernel) ||
+      !readPair(*this, node, "stride", spec.stride(), 1, w.stride) ||
+      !readPair(*this, node, "padding", spec.padding(), 0, w.padding) ||
+      !readPair(*this, node, "dilation", spec.dilation(), 1, w.dilation) ||
+      !checkInit(node, "weight_init", spec.has_weight_init(),
+                 spec.weight_init()) ||
+      !checkInit(node, "bias_init", spec.has_bias_init(), spec.bias_init()) ||
+      !checkImages(*this, layer, "conv2d", x))
+    return {};
+  auto type = typeOf(x);
+  int64_t batch = type.getDimSize(0), channels = type.getDimSize(1);
+  if (!computeOutput(*this, layer, "conv2d", w, type.getDimSize(2),
+                     type.getDimSize(3)))
+    return {};
+  int64_t out = spec.out_channels(), taps = w.size();
+  if (taps > ImportLimits::kMaxElements / channels ||
+      batch * w.out[0] * w.out[1] >
+          ImportLimits::kMaxElements / (taps * channels)) {
+    error(layer.loc) << "conv2d layer '" << layerName(layer)
+                     << "': its windows would hold more than "
+                     << ImportLimits::kMaxElements << " elements";
+    return {};
+  }
+
+  // nn.Conv2d's default: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weight and
+  // bias (kaiming_uniform with a = sqrt(5)), fan_in = C * kh * kw.
+  InitSpec fallback{InitSpec::Uniform,
+                    1.0 / std::sqrt(static_cast<double>(channels * taps))};
+  Value weight = createParam(
+      ctx, "weight", {out, channels, w.kernel[0], w.kernel[1]},
+      initFrom(spec.weight_init(), spec.has_weight_init(), fallback), loc);
+  Value bias;
+  if (spec.bias())
+    bias = createParam(
+        ctx, "bias", {out},
+        initFrom(spec.bias_init(), spec.has_bias_init(), fallback), loc);
+  if (!weight || (spec.bias() && !bias))
+    return {};
+
+  // Channels last: [B, H, W, C], windows [B, OH, OW, kh * kw * C] in
+  // (kh, kw, C) order, which the weight [out, C, kh, kw] takes as
+  // [out, kh, kw, C].
+  Value nhwc = create<sgraph::TransposeOp>(
+      loc, x, builder.getDenseI64ArrayAttr({0, 2, 3, 1}));
+  if (!nhwc)
+    return {};
+  SmallVector<Value> parts = windows(*this, nhwc, w, 1, 0.0, loc);
+  if (parts.empty())
+    return {};
+  Value columns = join(*this, parts, 3, loc);
+  Value kernel = create<sgraph::TransposeOp>(
+      loc, weight, builder.getDenseI64ArrayAttr({0, 2, 3, 1}));
+  kernel = createTyped<sgraph::ReshapeOp>(
+      loc, floatTensor({out, taps * channels}), kernel);
+  Value y =
+      create<sgraph::MatmulOp>(loc, columns, kernel, builder.getBoolAttr(false),
+                               builder.getBoolAttr(true));
+  if (bias)
+    y = create<sgraph::AddOp>(loc, y, bias);
+  if (!y)
+    return {};
+  return create<sgraph::TransposeOp>(
+      loc, y, builder.getDenseI64ArrayAttr({0, 3, 1, 2}));
+}
+
+//===----------------------------------------------------------------------===//
+// max_pool2d, avg_pool2d
+//===----------------------------------------------------------------------===//
+
+Value ModelImporter::emitPool2d(const Node &layer, const model::Pool2d &spec,
+                                bool max, Value x, const LayerContext &ctx) {
+  StringRef kind = max ? "max_pool2d" : "avg_pool2d";
+  Node node = child(layer, kind);
+  Location loc = layerLoc(layer, ctx);
+  Window w;
+  if (spec.kernel_size().empty()) {
+    error(node.loc) << "'kernel_size' is required";
+    return {};
+  }
+  if (!readPair(*this, node, "kernel_size", spec.kernel_size(), 1, w.kernel))
+    return {};
+  // nn.MaxPool2d / nn.AvgPool2d: the stride defaults to the kernel size.
+  w.stride[0] = w.kernel[0];
+  w.stride[1] = w.kernel[1];
+  if (!readPair(*this, node, "stride", spec.stride(), 1, w.stride) ||
+      !readPair(*this, node, "padding", spec.padding(), 0, w.padding) ||
+      !checkImages(*this, layer, kind, x))
+    return {};
+  for (int i = 0; i < 2; ++i) {
+    // PyTorch's rule: a window never lies wholly in the padding.
+    if (2 * w.padding[i] > w.kernel[i]) {
+      error(fieldLoc(node, "padding", spec.padding_size() == 2 ? i : 0))
+          << "padding " << w.padding[i] << " is more than half the kernel's "
+          << w.kernel[i];
+      return {};
+    }
+  }
+  auto type = typeOf(x);
+  if (!computeOutput(*this, layer, kind, w, type.getDimSize(2),
+                     type.getDimSize(3)))
+    return {};
+  int64_t batch = type.getDimSize(0), channels = type.getDimSize(1),
+          taps = w.size();
+  if (taps > ImportLimits::kMaxElements / channels ||
+      batch * w.out[0] * w.out[1] >
+          ImportLimits::kMaxElements / (taps * channels)) {
+    error(layer.loc) << kind << " layer '" << layerName(layer)
+                     << "': its windows would hold more than "
+                     << ImportLimits::kMaxElements << " elements";
+    return {};
+  }
+
+  // Windows [B, C, OH, OW, kh * kw]: each offset's slice with a unit axis.
+  double padValue = max ? -std::numeric_limits<double>::infinity() : 0.0;
+  SmallVector<Value> parts = windows(*this, x, w, 2, padValue, loc);
+  if (parts.empty())
+    return {};
+  SmallVector<int64_t> pooled = {batch, channels, w.out[0], w.out[1]};
+  SmallVector<int64_t> tap = {batch, channels, w.out[0], w.out[1], 1};
+  if (taps == 1)
+    return parts.front(); // a 1 x 1 window is a strided slice
+  for (Value &part : parts)
+    part = createTyped<sgraph::ReshapeOp>(loc, floatTensor(tap), part);
+  Value all = join(*this, parts, 4, loc);
+  if (!all)
+    return {};
+  auto last = builder.getDenseI64ArrayAttr({4});
+  if (!max)
+    return create<sgraph::ReduceMeanOp>(loc, all, last,
+                                        builder.getBoolAttr(false));
+
+  // The first maximal element of each window (NaN counts as the largest,
+  // so a NaN propagates as in PyTorch), picked by a select so that the
+  // gradient reaches it alone.
+  Value first =
+      create<sgraph::ArgmaxOp>(loc, all, builder.getI64IntegerAttr(4));
+  Type i64 = builder.getI64Type();
+  first = createTyped<sgraph::ReshapeOp>(loc, RankedTensorType::get(tap, i64),
+                                         first);
+  Value offsets = createTyped<sgraph::IotaOp>(
+      loc, RankedTensorType::get({taps}, i64), builder.getI64IntegerAttr(0));
+  Value picked = create<sgraph::CompareOp>(loc, first, offsets,
+                                           builder.getStringAttr("eq"));
+  Value kept = create<sgraph::SelectOp>(loc, picked, all,
+                                        scalarConstant(floatType, 0.0, loc));
+  return create<sgraph::ReduceSumOp>(loc, kept, last,
+                                     builder.getBoolAttr(false));
+}
+
+//===----------------------------------------------------------------------===//
+// flatten
+//===----------------------------------------------------------------------===//
+
+Value ModelImporter::emitFlatten(const Node &layer, Value x,
+                                 const LayerContext &ctx) {
+  auto type = typeOf(x);
+  if (type.getRank() < 1) {
+    error(layer.loc) << "flatten layer '" << layerName(layer)
+                     << "' needs a tensor with a batch axis, got " << type;
+    return {};
+  }
+  int64_t rest = 1;
+  for (int64_t d : type.getShape().drop_front())
+    rest *= d; // within kMaxElements: the input's own count
+  return createTyped<sgraph::ReshapeOp>(
+      layerLoc(layer, ctx),
+      RankedTensorType::get({type.getDimSize(0), rest}, type.getElementType()),
+      x);
+}
