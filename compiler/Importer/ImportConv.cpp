@@ -49,22 +49,31 @@ StringRef layerName(const Node &layer) {
 /// Reads a field of one value (both axes) or two (height, width) into `out`;
 /// leaves `out` as it is when the field is not written. Values must be in
 /// [minValue, kMaxDimSize].
+/// Where element `index` of a repeated field is written when the file
+/// records it (`field: 3` repeated), else where the field is (a list
+/// `field: [3, 3]` is located at its start).
+Location elementLoc(ModelImporter &im, const Node &node, StringRef field,
+                    int index) {
+  Location loc = im.fieldLoc(node, field, index);
+  return loc == node.loc ? im.fieldLoc(node, field, 0) : loc;
+}
+
 template <typename Repeated>
 bool readPair(ModelImporter &im, const Node &node, StringRef field,
               const Repeated &values, int64_t minValue, int64_t out[2]) {
   if (values.empty())
     return true;
+  auto at = [&](int index) { return elementLoc(im, node, field, index); };
   if (values.size() > 2) {
-    im.error(im.fieldLoc(node, field, 2))
+    im.error(at(2))
         << field << " takes one value (both axes) or two (height, width), got "
         << values.size();
     return false;
   }
   for (int i = 0; i < values.size(); ++i) {
     if (values[i] < minValue || values[i] > ImportLimits::kMaxDimSize) {
-      im.error(im.fieldLoc(node, field, i))
-          << field << " " << values[i] << " is out of range [" << minValue
-          << ", " << ImportLimits::kMaxDimSize << "]";
+      im.error(at(i)) << field << " " << values[i] << " is out of range ["
+                      << minValue << ", " << ImportLimits::kMaxDimSize << "]";
       return false;
     }
   }
@@ -96,13 +105,12 @@ bool computeOutput(ModelImporter &im, const Node &layer, StringRef kind,
     int64_t span = w.dilation[i] * (w.kernel[i] - 1) + 1;
     int64_t padded = in[i] + 2 * w.padding[i];
     if (span > padded) {
-      im.error(layer.loc) << kind << " layer '" << layerName(layer)
-                          << "': the kernel spans " << span << " along "
-                          << axes[i] << ", more than the input's " << in[i]
-                          << (w.padding[i] ? " with padding (" : "")
-                          << (w.padding[i] ? std::to_string(padded) + ")"
-                                           : std::string())
-                          << " positions";
+      auto diag = im.error(layer.loc);
+      diag << kind << " layer '" << layerName(layer) << "': the kernel spans "
+           << span << " positions along " << axes[i] << ", but the input has "
+           << in[i];
+      if (w.padding[i])
+        diag << " (" << padded << " with padding)";
       return false;
     }
     w.out[i] = (padded - span) / w.stride[i] + 1;
@@ -240,7 +248,10 @@ Value ModelImporter::emitConv2d(const Node &layer, const model::Conv2d &spec,
   SmallVector<Value> parts = windows(*this, nhwc, w, 1, 0.0, loc);
   if (parts.empty())
     return {};
-  Value columns = join(*this, parts, 3, loc);
+  // One GEMM of B * OH * OW rows (the batched form would be B * OH GEMMs).
+  int64_t rows = batch * w.out[0] * w.out[1];
+  Value columns = createTyped<sgraph::ReshapeOp>(
+      loc, floatTensor({rows, taps * channels}), join(*this, parts, 3, loc));
   Value kernel = create<sgraph::TransposeOp>(
       loc, weight, builder.getDenseI64ArrayAttr({0, 2, 3, 1}));
   kernel = createTyped<sgraph::ReshapeOp>(
@@ -250,6 +261,8 @@ Value ModelImporter::emitConv2d(const Node &layer, const model::Conv2d &spec,
                                builder.getBoolAttr(true));
   if (bias)
     y = create<sgraph::AddOp>(loc, y, bias);
+  y = createTyped<sgraph::ReshapeOp>(
+      loc, floatTensor({batch, w.out[0], w.out[1], out}), y);
   if (!y)
     return {};
   return create<sgraph::TransposeOp>(
@@ -282,9 +295,11 @@ Value ModelImporter::emitPool2d(const Node &layer, const model::Pool2d &spec,
   for (int i = 0; i < 2; ++i) {
     // PyTorch's rule: a window never lies wholly in the padding.
     if (2 * w.padding[i] > w.kernel[i]) {
-      error(fieldLoc(node, "padding", spec.padding_size() == 2 ? i : 0))
-          << "padding " << w.padding[i] << " is more than half the kernel's "
-          << w.kernel[i];
+      static const char *axes[2] = {"height", "width"};
+      error(
+          elementLoc(*this, node, "padding", spec.padding_size() == 2 ? i : 0))
+          << "padding " << w.padding[i] << " along " << axes[i]
+          << " is more than half the kernel's " << w.kernel[i];
       return {};
     }
   }

@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""Holds the conv2d, max_pool2d, avg_pool2d and flatten layers to their
+definitions, written here directly (numpy, no im2col), as PyTorch's
+nn.Conv2d, nn.MaxPool2d, nn.AvgPool2d and nn.Flatten define them.
+
+  windows   A model in f64 with every window option (a kernel of 3 x 2,
+            strides 2 x 1, padding 1 x 0, dilation 1 x 2; max pooling with
+            padding; a 1 x 1 convolution without bias; average pooling that
+            counts its padding) runs in the reference interpreter
+            (`sinterc --run=forward_grad`) on random parameters and images.
+            Its loss must equal this file's forward pass to 1e-12, and every
+            parameter's gradient its central differences to 1e-6.
+  ties      Max pooling's gradient on integer images, whose windows tie
+            often: the gradient of each window goes to its first maximal
+            element in row-major order, all of it, as PyTorch's does. A
+            split among the ties, or the last maximum, fails.
+
+usage: conv_reference.py {windows,ties} --sinterc=PATH --work-dir=DIR
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
+
+
+def conv2d(x, w, b, stride, padding, dilation):
+    """out[n, o, i, j] = b[o] + sum_{c, p, q} w[o, c, p, q] *
+    xpad[n, c, i * sh + p * dh, j * sw + q * dw]."""
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    xp = np.zeros((n, c, h + 2 * ph, wd + 2 * pw), x.dtype)
+    xp[:, :, ph:ph + h, pw:pw + wd] = x
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    out = np.zeros((n, o, oh, ow), x.dtype)
+    for i in range(oh):
+        for j in range(ow):
+            for p in range(kh):
+                for q in range(kw):
+                    patch = xp[:, :, i * sh + p * dh, j * sw + q * dw]  # n, c
+                    out[:, :, i, j] += patch @ w[:, :, p, q].T
+    if b is not None:
+        out += b[None, :, None, None]
+    return out
+
+
+def pool2d(x, kernel, stride, padding, mode):
+    """Max (padding is -inf) or average (padding counts as zeros) over each
+    window; for max also the flat index in x of each window's first maximal
+    element in row-major window order (PyTorch's choice)."""
+    n, c, h, wd = x.shape
+    (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+    oh = (h + 2 * ph - kh) // sh + 1
+    ow = (wd + 2 * pw - kw) // sw + 1
+    out = np.zeros((n, c, oh, ow), x.dtype)
+    where = np.full((n, c, oh, ow, 2), -1)
+    for a in range(n):
+        for ch in range(c):
+            for i in range(oh):
+                for j in range(ow):
+                    best, at, total = -np.inf, None, 0.0
+                    for p in range(kh):
+                        for q in range(kw):
+                            r, s = i * sh + p - ph, j * sw + q - pw
+                            if 0 <= r < h and 0 <= s < wd:
+                                v = x[a, ch, r, s]
+                                total += v
+                                if v > best:
+                                    best, at = v, (r, s)
+                    out[a, ch, i, j] = best if mode == "max" else total / (kh * kw)
+                    if at is not None:
+                        where[a, ch, i, j] = at
+    return out, where
+
+
+WINDOWS_MODEL = """
+dtype: FLOAT64
+input { name: "x" shape: [-1, 3, 9, 8] dtype: FLOAT64 }
+input { name: "y" shape: [-1] dtype: INT64 }
+layer { name: "conv1" input: "x" conv2d { out_channels: 4 kernel_size: [3, 2] stride: [2, 1] padding: [1, 0] dilation: [1, 2] } }
+layer { name: "act1" input: "conv1" activation { kind: TANH } }
+layer { name: "pool1" input: "act1" max_pool2d { kernel_size: 3 stride: 2 padding: 1 } }
+layer { name: "conv2" input: "pool1" conv2d { out_channels: 5 kernel_size: 1 bias: false } }
+layer { name: "pool2" input: "conv2" avg_pool2d { kernel_size: 2 stride: [1, 2] padding: 1 } }
+layer { name: "flat" input: "pool2" flatten {} }
+layer { name: "fc" input: "flat" dense { units: 3 } }
+loss { softmax_cross_entropy { logits: "fc" labels: "y" } }
+training { batch_size: 2 optimizer { sgd { lr: 0.1 } } }
+"""
+
+
+def windows_loss(params, x, y):
+    h = conv2d(x, params["conv1.weight"], params["conv1.bias"], (2, 1), (1, 0), (1, 2))
+    h = np.tanh(h)
+    h, _ = pool2d(h, (3, 3), (2, 2), (1, 1), "max")
+    h = conv2d(h, params["conv2.weight"], None, (1, 1), (0, 0), (1, 1))
+    h, _ = pool2d(h, (2, 2), (1, 2), (1, 1), "avg")
+    h = h.reshape(h.shape[0], -1)
+    logits = h @ params["fc.weight"].T + params["fc.bias"]
+    m = logits.max(axis=1, keepdims=True)
+    logp = logits - m - np.log(np.exp(logits - m).sum(axis=1, keepdims=True))
+    return -logp[np.arange(len(y)), y].mean()
+
+
+TIES_MODEL = """
+dtype: FLOAT64
+input { name: "x" shape: [-1, 2, 7, 6] dtype: FLOAT64 }
+input { name: "t" shape: [-1, 2, 4, 4] dtype: FLOAT64 }
+layer { name: "shift" parameter { shape: [2, 7, 6] init { constant: 0 } } }
+layer { name: "in" input: ["x", "shift"] add {} }
+layer { name: "pool" input: "in" max_pool2d { kernel_size: [3, 2] stride: [2, 2] padding: [1, 1] } }
+loss { mean_squared_error { prediction: "pool" target: "t" } }
+training { batch_size: 3 optimizer { sgd { lr: 0.1 } } }
+"""
+
+
+def run(sinterc, work, model, tensors):
+    os.makedirs(work, exist_ok=True)
+    model_path = os.path.join(work, "model.pbtxt")
+    with open(model_path, "w") as f:
+        f.write(model)
+    inputs = os.path.join(work, "in.safetensors")
+    out = os.path.join(work, "out.safetensors")
+    write_safetensors(inputs, tensors)
+    subprocess.run([sinterc, model_path, "--run=forward_grad", "--input=" + inputs,
+                    "--output=" + out], check=True)
+    return read_safetensors(out)[0]
+
+
+def check_windows(args):
+    rng = np.random.default_rng(5)
+    shapes = {"conv1.weight": (4, 3, 3, 2), "conv1.bias": (4,),
+              "conv2.weight": (5, 4, 1, 1), "fc.weight": (3, 5 * 4 * 2),
+              "fc.bias": (3,)}
+    params = {k: rng.uniform(-0.6, 0.6, s) for k, s in shapes.items()}
+    x = rng.normal(size=(2, 3, 9, 8))
+    y = np.array([2, 0], dtype=np.int64)
+    out = run(args.sinterc, args.work_dir, WINDOWS_MODEL, {**params, "x": x, "y": y})
+    loss = float(np.asarray(out["loss"]))
+    want = windows_loss(params, x, y)
+    failures = []
+    print(f"loss: interpreter {loss:.15g}  reference {want:.15g}")
+    if abs(loss - want) > 1e-12:
+        failures.append(f"loss {loss!r} differs from the reference {want!r}")
+    eps = 1e-6
+    for name, value in params.items():
+        numeric = np.zeros_like(value)
+        for i in np.ndindex(value.shape):
+            up = {**params, name: value.copy()}
+            down = {**params, name: value.copy()}
+            up[name][i] += eps
+            down[name][i] -= eps
+            numeric[i] = (windows_loss(up, x, y) - windows_loss(down, x, y)) / (2 * eps)
+        got = np.asarray(out["grad." + name])
+        err = np.abs(got - numeric).max() / max(np.abs(numeric).max(), 1e-30)
+        print(f"grad.{name}: max |autodiff - central difference| / max |cd| = {err:.2e}")
+        if got.shape != numeric.shape or err > 1e-6:
+            failures.append(f"grad.{name} is off by {err:.2e} (relative)")
+    return failures
+
+
+def check_ties(args):
+    rng = np.random.default_rng(6)
+    x = rng.integers(0, 3, size=(3, 2, 7, 6)).astype(np.float64)
+    t = rng.normal(size=(3, 2, 4, 4))
+    shift = np.zeros((2, 7, 6))
+    out = run(args.sinterc, args.work_dir, TIES_MODEL, {"shift": shift, "x": x, "t": t})
+    pooled, where = pool2d(x, (3, 2), (2, 2), (1, 1), "max")
+    loss = ((pooled - t) ** 2).mean()
+    g = 2 * (pooled - t) / pooled.size
+    want = np.zeros_like(shift)
+    ties = 0
+    for a, ch, i, j in np.ndindex(pooled.shape):
+        r, s = where[a, ch, i, j]
+        want[ch, r, s] += g[a, ch, i, j]
+        lo_r, lo_s = i * 2 - 1, j * 2 - 1
+        window = x[a, ch, max(lo_r, 0):lo_r + 3, max(lo_s, 0):lo_s + 2]
+        ties += int((window == window.max()).sum() > 1)
+    print(f"{ties} of {pooled.size} windows have tied maxima")
+    failures = []
+    got_loss = float(np.asarray(out["loss"]))
+    if abs(got_loss - loss) > 1e-12:
+        failures.append(f"loss {got_loss!r} differs from the reference {loss!r}")
+    got = np.asarray(out["grad.shift"])
+    err = np.abs(got - want).max()
+    print(f"grad.shift: max |interpreter - first-maximum routing| = {err:.2e}")
+    if ties == 0:
+        failures.append("no window has tied maxima: the check would prove nothing")
+    if err > 1e-12:
+        failures.append(f"grad.shift differs from routing to each window's first "
+                        f"maximum by {err:.2e}")
+    return failures
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("check", choices=["windows", "ties"])
+    parser.add_argument("--sinterc", required=True)
+    parser.add_argument("--work-dir", required=True)
+    args = parser.parse_args()
+    failures = (check_windows if args.check == "windows" else check_ties)(args)
+    for f in failures:
+        print("FAIL: " + f)
+    print("FAIL" if failures else "PASS")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
