@@ -14,8 +14,15 @@ nn.Conv2d, nn.MaxPool2d, nn.AvgPool2d and nn.Flatten define them.
             often: the gradient of each window goes to its first maximal
             element in row-major order, all of it, as PyTorch's does. A
             split among the ties, or the last maximum, fails.
+  train     examples/cnn_classifier.pbtxt trains from the command line on the
+            bundled images: the held-out accuracy after 320 steps (10
+            epochs) is at least 0.93 (0.96 here), where the MLP example
+            reaches about 0.84 (examples/data/mlp_classifier/README.md):
+            shifted strokes are what convolutions are for. Its checkpoint
+            holds the parameters under nn.Conv2d's and nn.Linear's names and
+            shapes.
 
-usage: conv_reference.py {windows,ties} --sinterc=PATH --work-dir=DIR
+usage: conv_reference.py {windows,ties,train} --sinterc=PATH --work-dir=DIR
 """
 
 import argparse
@@ -199,13 +206,49 @@ def check_ties(args):
     return failures
 
 
+def check_train(args):
+    here = os.path.dirname(os.path.abspath(__file__))
+    examples = os.path.join(here, "..", "..", "examples")
+    os.makedirs(args.work_dir, exist_ok=True)
+    binary = os.path.join(args.work_dir, "train")
+    subprocess.run([args.sinterc, os.path.join(examples, "cnn_classifier.pbtxt"),
+                    "-o", binary], check=True)
+    log = os.path.join(args.work_dir, "metrics.jsonl")
+    save = os.path.join(args.work_dir, "ckpt")
+    subprocess.run([binary, "--data=" + os.path.join(examples, "data", "mlp_classifier"),
+                    "--steps=320", "--eval-every=160", "--eval-batches=8",
+                    "--log-jsonl=" + log, "--save=" + save, "--quiet"], check=True)
+    import json
+    with open(log) as f:
+        evals = [r for r in map(json.loads, f) if "eval_accuracy" in r]
+    failures = []
+    if not evals:
+        return ["no evaluation in " + log]
+    accuracy = evals[-1]["eval_accuracy"]
+    print(f"held-out accuracy after {evals[-1]['step']} steps: {accuracy:.4f}")
+    if accuracy < 0.93:
+        failures.append(f"held-out accuracy {accuracy:.4f} is below 0.93")
+    latest = open(os.path.join(save, "latest")).read().strip()
+    tensors = read_safetensors(os.path.join(save, latest, "model.safetensors"))[0]
+    want = {"conv1.weight": (16, 1, 3, 3), "conv1.bias": (16,),
+            "conv2.weight": (32, 16, 3, 3), "conv2.bias": (32,),
+            "fc1.weight": (128, 32 * 7 * 7), "fc1.bias": (128,),
+            "fc2.weight": (10, 128), "fc2.bias": (10,)}
+    got = {k: tuple(v.shape) for k, v in tensors.items()}
+    print("checkpoint: " + ", ".join(f"{k} {list(v)}" for k, v in got.items()))
+    if got != want:
+        failures.append(f"the checkpoint holds {got}, not nn.Module's {want}")
+    return failures
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("check", choices=["windows", "ties"])
+    parser.add_argument("check", choices=["windows", "ties", "train"])
     parser.add_argument("--sinterc", required=True)
     parser.add_argument("--work-dir", required=True)
     args = parser.parse_args()
-    failures = (check_windows if args.check == "windows" else check_ties)(args)
+    failures = {"windows": check_windows, "ties": check_ties,
+                "train": check_train}[args.check](args)
     for f in failures:
         print("FAIL: " + f)
     print("FAIL" if failures else "PASS")
