@@ -38,7 +38,7 @@ table shows each system's best round. MFU = model FLOPs per step
 
 Usage (from anywhere; /usr/bin/python3 with numpy is enough):
   /usr/bin/python3 bench/peers.py [--build-dir=build] [--steps=10]
-      [--repeats=3] [--only=mlp,chargpt,chargpt-nodrop,gpt2] [--threads=N]
+      [--repeats=3] [--only=mlp,cnn,chargpt,chargpt-nodrop,gpt2] [--threads=N]
       [--peers=torch-eager,torch-compile,jax-jit] [--out=FILE]
       [--precision=fp32|bf16] [--torch-compile-mode=default]
       [--no-build] [--no-install]
@@ -523,7 +523,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     ap.add_argument("--steps", type=int, default=10,
-                    help="timed steps per round (chargpt; mlp x20, "
+                    help="timed steps per round (chargpt; mlp x20, cnn x10, "
                          "gpt2 x0.3)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", default=",".join(

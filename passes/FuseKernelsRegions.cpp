@@ -29,11 +29,19 @@ using namespace sinter::fusion;
 namespace {
 
 /// Whether a concat kernel reads through `def` rather than needing its
-/// value in memory: a transpose (read strided), or a reshape that merges
-/// dimensions of a transpose (the concat views its destination split).
+/// value in memory: a transpose (read strided), a reshape that merges
+/// dimensions of a transpose (the concat views its destination split), or
+/// a slice of a value in memory (read strided: a convolution's windows).
 bool concatReadsThrough(Operation *def) {
   if (isa<TransposeOp>(def))
     return true;
+  if (isa<SliceOp>(def)) {
+    Operation *from = def->getOperand(0).getDefiningOp();
+    return !from ||
+           !llvm::is_contained({OpClass::View, OpClass::Alias,
+                                OpClass::SplatConstant, OpClass::Generated},
+                               classify(from));
+  }
   auto reshape = dyn_cast<ReshapeOp>(def);
   if (!reshape || !reshape.getOperand().getDefiningOp<TransposeOp>())
     return false;

@@ -140,6 +140,43 @@ def gpt_loss(p, idx, targets, key, m):
     return cross_entropy(logits, targets, -1), {}
 
 
+def init_cnn(m, rng):
+    """nn.Conv2d's and nn.Linear's U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+    p, c, k = {}, m["channels"], m["kernel"]
+    shapes = [("conv1", (c[1], c[0], k, k)), ("conv2", (c[2], c[1], k, k)),
+              ("fc1", (m["n_hidden"], c[2] * (m["image"] // 4) ** 2)),
+              ("fc2", (m["n_out"], m["n_hidden"]))]
+    for name, shape in shapes:
+        bound = 1.0 / math.sqrt(int(np.prod(shape[1:])))
+        p[name + ".weight"] = jnp.asarray(
+            rng.uniform(-bound, bound, shape).astype(np.float32))
+        p[name + ".bias"] = jnp.asarray(
+            rng.uniform(-bound, bound, shape[0]).astype(np.float32))
+    return p
+
+
+def cnn_loss(p, image, label, key, m):
+    side, pad = m["image"], m["kernel"] // 2
+
+    def conv(x, name):
+        y = jax.lax.conv_general_dilated(
+            x, p[name + ".weight"], (1, 1), [(pad, pad), (pad, pad)],
+            dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        return y + p[name + ".bias"][None, :, None, None]
+
+    def pool(x):
+        return jax.lax.reduce_window(x, -jnp.inf, jax.lax.max,
+                                     (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+
+    x = image.reshape(-1, 1, side, side)
+    x = pool(jax.nn.relu(conv(x, "conv1")))
+    x = pool(jax.nn.relu(conv(x, "conv2")))
+    x = x.reshape(x.shape[0], -1)
+    logits = linear(jax.nn.relu(linear(x, p, "fc1")), p, "fc2")
+    accuracy = jnp.mean(jnp.argmax(logits, -1) == label)
+    return cross_entropy(logits, label, -100), {"accuracy": accuracy}
+
+
 def mlp_loss(p, image, label, key, m):
     logits = linear(jax.nn.relu(linear(image, p, "fc1")), p, "fc2")
     accuracy = jnp.mean(jnp.argmax(logits, -1) == label)
@@ -199,8 +236,9 @@ def build(workload, mode, threads, precision):
         raise NotMeasured(f"{precision} not measured for JAX")
     m, o = workload["model"], workload["optim"]
     rng = np.random.default_rng(1337)
-    params = init_mlp(m, rng) if m["kind"] == "mlp" else init_gpt(m, rng)
-    loss_fn = mlp_loss if m["kind"] == "mlp" else gpt_loss
+    init, loss_fn = {"mlp": (init_mlp, mlp_loss), "cnn": (init_cnn, cnn_loss),
+                     "gpt": (init_gpt, gpt_loss)}[m["kind"]]
+    params = init(m, rng)
     zeros = {k: jnp.zeros_like(v) for k, v in params.items()}
     if o["kind"] == "sgd":
         state, update = {"buf": zeros}, sgd

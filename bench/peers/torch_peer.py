@@ -160,6 +160,28 @@ class MlpClassifier(nn.Module):
         return F.cross_entropy(logits, label), accuracy.detach()
 
 
+class CnnClassifier(nn.Module):
+    """examples/cnn_classifier.pbtxt: two conv-relu-maxpool stages, then
+    fc1 -> relu -> fc2, plus accuracy."""
+
+    def __init__(self, m):
+        super().__init__()
+        c, k = m["channels"], m["kernel"]
+        self.side = m["image"]
+        self.conv1 = nn.Conv2d(c[0], c[1], k, padding=k // 2)
+        self.conv2 = nn.Conv2d(c[1], c[2], k, padding=k // 2)
+        self.fc1 = nn.Linear(c[2] * (self.side // 4) ** 2, m["n_hidden"])
+        self.fc2 = nn.Linear(m["n_hidden"], m["n_out"])
+
+    def forward(self, image, label):
+        x = image.view(-1, 1, self.side, self.side)
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        logits = self.fc2(F.relu(self.fc1(x.flatten(1))))
+        accuracy = (logits.argmax(-1) == label).float().mean()
+        return F.cross_entropy(logits, label), accuracy.detach()
+
+
 def make_inputs(workload):
     """Random model inputs, fixed for every step (as Sinter's --inputs)."""
     g = torch.Generator().manual_seed(0)
@@ -202,7 +224,8 @@ def build(workload, mode, threads, precision):
     torch.backends.mkldnn.enabled = True
     torch.manual_seed(1337)
     m, optim = workload["model"], workload["optim"]
-    model = (MlpClassifier(m) if m["kind"] == "mlp" else GPT(m)).train()
+    kinds = {"mlp": MlpClassifier, "cnn": CnnClassifier, "gpt": GPT}
+    model = kinds[m["kind"]](m).train()
     params = sum(p.numel() for p in model.parameters())
     opt, opt_impl = make_optimizer(model, optim)
     inputs = make_inputs(workload)

@@ -88,7 +88,24 @@ GPT2 = {
               "decay_steps": 600000, "min_lr": 6e-5},
 }
 
-WORKLOADS = {"mlp": MLP, "chargpt": CHARGPT,
+CNN = {
+    "pbtxt": "examples/cnn_classifier.pbtxt",
+    "batch": 64,
+    "inputs": {"image": ([64, 784], "f32", None),
+               "label": ([64], "i64", 10)},
+    "steps_scale": 10,
+    "warmup": 20,
+    "default": True,
+    # image -> (1, 28, 28) -> conv 3x3 pad 1 (16) -> relu -> maxpool 2 ->
+    # conv 3x3 pad 1 (32) -> relu -> maxpool 2 -> flatten (1568) ->
+    # linear 128 -> relu -> linear 10; nn.Conv2d / nn.Linear layouts and
+    # default initializers; softmax cross-entropy plus `accuracy`.
+    "model": {"kind": "cnn", "image": 28, "channels": [1, 16, 32],
+              "kernel": 3, "n_hidden": 128, "n_out": 10},
+    "optim": {"kind": "sgd", "lr": 0.05, "momentum": 0.9},
+}
+
+WORKLOADS = {"mlp": MLP, "cnn": CNN, "chargpt": CHARGPT,
              "chargpt-nodrop": CHARGPT_NODROP, "gpt2": GPT2}
 
 
@@ -111,13 +128,23 @@ def model_flops(workload, params):
     """Model FLOPs of one training step (forward + backward).
 
     MLP: 6 * params * batch (2 for the forward multiply-adds, 4 for the
-    backward's two gradients). GPT: nanoGPT's estimate_mfu,
+    backward's two gradients). CNN: the same 3 x 2 multiply-adds of each
+    layer, a convolution's at every output position. GPT: nanoGPT's estimate_mfu,
     6 N + 12 L H Q T per token with N all parameters (tied ones once),
     H heads, Q = C / H and T the sequence length.
     """
     m, batch = workload["model"], workload["batch"]
     if m["kind"] == "mlp":
         return 6.0 * params * batch
+    if m["kind"] == "cnn":
+        side, k, macs = m["image"], m["kernel"], 0
+        chans = m["channels"]
+        for c_in, c_out in zip(chans, chans[1:]):
+            macs += side * side * c_out * c_in * k * k  # padding keeps the side
+            side //= 2  # 2x2 max pooling
+        flat = chans[-1] * side * side
+        macs += flat * m["n_hidden"] + m["n_hidden"] * m["n_out"]
+        return 6.0 * macs * batch
     seq = workload["inputs"]["idx"][0][1]
     L, H, C = m["n_layer"], m["n_head"], m["n_embd"]
     per_token = 6.0 * params + 12.0 * L * H * (C // H) * seq

@@ -502,3 +502,29 @@ func.func @writes_nothing(%a: tensor<4x8xbf16>) -> tensor<4x8xf32> {
   %e = sgraph.exp %w : tensor<4x8xf32>
   return %e : tensor<4x8xf32>
 }
+
+// -----
+
+// Tests a convolution's windows: strided slices of a padded image joined
+// along the channels. The pad is a loop kernel; the concat reads each
+// window through its slice, cloned into the concat's kernel with its
+// start, limit and stride: no copy kernel per window. A slice of a
+// function argument is read through the same way.
+// CHECK-LABEL: func.func @windows(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x5x5x3xf32>
+// CHECK: %[[P:.*]] = sgraph.fusion "k{{[0-9]+}}" kind = "loop"(%[[X]])
+// CHECK:   sgraph.pad
+// CHECK: sgraph.fusion "k{{[0-9]+}}" kind = "special"(%[[P]], %[[X]])
+// CHECK-COUNT-3: sgraph.slice {{.*}}sinter.fusion = "k{{[0-9]+}}: the concat reads through this view, no copy", start = {{.*}}, stride = array<i64: 1, 2, 2, 1>}
+// CHECK: sgraph.slice {{.*}}sinter.fusion = "k{{[0-9]+}}: the concat reads through this view, no copy"
+// CHECK: sgraph.concat {{.*}} axis = 3 {{.*}} -> tensor<2x3x3x12xf32>
+// CHECK-NOT: sgraph.fusion
+func.func @windows(%x: tensor<2x5x5x3xf32>) -> tensor<2x3x3x12xf32> {
+  %p = sgraph.pad %x {low = array<i64: 0, 1, 1, 0>, high = array<i64: 0, 1, 1, 0>} : (tensor<2x5x5x3xf32>) -> tensor<2x7x7x3xf32>
+  %a = sgraph.slice %p {start = array<i64: 0, 0, 0, 0>, limit = array<i64: 2, 5, 5, 3>, stride = array<i64: 1, 2, 2, 1>} : (tensor<2x7x7x3xf32>) -> tensor<2x3x3x3xf32>
+  %b = sgraph.slice %p {start = array<i64: 0, 0, 1, 0>, limit = array<i64: 2, 5, 6, 3>, stride = array<i64: 1, 2, 2, 1>} : (tensor<2x7x7x3xf32>) -> tensor<2x3x3x3xf32>
+  %c = sgraph.slice %p {start = array<i64: 0, 1, 0, 0>, limit = array<i64: 2, 6, 5, 3>, stride = array<i64: 1, 2, 2, 1>} : (tensor<2x7x7x3xf32>) -> tensor<2x3x3x3xf32>
+  %d = sgraph.slice %x {start = array<i64: 0, 1, 1, 0>, limit = array<i64: 2, 4, 4, 3>} : (tensor<2x5x5x3xf32>) -> tensor<2x3x3x3xf32>
+  %w = sgraph.concat %a, %b, %c, %d axis = 3 : (tensor<2x3x3x3xf32>, tensor<2x3x3x3xf32>, tensor<2x3x3x3xf32>, tensor<2x3x3x3xf32>) -> tensor<2x3x3x12xf32>
+  return %w : tensor<2x3x3x12xf32>
+}

@@ -22,8 +22,10 @@ namespace sinter::codegen::detail {
 // be a transpose of an input (read strided) or a reshape of such a
 // transpose that merges dimensions (the slice of the result is viewed
 // split instead), so the gradients of attention heads go straight from the
-// head layout into the fused QKV gradient, with no copy in between. Threads
-// split dimension 0 when every operand keeps it whole.
+// head layout into the fused QKV gradient, with no copy in between; or a
+// strided slice of an input, so a convolution's windows are copied from the
+// padded image once. Threads split dimension 0 when every operand keeps it
+// whole.
 LogicalResult KernelBuilder::emitConcat(ConcatOp concat, Value out) {
   Location loc = src.op->getLoc();
   int64_t axis = concat.getAxis();
@@ -71,6 +73,22 @@ LogicalResult KernelBuilder::emitConcat(ConcatOp concat, Value out) {
       from = b.create<memref::TransposeOp>(
           loc, view,
           AffineMapAttr::get(AffineMap::getPermutationMap(perm, ctx)));
+    } else if (auto slice = v.getDefiningOp<SliceOp>()) {
+      auto arg = dyn_cast<BlockArgument>(slice.getOperand());
+      if (!arg)
+        return slice.emitOpError("concat operand must be a slice of an input");
+      const KernelOperand &in = src.inputs[arg.getArgNumber()];
+      Value view = slabView(in, shapeOf(in).size(), shapeOf(in), elementOf(in));
+      SmallVector<OpFoldResult> offsets, sizes, strides;
+      for (auto [k, start] : llvm::enumerate(slice.getStart())) {
+        int64_t stride = slice.getStride() ? (*slice.getStride())[k] : 1;
+        offsets.push_back(b.getIndexAttr(start));
+        sizes.push_back(b.getIndexAttr(inShape[k]));
+        strides.push_back(b.getIndexAttr(stride));
+        splittable &= k != 0 || (start == 0 && stride == 1 &&
+                                 inShape[0] == shapeOf(in)[0]);
+      }
+      from = b.create<memref::SubViewOp>(loc, view, offsets, sizes, strides);
     } else if (auto arg = dyn_cast<BlockArgument>(v)) {
       const KernelOperand &in = src.inputs[arg.getArgNumber()];
       from = slabView(in, shapeOf(in).size(), shapeOf(in), elementOf(in));
