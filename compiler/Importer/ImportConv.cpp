@@ -14,9 +14,10 @@
 //     [out, kh * kw * C] computes it, a GEMM of B * OH * OW rows as a dense
 //     layer's. Its gradients are two GEMMs and, for the input, the sum of the
 //     windows' gradients placed back by `pad` (the gradient of `slice`).
-//   - Max pooling keeps each window's first maximal element (`argmax`, then
-//     a `select` of it), so that the gradient goes where PyTorch's goes, to
-//     one element, ties included.
+//   - Pooling combines the windows elementwise: a sum for the average; for
+//     the maximum, `maximum`s, then `select`s of the first element equal to
+//     it, so that the gradient goes where PyTorch's goes, to one element,
+//     ties included.
 //
 //===----------------------------------------------------------------------===//
 
@@ -318,41 +319,39 @@ Value ModelImporter::emitPool2d(const Node &layer, const model::Pool2d &spec,
     return {};
   }
 
-  // Windows [B, C, OH, OW, kh * kw]: each offset's slice with a unit axis.
+  // One [B, C, OH, OW] slice per kernel offset, combined elementwise: the
+  // pooling is one loop kernel reading the input through its slices.
   double padValue = max ? -std::numeric_limits<double>::infinity() : 0.0;
   SmallVector<Value> parts = windows(*this, x, w, 2, padValue, loc);
   if (parts.empty())
     return {};
-  SmallVector<int64_t> pooled = {batch, channels, w.out[0], w.out[1]};
-  SmallVector<int64_t> tap = {batch, channels, w.out[0], w.out[1], 1};
   if (taps == 1)
     return parts.front(); // a 1 x 1 window is a strided slice
-  for (Value &part : parts)
-    part = createTyped<sgraph::ReshapeOp>(loc, floatTensor(tap), part);
-  Value all = join(*this, parts, 4, loc);
-  if (!all)
-    return {};
-  auto last = builder.getDenseI64ArrayAttr({4});
-  if (!max)
-    return create<sgraph::ReduceMeanOp>(loc, all, last,
-                                        builder.getBoolAttr(false));
+  if (!max) {
+    Value sum = parts.front();
+    for (Value part : ArrayRef<Value>(parts).drop_front())
+      sum = create<sgraph::AddOp>(loc, sum, part);
+    return create<sgraph::MulOp>(
+        loc, sum, scalarConstant(floatType, 1.0 / double(taps), loc));
+  }
 
-  // The first maximal element of each window (NaN counts as the largest,
-  // so a NaN propagates as in PyTorch), picked by a select so that the
-  // gradient reaches it alone.
-  Value first =
-      create<sgraph::ArgmaxOp>(loc, all, builder.getI64IntegerAttr(4));
-  Type i64 = builder.getI64Type();
-  first = createTyped<sgraph::ReshapeOp>(loc, RankedTensorType::get(tap, i64),
-                                         first);
-  Value offsets = createTyped<sgraph::IotaOp>(
-      loc, RankedTensorType::get({taps}, i64), builder.getI64IntegerAttr(0));
-  Value picked = create<sgraph::CompareOp>(loc, first, offsets,
-                                           builder.getStringAttr("eq"));
-  Value kept = create<sgraph::SelectOp>(loc, picked, all,
-                                        scalarConstant(floatType, 0.0, loc));
-  return create<sgraph::ReduceSumOp>(loc, kept, last,
-                                     builder.getBoolAttr(false));
+  // The maximum m (NaN if any element is NaN), then the first element
+  // equal to it, picked by selects from the last offset back to the first,
+  // so that the gradient goes to that one element as PyTorch's does. m
+  // itself gets no gradient.
+  Value m = parts.front();
+  for (Value part : ArrayRef<Value>(parts).drop_front())
+    m = create<sgraph::MaximumOp>(loc, m, part);
+  m = create<sgraph::StopGradientOp>(loc, m);
+  Value picked = parts.back();
+  for (Value part : llvm::reverse(ArrayRef<Value>(parts).drop_back())) {
+    Value isMax =
+        create<sgraph::CompareOp>(loc, part, m, builder.getStringAttr("eq"));
+    picked = create<sgraph::SelectOp>(loc, isMax, part, picked);
+  }
+  Value isNan =
+      create<sgraph::CompareOp>(loc, m, m, builder.getStringAttr("ne"));
+  return create<sgraph::SelectOp>(loc, isNan, m, picked);
 }
 
 //===----------------------------------------------------------------------===//

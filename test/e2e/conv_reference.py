@@ -13,7 +13,8 @@ nn.Conv2d, nn.MaxPool2d, nn.AvgPool2d and nn.Flatten define them.
   ties      Max pooling's gradient on integer images, whose windows tie
             often: the gradient of each window goes to its first maximal
             element in row-major order, all of it, as PyTorch's does. A
-            split among the ties, or the last maximum, fails.
+            split among the ties, or the last maximum, fails. A NaN pixel
+            is its window's maximum (the loss is NaN).
   train     examples/cnn_classifier.pbtxt trains from the command line on the
             bundled images: the held-out accuracy after 320 steps (10
             epochs) is at least 0.93 (0.96 here), where the MLP example
@@ -203,6 +204,15 @@ def check_ties(args):
     if err > 1e-12:
         failures.append(f"grad.shift differs from routing to each window's first "
                         f"maximum by {err:.2e}")
+    # A NaN is the maximum of its window, as in PyTorch, wherever it sits
+    # in the window: here the fourth of a window of six.
+    x[1, 1, 2, 2] = np.nan
+    out = run(args.sinterc, os.path.join(args.work_dir, "nan"), TIES_MODEL,
+              {"shift": shift, "x": x, "t": t})
+    nan_loss = float(np.asarray(out["loss"]))
+    print(f"loss with a NaN pixel: {nan_loss}")
+    if not np.isnan(nan_loss):
+        failures.append(f"a NaN pixel gives the loss {nan_loss}, not NaN")
     return failures
 
 
