@@ -83,16 +83,22 @@ bool readPair(ModelImporter &im, const Node &node, StringRef field,
   return true;
 }
 
-/// Checks that `x` is a float [B, C, H, W] tensor.
-bool checkImages(ModelImporter &im, const Node &layer, StringRef kind,
-                 Value x) {
+/// Checks that `x` is a float [B, C, H, W] tensor, of `elementType` when
+/// one is given (a layer with parameters of that type).
+bool checkImages(ModelImporter &im, const Node &layer, StringRef kind, Value x,
+                 Type elementType = {}) {
   auto type = ModelImporter::typeOf(x);
-  if (isa<FloatType>(type.getElementType()) && type.getRank() == 4)
+  if (isa<FloatType>(type.getElementType()) && type.getRank() == 4 &&
+      (!elementType || type.getElementType() == elementType))
     return true;
-  im.error(layer.loc) << kind << " layer '" << layerName(layer)
-                      << "' needs a float (batch, channels, height, width) "
-                         "tensor, got "
-                      << type;
+  auto diag = im.error(layer.loc);
+  diag << kind << " layer '" << layerName(layer) << "' needs a ";
+  if (elementType)
+    diag << "(batch, channels, height, width) tensor of the model's dtype "
+         << elementType;
+  else
+    diag << "float (batch, channels, height, width) tensor";
+  diag << ", got " << type;
   return false;
 }
 
@@ -207,7 +213,7 @@ Value ModelImporter::emitConv2d(const Node &layer, const model::Conv2d &spec,
       !checkInit(node, "weight_init", spec.has_weight_init(),
                  spec.weight_init()) ||
       !checkInit(node, "bias_init", spec.has_bias_init(), spec.bias_init()) ||
-      !checkImages(*this, layer, "conv2d", x))
+      !checkImages(*this, layer, "conv2d", x, floatType))
     return {};
   auto type = typeOf(x);
   int64_t batch = type.getDimSize(0), channels = type.getDimSize(1);
@@ -332,7 +338,8 @@ Value ModelImporter::emitPool2d(const Node &layer, const model::Pool2d &spec,
     for (Value part : ArrayRef<Value>(parts).drop_front())
       sum = create<sgraph::AddOp>(loc, sum, part);
     return create<sgraph::MulOp>(
-        loc, sum, scalarConstant(floatType, 1.0 / double(taps), loc));
+        loc, sum,
+        scalarConstant(type.getElementType(), 1.0 / double(taps), loc));
   }
 
   // The maximum m (NaN if any element is NaN), then the first element
