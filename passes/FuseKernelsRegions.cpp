@@ -36,11 +36,12 @@ bool concatReadsThrough(Operation *def) {
   if (isa<TransposeOp>(def))
     return true;
   if (isa<SliceOp>(def)) {
+    // The slice's operand must be a value in memory (a reshape shares its
+    // operand's bytes); a view or a value made in the kernel is not.
     Operation *from = def->getOperand(0).getDefiningOp();
-    return !from ||
-           !llvm::is_contained({OpClass::View, OpClass::Alias,
-                                OpClass::SplatConstant, OpClass::Generated},
-                               classify(from));
+    return !from || !llvm::is_contained({OpClass::View, OpClass::SplatConstant,
+                                         OpClass::Generated},
+                                        classify(from));
   }
   auto reshape = dyn_cast<ReshapeOp>(def);
   if (!reshape || !reshape.getOperand().getDefiningOp<TransposeOp>())

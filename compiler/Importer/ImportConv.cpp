@@ -125,45 +125,82 @@ bool computeOutput(ModelImporter &im, const Node &layer, StringRef kind,
   return true;
 }
 
-/// The windows of `x` (pad, one strided slice per kernel offset), each
-/// [..., OH, OW, ...] with the spatial axes at `hAxis` and `hAxis + 1`.
+/// The windows of `x`, whose spatial axes are `hAxis` and `hAxis + 1`: for
+/// each kernel offset (i, j), in row-major order, the elements
+/// x[..., i dh + sh oh, j dw + sw ow, ...] of the padded input, as a tensor
+/// with the spatial axes split in two, [..., OH, 1, OW, 1, ...].
+///
+/// Each spatial axis is padded (or cut) to a multiple of its stride s and
+/// split as [M, s]: offset t = q s + r is then the unit-stride slice
+/// [q, q + O) x [r, r + 1). So no slice has a stride, and their gradients
+/// are pads without interior padding, which fuse into the kernel that sums
+/// them (a strided slice's gradient would be a pad kernel of its own per
+/// offset, each writing the whole input).
 SmallVector<Value> windows(ModelImporter &im, Value x, const Window &w,
                            int64_t hAxis, double padValue, Location loc) {
   OpBuilder &b = im.builder;
   auto type = ModelImporter::typeOf(x);
   int64_t rank = type.getRank();
-  if (w.padding[0] || w.padding[1]) {
-    SmallVector<int64_t> pad(rank, 0);
-    pad[hAxis] = w.padding[0];
-    pad[hAxis + 1] = w.padding[1];
+  int64_t length[2], split[2]; // the padded axis, and its M
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  bool cut = false;
+  for (int a = 0; a < 2; ++a) {
+    int64_t padded = type.getDimSize(hAxis + a) + 2 * w.padding[a];
+    int64_t lastOffset = (w.kernel[a] - 1) * w.dilation[a];
+    split[a] = lastOffset / w.stride[a] + w.out[a];
+    length[a] = split[a] * w.stride[a];
+    low[hAxis + a] = w.padding[a];
+    // Elements past the last window's are never read: padding or cut.
+    high[hAxis + a] = w.padding[a] + std::max<int64_t>(0, length[a] - padded);
+    cut |= length[a] < padded;
+  }
+  if (llvm::any_of(low, [](int64_t v) { return v != 0; }) ||
+      llvm::any_of(high, [](int64_t v) { return v != 0; })) {
     x = im.create<sgraph::PadOp>(
-        loc, x, b.getDenseI64ArrayAttr(pad), b.getDenseI64ArrayAttr(pad),
+        loc, x, b.getDenseI64ArrayAttr(low), b.getDenseI64ArrayAttr(high),
         DenseI64ArrayAttr(), b.getF64FloatAttr(padValue));
     if (!x)
       return {};
-    type = ModelImporter::typeOf(x);
   }
+  if (cut) {
+    SmallVector<int64_t> start(rank, 0);
+    SmallVector<int64_t> limit(ModelImporter::typeOf(x).getShape());
+    limit[hAxis] = length[0];
+    limit[hAxis + 1] = length[1];
+    x = im.create<sgraph::SliceOp>(loc, x, b.getDenseI64ArrayAttr(start),
+                                   b.getDenseI64ArrayAttr(limit),
+                                   DenseI64ArrayAttr());
+    if (!x)
+      return {};
+  }
+  // [..., M_h, s_h, M_w, s_w, ...]
+  SmallVector<int64_t> shape(type.getShape().take_front(hAxis));
+  shape.append({split[0], w.stride[0], split[1], w.stride[1]});
+  shape.append(type.getShape().begin() + hAxis + 2, type.getShape().end());
+  x = im.createTyped<sgraph::ReshapeOp>(
+      loc, RankedTensorType::get(shape, type.getElementType()), x);
+  if (!x)
+    return {};
   SmallVector<Value> result;
   for (int64_t i = 0; i < w.kernel[0]; ++i) {
     for (int64_t j = 0; j < w.kernel[1]; ++j) {
-      SmallVector<int64_t> start(rank, 0), stride(rank, 1);
-      SmallVector<int64_t> limit(type.getShape());
+      SmallVector<int64_t> start(shape.size(), 0), limit(shape);
       int64_t offset[2] = {i * w.dilation[0], j * w.dilation[1]};
       for (int a = 0; a < 2; ++a) {
-        start[hAxis + a] = offset[a];
-        limit[hAxis + a] = offset[a] + (w.out[a] - 1) * w.stride[a] + 1;
-        stride[hAxis + a] = w.stride[a];
+        int64_t q = offset[a] / w.stride[a], r = offset[a] % w.stride[a];
+        start[hAxis + 2 * a] = q;
+        limit[hAxis + 2 * a] = q + w.out[a];
+        start[hAxis + 2 * a + 1] = r;
+        limit[hAxis + 2 * a + 1] = r + 1;
       }
-      if (ArrayRef<int64_t>(limit) == type.getShape() &&
-          llvm::all_of(start, [](int64_t s) { return s == 0; }) &&
-          llvm::all_of(stride, [](int64_t s) { return s == 1; })) {
-        result.push_back(x); // the whole input (a 1 x 1 kernel)
+      if (ArrayRef<int64_t>(limit) == ArrayRef<int64_t>(shape) &&
+          llvm::all_of(start, [](int64_t v) { return v == 0; })) {
+        result.push_back(x); // a 1 x 1 kernel reads every element
         continue;
       }
-      bool strided = w.stride[0] != 1 || w.stride[1] != 1;
       result.push_back(im.create<sgraph::SliceOp>(
           loc, x, b.getDenseI64ArrayAttr(start), b.getDenseI64ArrayAttr(limit),
-          strided ? b.getDenseI64ArrayAttr(stride) : DenseI64ArrayAttr()));
+          DenseI64ArrayAttr()));
       if (!result.back())
         return {};
     }
@@ -178,6 +215,39 @@ Value join(ModelImporter &im, ArrayRef<Value> parts, int64_t axis,
     return parts.front();
   return im.create<sgraph::ConcatOp>(loc, ValueRange(parts),
                                      im.builder.getI64IntegerAttr(axis));
+}
+
+/// The maximum or the mean of the windows, elementwise.
+Value poolWindows(ModelImporter &im, ArrayRef<Value> parts, bool max,
+                  int64_t taps, Location loc) {
+  if (taps == 1)
+    return parts.front();
+  Type elementType = ModelImporter::typeOf(parts.front()).getElementType();
+  if (!max) {
+    Value sum = parts.front();
+    for (Value part : ArrayRef<Value>(parts).drop_front())
+      sum = im.create<sgraph::AddOp>(loc, sum, part);
+    return im.create<sgraph::MulOp>(
+        loc, sum, im.scalarConstant(elementType, 1.0 / double(taps), loc));
+  }
+
+  // The maximum m (NaN if any element is NaN), then the first element
+  // equal to it, picked by selects from the last offset back to the first,
+  // so that the gradient goes to that one element as PyTorch's does. m
+  // itself gets no gradient.
+  Value m = parts.front();
+  for (Value part : ArrayRef<Value>(parts).drop_front())
+    m = im.create<sgraph::MaximumOp>(loc, m, part);
+  m = im.create<sgraph::StopGradientOp>(loc, m);
+  Value picked = parts.back();
+  for (Value part : llvm::reverse(ArrayRef<Value>(parts).drop_back())) {
+    Value isMax = im.create<sgraph::CompareOp>(loc, part, m,
+                                               im.builder.getStringAttr("eq"));
+    picked = im.create<sgraph::SelectOp>(loc, isMax, part, picked);
+  }
+  Value isNan =
+      im.create<sgraph::CompareOp>(loc, m, m, im.builder.getStringAttr("ne"));
+  return im.create<sgraph::SelectOp>(loc, isNan, m, picked);
 }
 
 } // namespace
@@ -258,7 +328,7 @@ Value ModelImporter::emitConv2d(const Node &layer, const model::Conv2d &spec,
   // One GEMM of B * OH * OW rows (the batched form would be B * OH GEMMs).
   int64_t rows = batch * w.out[0] * w.out[1];
   Value columns = createTyped<sgraph::ReshapeOp>(
-      loc, floatTensor({rows, taps * channels}), join(*this, parts, 3, loc));
+      loc, floatTensor({rows, taps * channels}), join(*this, parts, 5, loc));
   Value kernel = create<sgraph::TransposeOp>(
       loc, weight, builder.getDenseI64ArrayAttr({0, 2, 3, 1}));
   kernel = createTyped<sgraph::ReshapeOp>(
@@ -331,34 +401,14 @@ Value ModelImporter::emitPool2d(const Node &layer, const model::Pool2d &spec,
   SmallVector<Value> parts = windows(*this, x, w, 2, padValue, loc);
   if (parts.empty())
     return {};
-  if (taps == 1)
-    return parts.front(); // a 1 x 1 window is a strided slice
-  if (!max) {
-    Value sum = parts.front();
-    for (Value part : ArrayRef<Value>(parts).drop_front())
-      sum = create<sgraph::AddOp>(loc, sum, part);
-    return create<sgraph::MulOp>(
-        loc, sum,
-        scalarConstant(type.getElementType(), 1.0 / double(taps), loc));
-  }
-
-  // The maximum m (NaN if any element is NaN), then the first element
-  // equal to it, picked by selects from the last offset back to the first,
-  // so that the gradient goes to that one element as PyTorch's does. m
-  // itself gets no gradient.
-  Value m = parts.front();
-  for (Value part : ArrayRef<Value>(parts).drop_front())
-    m = create<sgraph::MaximumOp>(loc, m, part);
-  m = create<sgraph::StopGradientOp>(loc, m);
-  Value picked = parts.back();
-  for (Value part : llvm::reverse(ArrayRef<Value>(parts).drop_back())) {
-    Value isMax =
-        create<sgraph::CompareOp>(loc, part, m, builder.getStringAttr("eq"));
-    picked = create<sgraph::SelectOp>(loc, isMax, part, picked);
-  }
-  Value isNan =
-      create<sgraph::CompareOp>(loc, m, m, builder.getStringAttr("ne"));
-  return create<sgraph::SelectOp>(loc, isNan, m, picked);
+  Value pooled = poolWindows(*this, parts, max, taps, loc);
+  if (!pooled)
+    return {};
+  return createTyped<sgraph::ReshapeOp>(
+      loc,
+      RankedTensorType::get({batch, channels, w.out[0], w.out[1]},
+                            type.getElementType()),
+      pooled);
 }
 
 //===----------------------------------------------------------------------===//

@@ -528,3 +528,27 @@ func.func @windows(%x: tensor<2x5x5x3xf32>) -> tensor<2x3x3x12xf32> {
   %w = sgraph.concat %a, %b, %c, %d axis = 3 : (tensor<2x3x3x3xf32>, tensor<2x3x3x3xf32>, tensor<2x3x3x3xf32>, tensor<2x3x3x3xf32>) -> tensor<2x3x3x12xf32>
   return %w : tensor<2x3x3x12xf32>
 }
+
+// -----
+
+// Tests the windows as the importer builds them: unit-stride slices of the
+// padded image with its spatial axes split by the stride (a reshape, which
+// shares the pad's bytes). The concat reads each slice through the
+// reshaped pad result, its one input.
+// CHECK-LABEL: func.func @split_windows(
+// CHECK: %[[P:.*]] = sgraph.fusion "k{{[0-9]+}}" kind = "loop"
+// CHECK:   sgraph.pad
+// CHECK: %[[R:.*]] = sgraph.reshape %[[P]] {{.*}} to tensor<2x3x2x3x2x3xf32>
+// CHECK: sgraph.fusion "k{{[0-9]+}}" kind = "special"(%[[R]])
+// CHECK-COUNT-3: sgraph.slice {{.*}}sinter.fusion = "k{{[0-9]+}}: the concat reads through this view, no copy"
+// CHECK: sgraph.concat {{.*}} axis = 5 {{.*}} -> tensor<2x3x1x3x1x9xf32>
+// CHECK-NOT: sgraph.fusion
+func.func @split_windows(%x: tensor<2x5x5x3xf32>) -> tensor<2x3x1x3x1x9xf32> {
+  %p = sgraph.pad %x {low = array<i64: 0, 1, 1, 0>, high = array<i64: 0, 0, 0, 0>} : (tensor<2x5x5x3xf32>) -> tensor<2x6x6x3xf32>
+  %r = sgraph.reshape %p : tensor<2x6x6x3xf32> to tensor<2x3x2x3x2x3xf32>
+  %a = sgraph.slice %r {start = array<i64: 0, 0, 0, 0, 0, 0>, limit = array<i64: 2, 3, 1, 3, 1, 3>} : (tensor<2x3x2x3x2x3xf32>) -> tensor<2x3x1x3x1x3xf32>
+  %b = sgraph.slice %r {start = array<i64: 0, 0, 0, 0, 1, 0>, limit = array<i64: 2, 3, 1, 3, 2, 3>} : (tensor<2x3x2x3x2x3xf32>) -> tensor<2x3x1x3x1x3xf32>
+  %c = sgraph.slice %r {start = array<i64: 0, 0, 1, 0, 0, 0>, limit = array<i64: 2, 3, 2, 3, 1, 3>} : (tensor<2x3x2x3x2x3xf32>) -> tensor<2x3x1x3x1x3xf32>
+  %w = sgraph.concat %a, %b, %c axis = 5 : (tensor<2x3x1x3x1x3xf32>, tensor<2x3x1x3x1x3xf32>, tensor<2x3x1x3x1x3xf32>) -> tensor<2x3x1x3x1x9xf32>
+  return %w : tensor<2x3x1x3x1x9xf32>
+}
