@@ -136,8 +136,13 @@ bool computeOutput(ModelImporter &im, const Node &layer, StringRef kind,
 /// are pads without interior padding, which fuse into the kernel that sums
 /// them (a strided slice's gradient would be a pad kernel of its own per
 /// offset, each writing the whole input).
+///
+/// With `groups` > 1 the last axis (channels last) is cut into that many
+/// groups, and the windows come group by group: for each group, each
+/// offset's slice of that group's channels.
 SmallVector<Value> windows(ModelImporter &im, Value x, const Window &w,
-                           int64_t hAxis, double padValue, Location loc) {
+                           int64_t hAxis, double padValue, Location loc,
+                           int64_t groups = 1) {
   OpBuilder &b = im.builder;
   auto type = ModelImporter::typeOf(x);
   int64_t rank = type.getRank();
@@ -182,27 +187,34 @@ SmallVector<Value> windows(ModelImporter &im, Value x, const Window &w,
   if (!x)
     return {};
   SmallVector<Value> result;
-  for (int64_t i = 0; i < w.kernel[0]; ++i) {
-    for (int64_t j = 0; j < w.kernel[1]; ++j) {
-      SmallVector<int64_t> start(shape.size(), 0), limit(shape);
-      int64_t offset[2] = {i * w.dilation[0], j * w.dilation[1]};
-      for (int a = 0; a < 2; ++a) {
-        int64_t q = offset[a] / w.stride[a], r = offset[a] % w.stride[a];
-        start[hAxis + 2 * a] = q;
-        limit[hAxis + 2 * a] = q + w.out[a];
-        start[hAxis + 2 * a + 1] = r;
-        limit[hAxis + 2 * a + 1] = r + 1;
+  int64_t groupWidth = shape.back() / groups;
+  for (int64_t g = 0; g < groups; ++g) {
+    for (int64_t i = 0; i < w.kernel[0]; ++i) {
+      for (int64_t j = 0; j < w.kernel[1]; ++j) {
+        SmallVector<int64_t> start(shape.size(), 0), limit(shape);
+        if (groups > 1) {
+          start.back() = g * groupWidth;
+          limit.back() = (g + 1) * groupWidth;
+        }
+        int64_t offset[2] = {i * w.dilation[0], j * w.dilation[1]};
+        for (int a = 0; a < 2; ++a) {
+          int64_t q = offset[a] / w.stride[a], r = offset[a] % w.stride[a];
+          start[hAxis + 2 * a] = q;
+          limit[hAxis + 2 * a] = q + w.out[a];
+          start[hAxis + 2 * a + 1] = r;
+          limit[hAxis + 2 * a + 1] = r + 1;
+        }
+        if (ArrayRef<int64_t>(limit) == ArrayRef<int64_t>(shape) &&
+            llvm::all_of(start, [](int64_t v) { return v == 0; })) {
+          result.push_back(x); // a 1 x 1 kernel reads every element
+          continue;
+        }
+        result.push_back(im.create<sgraph::SliceOp>(
+            loc, x, b.getDenseI64ArrayAttr(start),
+            b.getDenseI64ArrayAttr(limit), DenseI64ArrayAttr()));
+        if (!result.back())
+          return {};
       }
-      if (ArrayRef<int64_t>(limit) == ArrayRef<int64_t>(shape) &&
-          llvm::all_of(start, [](int64_t v) { return v == 0; })) {
-        result.push_back(x); // a 1 x 1 kernel reads every element
-        continue;
-      }
-      result.push_back(im.create<sgraph::SliceOp>(
-          loc, x, b.getDenseI64ArrayAttr(start), b.getDenseI64ArrayAttr(limit),
-          DenseI64ArrayAttr()));
-      if (!result.back())
-        return {};
     }
   }
   return result;
@@ -290,7 +302,14 @@ Value ModelImporter::emitConv2d(const Node &layer, const model::Conv2d &spec,
   if (!computeOutput(*this, layer, "conv2d", w, type.getDimSize(2),
                      type.getDimSize(3)))
     return {};
-  int64_t out = spec.out_channels(), taps = w.size();
+  int64_t out = spec.out_channels(), taps = w.size(), groups = spec.groups();
+  if (groups < 1 || channels % groups || out % groups) {
+    error(fieldLoc(node, "groups"))
+        << "groups " << groups << " must be >= 1 and divide both the input's "
+        << channels << " channels and out_channels " << out;
+    return {};
+  }
+  int64_t groupIn = channels / groups, groupOut = out / groups;
   if (taps > ImportLimits::kMaxElements / channels ||
       batch * w.out[0] * w.out[1] >
           ImportLimits::kMaxElements / (taps * channels)) {
@@ -301,11 +320,11 @@ Value ModelImporter::emitConv2d(const Node &layer, const model::Conv2d &spec,
   }
 
   // nn.Conv2d's default: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weight and
-  // bias (kaiming_uniform with a = sqrt(5)), fan_in = C * kh * kw.
+  // bias (kaiming_uniform with a = sqrt(5)), fan_in = C / groups * kh * kw.
   InitSpec fallback{InitSpec::Uniform,
-                    1.0 / std::sqrt(static_cast<double>(channels * taps))};
+                    1.0 / std::sqrt(static_cast<double>(groupIn * taps))};
   Value weight = createParam(
-      ctx, "weight", {out, channels, w.kernel[0], w.kernel[1]},
+      ctx, "weight", {out, groupIn, w.kernel[0], w.kernel[1]},
       initFrom(spec.weight_init(), spec.has_weight_init(), fallback), loc);
   Value bias;
   if (spec.bias())
@@ -317,25 +336,49 @@ Value ModelImporter::emitConv2d(const Node &layer, const model::Conv2d &spec,
 
   // Channels last: [B, H, W, C], windows [B, OH, OW, kh * kw * C] in
   // (kh, kw, C) order, which the weight [out, C, kh, kw] takes as
-  // [out, kh, kw, C].
+  // [out, kh, kw, C]. With groups, the windows come group by group,
+  // [B, OH, OW, G * kh * kw * C / G], and the weight as [G, out / G,
+  // kh * kw * C / G].
   Value nhwc = create<sgraph::TransposeOp>(
       loc, x, builder.getDenseI64ArrayAttr({0, 2, 3, 1}));
   if (!nhwc)
     return {};
-  SmallVector<Value> parts = windows(*this, nhwc, w, 1, 0.0, loc);
+  SmallVector<Value> parts = windows(*this, nhwc, w, 1, 0.0, loc, groups);
   if (parts.empty())
     return {};
-  // One GEMM of B * OH * OW rows (the batched form would be B * OH GEMMs).
-  int64_t rows = batch * w.out[0] * w.out[1];
-  Value columns = createTyped<sgraph::ReshapeOp>(
-      loc, floatTensor({rows, taps * channels}), join(*this, parts, 5, loc));
+  // One GEMM of B * OH * OW rows (the batched form would be B * OH GEMMs),
+  // or one per group.
+  int64_t rows = batch * w.out[0] * w.out[1], depth = taps * groupIn;
+  Value columns = join(*this, parts, 5, loc);
   Value kernel = create<sgraph::TransposeOp>(
       loc, weight, builder.getDenseI64ArrayAttr({0, 2, 3, 1}));
-  kernel = createTyped<sgraph::ReshapeOp>(
-      loc, floatTensor({out, taps * channels}), kernel);
-  Value y =
-      create<sgraph::MatmulOp>(loc, columns, kernel, builder.getBoolAttr(false),
-                               builder.getBoolAttr(true));
+  Value y;
+  if (groups == 1) {
+    columns = createTyped<sgraph::ReshapeOp>(loc, floatTensor({rows, depth}),
+                                             columns);
+    kernel =
+        createTyped<sgraph::ReshapeOp>(loc, floatTensor({out, depth}), kernel);
+    y = create<sgraph::MatmulOp>(loc, columns, kernel,
+                                 builder.getBoolAttr(false),
+                                 builder.getBoolAttr(true));
+  } else {
+    // [G, rows, depth] x [G, out / G, depth]^T -> [G, rows, out / G], then
+    // back to [rows, out] with each group's filters in order.
+    columns = createTyped<sgraph::ReshapeOp>(
+        loc, floatTensor({rows, groups, depth}), columns);
+    columns = create<sgraph::TransposeOp>(
+        loc, columns, builder.getDenseI64ArrayAttr({1, 0, 2}));
+    kernel = createTyped<sgraph::ReshapeOp>(
+        loc, floatTensor({groups, groupOut, depth}), kernel);
+    y = create<sgraph::MatmulOp>(loc, columns, kernel,
+                                 builder.getBoolAttr(false),
+                                 builder.getBoolAttr(true));
+    if (!y)
+      return {};
+    y = create<sgraph::TransposeOp>(loc, y,
+                                    builder.getDenseI64ArrayAttr({1, 0, 2}));
+    y = createTyped<sgraph::ReshapeOp>(loc, floatTensor({rows, out}), y);
+  }
   if (bias)
     y = create<sgraph::AddOp>(loc, y, bias);
   y = createTyped<sgraph::ReshapeOp>(

@@ -5,8 +5,9 @@ nn.Conv2d, nn.MaxPool2d, nn.AvgPool2d and nn.Flatten define them.
 
   windows   A model in f64 with every window option (a kernel of 3 x 2,
             strides 2 x 1, padding 1 x 0, dilation 1 x 2; max pooling with
-            padding; a 1 x 1 convolution without bias; average pooling that
-            counts its padding) runs in the reference interpreter
+            padding; a convolution of 2 groups and a depthwise one; a 1 x 1
+            convolution without bias; average pooling that counts its
+            padding) runs in the reference interpreter
             (`sinterc --run=forward_grad`) on random parameters and images.
             Its loss must equal this file's forward pass to 1e-12, and every
             parameter's gradient its central differences to 1e-6.
@@ -37,9 +38,16 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
 
 
-def conv2d(x, w, b, stride, padding, dilation):
+def conv2d(x, w, b, stride, padding, dilation, groups=1):
     """out[n, o, i, j] = b[o] + sum_{c, p, q} w[o, c, p, q] *
-    xpad[n, c, i * sh + p * dh, j * sw + q * dw]."""
+    xpad[n, g(o) C/G + c, i * sh + p * dh, j * sw + q * dw], the input
+    channels of group g(o) = o // (O / G) only."""
+    if groups > 1:
+        xs = np.split(x, groups, axis=1)
+        ws = np.split(w, groups, axis=0)
+        bs = np.split(b, groups) if b is not None else [None] * groups
+        return np.concatenate([conv2d(xg, wg, bg, stride, padding, dilation)
+                               for xg, wg, bg in zip(xs, ws, bs)], axis=1)
     n, c, h, wd = x.shape
     o, _, kh, kw = w.shape
     (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
@@ -95,7 +103,9 @@ input { name: "y" shape: [-1] dtype: INT64 }
 layer { name: "conv1" input: "x" conv2d { out_channels: 4 kernel_size: [3, 2] stride: [2, 1] padding: [1, 0] dilation: [1, 2] } }
 layer { name: "act1" input: "conv1" activation { kind: TANH } }
 layer { name: "pool1" input: "act1" max_pool2d { kernel_size: 3 stride: 2 padding: 1 } }
-layer { name: "conv2" input: "pool1" conv2d { out_channels: 5 kernel_size: 1 bias: false } }
+layer { name: "grouped" input: "pool1" conv2d { out_channels: 6 kernel_size: 2 padding: 1 groups: 2 } }
+layer { name: "depthwise" input: "grouped" conv2d { out_channels: 6 kernel_size: 3 stride: 2 padding: 1 groups: 6 } }
+layer { name: "conv2" input: "depthwise" conv2d { out_channels: 5 kernel_size: 1 bias: false } }
 layer { name: "pool2" input: "conv2" avg_pool2d { kernel_size: 2 stride: [1, 2] padding: 1 } }
 layer { name: "flat" input: "pool2" flatten {} }
 layer { name: "fc" input: "flat" dense { units: 3 } }
@@ -108,6 +118,10 @@ def windows_loss(params, x, y):
     h = conv2d(x, params["conv1.weight"], params["conv1.bias"], (2, 1), (1, 0), (1, 2))
     h = np.tanh(h)
     h, _ = pool2d(h, (3, 3), (2, 2), (1, 1), "max")
+    h = conv2d(h, params["grouped.weight"], params["grouped.bias"], (1, 1), (1, 1),
+               (1, 1), groups=2)
+    h = conv2d(h, params["depthwise.weight"], params["depthwise.bias"], (2, 2),
+               (1, 1), (1, 1), groups=6)
     h = conv2d(h, params["conv2.weight"], None, (1, 1), (0, 0), (1, 1))
     h, _ = pool2d(h, (2, 2), (1, 2), (1, 1), "avg")
     h = h.reshape(h.shape[0], -1)
@@ -145,7 +159,9 @@ def run(sinterc, work, model, tensors):
 def check_windows(args):
     rng = np.random.default_rng(5)
     shapes = {"conv1.weight": (4, 3, 3, 2), "conv1.bias": (4,),
-              "conv2.weight": (5, 4, 1, 1), "fc.weight": (3, 5 * 4 * 2),
+              "grouped.weight": (6, 2, 2, 2), "grouped.bias": (6,),
+              "depthwise.weight": (6, 1, 3, 3), "depthwise.bias": (6,),
+              "conv2.weight": (5, 6, 1, 1), "fc.weight": (3, 5 * 3 * 2),
               "fc.bias": (3,)}
     params = {k: rng.uniform(-0.6, 0.6, s) for k, s in shapes.items()}
     x = rng.normal(size=(2, 3, 9, 8))
