@@ -32,6 +32,10 @@ using namespace sinter::importer;
 
 namespace {
 
+/// Windows of more elements than this are pooled by a reduction over the
+/// window axes (when they tile the input) rather than one op per offset.
+constexpr int64_t kMaxElementwiseTaps = 9;
+
 /// Kernel, stride, padding and dilation along height and width.
 struct Window {
   int64_t kernel[2] = {1, 1};
@@ -125,24 +129,20 @@ bool computeOutput(ModelImporter &im, const Node &layer, StringRef kind,
   return true;
 }
 
-/// The windows of `x`, whose spatial axes are `hAxis` and `hAxis + 1`: for
-/// each kernel offset (i, j), in row-major order, the elements
-/// x[..., i dh + sh oh, j dw + sw ow, ...] of the padded input, as a tensor
-/// with the spatial axes split in two, [..., OH, 1, OW, 1, ...].
+/// `x` padded with `padValue` and its spatial axes (`hAxis`, `hAxis + 1`)
+/// split by their strides, [..., M_h, s_h, M_w, s_w, ...]: the window
+/// offset t = q s + r along an axis is then the unit-stride slice
+/// [q, q + O) x [r, r + 1), and its elements are x[..., t + s o, ...] of the
+/// padded input. Each axis is padded (or cut) to M s first; what lies past
+/// the last window is never read.
 ///
-/// Each spatial axis is padded (or cut) to a multiple of its stride s and
-/// split as [M, s]: offset t = q s + r is then the unit-stride slice
-/// [q, q + O) x [r, r + 1). So no slice has a stride, and their gradients
-/// are pads without interior padding, which fuse into the kernel that sums
-/// them (a strided slice's gradient would be a pad kernel of its own per
-/// offset, each writing the whole input).
-///
-/// With `groups` > 1 the last axis (channels last) is cut into that many
-/// groups, and the windows come group by group: for each group, each
-/// offset's slice of that group's channels.
-SmallVector<Value> windows(ModelImporter &im, Value x, const Window &w,
-                           int64_t hAxis, double padValue, Location loc,
-                           int64_t groups = 1) {
+/// So no window needs a strided slice, and the windows' gradients are pads
+/// without interior padding, which fuse into the kernel that sums them (a
+/// strided slice's gradient would be a pad kernel of its own per offset,
+/// each writing the whole input). When the stride is the kernel size, the
+/// s axes are the windows themselves.
+Value splitByStride(ModelImporter &im, Value x, const Window &w, int64_t hAxis,
+                    double padValue, Location loc) {
   OpBuilder &b = im.builder;
   auto type = ModelImporter::typeOf(x);
   int64_t rank = type.getRank();
@@ -165,7 +165,7 @@ SmallVector<Value> windows(ModelImporter &im, Value x, const Window &w,
         loc, x, b.getDenseI64ArrayAttr(low), b.getDenseI64ArrayAttr(high),
         DenseI64ArrayAttr(), b.getF64FloatAttr(padValue));
     if (!x)
-      return {};
+      return Value();
   }
   if (cut) {
     SmallVector<int64_t> start(rank, 0);
@@ -176,16 +176,30 @@ SmallVector<Value> windows(ModelImporter &im, Value x, const Window &w,
                                    b.getDenseI64ArrayAttr(limit),
                                    DenseI64ArrayAttr());
     if (!x)
-      return {};
+      return Value();
   }
   // [..., M_h, s_h, M_w, s_w, ...]
   SmallVector<int64_t> shape(type.getShape().take_front(hAxis));
   shape.append({split[0], w.stride[0], split[1], w.stride[1]});
   shape.append(type.getShape().begin() + hAxis + 2, type.getShape().end());
-  x = im.createTyped<sgraph::ReshapeOp>(
+  return im.createTyped<sgraph::ReshapeOp>(
       loc, RankedTensorType::get(shape, type.getElementType()), x);
+}
+
+/// The windows of `x` (see splitByStride), one slice per kernel offset,
+/// each [..., OH, 1, OW, 1, ...].
+///
+/// With `groups` > 1 the last axis (channels last) is cut into that many
+/// groups, and the windows come group by group: for each group, each
+/// offset's slice of that group's channels.
+SmallVector<Value> windows(ModelImporter &im, Value x, const Window &w,
+                           int64_t hAxis, double padValue, Location loc,
+                           int64_t groups = 1) {
+  x = splitByStride(im, x, w, hAxis, padValue, loc);
   if (!x)
     return {};
+  ArrayRef<int64_t> shape = ModelImporter::typeOf(x).getShape();
+  OpBuilder &b = im.builder;
   SmallVector<Value> result;
   int64_t groupWidth = shape.back() / groups;
   for (int64_t g = 0; g < groups; ++g) {
@@ -343,6 +357,36 @@ Value ModelImporter::emitConv2d(const Node &layer, const model::Conv2d &spec,
       loc, x, builder.getDenseI64ArrayAttr({0, 2, 3, 1}));
   if (!nhwc)
     return {};
+  if (groups == channels && groups == out && taps <= kMaxElementwiseTaps) {
+    // Depthwise: each channel's own filter, sum_k w[c, k] window_k[..., c],
+    // as one loop kernel over the windows (a matmul per channel would be
+    // one column wide). Each offset's weights are a row of the weight seen
+    // as [kh kw, C], which broadcasts over the windows' last axis.
+    SmallVector<Value> parts = windows(*this, nhwc, w, 1, 0.0, loc);
+    if (parts.empty())
+      return {};
+    Value taps2d =
+        createTyped<sgraph::ReshapeOp>(loc, floatTensor({out, taps}), weight);
+    taps2d = create<sgraph::TransposeOp>(loc, taps2d,
+                                         builder.getDenseI64ArrayAttr({1, 0}));
+    Value y;
+    for (auto [k, part] : llvm::enumerate(parts)) {
+      Value wk = create<sgraph::SliceOp>(
+          loc, taps2d, builder.getDenseI64ArrayAttr({int64_t(k), 0}),
+          builder.getDenseI64ArrayAttr({int64_t(k) + 1, out}),
+          DenseI64ArrayAttr());
+      Value term = create<sgraph::MulOp>(loc, part, wk);
+      y = y ? create<sgraph::AddOp>(loc, y, term) : term;
+    }
+    if (bias)
+      y = create<sgraph::AddOp>(loc, y, bias);
+    y = createTyped<sgraph::ReshapeOp>(
+        loc, floatTensor({batch, w.out[0], w.out[1], out}), y);
+    if (!y)
+      return {};
+    return create<sgraph::TransposeOp>(
+        loc, y, builder.getDenseI64ArrayAttr({0, 3, 1, 2}));
+  }
   SmallVector<Value> parts = windows(*this, nhwc, w, 1, 0.0, loc, groups);
   if (parts.empty())
     return {};
@@ -438,20 +482,55 @@ Value ModelImporter::emitPool2d(const Node &layer, const model::Pool2d &spec,
     return {};
   }
 
-  // One [B, C, OH, OW] slice per kernel offset, combined elementwise: the
-  // pooling is one loop kernel reading the input through its slices.
   double padValue = max ? -std::numeric_limits<double>::infinity() : 0.0;
+  auto pooledType = RankedTensorType::get({batch, channels, w.out[0], w.out[1]},
+                                          type.getElementType());
+  if (taps > kMaxElementwiseTaps && w.stride[0] == w.kernel[0] &&
+      w.stride[1] == w.kernel[1]) {
+    // Large windows that tile the input (global pooling): the split axes
+    // [B, C, OH, kh, OW, kw] are the windows, reduced by a reduction
+    // kernel rather than by an op per offset.
+    Value split = splitByStride(*this, x, w, 2, padValue, loc);
+    if (!split)
+      return {};
+    if (!max)
+      return create<sgraph::ReduceMeanOp>(loc, split,
+                                          builder.getDenseI64ArrayAttr({3, 5}),
+                                          builder.getBoolAttr(false));
+    // The first maximum of each window in row-major order (`argmax`; NaN
+    // counts as the largest), picked by a select so that the gradient goes
+    // to it alone.
+    Value rows = create<sgraph::TransposeOp>(
+        loc, split, builder.getDenseI64ArrayAttr({0, 1, 2, 4, 3, 5}));
+    SmallVector<int64_t> flat = {batch, channels, w.out[0], w.out[1], taps};
+    rows = createTyped<sgraph::ReshapeOp>(
+        loc, RankedTensorType::get(flat, type.getElementType()), rows);
+    Value first =
+        create<sgraph::ArgmaxOp>(loc, rows, builder.getI64IntegerAttr(4));
+    Type i64 = builder.getI64Type();
+    flat.back() = 1;
+    first = createTyped<sgraph::ReshapeOp>(
+        loc, RankedTensorType::get(flat, i64), first);
+    Value offsets = createTyped<sgraph::IotaOp>(
+        loc, RankedTensorType::get({taps}, i64), builder.getI64IntegerAttr(0));
+    Value picked = create<sgraph::CompareOp>(loc, first, offsets,
+                                             builder.getStringAttr("eq"));
+    Value kept = create<sgraph::SelectOp>(
+        loc, picked, rows, scalarConstant(type.getElementType(), 0.0, loc));
+    return create<sgraph::ReduceSumOp>(loc, kept,
+                                       builder.getDenseI64ArrayAttr({4}),
+                                       builder.getBoolAttr(false));
+  }
+
+  // One slice per kernel offset, combined elementwise: the pooling is one
+  // loop kernel reading the input through its slices.
   SmallVector<Value> parts = windows(*this, x, w, 2, padValue, loc);
   if (parts.empty())
     return {};
   Value pooled = poolWindows(*this, parts, max, taps, loc);
   if (!pooled)
     return {};
-  return createTyped<sgraph::ReshapeOp>(
-      loc,
-      RankedTensorType::get({batch, channels, w.out[0], w.out[1]},
-                            type.getElementType()),
-      pooled);
+  return createTyped<sgraph::ReshapeOp>(loc, pooledType, pooled);
 }
 
 //===----------------------------------------------------------------------===//

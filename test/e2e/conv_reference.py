@@ -7,7 +7,7 @@ nn.Conv2d, nn.MaxPool2d, nn.AvgPool2d and nn.Flatten define them.
             strides 2 x 1, padding 1 x 0, dilation 1 x 2; max pooling with
             padding; a convolution of 2 groups and a depthwise one; a 1 x 1
             convolution without bias; average pooling that counts its
-            padding) runs in the reference interpreter
+            padding; a global average pooling) runs in the reference interpreter
             (`sinterc --run=forward_grad`) on random parameters and images.
             Its loss must equal this file's forward pass to 1e-12, and every
             parameter's gradient its central differences to 1e-6.
@@ -15,7 +15,9 @@ nn.Conv2d, nn.MaxPool2d, nn.AvgPool2d and nn.Flatten define them.
             often: the gradient of each window goes to its first maximal
             element in row-major order, all of it, as PyTorch's does. A
             split among the ties, or the last maximum, fails. A NaN pixel
-            is its window's maximum (the loss is NaN).
+            is its window's maximum (the loss is NaN). Small overlapping
+            windows (an op per offset) and large ones that tile the input
+            (a reduction) alike.
   train     examples/cnn_classifier.pbtxt trains from the command line on the
             bundled images: the held-out accuracy after 320 steps (10
             epochs) is at least 0.93 (0.96 here), where the MLP example
@@ -109,7 +111,11 @@ layer { name: "conv2" input: "depthwise" conv2d { out_channels: 5 kernel_size: 1
 layer { name: "pool2" input: "conv2" avg_pool2d { kernel_size: 2 stride: [1, 2] padding: 1 } }
 layer { name: "flat" input: "pool2" flatten {} }
 layer { name: "fc" input: "flat" dense { units: 3 } }
-loss { softmax_cross_entropy { logits: "fc" labels: "y" } }
+layer { name: "gap" input: "act1" avg_pool2d { kernel_size: [5, 6] } }
+layer { name: "gapflat" input: "gap" flatten {} }
+layer { name: "gapfc" input: "gapflat" dense { units: 3 } }
+layer { name: "logits" input: ["fc", "gapfc"] add {} }
+loss { softmax_cross_entropy { logits: "logits" labels: "y" } }
 training { batch_size: 2 optimizer { sgd { lr: 0.1 } } }
 """
 
@@ -117,6 +123,8 @@ training { batch_size: 2 optimizer { sgd { lr: 0.1 } } }
 def windows_loss(params, x, y):
     h = conv2d(x, params["conv1.weight"], params["conv1.bias"], (2, 1), (1, 0), (1, 2))
     h = np.tanh(h)
+    gap, _ = pool2d(h, (5, 6), (5, 6), (0, 0), "avg")  # global: a reduction
+    gap = gap.reshape(gap.shape[0], -1) @ params["gapfc.weight"].T + params["gapfc.bias"]
     h, _ = pool2d(h, (3, 3), (2, 2), (1, 1), "max")
     h = conv2d(h, params["grouped.weight"], params["grouped.bias"], (1, 1), (1, 1),
                (1, 1), groups=2)
@@ -125,7 +133,7 @@ def windows_loss(params, x, y):
     h = conv2d(h, params["conv2.weight"], None, (1, 1), (0, 0), (1, 1))
     h, _ = pool2d(h, (2, 2), (1, 2), (1, 1), "avg")
     h = h.reshape(h.shape[0], -1)
-    logits = h @ params["fc.weight"].T + params["fc.bias"]
+    logits = h @ params["fc.weight"].T + params["fc.bias"] + gap
     m = logits.max(axis=1, keepdims=True)
     logp = logits - m - np.log(np.exp(logits - m).sum(axis=1, keepdims=True))
     return -logp[np.arange(len(y)), y].mean()
@@ -133,14 +141,24 @@ def windows_loss(params, x, y):
 
 TIES_MODEL = """
 dtype: FLOAT64
-input { name: "x" shape: [-1, 2, 7, 6] dtype: FLOAT64 }
-input { name: "t" shape: [-1, 2, 4, 4] dtype: FLOAT64 }
-layer { name: "shift" parameter { shape: [2, 7, 6] init { constant: 0 } } }
+input { name: "x" shape: [-1, 2, %(h)d, %(w)d] dtype: FLOAT64 }
+input { name: "t" shape: [-1, 2, %(oh)d, %(ow)d] dtype: FLOAT64 }
+layer { name: "shift" parameter { shape: [2, %(h)d, %(w)d] init { constant: 0 } } }
 layer { name: "in" input: ["x", "shift"] add {} }
-layer { name: "pool" input: "in" max_pool2d { kernel_size: [3, 2] stride: [2, 2] padding: [1, 1] } }
+layer { name: "pool" input: "in" max_pool2d { kernel_size: [%(kh)d, %(kw)d] stride: [%(sh)d, %(sw)d] padding: [%(ph)d, %(pw)d] } }
 loss { mean_squared_error { prediction: "pool" target: "t" } }
 training { batch_size: 3 optimizer { sgd { lr: 0.1 } } }
 """
+
+# Windows of 6 elements, overlapping (an op per offset), and of 12 that tile
+# the input (a reduction over the window axes); the NaN is the fourth
+# element of its window in both.
+TIES_CASES = [
+    {"h": 7, "w": 6, "kh": 3, "kw": 2, "sh": 2, "sw": 2, "ph": 1, "pw": 1,
+     "nan": (1, 1, 2, 2)},
+    {"h": 8, "w": 10, "kh": 4, "kw": 3, "sh": 4, "sw": 3, "ph": 1, "pw": 1,
+     "nan": (1, 1, 0, 2)},
+]
 
 
 def run(sinterc, work, model, tensors):
@@ -162,7 +180,7 @@ def check_windows(args):
               "grouped.weight": (6, 2, 2, 2), "grouped.bias": (6,),
               "depthwise.weight": (6, 1, 3, 3), "depthwise.bias": (6,),
               "conv2.weight": (5, 6, 1, 1), "fc.weight": (3, 5 * 3 * 2),
-              "fc.bias": (3,)}
+              "fc.bias": (3,), "gapfc.weight": (3, 4), "gapfc.bias": (3,)}
     params = {k: rng.uniform(-0.6, 0.6, s) for k, s in shapes.items()}
     x = rng.normal(size=(2, 3, 9, 8))
     y = np.array([2, 0], dtype=np.int64)
@@ -191,12 +209,23 @@ def check_windows(args):
 
 
 def check_ties(args):
+    failures = []
+    for n, case in enumerate(TIES_CASES):
+        failures += check_ties_case(args, case, os.path.join(args.work_dir, str(n)))
+    return failures
+
+
+def check_ties_case(args, case, work):
     rng = np.random.default_rng(6)
-    x = rng.integers(0, 3, size=(3, 2, 7, 6)).astype(np.float64)
-    t = rng.normal(size=(3, 2, 4, 4))
-    shift = np.zeros((2, 7, 6))
-    out = run(args.sinterc, args.work_dir, TIES_MODEL, {"shift": shift, "x": x, "t": t})
-    pooled, where = pool2d(x, (3, 2), (2, 2), (1, 1), "max")
+    kernel, stride = (case["kh"], case["kw"]), (case["sh"], case["sw"])
+    padding = (case["ph"], case["pw"])
+    x = rng.integers(0, 3, size=(3, 2, case["h"], case["w"])).astype(np.float64)
+    pooled, where = pool2d(x, kernel, stride, padding, "max")
+    case = dict(case, oh=pooled.shape[2], ow=pooled.shape[3])
+    model = TIES_MODEL % case
+    t = rng.normal(size=pooled.shape)
+    shift = np.zeros(x.shape[1:])
+    out = run(args.sinterc, work, model, {"shift": shift, "x": x, "t": t})
     loss = ((pooled - t) ** 2).mean()
     g = 2 * (pooled - t) / pooled.size
     want = np.zeros_like(shift)
@@ -204,10 +233,11 @@ def check_ties(args):
     for a, ch, i, j in np.ndindex(pooled.shape):
         r, s = where[a, ch, i, j]
         want[ch, r, s] += g[a, ch, i, j]
-        lo_r, lo_s = i * 2 - 1, j * 2 - 1
-        window = x[a, ch, max(lo_r, 0):lo_r + 3, max(lo_s, 0):lo_s + 2]
+        lo_r, lo_s = i * stride[0] - padding[0], j * stride[1] - padding[1]
+        window = x[a, ch, max(lo_r, 0):lo_r + kernel[0], max(lo_s, 0):lo_s + kernel[1]]
         ties += int((window == window.max()).sum() > 1)
-    print(f"{ties} of {pooled.size} windows have tied maxima")
+    taps = kernel[0] * kernel[1]
+    print(f"{taps}-element windows: {ties} of {pooled.size} have tied maxima")
     failures = []
     got_loss = float(np.asarray(out["loss"]))
     if abs(got_loss - loss) > 1e-12:
@@ -218,17 +248,18 @@ def check_ties(args):
     if ties == 0:
         failures.append("no window has tied maxima: the check would prove nothing")
     if err > 1e-12:
-        failures.append(f"grad.shift differs from routing to each window's first "
-                        f"maximum by {err:.2e}")
+        failures.append(f"{taps}-element windows: grad.shift differs from routing "
+                        f"to each window's first maximum by {err:.2e}")
     # A NaN is the maximum of its window, as in PyTorch, wherever it sits
-    # in the window: here the fourth of a window of six.
-    x[1, 1, 2, 2] = np.nan
-    out = run(args.sinterc, os.path.join(args.work_dir, "nan"), TIES_MODEL,
+    # in the window.
+    x[case["nan"]] = np.nan
+    out = run(args.sinterc, os.path.join(work, "nan"), model,
               {"shift": shift, "x": x, "t": t})
     nan_loss = float(np.asarray(out["loss"]))
     print(f"loss with a NaN pixel: {nan_loss}")
     if not np.isnan(nan_loss):
-        failures.append(f"a NaN pixel gives the loss {nan_loss}, not NaN")
+        failures.append(f"{taps}-element windows: a NaN pixel gives the loss "
+                        f"{nan_loss}, not NaN")
     return failures
 
 
