@@ -143,9 +143,11 @@ def gpt_loss(p, idx, targets, key, m):
 def init_cnn(m, rng):
     """nn.Conv2d's and nn.Linear's U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
     p, c, k = {}, m["channels"], m["kernel"]
-    shapes = [("conv1", (c[1], c[0], k, k)), ("conv2", (c[2], c[1], k, k)),
-              ("fc1", (m["n_hidden"], c[2] * (m["image"] // 4) ** 2)),
-              ("fc2", (m["n_out"], m["n_hidden"]))]
+    conv2 = ([("conv2_dw", (c[1], 1, k, k)), ("conv2", (c[2], c[1], 1, 1))]
+             if m.get("separable") else [("conv2", (c[2], c[1], k, k))])
+    shapes = [("conv1", (c[1], c[0], k, k))] + conv2 + [
+        ("fc1", (m["n_hidden"], c[2] * (m["image"] // 4) ** 2)),
+        ("fc2", (m["n_out"], m["n_hidden"]))]
     for name, shape in shapes:
         bound = 1.0 / math.sqrt(int(np.prod(shape[1:])))
         p[name + ".weight"] = jnp.asarray(
@@ -156,11 +158,13 @@ def init_cnn(m, rng):
 
 
 def cnn_loss(p, image, label, key, m):
-    side, pad = m["image"], m["kernel"] // 2
+    side = m["image"]
 
-    def conv(x, name):
+    def conv(x, name, groups=1):
+        w = p[name + ".weight"]
+        q = w.shape[-1] // 2
         y = jax.lax.conv_general_dilated(
-            x, p[name + ".weight"], (1, 1), [(pad, pad), (pad, pad)],
+            x, w, (1, 1), [(q, q), (q, q)], feature_group_count=groups,
             dimension_numbers=("NCHW", "OIHW", "NCHW"))
         return y + p[name + ".bias"][None, :, None, None]
 
@@ -170,6 +174,8 @@ def cnn_loss(p, image, label, key, m):
 
     x = image.reshape(-1, 1, side, side)
     x = pool(jax.nn.relu(conv(x, "conv1")))
+    if m.get("separable"):
+        x = conv(x, "conv2_dw", groups=x.shape[1])
     x = pool(jax.nn.relu(conv(x, "conv2")))
     x = x.reshape(x.shape[0], -1)
     logits = linear(jax.nn.relu(linear(x, p, "fc1")), p, "fc2")

@@ -105,7 +105,23 @@ CNN = {
     "optim": {"kind": "sgd", "lr": 0.05, "momentum": 0.9},
 }
 
-WORKLOADS = {"mlp": MLP, "cnn": CNN, "chargpt": CHARGPT,
+# The CNN with its second convolution depthwise-separable (MobileNet's
+# block): a 3x3 depthwise convolution (groups 16), then a 1x1 one.
+CNN_SEPARABLE = dict(
+    CNN,
+    pbtxt_replace=[(
+        'layer { name: "conv2" input: "pool1" conv2d { out_channels: 32 '
+        'kernel_size: 3 padding: 1 } }',
+        'layer { name: "conv2_dw" input: "pool1" conv2d { out_channels: 16 '
+        'kernel_size: 3 padding: 1 groups: 16 } }\n'
+        'layer { name: "conv2" input: "conv2_dw" conv2d { out_channels: 32 '
+        'kernel_size: 1 } }')],
+    default=False,
+    model=dict(CNN["model"], separable=True),
+)
+
+WORKLOADS = {"mlp": MLP, "cnn": CNN, "cnn-separable": CNN_SEPARABLE,
+             "chargpt": CHARGPT,
              "chargpt-nodrop": CHARGPT_NODROP, "gpt2": GPT2}
 
 
@@ -139,8 +155,11 @@ def model_flops(workload, params):
     if m["kind"] == "cnn":
         side, k, macs = m["image"], m["kernel"], 0
         chans = m["channels"]
-        for c_in, c_out in zip(chans, chans[1:]):
-            macs += side * side * c_out * c_in * k * k  # padding keeps the side
+        for n, (c_in, c_out) in enumerate(zip(chans, chans[1:])):
+            if n == 1 and m.get("separable"):  # depthwise k x k, then 1 x 1
+                macs += side * side * c_in * (k * k + c_out)
+            else:
+                macs += side * side * c_out * c_in * k * k  # padding keeps it
             side //= 2  # 2x2 max pooling
         flat = chans[-1] * side * side
         macs += flat * m["n_hidden"] + m["n_hidden"] * m["n_out"]
