@@ -1,7 +1,7 @@
 //===- ImportConv.cpp - convolution, pooling and flatten layers ----------===//
 //
 // conv2d, max_pool2d, avg_pool2d and flatten on NCHW tensors, computing what
-// PyTorch's nn.Conv2d (groups 1, zero padding), nn.MaxPool2d and
+// PyTorch's nn.Conv2d (zero padding), nn.MaxPool2d and
 // nn.AvgPool2d (floor mode, count_include_pad) and nn.Flatten compute, with
 // their parameter names and default initializers.
 //
@@ -40,7 +40,8 @@ constexpr int64_t kMaxElementwiseTaps = 9;
 struct Window {
   int64_t kernel[2] = {1, 1};
   int64_t stride[2] = {1, 1};
-  int64_t padding[2] = {0, 0};
+  int64_t padding[2] = {0, 0};  // before (top, left)
+  int64_t padAfter[2] = {0, 0}; // after (bottom, right)
   int64_t dilation[2] = {1, 1};
   int64_t out[2] = {0, 0}; // output height and width
 
@@ -114,13 +115,13 @@ bool computeOutput(ModelImporter &im, const Node &layer, StringRef kind,
   static const char *axes[2] = {"height", "width"};
   for (int i = 0; i < 2; ++i) {
     int64_t span = w.dilation[i] * (w.kernel[i] - 1) + 1;
-    int64_t padded = in[i] + 2 * w.padding[i];
+    int64_t padded = in[i] + w.padding[i] + w.padAfter[i];
     if (span > padded) {
       auto diag = im.error(layer.loc);
       diag << kind << " layer '" << layerName(layer) << "': the kernel spans "
            << span << " positions along " << axes[i] << ", but the input has "
            << in[i];
-      if (w.padding[i])
+      if (padded != in[i])
         diag << " (" << padded << " with padding)";
       return false;
     }
@@ -150,13 +151,13 @@ Value splitByStride(ModelImporter &im, Value x, const Window &w, int64_t hAxis,
   SmallVector<int64_t> low(rank, 0), high(rank, 0);
   bool cut = false;
   for (int a = 0; a < 2; ++a) {
-    int64_t padded = type.getDimSize(hAxis + a) + 2 * w.padding[a];
+    int64_t padded = type.getDimSize(hAxis + a) + w.padding[a] + w.padAfter[a];
     int64_t lastOffset = (w.kernel[a] - 1) * w.dilation[a];
     split[a] = lastOffset / w.stride[a] + w.out[a];
     length[a] = split[a] * w.stride[a];
     low[hAxis + a] = w.padding[a];
     // Elements past the last window's are never read: padding or cut.
-    high[hAxis + a] = w.padding[a] + std::max<int64_t>(0, length[a] - padded);
+    high[hAxis + a] = w.padAfter[a] + std::max<int64_t>(0, length[a] - padded);
     cut |= length[a] < padded;
   }
   if (llvm::any_of(low, [](int64_t v) { return v != 0; }) ||
@@ -313,6 +314,24 @@ Value ModelImporter::emitConv2d(const Node &layer, const model::Conv2d &spec,
     return {};
   auto type = typeOf(x);
   int64_t batch = type.getDimSize(0), channels = type.getDimSize(1);
+  if (spec.padding_same() && !spec.padding().empty()) {
+    error(fieldLoc(node, "padding_same"))
+        << "padding_same: true and padding exclude each other";
+    return {};
+  }
+  for (int i = 0; i < 2; ++i) {
+    w.padAfter[i] = w.padding[i];
+    if (!spec.padding_same())
+      continue;
+    // ceil(H / s) outputs; the windows they need, less the input.
+    int64_t in = type.getDimSize(2 + i);
+    int64_t outputs = (in + w.stride[i] - 1) / w.stride[i];
+    int64_t total =
+        std::max<int64_t>(0, (outputs - 1) * w.stride[i] +
+                                 w.dilation[i] * (w.kernel[i] - 1) + 1 - in);
+    w.padding[i] = total / 2;
+    w.padAfter[i] = total - total / 2;
+  }
   if (!computeOutput(*this, layer, "conv2d", w, type.getDimSize(2),
                      type.getDimSize(3)))
     return {};
@@ -468,6 +487,8 @@ Value ModelImporter::emitPool2d(const Node &layer, const model::Pool2d &spec,
     }
   }
   auto type = typeOf(x);
+  w.padAfter[0] = w.padding[0];
+  w.padAfter[1] = w.padding[1];
   if (!computeOutput(*this, layer, kind, w, type.getDimSize(2),
                      type.getDimSize(3)))
     return {};

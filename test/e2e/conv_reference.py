@@ -5,7 +5,8 @@ nn.Conv2d, nn.MaxPool2d, nn.AvgPool2d and nn.Flatten define them.
 
   windows   A model in f64 with every window option (a kernel of 3 x 2,
             strides 2 x 1, padding 1 x 0, dilation 1 x 2; max pooling with
-            padding; a convolution of 2 groups and a depthwise one; a 1 x 1
+            padding; a convolution of 2 groups, one padded "same" with an
+            even kernel and a stride (padding after only), a depthwise one; a 1 x 1
             convolution without bias; average pooling that counts its
             padding; a global average pooling) runs in the reference interpreter
             (`sinterc --run=forward_grad`) on random parameters and images.
@@ -52,11 +53,13 @@ def conv2d(x, w, b, stride, padding, dilation, groups=1):
                                for xg, wg, bg in zip(xs, ws, bs)], axis=1)
     n, c, h, wd = x.shape
     o, _, kh, kw = w.shape
-    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
-    xp = np.zeros((n, c, h + 2 * ph, wd + 2 * pw), x.dtype)
-    xp[:, :, ph:ph + h, pw:pw + wd] = x
-    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
-    ow = (wd + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    (sh, sw), (dh, dw) = stride, dilation
+    # padding: (ph, pw) on both sides, or ((top, bottom), (left, right))
+    (pt, pb), (pl, pr) = [p if isinstance(p, tuple) else (p, p) for p in padding]
+    xp = np.zeros((n, c, h + pt + pb, wd + pl + pr), x.dtype)
+    xp[:, :, pt:pt + h, pl:pl + wd] = x
+    oh = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd + pl + pr - dw * (kw - 1) - 1) // sw + 1
     out = np.zeros((n, o, oh, ow), x.dtype)
     for i in range(oh):
         for j in range(ow):
@@ -106,7 +109,8 @@ layer { name: "conv1" input: "x" conv2d { out_channels: 4 kernel_size: [3, 2] st
 layer { name: "act1" input: "conv1" activation { kind: TANH } }
 layer { name: "pool1" input: "act1" max_pool2d { kernel_size: 3 stride: 2 padding: 1 } }
 layer { name: "grouped" input: "pool1" conv2d { out_channels: 6 kernel_size: 2 padding: 1 groups: 2 } }
-layer { name: "depthwise" input: "grouped" conv2d { out_channels: 6 kernel_size: 3 stride: 2 padding: 1 groups: 6 } }
+layer { name: "same" input: "grouped" conv2d { out_channels: 6 kernel_size: [2, 3] stride: [1, 2] padding_same: true } }
+layer { name: "depthwise" input: "same" conv2d { out_channels: 6 kernel_size: 3 stride: 2 padding: 1 groups: 6 } }
 layer { name: "conv2" input: "depthwise" conv2d { out_channels: 5 kernel_size: 1 bias: false } }
 layer { name: "pool2" input: "conv2" avg_pool2d { kernel_size: 2 stride: [1, 2] padding: 1 } }
 layer { name: "flat" input: "pool2" flatten {} }
@@ -128,6 +132,9 @@ def windows_loss(params, x, y):
     h, _ = pool2d(h, (3, 3), (2, 2), (1, 1), "max")
     h = conv2d(h, params["grouped.weight"], params["grouped.bias"], (1, 1), (1, 1),
                (1, 1), groups=2)
+    # "same": outputs ceil(4 / 1) x ceil(4 / 2); 1 of padding after, each axis
+    h = conv2d(h, params["same.weight"], params["same.bias"], (1, 2),
+               ((0, 1), (0, 1)), (1, 1))
     h = conv2d(h, params["depthwise.weight"], params["depthwise.bias"], (2, 2),
                (1, 1), (1, 1), groups=6)
     h = conv2d(h, params["conv2.weight"], None, (1, 1), (0, 0), (1, 1))
@@ -179,7 +186,8 @@ def check_windows(args):
     shapes = {"conv1.weight": (4, 3, 3, 2), "conv1.bias": (4,),
               "grouped.weight": (6, 2, 2, 2), "grouped.bias": (6,),
               "depthwise.weight": (6, 1, 3, 3), "depthwise.bias": (6,),
-              "conv2.weight": (5, 6, 1, 1), "fc.weight": (3, 5 * 3 * 2),
+              "same.weight": (6, 6, 2, 3), "same.bias": (6,),
+              "conv2.weight": (5, 6, 1, 1), "fc.weight": (3, 5 * 3 * 1),
               "fc.bias": (3,), "gapfc.weight": (3, 4), "gapfc.bias": (3,)}
     params = {k: rng.uniform(-0.6, 0.6, s) for k, s in shapes.items()}
     x = rng.normal(size=(2, 3, 9, 8))
