@@ -6,22 +6,29 @@
 // their parameter names and default initializers.
 //
 // Each layer is built from ops the dialect already has, so every pass, both
-// targets, mixed precision, recompute and autodiff apply to it unchanged:
-//   - The windows of a kernel are strided `slice`s of the `pad`ded input, one
-//     per kernel offset, joined by a `concat` (im2col).
-//   - A convolution works channels-last: its windows are [B, OH, OW,
-//     kh * kw * C], and one `matmul` with the weight reordered to
-//     [out, kh * kw * C] computes it, a GEMM of B * OH * OW rows as a dense
-//     layer's. Its gradients are two GEMMs and, for the input, the sum of the
-//     windows' gradients placed back by `pad` (the gradient of `slice`).
+// targets, mixed precision, recompute and autodiff apply to it unchanged
+// (docs/ModelFormat.md, "Convolution and pooling"):
+//   - The windows of a kernel are unit-stride `slice`s of the `pad`ded
+//     input with its spatial axes split by the stride (splitByStride), one
+//     per kernel offset; their gradients are pads without interior padding,
+//     which fuse into the kernel that sums them.
+//   - A convolution works channels-last: its windows, joined by a `concat`
+//     (im2col), are [B OH OW, kh kw C], and one `matmul` with the weight
+//     reordered to [out, kh kw C] computes it, a GEMM of B OH OW rows as a
+//     dense layer's; with groups, one batched matmul over the groups. A
+//     depthwise convolution is elementwise: each offset's window times its
+//     weights, summed.
 //   - Pooling combines the windows elementwise: a sum for the average; for
 //     the maximum, `maximum`s, then `select`s of the first element equal to
 //     it, so that the gradient goes where PyTorch's goes, to one element,
-//     ties included.
+//     ties included. Large windows that tile the input are reduced over the
+//     split axes instead (`reduce_mean`; `argmax` and a select).
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Importer/ModelImporter.h"
+
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <limits>
@@ -52,9 +59,6 @@ StringRef layerName(const Node &layer) {
   return static_cast<const model::Layer &>(*layer.msg).name();
 }
 
-/// Reads a field of one value (both axes) or two (height, width) into `out`;
-/// leaves `out` as it is when the field is not written. Values must be in
-/// [minValue, kMaxDimSize].
 /// Where element `index` of a repeated field is written when the file
 /// records it (`field: 3` repeated), else where the field is (a list
 /// `field: [3, 3]` is located at its start).
@@ -64,6 +68,9 @@ Location elementLoc(ModelImporter &im, const Node &node, StringRef field,
   return loc == node.loc ? im.fieldLoc(node, field, 0) : loc;
 }
 
+/// Reads a field of one value (both axes) or two (height, width) into `out`;
+/// leaves `out` as it is when the field is not written. Values must be in
+/// [minValue, kMaxDimSize].
 template <typename Repeated>
 bool readPair(ModelImporter &im, const Node &node, StringRef field,
               const Repeated &values, int64_t minValue, int64_t out[2]) {
@@ -114,18 +121,54 @@ bool computeOutput(ModelImporter &im, const Node &layer, StringRef kind,
   int64_t in[2] = {height, width};
   static const char *axes[2] = {"height", "width"};
   for (int i = 0; i < 2; ++i) {
-    int64_t span = w.dilation[i] * (w.kernel[i] - 1) + 1;
+    // Each factor is at most 2^40: the span may overflow, and is then
+    // larger than any input.
+    int64_t span;
+    bool overflow = llvm::MulOverflow(w.dilation[i], w.kernel[i] - 1, span);
+    span = overflow ? std::numeric_limits<int64_t>::max() : span + 1;
     int64_t padded = in[i] + w.padding[i] + w.padAfter[i];
     if (span > padded) {
       auto diag = im.error(layer.loc);
-      diag << kind << " layer '" << layerName(layer) << "': the kernel spans "
-           << span << " positions along " << axes[i] << ", but the input has "
-           << in[i];
+      diag << kind << " layer '" << layerName(layer) << "': the kernel spans ";
+      if (overflow)
+        diag << "more than 2^63";
+      else
+        diag << span;
+      diag << " positions along " << axes[i] << ", but the input has " << in[i];
       if (padded != in[i])
         diag << " (" << padded << " with padding)";
       return false;
     }
     w.out[i] = (padded - span) / w.stride[i] + 1;
+  }
+  return true;
+}
+
+/// Reports a layer whose windows would exceed the element or op limits:
+/// B OH OW taps C elements, and `opsPerOffset` ops per kernel offset. Every
+/// factor fits (the output is no larger than the padded input), but their
+/// products may not.
+bool checkWindowLimits(ModelImporter &im, const Node &layer, StringRef kind,
+                       const Window &w, int64_t batch, int64_t channels,
+                       int64_t opsPerOffset, int64_t opsLeft) {
+  int64_t taps, positions, elements;
+  bool overflow = llvm::MulOverflow(w.kernel[0], w.kernel[1], taps) ||
+                  llvm::MulOverflow(w.out[0], w.out[1], positions) ||
+                  llvm::MulOverflow(positions, batch, elements) ||
+                  llvm::MulOverflow(elements, channels, elements) ||
+                  llvm::MulOverflow(elements, taps, elements);
+  if (overflow || elements > ImportLimits::kMaxElements) {
+    im.error(layer.loc) << kind << " layer '" << layerName(layer)
+                        << "': its windows would hold more than "
+                        << ImportLimits::kMaxElements << " elements";
+    return false;
+  }
+  int64_t ops;
+  if (llvm::MulOverflow(taps, opsPerOffset, ops) || ops > opsLeft) {
+    im.error(layer.loc) << kind << " layer '" << layerName(layer) << "': its "
+                        << taps << "-element kernel would take more than "
+                        << ImportLimits::kMaxOps << " ops";
+    return false;
   }
   return true;
 }
@@ -335,22 +378,17 @@ Value ModelImporter::emitConv2d(const Node &layer, const model::Conv2d &spec,
   if (!computeOutput(*this, layer, "conv2d", w, type.getDimSize(2),
                      type.getDimSize(3)))
     return {};
-  int64_t out = spec.out_channels(), taps = w.size(), groups = spec.groups();
+  int64_t out = spec.out_channels(), groups = spec.groups();
   if (groups < 1 || channels % groups || out % groups) {
     error(fieldLoc(node, "groups"))
         << "groups " << groups << " must be >= 1 and divide both the input's "
         << channels << " channels and out_channels " << out;
     return {};
   }
-  int64_t groupIn = channels / groups, groupOut = out / groups;
-  if (taps > ImportLimits::kMaxElements / channels ||
-      batch * w.out[0] * w.out[1] >
-          ImportLimits::kMaxElements / (taps * channels)) {
-    error(layer.loc) << "conv2d layer '" << layerName(layer)
-                     << "': its windows would hold more than "
-                     << ImportLimits::kMaxElements << " elements";
+  if (!checkWindowLimits(*this, layer, "conv2d", w, batch, channels, groups,
+                         ImportLimits::kMaxOps - opCount))
     return {};
-  }
+  int64_t taps = w.size(), groupIn = channels / groups, groupOut = out / groups;
 
   // nn.Conv2d's default: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weight and
   // bias (kaiming_uniform with a = sqrt(5)), fan_in = C / groups * kh * kw.
@@ -492,22 +530,22 @@ Value ModelImporter::emitPool2d(const Node &layer, const model::Pool2d &spec,
   if (!computeOutput(*this, layer, kind, w, type.getDimSize(2),
                      type.getDimSize(3)))
     return {};
-  int64_t batch = type.getDimSize(0), channels = type.getDimSize(1),
-          taps = w.size();
-  if (taps > ImportLimits::kMaxElements / channels ||
-      batch * w.out[0] * w.out[1] >
-          ImportLimits::kMaxElements / (taps * channels)) {
-    error(layer.loc) << kind << " layer '" << layerName(layer)
-                     << "': its windows would hold more than "
-                     << ImportLimits::kMaxElements << " elements";
+  int64_t batch = type.getDimSize(0), channels = type.getDimSize(1);
+  bool tiles = w.stride[0] == w.kernel[0] && w.stride[1] == w.kernel[1];
+  // An op per offset, or four (a maximum, a compare and two selects), or
+  // none for windows reduced whole.
+  int64_t opsPerOffset = max ? 4 : 1;
+  if (tiles && w.kernel[0] > kMaxElementwiseTaps / w.kernel[1])
+    opsPerOffset = 0; // more than kMaxElementwiseTaps elements
+  if (!checkWindowLimits(*this, layer, kind, w, batch, channels, opsPerOffset,
+                         ImportLimits::kMaxOps - opCount))
     return {};
-  }
+  int64_t taps = w.size();
 
   double padValue = max ? -std::numeric_limits<double>::infinity() : 0.0;
   auto pooledType = RankedTensorType::get({batch, channels, w.out[0], w.out[1]},
                                           type.getElementType());
-  if (taps > kMaxElementwiseTaps && w.stride[0] == w.kernel[0] &&
-      w.stride[1] == w.kernel[1]) {
+  if (taps > kMaxElementwiseTaps && tiles) {
     // Large windows that tile the input (global pooling): the split axes
     // [B, C, OH, kh, OW, kw] are the windows, reduced by a reduction
     // kernel rather than by an op per offset.
