@@ -31,7 +31,8 @@ namespace {
 /// Whether a concat kernel reads through `def` rather than needing its
 /// value in memory: a transpose (read strided), a reshape that merges
 /// dimensions of a transpose (the concat views its destination split), or
-/// a slice of a value in memory (read strided: a convolution's windows).
+/// a slice of a value in memory (read through a subview: a convolution's
+/// windows).
 bool concatReadsThrough(Operation *def) {
   if (isa<TransposeOp>(def))
     return true;

@@ -23,9 +23,9 @@ namespace sinter::codegen::detail {
 // transpose that merges dimensions (the slice of the result is viewed
 // split instead), so the gradients of attention heads go straight from the
 // head layout into the fused QKV gradient, with no copy in between; or a
-// strided slice of an input, so a convolution's windows are copied from the
-// padded image once. Threads split dimension 0 when every operand keeps it
-// whole.
+// slice (strided or not) of an input, so a convolution's windows are copied
+// from the padded image once. Threads split dimension 0 when every operand
+// keeps it whole.
 LogicalResult KernelBuilder::emitConcat(ConcatOp concat, Value out) {
   Location loc = src.op->getLoc();
   int64_t axis = concat.getAxis();
