@@ -320,6 +320,20 @@ Value poolWindows(ModelImporter &im, ArrayRef<Value> parts, bool max,
   return im.create<sgraph::SelectOp>(loc, isNan, m, picked);
 }
 
+/// A convolution's channels-last result (any shape whose last axis is the
+/// output channels) plus its bias, as [B, out, OH, OW].
+Value finishConv(ModelImporter &im, Value y, Value bias, const Window &w,
+                 int64_t batch, int64_t out, Location loc) {
+  if (bias)
+    y = im.create<sgraph::AddOp>(loc, y, bias);
+  y = im.createTyped<sgraph::ReshapeOp>(
+      loc, im.floatTensor({batch, w.out[0], w.out[1], out}), y);
+  if (!y)
+    return {};
+  return im.create<sgraph::TransposeOp>(
+      loc, y, im.builder.getDenseI64ArrayAttr({0, 3, 1, 2}));
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -435,14 +449,7 @@ Value ModelImporter::emitConv2d(const Node &layer, const model::Conv2d &spec,
       Value term = create<sgraph::MulOp>(loc, part, wk);
       y = y ? create<sgraph::AddOp>(loc, y, term) : term;
     }
-    if (bias)
-      y = create<sgraph::AddOp>(loc, y, bias);
-    y = createTyped<sgraph::ReshapeOp>(
-        loc, floatTensor({batch, w.out[0], w.out[1], out}), y);
-    if (!y)
-      return {};
-    return create<sgraph::TransposeOp>(
-        loc, y, builder.getDenseI64ArrayAttr({0, 3, 1, 2}));
+    return finishConv(*this, y, bias, w, batch, out, loc);
   }
   SmallVector<Value> parts = windows(*this, nhwc, w, 1, 0.0, loc, groups);
   if (parts.empty())
@@ -480,14 +487,7 @@ Value ModelImporter::emitConv2d(const Node &layer, const model::Conv2d &spec,
                                     builder.getDenseI64ArrayAttr({1, 0, 2}));
     y = createTyped<sgraph::ReshapeOp>(loc, floatTensor({rows, out}), y);
   }
-  if (bias)
-    y = create<sgraph::AddOp>(loc, y, bias);
-  y = createTyped<sgraph::ReshapeOp>(
-      loc, floatTensor({batch, w.out[0], w.out[1], out}), y);
-  if (!y)
-    return {};
-  return create<sgraph::TransposeOp>(
-      loc, y, builder.getDenseI64ArrayAttr({0, 3, 1, 2}));
+  return finishConv(*this, y, bias, w, batch, out, loc);
 }
 
 //===----------------------------------------------------------------------===//
