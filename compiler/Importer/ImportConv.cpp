@@ -320,6 +320,39 @@ Value poolWindows(ModelImporter &im, ArrayRef<Value> parts, bool max,
   return im.create<sgraph::SelectOp>(loc, isNan, m, picked);
 }
 
+/// Pooling of windows that tile the input, from the input split by the
+/// stride, [B, C, OH, kh, OW, kw]: a mean over the window axes, or the first
+/// maximum of each window in row-major order (`argmax`; NaN counts as the
+/// largest), picked by a select so that the gradient goes to it alone.
+Value poolWhole(ModelImporter &im, Value split, bool max, const Window &w,
+                Location loc) {
+  OpBuilder &b = im.builder;
+  if (!max)
+    return im.create<sgraph::ReduceMeanOp>(
+        loc, split, b.getDenseI64ArrayAttr({3, 5}), b.getBoolAttr(false));
+  auto type = ModelImporter::typeOf(split);
+  int64_t taps = w.size();
+  Value rows = im.create<sgraph::TransposeOp>(
+      loc, split, b.getDenseI64ArrayAttr({0, 1, 2, 4, 3, 5}));
+  SmallVector<int64_t> flat = {type.getDimSize(0), type.getDimSize(1), w.out[0],
+                               w.out[1], taps};
+  rows = im.createTyped<sgraph::ReshapeOp>(
+      loc, RankedTensorType::get(flat, type.getElementType()), rows);
+  Value first = im.create<sgraph::ArgmaxOp>(loc, rows, b.getI64IntegerAttr(4));
+  Type i64 = b.getI64Type();
+  flat.back() = 1;
+  first = im.createTyped<sgraph::ReshapeOp>(
+      loc, RankedTensorType::get(flat, i64), first);
+  Value offsets = im.createTyped<sgraph::IotaOp>(
+      loc, RankedTensorType::get({taps}, i64), b.getI64IntegerAttr(0));
+  Value picked =
+      im.create<sgraph::CompareOp>(loc, first, offsets, b.getStringAttr("eq"));
+  Value kept = im.create<sgraph::SelectOp>(
+      loc, picked, rows, im.scalarConstant(type.getElementType(), 0.0, loc));
+  return im.create<sgraph::ReduceSumOp>(loc, kept, b.getDenseI64ArrayAttr({4}),
+                                        b.getBoolAttr(false));
+}
+
 /// A convolution's channels-last result (any shape whose last axis is the
 /// output channels) plus its bias, as [B, out, OH, OW].
 Value finishConv(ModelImporter &im, Value y, Value bias, const Window &w,
@@ -531,54 +564,23 @@ Value ModelImporter::emitPool2d(const Node &layer, const model::Pool2d &spec,
                      type.getDimSize(3)))
     return {};
   int64_t batch = type.getDimSize(0), channels = type.getDimSize(1);
-  bool tiles = w.stride[0] == w.kernel[0] && w.stride[1] == w.kernel[1];
-  // An op per offset, or four (a maximum, a compare and two selects), or
-  // none for windows reduced whole.
-  int64_t opsPerOffset = max ? 4 : 1;
-  if (tiles && w.kernel[0] > kMaxElementwiseTaps / w.kernel[1])
-    opsPerOffset = 0; // more than kMaxElementwiseTaps elements
+  // Windows of more than kMaxElementwiseTaps elements that tile the input
+  // (global pooling) are reduced whole; others take an op per offset, or
+  // four for the maximum (a maximum, a compare and two selects).
+  bool reduceWhole = w.stride[0] == w.kernel[0] && w.stride[1] == w.kernel[1] &&
+                     w.kernel[0] > kMaxElementwiseTaps / w.kernel[1];
+  int64_t opsPerOffset = reduceWhole ? 0 : max ? 4 : 1;
   if (!checkWindowLimits(*this, layer, kind, w, batch, channels, opsPerOffset,
                          ImportLimits::kMaxOps - opCount))
     return {};
   int64_t taps = w.size();
 
   double padValue = max ? -std::numeric_limits<double>::infinity() : 0.0;
-  auto pooledType = RankedTensorType::get({batch, channels, w.out[0], w.out[1]},
-                                          type.getElementType());
-  if (taps > kMaxElementwiseTaps && tiles) {
-    // Large windows that tile the input (global pooling): the split axes
-    // [B, C, OH, kh, OW, kw] are the windows, reduced by a reduction
-    // kernel rather than by an op per offset.
+  if (reduceWhole) {
+    // The split axes [B, C, OH, kh, OW, kw] are the windows, reduced by a
+    // reduction kernel rather than by an op per offset.
     Value split = splitByStride(*this, x, w, 2, padValue, loc);
-    if (!split)
-      return {};
-    if (!max)
-      return create<sgraph::ReduceMeanOp>(loc, split,
-                                          builder.getDenseI64ArrayAttr({3, 5}),
-                                          builder.getBoolAttr(false));
-    // The first maximum of each window in row-major order (`argmax`; NaN
-    // counts as the largest), picked by a select so that the gradient goes
-    // to it alone.
-    Value rows = create<sgraph::TransposeOp>(
-        loc, split, builder.getDenseI64ArrayAttr({0, 1, 2, 4, 3, 5}));
-    SmallVector<int64_t> flat = {batch, channels, w.out[0], w.out[1], taps};
-    rows = createTyped<sgraph::ReshapeOp>(
-        loc, RankedTensorType::get(flat, type.getElementType()), rows);
-    Value first =
-        create<sgraph::ArgmaxOp>(loc, rows, builder.getI64IntegerAttr(4));
-    Type i64 = builder.getI64Type();
-    flat.back() = 1;
-    first = createTyped<sgraph::ReshapeOp>(
-        loc, RankedTensorType::get(flat, i64), first);
-    Value offsets = createTyped<sgraph::IotaOp>(
-        loc, RankedTensorType::get({taps}, i64), builder.getI64IntegerAttr(0));
-    Value picked = create<sgraph::CompareOp>(loc, first, offsets,
-                                             builder.getStringAttr("eq"));
-    Value kept = create<sgraph::SelectOp>(
-        loc, picked, rows, scalarConstant(type.getElementType(), 0.0, loc));
-    return create<sgraph::ReduceSumOp>(loc, kept,
-                                       builder.getDenseI64ArrayAttr({4}),
-                                       builder.getBoolAttr(false));
+    return split ? poolWhole(*this, split, max, w, loc) : Value();
   }
 
   // One slice per kernel offset, combined elementwise: the pooling is one
@@ -589,7 +591,11 @@ Value ModelImporter::emitPool2d(const Node &layer, const model::Pool2d &spec,
   Value pooled = poolWindows(*this, parts, max, taps, loc);
   if (!pooled)
     return {};
-  return createTyped<sgraph::ReshapeOp>(loc, pooledType, pooled);
+  return createTyped<sgraph::ReshapeOp>(
+      loc,
+      RankedTensorType::get({batch, channels, w.out[0], w.out[1]},
+                            type.getElementType()),
+      pooled);
 }
 
 //===----------------------------------------------------------------------===//
