@@ -111,9 +111,10 @@ llvm::DenseMap<unsigned, IndexBound> inputBounds(func::FuncOp fn) {
   return bounds;
 }
 
-/// The parameter each all-reduced gradient updates, by the all-reduce's
-/// result: traced from each optimizer update's `grad` back through its
-/// kernel's same-shaped ops (the clip's multiply) to the kernel input.
+/// The parameter each all-reduced gradient updates (or the buffer an
+/// all-reduced value is), by the all-reduce's result: traced from each
+/// optimizer update's `grad` back through its kernel's same-shaped ops (the
+/// clip's multiply) to the kernel input.
 llvm::DenseMap<Value, std::string> gradientNames(func::FuncOp fn) {
   llvm::DenseMap<Value, std::string> names;
   fn.walk([&](FusionOp fusion) {
@@ -150,6 +151,12 @@ llvm::DenseMap<Value, std::string> gradientNames(func::FuncOp fn) {
         names[g] = argumentName(fn, arg.getArgNumber());
     });
   });
+  // A buffer's new value (batch normalization's running statistics) is
+  // all-reduced and returned as it is, under the buffer's name.
+  auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+    if (v.getDefiningOp<AllReduceOp>() && !names.count(v))
+      names[v] = resultName(fn, i);
   return names;
 }
 

@@ -234,14 +234,25 @@ private:
     fn.setAllResultAttrs(attrs);
   }
 
-  /// A copy of @forward named `name`, inserted after it; its return op is
-  /// left in place (operands = loss, metrics).
+  /// A copy of @forward named `name` in training mode (every `train_eval`
+  /// its train value), inserted after it; its return op is left in place
+  /// (operands = loss, metrics, buffers' new values).
   static func::FuncOp cloneForward(func::FuncOp forward, StringRef name) {
     OpBuilder b(forward);
     b.setInsertionPointAfter(forward);
     auto fn = cast<func::FuncOp>(b.clone(*forward));
     fn.setSymName(name);
+    sgraph::resolveTrainEval(fn, /*training=*/true);
     return fn;
+  }
+
+  /// @forward's result indices: loss and metrics, then buffers' new values.
+  static void splitResults(func::FuncOp forward,
+                           SmallVectorImpl<unsigned> &outputs,
+                           SmallVectorImpl<unsigned> &buffers) {
+    SmallVector<unsigned> updates = sgraph::bufferUpdateResults(forward);
+    for (unsigned i = 0; i < forward.getNumResults(); ++i)
+      (llvm::is_contained(updates, i) ? buffers : outputs).push_back(i);
   }
 
   LogicalResult buildGradientFunction(ModuleOp module, func::FuncOp forward) {
@@ -256,10 +267,16 @@ private:
     if (failed(grads))
       return failure();
 
-    SmallVector<Value> results(ret.getOperands());
+    // Loss and metrics; buffers' new values are left out (a gradient
+    // evaluation updates nothing).
+    SmallVector<unsigned> outputs, buffers;
+    splitResults(forward, outputs, buffers);
+    SmallVector<Value> results;
     SmallVector<std::string> names;
-    for (unsigned i = 0; i < ret.getNumOperands(); ++i)
+    for (unsigned i : outputs) {
+      results.push_back(ret.getOperand(i));
       names.push_back(sgraph::resultName(forward, i));
+    }
     for (auto [i, g] : llvm::zip(trainable, *grads)) {
       Value arg = body.getArgument(i);
       // A parameter the loss does not depend on has a zero gradient.
@@ -361,16 +378,34 @@ private:
     OptimizerStepValues opt = emitOptimizerStep(
         b, forward.getLoc(), *config, params, step, addState, peakLr);
 
-    // Results: loss, metrics..., lr, grad_norm, params'..., state'...
-    SmallVector<Value> results(ret.getOperands());
+    // Results: loss, metrics..., lr, grad_norm, params'..., buffers'...,
+    // state'...
+    SmallVector<unsigned> outputs, buffers;
+    splitResults(forward, outputs, buffers);
+    SmallVector<Value> results;
     SmallVector<std::string> names;
-    for (unsigned i = 0; i < ret.getNumOperands(); ++i)
+    for (unsigned i : outputs) {
+      results.push_back(ret.getOperand(i));
       names.push_back(sgraph::resultName(forward, i));
+    }
     results.append({opt.lr, opt.gradNorm});
     names.append({"lr", "grad_norm"});
     for (auto [p, updated] : llvm::zip(params, opt.newParams)) {
       results.push_back(updated);
       names.push_back(p.name);
+    }
+    // Buffers stay the same on every rank: each takes the mean of the ranks'
+    // new values (one rank: its own). The update is affine in the old value,
+    // so the mean after the step's last micro-batch equals taking it after
+    // each (@accumulate_step updates them locally). They are updated on a
+    // step that loss scaling skips too, as PyTorch's forward pass does.
+    b.setInsertionPoint(ret);
+    for (unsigned i : buffers) {
+      results.push_back(b.create<sgraph::AllReduceOp>(
+                             forward.getLoc(), ValueRange{ret.getOperand(i)},
+                             b.getStringAttr("mean"), StringAttr())
+                            .getResult(0));
+      names.push_back(sgraph::resultName(forward, i));
     }
     for (auto [arg, updated] : llvm::zip(stateArgs, opt.newState)) {
       results.push_back(updated);

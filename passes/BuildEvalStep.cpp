@@ -9,8 +9,10 @@
 //      `sgraph.param` state_dict names (and init, aliases, frozen) and
 //      inputs their `sgraph.input` names: a runtime copies parameters from
 //      the training step by name;
-//   2. replace every `sgraph.dropout` by its operand (PyTorch's
-//      model.eval());
+//   2. replace every `sgraph.dropout` by its operand and every
+//      `sgraph.train_eval` by its eval value (PyTorch's model.eval()), and
+//      drop the buffers' new values from the results (evaluation updates no
+//      running statistics);
 //   3. drop the step argument when nothing reads it any more (dropout was
 //      its only reader in the importer's output), so the function takes
 //      exactly params and inputs.
@@ -60,6 +62,18 @@ public:
       dropout.getResult().replaceAllUsesWith(dropout.getOperand());
       dropout.erase();
     });
+    // Batch normalization reads its running statistics, and updates none.
+    sgraph::resolveTrainEval(fn, /*training=*/false);
+    SmallVector<unsigned> updates = sgraph::bufferUpdateResults(fn);
+    if (!updates.empty()) {
+      auto ret = cast<func::ReturnOp>(fn.front().getTerminator());
+      llvm::BitVector drop(fn.getNumResults());
+      for (unsigned i : updates)
+        drop.set(i);
+      ret->eraseOperands(drop);
+      fn.eraseResults(drop);
+      // The statistics' ops are left dead; canonicalization removes them.
+    }
 
     // 3. The step argument, if it is now unread.
     for (unsigned i = fn.getNumArguments(); i-- > 0;)

@@ -3,7 +3,10 @@
 // stop_gradient tells autodiff where to cut the backward graph and means
 // nothing afterwards. This pass runs right after sinter-autodiff in the
 // training phase and replaces every stop_gradient, in every function, with
-// its operand, which the training-phase contract requires.
+// its operand, which the training-phase contract requires. A `train_eval`
+// left where the training phase built nothing from it (@forward itself)
+// becomes its train value, a PyTorch module's default mode, since no
+// later phase knows the op either.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +29,7 @@ public:
       op.getResult().replaceAllUsesWith(op.getOperand());
       op.erase();
     });
+    sinter::sgraph::resolveTrainEval(getOperation(), /*training=*/true);
   }
 };
 

@@ -108,7 +108,8 @@ def EraseStopGradientPass : Pass<"sinter-erase-stop-gradient",
   let description = [{
     `stop_gradient` only matters to autodiff; once the backward graph exists
     it is an identity, and later phases must not see it (the training-phase
-    contract forbids it).
+    contract forbids it). A `train_eval` the training phase left (in
+    @forward) becomes its train value.
   }];
 }
 

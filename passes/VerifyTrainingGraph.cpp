@@ -4,19 +4,20 @@
 // rely on what it checks of @train_step:
 //
 //   - it exists and has the step argument (`sgraph.step`);
-//   - no stop_gradient is left anywhere in the module;
+//   - no stop_gradient or train_eval is left anywhere in the module;
 //   - every trainable parameter argument (`sgraph.param`, no
 //     `sgraph.frozen`) is the `param` operand of exactly one optimizer update
 //     (sgd_update, momentum_update, adam_update), whose gradient operand is
 //     one value, and whose new parameter is returned under the parameter's
 //     name; so each parameter has exactly one gradient and one update;
-//   - a frozen parameter is never updated;
+//   - a frozen parameter is never updated, and a buffer (`sgraph.buffer`,
+//     whose new value the forward pass returns) is frozen;
 //   - every optimizer-state argument (`sgraph.opt_state`) is a state operand
 //     of exactly one update, whose new state is returned under its name;
 //   - update ops update arguments only;
 //   - @eval_step, where there is one, is in eval mode: no dropout, no
-//     update, and only parameter and input arguments (no optimizer state,
-//     step or hyperparameter).
+//     update, no buffer's new value returned, and only parameter and input
+//     arguments (no optimizer state, step or hyperparameter).
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,8 +73,10 @@ private:
     if (!fn || fn.isExternal())
       return module.emitError("the training phase must produce @train_step");
 
-    WalkResult stopGradient = module.walk([](sgraph::StopGradientOp op) {
-      op.emitOpError("is left after the training phase");
+    WalkResult stopGradient = module.walk([](Operation *op) {
+      if (!isa<sgraph::StopGradientOp, sgraph::TrainEvalOp>(op))
+        return WalkResult::advance();
+      op->emitOpError("is left after the training phase");
       return WalkResult::interrupt();
     });
     if (stopGradient.wasInterrupted())
@@ -138,6 +141,9 @@ private:
         if (frozen && it != updateOf.end())
           return it->second.op->emitOpError("updates frozen parameter '")
                  << name << "'";
+        if (fn.getArgAttr(i, sgraph::attr::kBuffer) && !frozen)
+          return emitError(arg.getLoc())
+                 << "buffer '" << name << "' is not frozen";
         if (frozen)
           continue;
         if (it == updateOf.end())
@@ -184,6 +190,10 @@ private:
                << "argument #" << i << " of @eval_step ('"
                << sgraph::argumentName(fn, i)
                << "') is neither a parameter nor a model input";
+    if (!sgraph::bufferUpdateResults(fn).empty())
+      return fn.emitError("@eval_step returns a new value of buffer '")
+             << sgraph::resultName(fn, sgraph::bufferUpdateResults(fn).front())
+             << "'; evaluation must update nothing";
     WalkResult walk = fn.walk([](Operation *op) {
       if (isa<sgraph::DropoutOp>(op) || asUpdate(op)) {
         op->emitOpError("is in @eval_step, which must run in eval mode");

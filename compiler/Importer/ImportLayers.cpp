@@ -133,6 +133,10 @@ Value ModelImporter::emitLayerOnce(const Node &layer, ArrayRef<Value> inputs,
                : Value();
   case model::Layer::kFlatten:
     return expectInputs(1) ? emitFlatten(layer, inputs[0], ctx) : Value();
+  case model::Layer::kBatchNorm:
+    return expectInputs(1)
+               ? emitBatchNorm(layer, spec.batch_norm(), inputs[0], ctx)
+               : Value();
   case model::Layer::KIND_NOT_SET:
     break;
   }
@@ -141,7 +145,7 @@ Value ModelImporter::emitLayerOnce(const Node &layer, ArrayRef<Value> inputs,
                       "positional_embedding, layer_norm, "
                       "causal_self_attention, mlp, transformer_block, add, "
                       "dropout, activation, conv2d, max_pool2d, avg_pool2d, "
-                      "flatten, block, op, parameter";
+                      "flatten, batch_norm, block, op, parameter";
   return {};
 }
 

@@ -308,6 +308,20 @@ Value ModelImporter::createParam(const LayerContext &ctx, StringRef localName,
   return arg;
 }
 
+Value ModelImporter::createBuffer(const LayerContext &ctx, StringRef localName,
+                                  ArrayRef<int64_t> shape, InitSpec init,
+                                  Location loc) {
+  LayerContext frozen = ctx;
+  frozen.frozen = true;
+  return createParam(frozen, localName, shape, init, loc);
+}
+
+void ModelImporter::setBufferUpdate(Value buffer, Value update) {
+  for (ParamInfo &info : params)
+    if (info.value == buffer)
+      info.update = update;
+}
+
 Value ModelImporter::findParam(StringRef fullName) const {
   auto it = paramIndex.find(fullName);
   return it == paramIndex.end() ? Value() : params[it->second].value;
@@ -740,6 +754,13 @@ OwningOpRef<ModuleOp> ModelImporter::run(const model::Model &m,
   SmallVector<std::string> resultNames{"loss"};
   if (!emitMetrics(root, bindings, results, resultNames))
     return nullptr;
+  // Buffers' new values (batch normalization's running statistics) follow
+  // the metrics, under the buffers' names.
+  for (const ParamInfo &p : params)
+    if (p.update) {
+      results.push_back(p.update);
+      resultNames.push_back(p.name);
+    }
   DictionaryAttr trainingAttr = trainingConfig(root);
   if (!trainingAttr)
     return nullptr;
@@ -759,6 +780,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(const model::Model &m,
     attrs.append(sgraph::attr::kInit, initAttr(builder, p.init));
     if (p.frozen)
       attrs.append(sgraph::attr::kFrozen, builder.getUnitAttr());
+    if (p.update)
+      attrs.append(sgraph::attr::kBuffer, builder.getUnitAttr());
     if (!p.aliases.empty()) {
       SmallVector<StringRef> aliases(p.aliases.begin(), p.aliases.end());
       attrs.append(sgraph::attr::kAliases, builder.getStrArrayAttr(aliases));

@@ -104,6 +104,14 @@ public:
   mlir::Value createParam(const LayerContext &ctx, llvm::StringRef localName,
                           llvm::ArrayRef<int64_t> shape, InitSpec init,
                           mlir::Location loc);
+  /// Creates buffer `ctx.prefix + localName`: a frozen parameter argument
+  /// (`sgraph.buffer`) that the forward pass updates (setBufferUpdate)
+  /// rather than the optimizer, saved and loaded with the parameters.
+  mlir::Value createBuffer(const LayerContext &ctx, llvm::StringRef localName,
+                           llvm::ArrayRef<int64_t> shape, InitSpec init,
+                           mlir::Location loc);
+  /// The buffer's value after this forward pass (a result of @forward).
+  void setBufferUpdate(mlir::Value buffer, mlir::Value update);
   /// An already created parameter, or null.
   mlir::Value findParam(llvm::StringRef fullName) const;
   /// Records that a parameter is also known as `alias` (tied weights).
@@ -190,6 +198,9 @@ public:
                          mlir::Value x, const LayerContext &ctx);
   mlir::Value emitFlatten(const Node &layer, mlir::Value x,
                           const LayerContext &ctx);
+  // Batch normalization (ImportBatchNorm.cpp).
+  mlir::Value emitBatchNorm(const Node &layer, const model::BatchNorm &spec,
+                            mlir::Value x, const LayerContext &ctx);
   /// Linear map over the last axis with "<name>.weight" [units, in] and
   /// "<name>.bias"; `weight` may be given (tied).
   mlir::Value linear(mlir::Value x, int64_t units, bool bias,
@@ -257,6 +268,9 @@ public:
     InitSpec init;
     bool frozen = false;
     llvm::SmallVector<std::string, 1> aliases;
+    /// A buffer (frozen, `sgraph.buffer`): the forward pass's new value of
+    /// it, returned under its name.
+    mlir::Value update;
   };
   std::vector<ParamInfo> params;
   llvm::StringMap<size_t> paramIndex;

@@ -859,6 +859,9 @@ LogicalResult sinter::interp::evaluateOp(Operation *op,
         return success();
       })
       .Case([&](sgraph::StopGradientOp) { return copyOperand(); })
+      // A function not resolved by the training phase runs in training mode
+      // (a PyTorch module's default).
+      .Case([&](sgraph::TrainEvalOp) { return copyOperand(); })
       .Case([&](sgraph::AllReduceOp) {
         // One rank: every reduction of one value is that value.
         for (size_t i = 0; i < results.size(); ++i)

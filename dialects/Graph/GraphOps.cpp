@@ -7,6 +7,8 @@
 
 #include "dialects/Graph/GraphOps.h"
 
+#include "llvm/ADT/StringSet.h"
+
 #include "mlir/IR/OpImplementation.h"
 
 using namespace mlir;
@@ -46,6 +48,21 @@ std::string sinter::sgraph::resultName(FunctionOpInterface fn, unsigned index) {
   if (auto name = fn.getResultAttrOfType<StringAttr>(index, attr::kName))
     return name.str();
   return "";
+}
+
+SmallVector<unsigned>
+sinter::sgraph::bufferUpdateResults(FunctionOpInterface fn) {
+  llvm::StringSet<> buffers;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (fn.getArgAttr(i, attr::kBuffer))
+      buffers.insert(argumentName(fn, i));
+  SmallVector<unsigned> results;
+  if (buffers.empty())
+    return results;
+  for (unsigned i = 0; i < fn.getNumResults(); ++i)
+    if (buffers.contains(resultName(fn, i)))
+      results.push_back(i);
+  return results;
 }
 
 //===----------------------------------------------------------------------===//
@@ -443,6 +460,17 @@ LogicalResult DropoutOp::verify() {
   if (!(rate >= 0.0 && rate < 1.0))
     return emitOpError("rate ") << rate << " is not in [0, 1)";
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Modes
+//===----------------------------------------------------------------------===//
+
+void sinter::sgraph::resolveTrainEval(Operation *root, bool training) {
+  root->walk([&](TrainEvalOp op) {
+    op.getResult().replaceAllUsesWith(training ? op.getTrain() : op.getEval());
+    op.erase();
+  });
 }
 
 //===----------------------------------------------------------------------===//

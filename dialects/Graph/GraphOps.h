@@ -33,6 +33,11 @@ inline constexpr llvm::StringLiteral kAliases = "sgraph.aliases";
 inline constexpr llvm::StringLiteral kInit = "sgraph.init";
 /// On a parameter argument: unit; the optimizer never updates it.
 inline constexpr llvm::StringLiteral kFrozen = "sgraph.frozen";
+/// On a parameter argument (with kFrozen): a buffer, state that the
+/// forward pass updates rather than the optimizer (batch normalization's
+/// running statistics, PyTorch's register_buffer). @forward returns its new
+/// value under its name, after the metrics.
+inline constexpr llvm::StringLiteral kBuffer = "sgraph.buffer";
 /// On a data argument: the model input's name.
 inline constexpr llvm::StringLiteral kInput = "sgraph.input";
 /// On an optimizer-state argument or result: "optimizer.<param name>.<slot>".
@@ -71,6 +76,14 @@ std::string argumentName(mlir::FunctionOpInterface fn, unsigned index);
 
 /// The name of a result (`sgraph.name`); empty when it has none.
 std::string resultName(mlir::FunctionOpInterface fn, unsigned index);
+
+/// Replaces every `train_eval` under `root` by its train value (`training`)
+/// or its eval value.
+void resolveTrainEval(mlir::Operation *root, bool training);
+
+/// The results of `fn` that are new values of its buffer arguments
+/// (`sgraph.buffer`), matched by name.
+llvm::SmallVector<unsigned> bufferUpdateResults(mlir::FunctionOpInterface fn);
 
 /// A 0-d constant of `elementType` (float or integer) holding `value`.
 mlir::Value buildScalarConstant(mlir::OpBuilder &builder, mlir::Location loc,

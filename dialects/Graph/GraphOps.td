@@ -631,6 +631,26 @@ def SG_StopGradientOp : SG_Op<"stop_gradient",
   let assemblyFormat = "$operand attr-dict `:` type($operand)";
 }
 
+def SG_TrainEvalOp : SG_Op<"train_eval",
+    [Pure, InferTypeOpAdaptor, AllTypesMatch<["train", "eval"]>]> {
+  let summary = "A value that differs between training and evaluation";
+  let description = [{
+    `train` in training and `eval` in evaluation (PyTorch's `model.train()`
+    and `model.eval()`): batch normalization reads the batch's statistics in
+    one and its running statistics in the other. The training phase resolves
+    it: the functions it builds from @forward (@train_step,
+    @accumulate_step, @forward_grad) take `train`, @eval_step takes `eval`,
+    and no later phase sees the op.
+
+    ```mlir
+    %y = sgraph.train_eval %batch_stats, %running_stats : tensor<8x16x4x4xf32>
+    ```
+  }];
+  let arguments = (ins SG_Tensor:$train, SG_Tensor:$eval);
+  let results = (outs SG_Tensor:$result);
+  let assemblyFormat = "$train `,` $eval attr-dict `:` type($train)";
+}
+
 //===----------------------------------------------------------------------===//
 // Collectives
 //===----------------------------------------------------------------------===//

@@ -209,6 +209,13 @@ SINTER_SAME_TYPE_INFER(CollectiveBroadcastOp) // collective_broadcast_c3
 SINTER_SAME_TYPE_INFER(DropoutOp)             // dropout_c3
 #undef SINTER_SAME_TYPE_INFER
 
+LogicalResult TrainEvalOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  return inferSameAsOperand(loc, adaptor.getTrain(), types); // train_eval_c3
+}
+
 LogicalResult CompareOp::inferReturnTypes(MLIRContext *ctx,
                                           std::optional<Location> loc,
                                           Adaptor adaptor,

@@ -127,3 +127,39 @@ func.func @train_step(%w: tensor<3xf32> {sgraph.param = "w"}, %s: tensor<i64> {s
 func.func @eval_step(%w: tensor<3xf32> {sgraph.param = "w"}, %s: tensor<i64> {sgraph.step}) -> (tensor<3xf32> {sgraph.name = "loss"}) {
   return %w : tensor<3xf32>
 }
+
+// -----
+
+// Tests that no train_eval may be left.
+func.func @train_step(%w: tensor<3xf32> {sgraph.param = "w"}, %s: tensor<i64> {sgraph.step}) -> (tensor<3xf32> {sgraph.name = "w"}) {
+  %lr = sgraph.constant dense<0.1> : tensor<f32>
+  // expected-error @+1 {{'sgraph.train_eval' op is left after the training phase}}
+  %g = sgraph.train_eval %w, %w : tensor<3xf32>
+  %w1 = sgraph.sgd_update %w, %g, %lr : tensor<3xf32>, tensor<f32>
+  return %w1 : tensor<3xf32>
+}
+
+// -----
+
+// Tests that a buffer is frozen: the optimizer never updates it.
+func.func @train_step(%w: tensor<3xf32> {sgraph.param = "w"},
+                      // expected-error @+1 {{buffer 'bn.running_mean' is not frozen}}
+                      %m: tensor<3xf32> {sgraph.param = "bn.running_mean", sgraph.buffer},
+                      %s: tensor<i64> {sgraph.step}) -> (tensor<3xf32> {sgraph.name = "w"}, tensor<3xf32> {sgraph.name = "bn.running_mean"}) {
+  %lr = sgraph.constant dense<0.1> : tensor<f32>
+  %w1 = sgraph.sgd_update %w, %w, %lr : tensor<3xf32>, tensor<f32>
+  return %w1, %w : tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// Tests that evaluation updates no buffer.
+func.func @train_step(%w: tensor<3xf32> {sgraph.param = "w"}, %s: tensor<i64> {sgraph.step}) -> (tensor<3xf32> {sgraph.name = "w"}) {
+  %lr = sgraph.constant dense<0.1> : tensor<f32>
+  %w1 = sgraph.sgd_update %w, %w, %lr : tensor<3xf32>, tensor<f32>
+  return %w1 : tensor<3xf32>
+}
+// expected-error @+1 {{@eval_step returns a new value of buffer 'bn.running_mean'; evaluation must update nothing}}
+func.func @eval_step(%m: tensor<3xf32> {sgraph.param = "bn.running_mean", sgraph.frozen, sgraph.buffer}) -> (tensor<3xf32> {sgraph.name = "bn.running_mean"}) {
+  return %m : tensor<3xf32>
+}

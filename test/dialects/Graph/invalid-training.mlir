@@ -1,8 +1,8 @@
 // RUN: sinter-opt %s -split-input-file -verify-diagnostics
 
 // One case per constraint of docs/dialects/sgraph.md for dropout,
-// stop_gradient, the collectives, the optimizer updates, global_norm and
-// lr_schedule:
+// stop_gradient, train_eval, the collectives, the optimizer updates,
+// global_norm and lr_schedule:
 // `@<op>_c<N>` breaks constraint C<N> of sgraph.<op> and nothing else (as
 // in invalid.mlir).
 
@@ -448,5 +448,14 @@ func.func @lr_schedule_c3(%s: tensor<i64>) {
 func.func @lr_schedule_c4(%s: tensor<i64>) {
   // expected-error @+1 {{'sgraph.lr_schedule' op warmup_cosine needs decay_steps > warmup_steps and min_lr <= lr, got decay_steps 100, warmup_steps 100, min_lr 6.000000e-05, lr 6.000000e-04}}
   %0 = sgraph.lr_schedule %s {schedule = "warmup_cosine", lr = 6.0e-04 : f64, min_lr = 6.0e-05 : f64, warmup_steps = 100 : i64, decay_steps = 100 : i64} : (tensor<i64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that train_eval's two values have one type (C2).
+func.func @train_eval_c2(%a: tensor<2xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{'sgraph.train_eval' op failed to verify that all of {train, eval} have same type}}
+  %0 = "sgraph.train_eval"(%a, %b) : (tensor<2xf32>, tensor<3xf32>) -> tensor<2xf32>
   return
 }

@@ -217,8 +217,8 @@ func.func @shape_ops(%x: tensor<8x256x384xf32>, %y: tensor<2x3xf32>, %z: tensor<
   return %c : tensor<2x8xf32>
 }
 
-// Tests that dropout round-trips with its rate, seed and step, and that
-// stop_gradient keeps its operand's type.
+// Tests that dropout round-trips with its rate, seed and step, that
+// stop_gradient keeps its operand's type, and train_eval its values'.
 // CHECK-LABEL: func.func @randomness_and_gradient_control(
 // CHECK-SAME: %[[X:[^:]+]]: tensor<8x256x384xf32>, %[[STEP:[^:]+]]: tensor<i64>, %[[I:[^:]+]]: tensor<4xi32>
 func.func @randomness_and_gradient_control(%x: tensor<8x256x384xf32>, %step: tensor<i64>,
@@ -229,6 +229,8 @@ func.func @randomness_and_gradient_control(%x: tensor<8x256x384xf32>, %step: ten
   %t = sgraph.stop_gradient %y : tensor<8x256x384xf32>
   // CHECK: sgraph.stop_gradient %[[I]] : tensor<4xi32>
   %ti = sgraph.stop_gradient %i : tensor<4xi32>
+  // CHECK: sgraph.train_eval %[[Y]], %[[X]] : tensor<8x256x384xf32>
+  %m = sgraph.train_eval %y, %x : tensor<8x256x384xf32>
   // CHECK: return %[[Y]]
   return %y : tensor<8x256x384xf32>
 }

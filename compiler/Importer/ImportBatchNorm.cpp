@@ -1,0 +1,140 @@
+//===- ImportBatchNorm.cpp - batch normalization layers ------------------===//
+//
+// batch_norm on [B, C, ...] tensors computes what PyTorch's nn.BatchNorm1d,
+// nn.BatchNorm2d and nn.BatchNorm3d compute, with their parameter and buffer
+// names and initial values (docs/ModelFormat.md, "Batch normalization"):
+//
+//   - in training, each channel is normalized by the mean and the biased
+//     variance of the batch (every axis but 1), then scaled and shifted by
+//     "<name>.weight" and "<name>.bias";
+//   - the running statistics "<name>.running_mean" and "<name>.running_var"
+//     (buffers: frozen parameter arguments with `sgraph.buffer`, saved and
+//     loaded with the parameters) become momentum · batch statistic +
+//     (1 − momentum) · running statistic, the variance unbiased (n / (n−1));
+//     @forward returns the new values under the buffers' names, and the
+//     training phase passes them on (docs/Autodiff.md, "Buffers");
+//   - in evaluation the running statistics normalize instead: the layer's
+//     result is a `train_eval` of the two, which the training phase resolves.
+//
+// Everything is built from the dialect's elementwise ops and reductions, so
+// autodiff, fusion, both targets and the interpreter take it unchanged.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Importer/ModelImporter.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace sinter;
+using namespace sinter::importer;
+
+Value ModelImporter::emitBatchNorm(const Node &layer,
+                                   const model::BatchNorm &spec, Value x,
+                                   const LayerContext &ctx) {
+  Node node = child(layer, "batch_norm");
+  auto name = static_cast<const model::Layer &>(*layer.msg).name();
+  double eps = spec.epsilon();
+  if (!(eps > 0 && eps < std::numeric_limits<double>::infinity())) {
+    error(fieldLoc(node, "epsilon"))
+        << "epsilon must be > 0, got " << formatNumber(eps);
+    return {};
+  }
+  double momentum = spec.momentum();
+  if (!(momentum >= 0 && momentum <= 1)) {
+    error(fieldLoc(node, "momentum"))
+        << "momentum " << formatNumber(momentum) << " is not in [0, 1]";
+    return {};
+  }
+  auto type = typeOf(x);
+  if (type.getElementType() != floatType || type.getRank() < 2) {
+    error(layer.loc) << "batch_norm layer '" << name
+                     << "' needs a [batch, channels, ...] tensor of the "
+                        "model's dtype "
+                     << floatType << ", got " << type;
+    return {};
+  }
+  int64_t channels = type.getDimSize(1);
+  // The values each channel's statistics are over; every shape's element
+  // count is within the import limits, so the product is too.
+  int64_t n = type.getNumElements() / channels;
+  if (n < 2) {
+    error(layer.loc) << "batch_norm layer '" << name << "' gets " << type
+                     << ": one value per channel has no variance to "
+                        "normalize by in training";
+    return {};
+  }
+
+  Location loc = layerLoc(layer, ctx);
+  OpBuilder &b = builder;
+  SmallVector<int64_t> axes = {0};
+  for (int64_t d = 2; d < type.getRank(); ++d)
+    axes.push_back(d);
+  // Per-channel values [C] broadcast against [B, C, d...] as [C, 1...].
+  SmallVector<int64_t> channelShape(type.getRank() - 1, 1);
+  channelShape.front() = channels;
+  auto perChannel = [&](Value v) {
+    return createTyped<sgraph::ReshapeOp>(loc, floatTensor(channelShape), v);
+  };
+  auto scalar = [&](double v) { return scalarConstant(floatType, v, loc); };
+
+  Value weight, bias;
+  if (spec.affine()) {
+    weight =
+        createParam(ctx, "weight", {channels}, {InitSpec::Constant, 1.0}, loc);
+    bias = createParam(ctx, "bias", {channels}, {InitSpec::Constant, 0.0}, loc);
+    if (!weight || !bias)
+      return {};
+  }
+  auto affine = [&](Value normalized) {
+    if (!weight)
+      return normalized;
+    Value scaled = create<sgraph::MulOp>(loc, normalized, perChannel(weight));
+    return create<sgraph::AddOp>(loc, scaled, perChannel(bias));
+  };
+
+  // Training: the batch's statistics, [1, C, 1...].
+  auto axesAttr = b.getDenseI64ArrayAttr(axes);
+  Value mean =
+      create<sgraph::ReduceMeanOp>(loc, x, axesAttr, b.getBoolAttr(true));
+  Value centered = create<sgraph::SubOp>(loc, x, mean);
+  Value var = create<sgraph::ReduceMeanOp>(
+      loc, create<sgraph::MulOp>(loc, centered, centered), axesAttr,
+      b.getBoolAttr(true));
+  Value inv = create<sgraph::RsqrtOp>(
+      loc, create<sgraph::AddOp>(loc, var, scalar(eps)));
+  Value train = affine(create<sgraph::MulOp>(loc, centered, inv));
+  if (!spec.track_running_stats())
+    return train; // the batch's statistics in evaluation too, as PyTorch
+
+  Value runningMean = createBuffer(ctx, "running_mean", {channels},
+                                   {InitSpec::Constant, 0.0}, loc);
+  Value runningVar = createBuffer(ctx, "running_var", {channels},
+                                  {InitSpec::Constant, 1.0}, loc);
+  if (!runningMean || !runningVar)
+    return {};
+  // momentum · statistic + (1 − momentum) · running, PyTorch's order.
+  auto moved = [&](Value running, Value statistic) {
+    Value flat =
+        createTyped<sgraph::ReshapeOp>(loc, floatTensor({channels}), statistic);
+    return create<sgraph::AddOp>(
+        loc, create<sgraph::MulOp>(loc, flat, scalar(momentum)),
+        create<sgraph::MulOp>(loc, running, scalar(1.0 - momentum)));
+  };
+  Value unbiased = create<sgraph::MulOp>(
+      loc, var, scalar(static_cast<double>(n) / static_cast<double>(n - 1)));
+  Value newMean = moved(runningMean, mean);
+  Value newVar = moved(runningVar, unbiased);
+  if (!newMean || !newVar)
+    return {};
+  setBufferUpdate(runningMean, newMean);
+  setBufferUpdate(runningVar, newVar);
+
+  // Evaluation: the running statistics.
+  Value evalInv = create<sgraph::RsqrtOp>(
+      loc, create<sgraph::AddOp>(loc, runningVar, scalar(eps)));
+  Value eval = affine(create<sgraph::MulOp>(
+      loc, create<sgraph::SubOp>(loc, x, perChannel(runningMean)),
+      perChannel(evalInv)));
+  return create<sgraph::TrainEvalOp>(loc, train, eval);
+}
