@@ -77,8 +77,8 @@ const char *phaseDescription(Phase phase) {
   llvm_unreachable("every phase has a description");
 }
 
-/// One line per parameter of @forward (name, aliases, shape, count, frozen)
-/// and the totals.
+/// One line per parameter of @forward (name, aliases, shape, count, frozen
+/// or buffer) and the totals.
 LogicalResult printSummary(ModuleOp module, llvm::raw_ostream &os) {
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward)
@@ -86,11 +86,13 @@ LogicalResult printSummary(ModuleOp module, llvm::raw_ostream &os) {
   struct Row {
     std::string name, shape;
     int64_t count;
-    bool frozen;
+    bool frozen, buffer;
   };
   std::vector<Row> rows;
   size_t nameWidth = 9, shapeWidth = 5;
-  int64_t total = 0, frozen = 0;
+  // Buffers (running statistics) are state, not parameters: PyTorch's
+  // parameters() leaves them out too.
+  int64_t total = 0, frozen = 0, buffers = 0, bufferTensors = 0;
   for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
     if (!forward.getArgAttr(i, sgraph::attr::kParam))
       continue;
@@ -107,8 +109,14 @@ LogicalResult printSummary(ModuleOp module, llvm::raw_ostream &os) {
     row.shape += "]";
     row.count = type.getNumElements();
     row.frozen = bool(forward.getArgAttr(i, sgraph::attr::kFrozen));
-    total += row.count;
-    frozen += row.frozen ? row.count : 0;
+    row.buffer = bool(forward.getArgAttr(i, sgraph::attr::kBuffer));
+    if (row.buffer) {
+      buffers += row.count;
+      ++bufferTensors;
+    } else {
+      total += row.count;
+      frozen += row.frozen ? row.count : 0;
+    }
     nameWidth = std::max(nameWidth, row.name.size());
     shapeWidth = std::max(shapeWidth, row.shape.size());
     rows.push_back(row);
@@ -129,10 +137,15 @@ LogicalResult printSummary(ModuleOp module, llvm::raw_ostream &os) {
     os << llvm::left_justify(row.name, nameWidth) << "  "
        << llvm::left_justify(row.shape, shapeWidth) << "  "
        << llvm::right_justify(withCommas(row.count), 13)
-       << (row.frozen ? "  frozen" : "") << "\n";
-  os << "total: " << withCommas(total) << " parameters in " << rows.size()
-     << " tensors (" << withCommas(total - frozen) << " trainable, "
-     << withCommas(frozen) << " frozen)\n";
+       << (row.buffer ? "  buffer" : row.frozen ? "  frozen" : "") << "\n";
+  os << "total: " << withCommas(total) << " parameters in "
+     << rows.size() - bufferTensors << " tensors ("
+     << withCommas(total - frozen) << " trainable, " << withCommas(frozen)
+     << " frozen)";
+  if (bufferTensors)
+    os << "; " << withCommas(buffers) << " buffer values in " << bufferTensors
+       << " tensors";
+  os << "\n";
   return success();
 }
 

@@ -581,7 +581,7 @@ def SG_CastOp : SG_Op<"cast", [Pure, SG_Differentiable]> {
 }
 
 //===----------------------------------------------------------------------===//
-// Randomness and gradient control
+// Randomness, gradient control and modes
 //===----------------------------------------------------------------------===//
 
 def SG_DropoutOp : SG_Op<"dropout",

@@ -100,6 +100,20 @@ absl::StatusOr<formats::SafeTensorsSources> sources(const Executor &ex,
   return file;
 }
 
+/// PyTorch's `<layer>.num_batches_tracked` of a batch_norm layer (one with
+/// a `<layer>.running_mean` buffer): a batch counter that batch_norm with a
+/// momentum does not read, so a state_dict saved from torch.nn loads.
+bool isBatchCounter(const Executor &ex, sabi::ArgumentKind kind,
+                    std::string_view name) {
+  constexpr std::string_view suffix = ".num_batches_tracked";
+  if (kind != sabi::Argument::param || name.size() <= suffix.size() ||
+      name.substr(name.size() - suffix.size()) != suffix)
+    return false;
+  std::string layer(name.substr(0, name.size() - suffix.size()));
+  const Argument *mean = ex.program().findArgument(layer + ".running_mean");
+  return mean && mean->kind == sabi::Argument::param;
+}
+
 absl::StatusOr<int64_t> restore(Executor &ex, sabi::ArgumentKind kind,
                                 const formats::SafeTensorsFile &file,
                                 std::string_view fileName, bool requireAll,
@@ -110,6 +124,8 @@ absl::StatusOr<int64_t> restore(Executor &ex, sabi::ArgumentKind kind,
       given;
   for (const auto &entry : file.tensors) {
     const Argument *a = ex.program().findArgument(entry.first);
+    if ((!a || a->kind != kind) && isBatchCounter(ex, kind, entry.first))
+      continue;
     if (!a || a->kind != kind) {
       unknown.push_back(formats::quoteForMessage(entry.first));
       continue;

@@ -30,7 +30,9 @@ parallelism, evaluation and checkpoints as PyTorch's buffers do.
   train     The CNN example with batch_norm after each convolution trains
             from the command line: held-out accuracy at least 0.96 after 320
             steps, and the checkpoint holds nn.BatchNorm2d's names and
-            shapes with statistics moved away from their initial values.
+            shapes with statistics moved away from their initial values;
+            --init takes it with PyTorch's num_batches_tracked added (not
+            on a layer without batch norm).
 
 usage: batchnorm_reference.py {grads,step,buffers,train} --sinterc=PATH
            --work-dir=DIR [--launch=PATH]
@@ -356,6 +358,28 @@ def check_train(args):
         var = np.asarray(tensors[bn + ".running_var"])
         if np.abs(mean).max() == 0 or np.abs(var - 1).max() == 0:
             failures.append(f"{bn}'s running statistics never moved")
+
+    # A state_dict saved from torch.nn has each batch norm's counter too:
+    # --init takes it (batch_norm does not read it), and the same name on a
+    # layer without running statistics is still an unknown tensor.
+    state = {k: np.asarray(v) for k, v in tensors.items()}
+    for bn in ("bn1", "bn2"):
+        state[bn + ".num_batches_tracked"] = np.array(320, dtype=np.int64)
+    init = os.path.join(args.work_dir, "torch-state.safetensors")
+    write_safetensors(init, state)
+    data = "--data=" + os.path.join(examples, "data", "mlp_classifier")
+    ok = subprocess.run([binary, data, "--steps=1", "--init=" + init, "--quiet"],
+                        capture_output=True, text=True)
+    print(f"--init with num_batches_tracked: exit {ok.returncode}")
+    if ok.returncode != 0:
+        failures.append(f"--init refuses PyTorch's batch counters: {ok.stderr.strip()}")
+    state["fc1.num_batches_tracked"] = np.array(320, dtype=np.int64)
+    write_safetensors(init, state)
+    bad = subprocess.run([binary, data, "--steps=1", "--init=" + init, "--quiet"],
+                         capture_output=True, text=True)
+    print(f"--init with fc1.num_batches_tracked: {bad.stderr.strip()}")
+    if bad.returncode == 0 or "'fc1.num_batches_tracked'" not in bad.stderr:
+        failures.append("a counter of a layer without batch norm was taken")
     return failures
 
 
