@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A step's gradient all-reduces on ranks spread over several hosts, timed
 alone (bench/allreduce_alone.cpp), with and without shared memory within each
-host. A benchmark, not a test (docs/Benchmarks.md, "Ranks on several hosts").
+host. A benchmark, not a test (docs/BenchmarksDistributed.md, "Ranks on several hosts").
 
 The hosts are simulated on this machine: one sinter-launch --nnodes=H per
 host, its ranks listening on 127.0.0.(h+1), so that each host's ranks share
@@ -28,7 +28,7 @@ import statistics
 import subprocess
 import sys
 
-# char-GPT's four gradient buckets (docs/Benchmarks.md, "Data parallelism").
+# char-GPT's four gradient buckets (docs/BenchmarksDistributed.md).
 CHARGPT_BUCKETS = "2363904,28391424,10027008,2300928"
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Data parallelism on char-GPT, side by side in one invocation.
 
-A benchmark driver, not a test (docs/Benchmarks.md, "Data parallelism").
+A benchmark driver, not a test (docs/BenchmarksDistributed.md).
 Each round runs, in a rotating order so that machine load falls on all of
 them alike:
 

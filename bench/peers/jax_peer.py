@@ -148,17 +148,35 @@ def init_cnn(m, rng):
     shapes = [("conv1", (c[1], c[0], k, k))] + conv2 + [
         ("fc1", (m["n_hidden"], c[2] * (m["image"] // 4) ** 2)),
         ("fc2", (m["n_out"], m["n_hidden"]))]
+    bn = m.get("batch_norm", False)
     for name, shape in shapes:
         bound = 1.0 / math.sqrt(int(np.prod(shape[1:])))
         p[name + ".weight"] = jnp.asarray(
             rng.uniform(-bound, bound, shape).astype(np.float32))
+        if bn and name.startswith("conv"):  # nn.BatchNorm2d after it
+            norm = "bn" + name[len("conv"):]
+            p[norm + ".weight"] = jnp.ones(shape[0], jnp.float32)
+            p[norm + ".bias"] = jnp.zeros(shape[0], jnp.float32)
+            continue
         p[name + ".bias"] = jnp.asarray(
             rng.uniform(-bound, bound, shape[0]).astype(np.float32))
     return p
 
 
-def cnn_loss(p, image, label, key, m):
+def init_buffers(m):
+    """nn.BatchNorm2d's running statistics (the CNN with batch norm)."""
+    if m.get("kind") != "cnn" or not m.get("batch_norm"):
+        return {}
+    out = {}
+    for n, c in ((1, m["channels"][1]), (2, m["channels"][2])):
+        out[f"bn{n}.running_mean"] = jnp.zeros(c, jnp.float32)
+        out[f"bn{n}.running_var"] = jnp.ones(c, jnp.float32)
+    return out
+
+
+def cnn_loss(p, image, label, key, m, buffers=None):
     side = m["image"]
+    new_buffers = {}
 
     def conv(x, name, groups=1):
         w = p[name + ".weight"]
@@ -166,7 +184,23 @@ def cnn_loss(p, image, label, key, m):
         y = jax.lax.conv_general_dilated(
             x, w, (1, 1), [(q, q), (q, q)], feature_group_count=groups,
             dimension_numbers=("NCHW", "OIHW", "NCHW"))
-        return y + p[name + ".bias"][None, :, None, None]
+        norm = "bn" + name[len("conv"):]
+        if norm + ".weight" not in p:
+            return y + p[name + ".bias"][None, :, None, None]
+        # nn.BatchNorm2d in training mode: the batch's statistics, and the
+        # running ones moved towards them (momentum 0.1, variance unbiased).
+        mean = jnp.mean(y, axis=(0, 2, 3))
+        var = jnp.var(y, axis=(0, 2, 3))
+        n = y.size // y.shape[1]
+        for stat, batch in (("running_mean", mean),
+                            ("running_var", var * n / (n - 1))):
+            key_ = f"{norm}.{stat}"
+            new_buffers[key_] = 0.1 * jax.lax.stop_gradient(batch) + \
+                0.9 * buffers[key_]
+        y = (y - mean[None, :, None, None]) * jax.lax.rsqrt(
+            var[None, :, None, None] + 1e-5)
+        return (y * p[norm + ".weight"][None, :, None, None] +
+                p[norm + ".bias"][None, :, None, None])
 
     def pool(x):
         return jax.lax.reduce_window(x, -jnp.inf, jax.lax.max,
@@ -180,7 +214,10 @@ def cnn_loss(p, image, label, key, m):
     x = x.reshape(x.shape[0], -1)
     logits = linear(jax.nn.relu(linear(x, p, "fc1")), p, "fc2")
     accuracy = jnp.mean(jnp.argmax(logits, -1) == label)
-    return cross_entropy(logits, label, -100), {"accuracy": accuracy}
+    metrics = {"accuracy": accuracy}
+    if new_buffers:
+        metrics["buffers"] = new_buffers
+    return cross_entropy(logits, label, -100), metrics
 
 
 def mlp_loss(p, image, label, key, m):
@@ -258,14 +295,23 @@ def build(workload, mode, threads, precision):
                       if dtype == "i64" else
                       jnp.asarray(rng.standard_normal(shape, np.float32)))
 
+    buffers = init_buffers(m)  # batch norm's running statistics
+    if buffers:
+        state["buffers"] = buffers
+
     def train_step(params, state, step, key, *batch):
+        extra = {"buffers": state["buffers"]} if "buffers" in state else {}
         (loss, metrics), grads = jax.value_and_grad(loss_fn, has_aux=True)(
-            params, *batch, jax.random.fold_in(key, step), m)
+            params, *batch, jax.random.fold_in(key, step), m, **extra)
+        new_buffers = metrics.pop("buffers", None)
         if o.get("grad_clip", 0.0) > 0:
             grads, metrics["grad_norm"] = clip_by_global_norm(
                 grads, o["grad_clip"])
         lr = scheduled_lr(o, step)
-        params, state = update(o, params, grads, state, step, lr)
+        opt = {k: v for k, v in state.items() if k != "buffers"}
+        params, state = update(o, params, grads, opt, step, lr)
+        if new_buffers is not None:
+            state = dict(state, buffers=new_buffers)
         return params, state, loss, dict(metrics, lr=lr)
 
     jitted = jax.jit(train_step, donate_argnums=(0, 1))

@@ -168,23 +168,26 @@ class CnnClassifier(nn.Module):
         super().__init__()
         c, k = m["channels"], m["kernel"]
         self.side = m["image"]
-        self.conv1 = nn.Conv2d(c[0], c[1], k, padding=k // 2)
+        bn = m.get("batch_norm", False)  # a batch norm after each conv
+        self.conv1 = nn.Conv2d(c[0], c[1], k, padding=k // 2, bias=not bn)
         self.separable = m.get("separable", False)
         if self.separable:  # depthwise k x k, then 1 x 1 (MobileNet)
             self.conv2_dw = nn.Conv2d(c[1], c[1], k, padding=k // 2,
                                       groups=c[1])
             self.conv2 = nn.Conv2d(c[1], c[2], 1)
         else:
-            self.conv2 = nn.Conv2d(c[1], c[2], k, padding=k // 2)
+            self.conv2 = nn.Conv2d(c[1], c[2], k, padding=k // 2, bias=not bn)
+        self.bn1 = nn.BatchNorm2d(c[1]) if bn else nn.Identity()
+        self.bn2 = nn.BatchNorm2d(c[2]) if bn else nn.Identity()
         self.fc1 = nn.Linear(c[2] * (self.side // 4) ** 2, m["n_hidden"])
         self.fc2 = nn.Linear(m["n_hidden"], m["n_out"])
 
     def forward(self, image, label):
         x = image.view(-1, 1, self.side, self.side)
-        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
         if self.separable:
             x = self.conv2_dw(x)
-        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        x = F.max_pool2d(F.relu(self.bn2(self.conv2(x))), 2)
         logits = self.fc2(F.relu(self.fc1(x.flatten(1))))
         accuracy = (logits.argmax(-1) == label).float().mean()
         return F.cross_entropy(logits, label), accuracy.detach()

@@ -120,7 +120,32 @@ CNN_SEPARABLE = dict(
     model=dict(CNN["model"], separable=True),
 )
 
+# The CNN with a batch norm after each convolution (whose bias it makes
+# useless, so the convolutions have none): nn.BatchNorm2d in training mode,
+# its running statistics updated every step.
+CNN_BN = dict(
+    CNN,
+    pbtxt_replace=[
+        ('layer { name: "conv1" input: "pixels" conv2d { out_channels: 16 '
+         'kernel_size: 3 padding: 1 } }\n'
+         'layer { name: "act1" input: "conv1"',
+         'layer { name: "conv1" input: "pixels" conv2d { out_channels: 16 '
+         'kernel_size: 3 padding: 1 bias: false } }\n'
+         'layer { name: "bn1" input: "conv1" batch_norm {} }\n'
+         'layer { name: "act1" input: "bn1"'),
+        ('layer { name: "conv2" input: "pool1" conv2d { out_channels: 32 '
+         'kernel_size: 3 padding: 1 } }\n'
+         'layer { name: "act2" input: "conv2"',
+         'layer { name: "conv2" input: "pool1" conv2d { out_channels: 32 '
+         'kernel_size: 3 padding: 1 bias: false } }\n'
+         'layer { name: "bn2" input: "conv2" batch_norm {} }\n'
+         'layer { name: "act2" input: "bn2"')],
+    default=False,
+    model=dict(CNN["model"], batch_norm=True),
+)
+
 WORKLOADS = {"mlp": MLP, "cnn": CNN, "cnn-separable": CNN_SEPARABLE,
+             "cnn-bn": CNN_BN,
              "chargpt": CHARGPT,
              "chargpt-nodrop": CHARGPT_NODROP, "gpt2": GPT2}
 

@@ -67,13 +67,31 @@ Value ModelImporter::emitBatchNorm(const Node &layer,
 
   Location loc = layerLoc(layer, ctx);
   OpBuilder &b = builder;
-  SmallVector<int64_t> axes = {0};
-  for (int64_t d = 2; d < type.getRank(); ++d)
-    axes.push_back(d);
-  // Per-channel values [C] broadcast against [B, C, d...] as [C, 1...].
-  SmallVector<int64_t> channelShape(type.getRank() - 1, 1);
+  // A transposed input (a convolution's result is its channels-last GEMM
+  // output, transposed to NCHW) is normalized in the layout it is stored
+  // in, and the result transposed as it was: the statistics are then sums
+  // over the leading axes, whose kernels read whole rows in order, and so
+  // are their gradients'.
+  Value in = x;
+  SmallVector<int64_t> permutation;
+  int64_t channelAxis = 1;
+  if (auto t = x.getDefiningOp<sgraph::TransposeOp>()) {
+    in = t.getOperand();
+    permutation.assign(t.getPermutation().begin(), t.getPermutation().end());
+    channelAxis = permutation[1];
+  }
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> axes;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != channelAxis)
+      axes.push_back(d);
+  // Per-channel values [C] broadcast against the input as [C, 1...], the
+  // channel axis's position from the end.
+  SmallVector<int64_t> channelShape(rank - channelAxis, 1);
   channelShape.front() = channels;
   auto perChannel = [&](Value v) {
+    if (channelShape.size() == 1)
+      return v;
     return createTyped<sgraph::ReshapeOp>(loc, floatTensor(channelShape), v);
   };
   auto scalar = [&](double v) { return scalarConstant(floatType, v, loc); };
@@ -96,16 +114,22 @@ Value ModelImporter::emitBatchNorm(const Node &layer,
   // Training: the batch's statistics, [1, C, 1...].
   auto axesAttr = b.getDenseI64ArrayAttr(axes);
   Value mean =
-      create<sgraph::ReduceMeanOp>(loc, x, axesAttr, b.getBoolAttr(true));
-  Value centered = create<sgraph::SubOp>(loc, x, mean);
+      create<sgraph::ReduceMeanOp>(loc, in, axesAttr, b.getBoolAttr(true));
+  Value centered = create<sgraph::SubOp>(loc, in, mean);
   Value var = create<sgraph::ReduceMeanOp>(
       loc, create<sgraph::MulOp>(loc, centered, centered), axesAttr,
       b.getBoolAttr(true));
   Value inv = create<sgraph::RsqrtOp>(
       loc, create<sgraph::AddOp>(loc, var, scalar(eps)));
   Value train = affine(create<sgraph::MulOp>(loc, centered, inv));
-  if (!spec.track_running_stats())
-    return train; // the batch's statistics in evaluation too, as PyTorch
+  auto inInputLayout = [&](Value v) -> Value {
+    if (permutation.empty())
+      return v;
+    return create<sgraph::TransposeOp>(loc, v,
+                                       b.getDenseI64ArrayAttr(permutation));
+  };
+  if (!spec.track_running_stats()) // the batch's statistics in evaluation
+    return inInputLayout(train);   // too, as PyTorch
 
   Value runningMean = createBuffer(ctx, "running_mean", {channels},
                                    {InitSpec::Constant, 0.0}, loc);
@@ -134,7 +158,7 @@ Value ModelImporter::emitBatchNorm(const Node &layer,
   Value evalInv = create<sgraph::RsqrtOp>(
       loc, create<sgraph::AddOp>(loc, runningVar, scalar(eps)));
   Value eval = affine(create<sgraph::MulOp>(
-      loc, create<sgraph::SubOp>(loc, x, perChannel(runningMean)),
+      loc, create<sgraph::SubOp>(loc, in, perChannel(runningMean)),
       perChannel(evalInv)));
-  return create<sgraph::TrainEvalOp>(loc, train, eval);
+  return inInputLayout(create<sgraph::TrainEvalOp>(loc, train, eval));
 }
