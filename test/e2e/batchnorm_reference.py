@@ -27,9 +27,11 @@ parallelism, evaluation and checkpoints as PyTorch's buffers do.
             mean: a sum would be W times it). On distinct rows, W ranks with
             --check-every=1 finish: a rank keeping its own statistics would
             drift from the others and stop the job.
-  train     The CNN example with batch_norm after each convolution trains
-            from the command line: held-out accuracy at least 0.96 after 320
-            steps, and the checkpoint holds nn.BatchNorm2d's names and
+  train     examples/cnn_batchnorm.pbtxt (the CNN example with batch_norm
+            after each convolution) trains from the command line: held-out
+            accuracy at least 0.97 after 320 steps (0.984 here; the CNN
+            example without it reaches 0.96), and the checkpoint holds
+            nn.BatchNorm2d's names and
             shapes with statistics moved away from their initial values;
             --init takes it with PyTorch's num_batches_tracked added (not
             on a layer without batch norm).
@@ -316,18 +318,7 @@ def check_train(args):
     here = os.path.dirname(os.path.abspath(__file__))
     examples = os.path.join(here, "..", "..", "examples")
     os.makedirs(args.work_dir, exist_ok=True)
-    with open(os.path.join(examples, "cnn_classifier.pbtxt")) as f:
-        model = f.read()
-    for conv, act in (("conv1", "act1"), ("conv2", "act2")):
-        bn = conv.replace("conv", "bn")
-        model = model.replace(f'layer {{ name: "{act}" input: "{conv}"',
-                              f'layer {{ name: "{bn}" input: "{conv}" batch_norm {{}} }}\n'
-                              f'layer {{ name: "{act}" input: "{bn}"')
-    if model.count("batch_norm") != 2:
-        return ["could not insert batch_norm layers into the CNN example"]
-    path = os.path.join(args.work_dir, "cnn_bn.pbtxt")
-    with open(path, "w") as f:
-        f.write(model)
+    path = os.path.join(examples, "cnn_batchnorm.pbtxt")
     binary = os.path.join(args.work_dir, "train")
     subprocess.run([args.sinterc, path, "-o", binary], check=True)
     log = os.path.join(args.work_dir, "metrics.jsonl")
@@ -342,8 +333,8 @@ def check_train(args):
     failures = []
     accuracy = evals[-1]["eval_accuracy"]
     print(f"held-out accuracy after {evals[-1]['step']} steps: {accuracy:.4f}")
-    if accuracy < 0.96:
-        failures.append(f"held-out accuracy {accuracy:.4f} is below 0.96")
+    if accuracy < 0.97:
+        failures.append(f"held-out accuracy {accuracy:.4f} is below 0.97")
     latest = open(os.path.join(save, "latest")).read().strip()
     tensors = read_safetensors(os.path.join(save, latest, "model.safetensors"))[0]
     for bn, c in (("bn1", 16), ("bn2", 32)):
