@@ -133,11 +133,12 @@ LogicalResult printSummary(ModuleOp module, llvm::raw_ostream &os) {
   os << llvm::left_justify("parameter", nameWidth) << "  "
      << llvm::left_justify("shape", shapeWidth) << "  "
      << llvm::right_justify("count", 13) << "\n";
-  for (const Row &row : rows)
+  for (const Row &row : rows) {
+    StringRef mark = row.buffer ? "  buffer" : row.frozen ? "  frozen" : "";
     os << llvm::left_justify(row.name, nameWidth) << "  "
        << llvm::left_justify(row.shape, shapeWidth) << "  "
-       << llvm::right_justify(withCommas(row.count), 13)
-       << (row.buffer ? "  buffer" : row.frozen ? "  frozen" : "") << "\n";
+       << llvm::right_justify(withCommas(row.count), 13) << mark << "\n";
+  }
   os << "total: " << withCommas(total) << " parameters in "
      << rows.size() - bufferTensors << " tensors ("
      << withCommas(total - frozen) << " trainable, " << withCommas(frozen)
