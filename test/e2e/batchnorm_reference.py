@@ -49,6 +49,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from central_difference import gradient_failures  # noqa: E402
 from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
 
 
@@ -174,20 +175,7 @@ def check_grads(args):
     print(f"loss: interpreter {float(out['loss']):.15g}  reference {loss:.15g}")
     if abs(float(out["loss"]) - loss) > 1e-12:
         failures.append(f"loss {float(out['loss'])!r} differs from the reference {loss!r}")
-    eps = 1e-6
-    for name, value in params.items():
-        numeric = np.zeros_like(value)
-        for i in np.ndindex(value.shape):
-            up = {**params, name: value.copy()}
-            down = {**params, name: value.copy()}
-            up[name][i] += eps
-            down[name][i] -= eps
-            numeric[i] = (forward(up, x, y)[0] - forward(down, x, y)[0]) / (2 * eps)
-        got = out["grad." + name]
-        err = np.abs(got - numeric).max() / max(np.abs(numeric).max(), 1e-30)
-        print(f"grad.{name}: max |autodiff - central difference| / max |cd| = {err:.2e}")
-        if got.shape != numeric.shape or err > 1e-6:
-            failures.append(f"grad.{name} is off by {err:.2e} (relative)")
+    failures += gradient_failures(lambda p: forward(p, x, y)[0], params, out)
     unexpected = sorted(k for k in out if "running" in k)
     if unexpected:
         failures.append(f"forward_grad returns buffers {unexpected}")

@@ -38,6 +38,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from central_difference import gradient_failures  # noqa: E402
 from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
 
 
@@ -199,20 +200,7 @@ def check_windows(args):
     print(f"loss: interpreter {loss:.15g}  reference {want:.15g}")
     if abs(loss - want) > 1e-12:
         failures.append(f"loss {loss!r} differs from the reference {want!r}")
-    eps = 1e-6
-    for name, value in params.items():
-        numeric = np.zeros_like(value)
-        for i in np.ndindex(value.shape):
-            up = {**params, name: value.copy()}
-            down = {**params, name: value.copy()}
-            up[name][i] += eps
-            down[name][i] -= eps
-            numeric[i] = (windows_loss(up, x, y) - windows_loss(down, x, y)) / (2 * eps)
-        got = np.asarray(out["grad." + name])
-        err = np.abs(got - numeric).max() / max(np.abs(numeric).max(), 1e-30)
-        print(f"grad.{name}: max |autodiff - central difference| / max |cd| = {err:.2e}")
-        if got.shape != numeric.shape or err > 1e-6:
-            failures.append(f"grad.{name} is off by {err:.2e} (relative)")
+    failures += gradient_failures(lambda p: windows_loss(p, x, y), params, out)
     return failures
 
 
