@@ -37,7 +37,7 @@ Value ModelImporter::emitBatchNorm(const Node &layer,
   double eps = spec.epsilon();
   if (!(eps > 0 && eps < std::numeric_limits<double>::infinity())) {
     error(fieldLoc(node, "epsilon"))
-        << "epsilon must be > 0, got " << formatNumber(eps);
+        << "epsilon must be a finite number > 0, got " << formatNumber(eps);
     return {};
   }
   double momentum = spec.momentum();
@@ -111,7 +111,7 @@ Value ModelImporter::emitBatchNorm(const Node &layer,
     return create<sgraph::AddOp>(loc, scaled, perChannel(bias));
   };
 
-  // Training: the batch's statistics, [1, C, 1...].
+  // Training: the batch's statistics, C values kept in the input's rank.
   auto axesAttr = b.getDenseI64ArrayAttr(axes);
   Value mean =
       create<sgraph::ReduceMeanOp>(loc, in, axesAttr, b.getBoolAttr(true));
