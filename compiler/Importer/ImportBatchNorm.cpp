@@ -14,7 +14,10 @@
 //     @forward returns the new values under the buffers' names, and the
 //     training phase passes them on (docs/Autodiff.md, "Buffers");
 //   - in evaluation the running statistics normalize instead: the layer's
-//     result is a `train_eval` of the two, which the training phase resolves.
+//     result is a `train_eval` of the two, which the training phase resolves;
+//   - `use_batch_statistics` (MindSpore's) picks one of them for both modes:
+//     the batch's (the running ones still tracked), or the running ones,
+//     never updated (a frozen batch norm).
 //
 // Everything is built from the dialect's elementwise ops and reductions, so
 // autodiff, fusion, both targets and the interpreter take it unchanged.
@@ -54,11 +57,22 @@ Value ModelImporter::emitBatchNorm(const Node &layer,
                      << floatType << ", got " << type;
     return {};
   }
+  // Which statistics normalize in training and in evaluation.
+  bool hasChoice = spec.has_use_batch_statistics();
+  bool batchInTraining = !hasChoice || spec.use_batch_statistics();
+  bool batchInEval = hasChoice ? spec.use_batch_statistics()
+                               : !spec.track_running_stats();
+  if (!batchInTraining && !spec.track_running_stats()) {
+    error(fieldLoc(node, "use_batch_statistics"))
+        << "use_batch_statistics: false normalizes by the running "
+           "statistics, which track_running_stats: false drops";
+    return {};
+  }
   int64_t channels = type.getDimSize(1);
   // The values each channel's statistics are over; every shape's element
   // count is within the import limits, so the product is too.
   int64_t n = type.getNumElements() / channels;
-  if (n < 2) {
+  if (batchInTraining && n < 2) {
     error(layer.loc) << "batch_norm layer '" << name << "' gets " << type
                      << ": one value per channel has no variance to "
                         "normalize by in training";
@@ -111,6 +125,33 @@ Value ModelImporter::emitBatchNorm(const Node &layer,
     return create<sgraph::AddOp>(loc, scaled, perChannel(bias));
   };
 
+  auto inInputLayout = [&](Value v) -> Value {
+    if (permutation.empty())
+      return v;
+    return create<sgraph::TransposeOp>(loc, v,
+                                       b.getDenseI64ArrayAttr(permutation));
+  };
+  Value runningMean, runningVar;
+  if (spec.track_running_stats()) {
+    runningMean = createBuffer(ctx, "running_mean", {channels},
+                               {InitSpec::Constant, 0.0}, loc);
+    runningVar = createBuffer(ctx, "running_var", {channels},
+                              {InitSpec::Constant, 1.0}, loc);
+    if (!runningMean || !runningVar)
+      return {};
+  }
+  // The running statistics' normalization (evaluation; a frozen batch
+  // norm's training too).
+  auto byRunning = [&]() {
+    Value inv = create<sgraph::RsqrtOp>(
+        loc, create<sgraph::AddOp>(loc, runningVar, scalar(eps)));
+    return affine(create<sgraph::MulOp>(
+        loc, create<sgraph::SubOp>(loc, in, perChannel(runningMean)),
+        perChannel(inv)));
+  };
+  if (!batchInTraining) // use_batch_statistics: false, nothing updated
+    return inInputLayout(byRunning());
+
   // Training: the batch's statistics, C values kept in the input's rank.
   auto axesAttr = b.getDenseI64ArrayAttr(axes);
   Value mean =
@@ -122,21 +163,8 @@ Value ModelImporter::emitBatchNorm(const Node &layer,
   Value inv = create<sgraph::RsqrtOp>(
       loc, create<sgraph::AddOp>(loc, var, scalar(eps)));
   Value train = affine(create<sgraph::MulOp>(loc, centered, inv));
-  auto inInputLayout = [&](Value v) -> Value {
-    if (permutation.empty())
-      return v;
-    return create<sgraph::TransposeOp>(loc, v,
-                                       b.getDenseI64ArrayAttr(permutation));
-  };
   if (!spec.track_running_stats()) // the batch's statistics in evaluation
     return inInputLayout(train);   // too, as PyTorch
-
-  Value runningMean = createBuffer(ctx, "running_mean", {channels},
-                                   {InitSpec::Constant, 0.0}, loc);
-  Value runningVar = createBuffer(ctx, "running_var", {channels},
-                                  {InitSpec::Constant, 1.0}, loc);
-  if (!runningMean || !runningVar)
-    return {};
   // momentum · statistic + (1 − momentum) · running, PyTorch's order.
   auto moved = [&](Value running, Value statistic) {
     Value flat =
@@ -153,12 +181,8 @@ Value ModelImporter::emitBatchNorm(const Node &layer,
     return {};
   setBufferUpdate(runningMean, newMean);
   setBufferUpdate(runningVar, newVar);
-
-  // Evaluation: the running statistics.
-  Value evalInv = create<sgraph::RsqrtOp>(
-      loc, create<sgraph::AddOp>(loc, runningVar, scalar(eps)));
-  Value eval = affine(create<sgraph::MulOp>(
-      loc, create<sgraph::SubOp>(loc, in, perChannel(runningMean)),
-      perChannel(evalInv)));
-  return inInputLayout(create<sgraph::TrainEvalOp>(loc, train, eval));
+  if (batchInEval) // use_batch_statistics: true
+    return inInputLayout(train);
+  return inInputLayout(
+      create<sgraph::TrainEvalOp>(loc, train, byRunning()));
 }

@@ -313,7 +313,10 @@ Value ModelImporter::createBuffer(const LayerContext &ctx, StringRef localName,
                                   Location loc) {
   LayerContext frozen = ctx;
   frozen.frozen = true;
-  return createParam(frozen, localName, shape, init, loc);
+  Value arg = createParam(frozen, localName, shape, init, loc);
+  if (arg)
+    params.back().buffer = true;
+  return arg;
 }
 
 void ModelImporter::setBufferUpdate(Value buffer, Value update) {
@@ -780,7 +783,7 @@ OwningOpRef<ModuleOp> ModelImporter::run(const model::Model &m,
     attrs.append(sgraph::attr::kInit, initAttr(builder, p.init));
     if (p.frozen)
       attrs.append(sgraph::attr::kFrozen, builder.getUnitAttr());
-    if (p.update)
+    if (p.buffer)
       attrs.append(sgraph::attr::kBuffer, builder.getUnitAttr());
     if (!p.aliases.empty()) {
       SmallVector<StringRef> aliases(p.aliases.begin(), p.aliases.end());

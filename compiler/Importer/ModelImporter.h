@@ -268,8 +268,10 @@ public:
     InitSpec init;
     bool frozen = false;
     llvm::SmallVector<std::string, 1> aliases;
-    /// A buffer (frozen, `sgraph.buffer`): the forward pass's new value of
-    /// it, returned under its name.
+    /// A buffer (frozen, `sgraph.buffer`): state rather than a parameter.
+    bool buffer = false;
+    /// A buffer's value after the forward pass (null: not updated),
+    /// returned under its name.
     mlir::Value update;
   };
   std::vector<ParamInfo> params;

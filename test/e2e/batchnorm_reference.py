@@ -6,7 +6,10 @@ parallelism, evaluation and checkpoints as PyTorch's buffers do.
 
   grads     A model in f64 with batch_norm after a convolution (2-d), on a
             dense layer's [B, C] (1-d), on [B, C, L], without the affine
-            parameters, and without running statistics, runs in the
+            parameters, without running statistics, and frozen on the
+            input (use_batch_statistics: false: the running statistics in
+            training too) and batch statistics in evaluation too
+            (use_batch_statistics: true), runs in the
             reference interpreter (`sinterc --run=forward_grad`) on random
             parameters and images: the loss equals the training-mode
             forward pass here (the batch's statistics) to 1e-12, and every
@@ -15,7 +18,8 @@ parallelism, evaluation and checkpoints as PyTorch's buffers do.
             statistics returns each buffer's new value, momentum x the
             batch's statistic + (1 - momentum) x the old one, the variance
             unbiased, to 1e-12 (a biased variance, the momentum the other
-            way round, or no update fails); `--run=eval_step` with those
+            way round, or no update fails), and leaves the frozen layer's
+            as they were; `--run=eval_step` with those
             buffers gives the eval-mode loss here (the running statistics
             normalize) to 1e-12, and returns no buffer.
   buffers   A binary whose first layer normalizes its input, on a dataset of
@@ -93,7 +97,8 @@ MODEL = """
 dtype: FLOAT64
 input { name: "x" shape: [-1, 2, 5, 4] dtype: FLOAT64 }
 input { name: "y" shape: [-1] dtype: INT64 }
-layer { name: "conv" input: "x" conv2d { out_channels: 3 kernel_size: 3 padding: 1 bias: false } }
+layer { name: "bn0" input: "x" batch_norm { use_batch_statistics: false epsilon: 0.01 } }
+layer { name: "conv" input: "bn0" conv2d { out_channels: 3 kernel_size: 3 padding: 1 bias: false } }
 layer { name: "bn1" input: "conv" batch_norm { } }
 layer { name: "act" input: "bn1" activation { kind: TANH } }
 layer { name: "flat" input: "act" flatten {} }
@@ -101,7 +106,7 @@ layer { name: "fc1" input: "flat" dense { units: 6 bias: false } }
 layer { name: "bn2" input: "fc1" batch_norm { momentum: 0.3 epsilon: 1e-3 } }
 layer { name: "act2" input: "bn2" activation { kind: SIGMOID } }
 layer { name: "seq" input: "act2" op { type: "reshape" result { shape: [-1, 2, 3] } } }
-layer { name: "bn3" input: "seq" batch_norm { affine: false momentum: 0.5 } }
+layer { name: "bn3" input: "seq" batch_norm { affine: false momentum: 0.5 use_batch_statistics: true } }
 layer { name: "flat3" input: "bn3" flatten {} }
 layer { name: "fc2" input: "flat3" dense { units: 4 bias: false } }
 layer { name: "bn4" input: "fc2" batch_norm { track_running_stats: false } }
@@ -111,27 +116,35 @@ training { batch_size: 3 optimizer { sgd { lr: 0.1 } } }
 
 # No bias ahead of a batch_norm (it would cancel: a zero gradient, which
 # compiled code and the interpreter round to different tiny values).
-PARAMS = {"conv.weight": (3, 2, 3, 3), "bn1.weight": (3,), "bn1.bias": (3,),
+PARAMS = {"bn0.weight": (2,), "bn0.bias": (2,),
+          "conv.weight": (3, 2, 3, 3), "bn1.weight": (3,), "bn1.bias": (3,),
           "fc1.weight": (6, 60), "bn2.weight": (6,), "bn2.bias": (6,),
           "fc2.weight": (4, 6), "bn4.weight": (4,), "bn4.bias": (4,)}
-# (layer, momentum, eps) of the layers with running statistics.
+# (layer, momentum, eps) of the layers whose running statistics a training
+# step updates; bn0 (use_batch_statistics: false) has buffers it only
+# reads, bn4 (track_running_stats: false) none.
 TRACKED = [("bn1", 0.1, 1e-5), ("bn2", 0.3, 1e-3), ("bn3", 0.5, 1e-5)]
-BUFFERS = {"bn1": 3, "bn2": 6, "bn3": 2}
+BUFFERS = {"bn0": 2, "bn1": 3, "bn2": 6, "bn3": 2}
+# Which statistics normalize, by layer: in training, and in evaluation.
+RUNNING_IN_TRAINING = {"bn0"}
+BATCH_IN_EVAL = {"bn3", "bn4"}
 
 
-def forward(p, x, y, buffers=None):
-    """The loss, and each tracked layer's input (for its batch statistics).
-    With `buffers` (eval mode) the running statistics normalize."""
+def forward(p, x, y, buffers, eval_mode=False):
+    """The loss, and each layer's input (for its batch statistics), in
+    training or eval mode; `buffers` holds the running statistics."""
     inputs = {}
 
     def bn(name, h, affine=True, eps=1e-5):
         inputs[name] = h
+        running = name in RUNNING_IN_TRAINING or (eval_mode and name not in BATCH_IN_EVAL)
         stats = (buffers[name + ".running_mean"], buffers[name + ".running_var"]) \
-            if buffers is not None and name + ".running_mean" in buffers else (None, None)
+            if running else (None, None)
         w, b = (p[name + ".weight"], p[name + ".bias"]) if affine else (None, None)
         return batch_norm(h, w, b, *stats, eps=eps)
 
-    h = np.tanh(bn("bn1", conv2d_same3(x, p["conv.weight"])))
+    h = bn("bn0", x, eps=1e-2)
+    h = np.tanh(bn("bn1", conv2d_same3(h, p["conv.weight"])))
     h = h.reshape(len(x), -1) @ p["fc1.weight"].T
     h = 1 / (1 + np.exp(-bn("bn2", h, eps=1e-3)))
     h = bn("bn3", h.reshape(len(x), 2, 3), affine=False)
@@ -168,14 +181,15 @@ def random_case():
 
 
 def check_grads(args):
-    params, x, y, _ = random_case()
-    out = run(args.sinterc, args.work_dir, MODEL, "forward_grad", {**params, "x": x, "y": y})
+    params, x, y, buffers = random_case()
+    out = run(args.sinterc, args.work_dir, MODEL, "forward_grad",
+              {**params, **buffers, "x": x, "y": y})
     failures = []
-    loss, _ = forward(params, x, y)
+    loss, _ = forward(params, x, y, buffers)
     print(f"loss: interpreter {float(out['loss']):.15g}  reference {loss:.15g}")
     if abs(float(out["loss"]) - loss) > 1e-12:
         failures.append(f"loss {float(out['loss'])!r} differs from the reference {loss!r}")
-    failures += gradient_failures(lambda p: forward(p, x, y)[0], params, out)
+    failures += gradient_failures(lambda p: forward(p, x, y, buffers)[0], params, out)
     unexpected = sorted(k for k in out if "running" in k)
     if unexpected:
         failures.append(f"forward_grad returns buffers {unexpected}")
@@ -187,7 +201,7 @@ def check_step(args):
     failures = []
     out = run(args.sinterc, args.work_dir, MODEL, "train_step",
               {**params, **buffers, "x": x, "y": y})
-    _, inputs = forward(params, x, y)
+    _, inputs = forward(params, x, y, buffers)
     for name, momentum, _ in TRACKED:
         mean, var = batch_stats(inputs[name])
         for stat, batch in (("running_mean", mean), ("running_var", var)):
@@ -203,11 +217,14 @@ def check_step(args):
     for key in ("bn4.running_mean", "bn3.weight"):
         if key in out:
             failures.append(f"train_step returns {key}, which the layer does not have")
+    for key in ("bn0.running_mean", "bn0.running_var"):
+        if not np.array_equal(out.get(key, buffers[key]), buffers[key]):
+            failures.append(f"train_step changes {key} (use_batch_statistics: false)")
 
     ev = run(args.sinterc, args.work_dir, MODEL, "eval_step",
              {**params, **buffers, "x": x, "y": y})
-    want, _ = forward(params, x, y, buffers)
-    train_mode, _ = forward(params, x, y)
+    want, _ = forward(params, x, y, buffers, eval_mode=True)
+    train_mode, _ = forward(params, x, y, buffers)
     got = float(ev["loss"])
     print(f"eval loss: interpreter {got:.15g}  reference {want:.15g}  "
           f"(training mode {train_mode:.6g})")
