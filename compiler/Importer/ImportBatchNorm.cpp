@@ -60,8 +60,8 @@ Value ModelImporter::emitBatchNorm(const Node &layer,
   // Which statistics normalize in training and in evaluation.
   bool hasChoice = spec.has_use_batch_statistics();
   bool batchInTraining = !hasChoice || spec.use_batch_statistics();
-  bool batchInEval = hasChoice ? spec.use_batch_statistics()
-                               : !spec.track_running_stats();
+  bool batchInEval =
+      hasChoice ? spec.use_batch_statistics() : !spec.track_running_stats();
   if (!batchInTraining && !spec.track_running_stats()) {
     error(fieldLoc(node, "use_batch_statistics"))
         << "use_batch_statistics: false normalizes by the running "
@@ -183,6 +183,5 @@ Value ModelImporter::emitBatchNorm(const Node &layer,
   setBufferUpdate(runningVar, newVar);
   if (batchInEval) // use_batch_statistics: true
     return inInputLayout(train);
-  return inInputLayout(
-      create<sgraph::TrainEvalOp>(loc, train, byRunning()));
+  return inInputLayout(create<sgraph::TrainEvalOp>(loc, train, byRunning()));
 }
