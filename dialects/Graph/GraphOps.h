@@ -35,8 +35,9 @@ inline constexpr llvm::StringLiteral kInit = "sgraph.init";
 inline constexpr llvm::StringLiteral kFrozen = "sgraph.frozen";
 /// On a parameter argument (with kFrozen): a buffer, state that the
 /// forward pass updates rather than the optimizer (batch normalization's
-/// running statistics, PyTorch's register_buffer). @forward returns its new
-/// value under its name, after the metrics.
+/// running statistics, PyTorch's register_buffer). Where the forward pass
+/// updates it, @forward returns its new value under its name, after the
+/// metrics.
 inline constexpr llvm::StringLiteral kBuffer = "sgraph.buffer";
 /// On a data argument: the model input's name.
 inline constexpr llvm::StringLiteral kInput = "sgraph.input";
