@@ -181,6 +181,22 @@ def CausalMatmulsPass : Pass<"sinter-causal-matmuls", "mlir::ModuleOp"> {
   let dependentDialects = ["sinter::sgraph::SGraphDialect"];
 }
 
+def CausalKernelInputsPass : Pass<"sinter-causal-kernel-inputs",
+                                  "mlir::ModuleOp"> {
+  let summary = "Marks kernel inputs that are 0 above a causal diagonal";
+  let description = [{
+    Sets `sinter.causal_zeros` (the operand indices) on each loop or
+    reduction `sgraph.fusion` whose operand is provably 0 strictly above
+    the diagonal of its two trailing axes: the causal softmax's
+    probabilities, read by the softmax's gradient. The proof is
+    sinter-causal-matmuls' (passes/CausalProver.h), across regions. The
+    attribute goes with the region to its `sched.kernel`; a row kernel
+    that computes only up to each row's diagonal (docs/CodeGen.md, "Causal
+    rows") takes such an input as 0 past it, unread.
+  }];
+  let dependentDialects = ["sinter::sgraph::SGraphDialect"];
+}
+
 def FuseKernelsPass : Pass<"sinter-fuse-kernels", "mlir::ModuleOp"> {
   let summary = "Groups each function's ops into kernel regions";
   let description = [{

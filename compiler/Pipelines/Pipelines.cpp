@@ -147,6 +147,10 @@ void sinter::buildOptimizedPipeline(OpPassManager &pm,
   recompute.budget = options.memoryBudget;
   recompute.report = options.recomputeReport;
   pm.addPass(createRecomputePass(recompute));
+  // Kernel inputs that are 0 above a causal diagonal (the softmax's
+  // probabilities, read by its gradient): a row kernel need not read them
+  // there.
+  pm.addPass(createCausalKernelInputsPass());
   // The contract: kernels, matmuls, reshapes and constants only.
   VerifyOptimizedPassOptions verify;
   verify.entry = options.entry;

@@ -262,6 +262,12 @@ private:
   /// Set when the code reads and computes only up to each row's diagonal
   /// (causalRows), which bytesMoved counts.
   std::optional<CausalRows> causal;
+  /// CPU causal rows: the columns (of the space's last dimension) the
+  /// views subviewFor makes cover, from `columnFrom`, `columnCount` of
+  /// them; all of them while `columnCount` is null. A row's count is
+  /// rounded up to a multiple of `causalColumns` (1: the diagonal).
+  Value columnFrom, columnCount;
+  int64_t causalColumns = 1;
 
   func::FuncOp fn, bodyFn;
   struct PlaceInfo {

@@ -393,6 +393,18 @@ std::pair<Value, AffineMap> KernelBuilder::subviewFor(Value base,
       sizes.push_back(d.iter == splitDim ? OpFoldResult(count)
                                          : b.getIndexAttr(1));
       trivial = false;
+    } else if (columnCount && d.iter == (int)space.size() - 1) {
+      // Causal rows: the columns this phase covers.
+      Value start = columnFrom;
+      if (d.scale != 1)
+        start = b.create<arith::MulIOp>(
+            loc, start, b.create<arith::ConstantIndexOp>(loc, d.scale));
+      if (d.offset)
+        start = b.create<arith::AddIOp>(
+            loc, start, b.create<arith::ConstantIndexOp>(loc, d.offset));
+      offsets.push_back(start);
+      sizes.push_back(columnCount);
+      trivial = false;
     } else {
       offsets.push_back(b.getIndexAttr(d.offset));
       sizes.push_back(b.getIndexAttr(space[d.iter]));
@@ -429,10 +441,14 @@ int64_t KernelBuilder::bytesMoved() {
       if (causal && d.iter == (int)space.size() - 1)
         columns = true;
     }
-    // Read up to each row's diagonal: N (N + 1) / 2 of each N x N.
+    // Read up to each row's diagonal: N (N + 1) / 2 of each N x N (on the
+    // CPU, each row's count rounded up to causalColumns).
     if (rows && columns) {
-      int64_t side = space.back();
-      n = n / side * (side + 1) / 2;
+      int64_t side = space.back(), covered = 0;
+      for (int64_t row = 0; row < side; ++row)
+        covered +=
+            std::min<int64_t>(side, llvm::alignTo(row + 1, causalColumns));
+      n = n / (side * side) * covered;
     }
     total += n * width;
   }
@@ -650,12 +666,24 @@ void KernelBuilder::spanEveryDimension(SmallVectorImpl<Value> &inputs,
     return;
   // At the top of the body, not in a chunk loop.
   OpBuilder::InsertionGuard guard(b);
+  OpBuilder::InsertPoint here = b.saveInsertionPoint();
   b.setInsertionPointToStart(&bodyFn.getBody().front());
   Value span = b.create<memref::AllocaOp>(
       src.op->getLoc(), MemRefType::get(sizes, b.getI8Type()));
   maps.insert(maps.begin() + inputs.size(),
               AffineMap::get(space.size(), 0, exprs, ctx));
   inputs.push_back(span);
+  if (columnCount && !spanned.back()) {
+    // Causal rows: only the columns the phase covers.
+    b.restoreInsertionPoint(here);
+    SmallVector<OpFoldResult> offsets(sizes.size(), b.getIndexAttr(0)), counts,
+        strides(sizes.size(), b.getIndexAttr(1));
+    for (int64_t size : ArrayRef<int64_t>(sizes).drop_back())
+      counts.push_back(b.getIndexAttr(size));
+    counts.push_back(columnCount);
+    inputs.back() = b.create<memref::SubViewOp>(src.op->getLoc(), span, offsets,
+                                                counts, strides);
+  }
 }
 
 LogicalResult KernelBuilder::emitGeneric() {

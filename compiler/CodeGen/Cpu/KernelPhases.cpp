@@ -47,6 +47,9 @@ void KernelBuilder::assignPhases() {
 // chunk's inputs from cache, read earlier phases' per-row results (and any
 // value an earlier phase already wrote) from their buffers, and recompute
 // the rest.
+/// Causal rows compute a row's columns in multiples of this many.
+constexpr int64_t kCausalColumns = 64;
+
 LogicalResult KernelBuilder::emitPhased() {
   Location loc = src.op->getLoc();
   FailureOr<DenseMap<Operation *, Value>> tables = indexTables();
@@ -57,6 +60,18 @@ LogicalResult KernelBuilder::emitPhased() {
       std::vector<int64_t>(space.begin(), space.end()),
       std::vector<bool>(isReductionDim.begin(), isReductionDim.end()),
       splitDim, limits);
+  // Causal rows (docs/CodeGen.md): a chunk is one row, each phase covers
+  // its columns up to the diagonal, and the values known past it are
+  // filled in.
+  if (splitDim >= 0)
+    causal = causalRows();
+  if (causal) {
+    causalColumns = kCausalColumns;
+    fixedDims.assign(1, splitDim);
+    for (int p = 0; p + 1 < (int)space.size(); ++p)
+      if (p != splitDim)
+        fixedDims.push_back(p);
+  }
   // Values a later phase needs that cost more to recompute than to keep
   // (exp, erf, dropout, ...) and that no output holds: one chunk of
   // each is kept in a scratch buffer on the stack, which stays in cache
@@ -119,12 +134,30 @@ LogicalResult KernelBuilder::emitPhased() {
       b.setInsertionPointToStart(inner.getBody());
       chunkIndex[p] = inner.getInductionVar();
     }
+    if (causal) {
+      // Columns 0..row, rounded up to a multiple of kCausalColumns (the
+      // mask, still computed, gives the known values in between): LLVM
+      // vectorizes a loop by 16 lanes, 4 vectors an iteration, and a
+      // count that is not a multiple of 64 runs narrower remainder loops,
+      // which on rows of ~100 columns cost more than they save.
+      Value row =
+          causal->rowDim == splitDim ? begin : chunkIndex[causal->rowDim];
+      auto index = [&](int64_t v) {
+        return b.create<arith::ConstantIndexOp>(loc, v);
+      };
+      Value rounded = b.create<arith::AndIOp>(
+          loc, b.create<arith::AddIOp>(loc, row, index(kCausalColumns)),
+          index(~(kCausalColumns - 1)));
+      columnFrom = index(0);
+      columnCount = b.create<arith::MinUIOp>(loc, rounded, index(space.back()));
+    }
   }
   LogicalResult status = success();
   for (int phase = 0; phase < numPhases && succeeded(status); ++phase)
     status = emitPhase(phase, *tables);
   begin = savedBegin;
   count = savedCount;
+  columnFrom = columnCount = nullptr;
   chunkIndex.clear();
   scratch.clear();
   return status;
@@ -250,9 +283,24 @@ KernelBuilder::emitPhase(int phase,
     inputs.push_back(view);
     maps.push_back(map);
   }
+  // A scratch buffer holds a chunk; under causal rows, the columns the
+  // phase covers of it.
+  auto chunkOf = [&](Value v) -> Value {
+    Value buffer = scratch.lookup(v);
+    if (!columnCount)
+      return buffer;
+    auto shape = cast<MemRefType>(buffer.getType()).getShape();
+    SmallVector<OpFoldResult> offsets(shape.size(), b.getIndexAttr(0)), sizes,
+        strides(shape.size(), b.getIndexAttr(1));
+    for (int64_t size : shape.drop_back())
+      sizes.push_back(b.getIndexAttr(size));
+    sizes.push_back(columnCount);
+    return b.create<memref::SubViewOp>(loc, buffer, offsets, sizes, strides)
+        .getResult();
+  };
   for (Value v : reloaded) {
     argOfLoaded[v] = inputs.size();
-    inputs.push_back(scratch.lookup(v));
+    inputs.push_back(chunkOf(v));
     maps.push_back(chunkMap);
   }
 
@@ -279,7 +327,7 @@ KernelBuilder::emitPhase(int phase,
     maps.push_back(map);
   }
   for (Value v : spills) {
-    outputs.push_back(scratch.lookup(v));
+    outputs.push_back(chunkOf(v));
     maps.push_back(chunkMap);
     anyElementwise = true;
   }
@@ -325,6 +373,26 @@ KernelBuilder::emitPhase(int phase,
           yielded.push_back(toStorage(bb, l, scalar[v]));
         bb.create<linalg::YieldOp>(l, yielded);
       });
+  // Past the columns computed: the value each output is known to have.
+  SmallVector<unsigned> filled;
+  if (causal && columnCount)
+    llvm::copy_if(outs, std::back_inserter(filled),
+                  [&](unsigned j) { return causal->fill.count(j); });
+  if (!filled.empty()) {
+    Value from = columnFrom, covered = columnCount;
+    columnFrom = covered;
+    columnCount = b.create<arith::SubIOp>(
+        loc, b.create<arith::ConstantIndexOp>(loc, space.back()), covered);
+    for (unsigned j : filled) {
+      Value c = toStorage(b, loc,
+                          fconst(b, loc, elementOf(src.results[j]),
+                                 causal->fill.lookup(j)));
+      b.create<linalg::FillOp>(loc, ValueRange{c},
+                               ValueRange{resultView(j).first});
+    }
+    columnFrom = from;
+    columnCount = covered;
+  }
   return status;
 }
 

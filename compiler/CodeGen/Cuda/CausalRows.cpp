@@ -37,9 +37,20 @@ std::optional<KernelBuilder::CausalRows> KernelBuilder::causalRows() {
   auto isRow = [&](ArrayRef<int64_t> shape) {
     return shape.empty() || shape.back() == 1;
   };
+  // Inputs proved 0 above the diagonal (sinter-causal-kernel-inputs), read
+  // whole: 0 past it.
+  llvm::SmallDenseSet<Value, 4> zeroInputs;
+  if (auto zeros =
+          src.op->getAttrOfType<DenseI64ArrayAttr>("sinter.causal_zeros"))
+    for (int64_t i : zeros.asArrayRef())
+      if (i >= 0 && i < (int64_t)src.body->getNumArguments() &&
+          shapeOf(src.body->getArgument(i)) == ArrayRef<int64_t>(space))
+        zeroInputs.insert(src.body->getArgument(i));
   auto known = [&](Value v) -> Known {
     if (auto it = at.find(v); it != at.end())
       return it->second;
+    if (zeroInputs.contains(v))
+      return {Known::Const, 0};
     if (auto c = v.getDefiningOp<ConstantOp>()) {
       auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
       if (dense && dense.isSplat()) {
