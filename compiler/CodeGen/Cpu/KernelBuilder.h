@@ -289,6 +289,8 @@ private:
   /// iterIndex returns instead of linalg's; the grid and block of the
   /// launch.
   SmallVector<Value> cudaIndex;
+  /// Emitting for the CUDA target (emitCuda).
+  bool cuda = false;
   int64_t cudaGrid = 1, cudaBlock = 1;
 };
 

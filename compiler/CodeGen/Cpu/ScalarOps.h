@@ -33,6 +33,11 @@ struct ScalarContext {
   /// differs in nothing but its keys, has one body; unset, the key is a
   /// constant.
   std::function<mlir::Value(mlir::Operation *)> dropoutKey;
+  /// The target computes f32 math functions as polynomials (the CPU,
+  /// sinter-approximate-math; CUDA calls libdevice): GELU's gradient then
+  /// builds the normal CDF from an approximation of erfc that shares its
+  /// exp with the density (ScalarOps.cpp, normalCdf).
+  bool polynomialMath = false;
 };
 
 /// The key of a dropout op's mask: its seed, mixed (docs/Random.md).

@@ -749,6 +749,7 @@ LogicalResult KernelBuilder::emitCudaColumns() {
 }
 
 FailureOr<EmittedKernel> KernelBuilder::emitCuda() {
+  cuda = true;
   EmittedKernel k;
   k.name = label();
   if (src.kind == "special") {
