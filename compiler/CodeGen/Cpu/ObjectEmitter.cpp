@@ -28,9 +28,12 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -288,6 +291,40 @@ LogicalResult mergeObjects(Location loc, ArrayRef<std::string> objects,
 
 } // namespace
 
+void sinter::codegen::hintBf16StoreLoops(llvm::Module &module) {
+  llvm::LLVMContext &ctx = module.getContext();
+  for (llvm::Function &f : module) {
+    if (f.isDeclaration())
+      continue;
+    llvm::DominatorTree dominators(f);
+    llvm::LoopInfo loops(dominators);
+    for (llvm::Loop *loop : loops.getLoopsInPreorder()) {
+      if (!loop->isInnermost() || loop->getLoopID())
+        continue;
+      bool rounds = false, calls = false;
+      for (llvm::BasicBlock *block : loop->blocks())
+        for (llvm::Instruction &inst : *block) {
+          if (auto *trunc = llvm::dyn_cast<llvm::FPTruncInst>(&inst))
+            rounds |= trunc->getType()->getScalarType()->isBFloatTy();
+          if (llvm::isa<llvm::CallBase>(inst) &&
+              !llvm::isa<llvm::IntrinsicInst>(inst))
+            calls = true;
+        }
+      if (!rounds || calls)
+        continue;
+      llvm::Metadata *width[] = {
+          llvm::MDString::get(ctx, "llvm.loop.vectorize.width"),
+          llvm::ConstantAsMetadata::get(
+              llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 16))};
+      llvm::TempMDTuple self = llvm::MDNode::getTemporary(ctx, {});
+      llvm::Metadata *ops[] = {self.get(), llvm::MDNode::get(ctx, width)};
+      llvm::MDNode *id = llvm::MDNode::getDistinct(ctx, ops);
+      id->replaceOperandWith(0, id);
+      loop->setLoopID(id);
+    }
+  }
+}
+
 LogicalResult sinter::codegen::emitHostObject(ModuleOp module, StringRef path,
                                               TimingScope &timing) {
   Location loc = module.getLoc();
@@ -327,6 +364,8 @@ LogicalResult sinter::codegen::emitHostObject(ModuleOp module, StringRef path,
     for (llvm::Function &f : *llvmModule)
       if (!f.isDeclaration())
         f.addFnAttr("prefer-vector-width", "512");
+  if (host.avx512)
+    codegen::hintBf16StoreLoops(*llvmModule);
 
   unsigned threads = llvm::hardware_concurrency().compute_thread_count();
   std::vector<std::vector<const llvm::Function *>> parts =

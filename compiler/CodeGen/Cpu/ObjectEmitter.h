@@ -12,7 +12,23 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/Timing.h"
 
+namespace llvm {
+class Module;
+} // namespace llvm
+
 namespace sinter::codegen {
+
+/// Asks LLVM's loop vectorizer for 16 lanes in each innermost loop of
+/// `module` that rounds f32 to bf16 (`fptrunc` to `bfloat`, native on
+/// AVX-512 BF16 hosts; elsewhere ConvertCpuToLLVM expands it to integer
+/// code) and calls nothing but intrinsics. LLVM 19's cost model prices the
+/// vector `fptrunc` to `bfloat` so high that it vectorizes such loops 4
+/// wide (the softmax's normalization, which writes f32 and bf16; casts; the
+/// softmax's gradient), where one `vcvtneps2bf16` converts 16. A hint
+/// (`llvm.loop.vectorize.width`), not a forced vectorization: a loop LLVM
+/// cannot vectorize stays scalar without a warning. Run on AVX-512 hosts,
+/// before O2 (docs/CodeGen.md, "Binary").
+void hintBf16StoreLoops(llvm::Module &module);
 
 /// Writes the object file of `module` (LLVM dialect only) to `path`.
 mlir::LogicalResult emitHostObject(mlir::ModuleOp module, llvm::StringRef path,
