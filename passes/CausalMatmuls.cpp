@@ -40,6 +40,13 @@
 // bias later; the executor refuses a triangle with a bias or activation,
 // and the fusion of a scale keeps the mark, a scale being elementwise).
 //
+// sinter-causal-kernel-inputs, after fusion and recompute, uses the same
+// proof (passes/CausalProver.h, which follows values into and out of
+// fusion regions) to mark the kernel operands that are 0 above the
+// diagonal (`sinter.causal_zeros`): the softmax's probabilities, which its
+// gradient's kernel reads; a row kernel then need not read them there
+// (docs/CodeGen.md, "causal rows").
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/CausalProver.h"
@@ -49,8 +56,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
-
-#include <optional>
 
 namespace sinter {
 #define GEN_PASS_DEF_CAUSALMATMULSPASS

@@ -39,6 +39,9 @@ void KernelBuilder::assignPhases() {
   }
 }
 
+/// Causal rows compute a row's columns in multiples of this many.
+constexpr int64_t kCausalColumns = 64;
+
 // A row-phased kernel (a softmax: max, then the sum of exponentials, then
 // the normalized values; a layer norm: mean, variance, normalized rows)
 // runs its phases one after another over one chunk of rows at a time
@@ -47,9 +50,6 @@ void KernelBuilder::assignPhases() {
 // chunk's inputs from cache, read earlier phases' per-row results (and any
 // value an earlier phase already wrote) from their buffers, and recompute
 // the rest.
-/// Causal rows compute a row's columns in multiples of this many.
-constexpr int64_t kCausalColumns = 64;
-
 LogicalResult KernelBuilder::emitPhased() {
   Location loc = src.op->getLoc();
   FailureOr<DenseMap<Operation *, Value>> tables = indexTables();

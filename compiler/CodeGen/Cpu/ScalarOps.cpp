@@ -234,7 +234,9 @@ sinter::codegen::emitScalar(OpBuilder &bb, Location loc, Operation *op,
       })
       .Case([&](GeluGradOp g) -> R {
         // The operations (and their order) of the chain autodiff used to
-        // emit, so the numbers are the same.
+        // emit, so the numbers are the same; except that where math is
+        // polynomial (the CPU) the erf form's CDF and density come from
+        // normalCdf, one exp and no erf.
         Value grad = in[0], x = in[1];
         auto c = [&](double v) { return fconst(bb, loc, et, v); };
         auto mul = [&](Value a, Value b) -> Value {
