@@ -379,10 +379,14 @@ std::pair<Value, AffineMap> KernelBuilder::subviewFor(Value base,
     exprs.push_back(b.getAffineDimExpr(d.iter));
     strides.push_back(b.getIndexAttr(d.scale));
     // The split dimension starts at `begin`, a chunk dimension at its
-    // chunk's index: `scale * start + offset` of the buffer.
+    // chunk's index, the columns of causal rows at `columnFrom`:
+    // `scale * start + offset` of the buffer.
     auto chunk = chunkIndex.find(d.iter);
-    if (d.iter == splitDim || chunk != chunkIndex.end()) {
-      Value start = d.iter == splitDim ? begin : chunk->second;
+    bool columns = columnCount && d.iter == (int)space.size() - 1;
+    if (d.iter == splitDim || chunk != chunkIndex.end() || columns) {
+      Value start = d.iter == splitDim ? begin
+                    : columns          ? columnFrom
+                                       : chunk->second;
       if (d.scale != 1)
         start = b.create<arith::MulIOp>(
             loc, start, b.create<arith::ConstantIndexOp>(loc, d.scale));
@@ -391,19 +395,8 @@ std::pair<Value, AffineMap> KernelBuilder::subviewFor(Value base,
             loc, start, b.create<arith::ConstantIndexOp>(loc, d.offset));
       offsets.push_back(start);
       sizes.push_back(d.iter == splitDim ? OpFoldResult(count)
+                      : columns          ? OpFoldResult(columnCount)
                                          : b.getIndexAttr(1));
-      trivial = false;
-    } else if (columnCount && d.iter == (int)space.size() - 1) {
-      // Causal rows: the columns this phase covers.
-      Value start = columnFrom;
-      if (d.scale != 1)
-        start = b.create<arith::MulIOp>(
-            loc, start, b.create<arith::ConstantIndexOp>(loc, d.scale));
-      if (d.offset)
-        start = b.create<arith::AddIOp>(
-            loc, start, b.create<arith::ConstantIndexOp>(loc, d.offset));
-      offsets.push_back(start);
-      sizes.push_back(columnCount);
       trivial = false;
     } else {
       offsets.push_back(b.getIndexAttr(d.offset));
