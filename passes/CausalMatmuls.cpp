@@ -118,9 +118,9 @@ public:
           if (prover.zeros(input) == Side::Lower)
             zeros.push_back(i);
         if (zeros.empty())
-          fusion->removeAttr("sinter.causal_zeros");
+          fusion->removeAttr(causal::kZerosAttr);
         else
-          fusion->setAttr("sinter.causal_zeros",
+          fusion->setAttr(causal::kZerosAttr,
                           DenseI64ArrayAttr::get(fusion.getContext(), zeros));
       });
     });

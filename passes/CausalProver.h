@@ -18,8 +18,14 @@
 
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringRef.h"
 
 namespace sinter::causal {
+
+/// The attribute of an `sgraph.fusion` (and its `sched.kernel`) listing the
+/// operands that are 0 strictly above the diagonal of their two trailing
+/// axes (sinter-causal-kernel-inputs; read by KernelBuilder::causalRows).
+inline constexpr llvm::StringLiteral kZerosAttr = "sinter.causal_zeros";
 
 /// Which side of the diagonal a value is 0 (or -inf) on, strictly.
 enum class Side { None, Lower, Upper };

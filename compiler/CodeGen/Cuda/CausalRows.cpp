@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/CodeGen/Cpu/KernelBuilder.h"
+#include "passes/CausalProver.h"
 
 #include <cmath>
 
@@ -40,8 +41,7 @@ std::optional<KernelBuilder::CausalRows> KernelBuilder::causalRows() {
   // Inputs proved 0 above the diagonal (sinter-causal-kernel-inputs), read
   // whole: 0 past it.
   llvm::SmallDenseSet<Value, 4> zeroInputs;
-  if (auto zeros =
-          src.op->getAttrOfType<DenseI64ArrayAttr>("sinter.causal_zeros"))
+  if (auto zeros = src.op->getAttrOfType<DenseI64ArrayAttr>(causal::kZerosAttr))
     for (int64_t i : zeros.asArrayRef())
       if (i >= 0 && i < (int64_t)src.body->getNumArguments() &&
           shapeOf(src.body->getArgument(i)) == ArrayRef<int64_t>(space))
