@@ -41,6 +41,7 @@
 
 #include "abi/HalfFloat.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -591,6 +592,13 @@ struct MatmulBackend::Impl {
   absl::StatusOr<std::unique_ptr<DnnlBound>>
   bindSpec(const PrimitiveSpec &spec, const dnnl::matmul &primitive,
            const void *lhs, const void *rhs, const void *bias, void *out);
+  /// Whether the whole product runs on an AMX kernel and some block of the
+  /// triangle would not (oneDNN 2.6 gives AMX only to dense operands, and a
+  /// block is a strided view): then the whole product is faster than the
+  /// blocks' share of it (see bindNative). False when the blocks are forced
+  /// (MatmulBackendOptions::triangleBlockRows).
+  bool wholeOnAmxOnly(const MatmulDesc &desc, const MatmulGeometry &g,
+                      const PrimitiveSpec &whole);
   /// desc with a triangle skipped, `whole` its whole product's spec; an
   /// Unimplemented status when oneDNN takes no block.
   absl::StatusOr<std::unique_ptr<BoundMatmul>>
@@ -836,15 +844,25 @@ MatmulBackend::bindNative(const MatmulDesc &desc, const MatmulGeometry &g,
 
   // 3. A triangle skipped: blocks along the diagonal, when each matrix is
   // one (not folded into M) and one primitive takes the whole batch.
+  // Unless the whole product gets an AMX kernel that the blocks would not:
+  // at T = 256 the blocks do 5/8 of the products, but oneDNN's strided
+  // kernel runs them at a third of AMX's rate or less, so the whole
+  // product wins (docs/StepProgram.md, "Causal matmuls").
   const int64_t square = triangleSize(desc, g);
+  std::string wholeWhy;
   if (desc.triangle != sabi::MatmulStep::full && m == g.m && axes.size() <= 1 &&
       !impl->options.forceBatchLoop && impl->blockRows(square) < square) {
     makeSpec(axes, m);
-    absl::StatusOr<std::unique_ptr<BoundMatmul>> blocked =
-        impl->bindTriangle(desc, g, spec, lhs, rhs, out);
-    if (blocked.ok() || !absl::IsUnimplemented(blocked.status()))
-      return blocked;
-    // oneDNN took no view: the whole product.
+    if (impl->wholeOnAmxOnly(desc, g, spec)) {
+      wholeWhy = absl::StrFormat(", %s computed whole (AMX takes no block)",
+                                 sabi::triangleName(desc.triangle));
+    } else {
+      absl::StatusOr<std::unique_ptr<BoundMatmul>> blocked =
+          impl->bindTriangle(desc, g, spec, lhs, rhs, out);
+      if (blocked.ok() || !absl::IsUnimplemented(blocked.status()))
+        return blocked;
+      // oneDNN took no view: the whole product.
+    }
   }
 
   // 4. One primitive, unless the batch has rank > 1 and oneDNN (or the
@@ -881,8 +899,56 @@ MatmulBackend::bindNative(const MatmulDesc &desc, const MatmulGeometry &g,
         absl::StrFormat("%dd %s x %s", spec.dstDims.size(),
                         shapeText(spec.srcDims), shapeText(spec.weiDims));
   }
-  bound->planText += typeSuffix(desc);
+  bound->planText += wholeWhy + typeSuffix(desc);
   return std::unique_ptr<BoundMatmul>(std::move(bound));
+}
+
+/// whole's spec cut down to block b (the whole matrices' strides kept).
+static PrimitiveSpec blockSpec(const PrimitiveSpec &whole,
+                               const TriangleBlock &b) {
+  const size_t r = whole.dstDims.size();
+  PrimitiveSpec spec = whole;
+  spec.srcDims[r - 2] = b.r1 - b.r0;
+  spec.srcDims[r - 1] = b.k1 - b.k0;
+  spec.weiDims[r - 2] = b.k1 - b.k0;
+  spec.weiDims[r - 1] = b.c1 - b.c0;
+  spec.dstDims[r - 2] = b.r1 - b.r0;
+  spec.dstDims[r - 1] = b.c1 - b.c0;
+  return spec;
+}
+
+/// oneDNN's name for the kernel behind `primitive`, e.g.
+/// "brg:avx512_core_amx_bf16" or "gemm:jit".
+static std::string kernelName(const dnnl::matmul &primitive) {
+  const_dnnl_primitive_desc_t pd = nullptr;
+  const char *name = nullptr;
+  if (dnnl_primitive_get_primitive_desc(primitive.get(), &pd) !=
+          dnnl_success ||
+      dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) !=
+          dnnl_success ||
+      name == nullptr)
+    return "";
+  return name;
+}
+
+bool MatmulBackend::Impl::wholeOnAmxOnly(const MatmulDesc &desc,
+                                         const MatmulGeometry &g,
+                                         const PrimitiveSpec &whole) {
+  if (options.triangleBlockRows > 0)
+    return false;
+  auto onAmx = [&](const PrimitiveSpec &spec) {
+    absl::StatusOr<dnnl::matmul> primitive = primitiveFor(spec);
+    return primitive.ok() &&
+           absl::StrContains(kernelName(*primitive), "_amx");
+  };
+  if (!onAmx(whole))
+    return false;
+  const std::vector<TriangleBlock> blocks =
+      triangleBlocks(desc, g, blockRows(triangleSize(desc, g)));
+  return !std::all_of(blocks.begin(), blocks.end(),
+                      [&](const TriangleBlock &b) {
+                        return onAmx(blockSpec(whole, b));
+                      });
 }
 
 absl::StatusOr<std::unique_ptr<BoundMatmul>> MatmulBackend::Impl::bindTriangle(
@@ -903,13 +969,7 @@ absl::StatusOr<std::unique_ptr<BoundMatmul>> MatmulBackend::Impl::bindTriangle(
     const auto [r0, r1, k0, k1, c0, c1, zeroFrom] = b;
     if (zeroFrom < g.n)
       blocked->zeros.push_back({r0, r1, zeroFrom});
-    PrimitiveSpec spec = whole;
-    spec.srcDims[r - 2] = r1 - r0;
-    spec.srcDims[r - 1] = k1 - k0;
-    spec.weiDims[r - 2] = k1 - k0;
-    spec.weiDims[r - 1] = c1 - c0;
-    spec.dstDims[r - 2] = r1 - r0;
-    spec.dstDims[r - 1] = c1 - c0;
+    const PrimitiveSpec spec = blockSpec(whole, b);
     absl::StatusOr<dnnl::matmul> primitive = primitiveFor(spec);
     if (!primitive.ok())
       return sinter::UnimplementedError(

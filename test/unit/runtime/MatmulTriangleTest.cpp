@@ -189,6 +189,35 @@ TEST(MatmulTriangleTest, Plans) {
             "3d [2,32,64] x [2,64,64]");
 }
 
+// Where oneDNN has AMX it gives it only to dense operands, never to a
+// block's strided view, and the whole product on AMX is faster than the
+// blocks' share of it: bf16 triangles are then computed whole. Forcing the
+// block rows keeps the blocks (the tests' SINTER_TRIANGLE_BLOCK_ROWS), and
+// f32 keeps them everywhere.
+TEST(MatmulTriangleTest, Bf16OnAmxComputedWhole) {
+  const bool amx = MatmulBackend::isa() == "avx512_core_amx";
+  auto backend = MatmulBackend::create();
+  ASSERT_TRUE(backend.ok());
+  MatmulBackendOptions forced;
+  forced.triangleBlockRows = 64;
+  auto blocks = MatmulBackend::create(forced);
+  ASSERT_TRUE(blocks.ok());
+  for (T::Triangle t : {T::out_lower, T::lhs_lower, T::lhs_upper}) {
+    const Case c{t, 256, 64, t == T::lhs_upper, t == T::out_lower, 4};
+    const std::string whole =
+        absl::StrFormat("%s computed whole (AMX takes no block) bf16 to f32",
+                        sabi::triangleName(t));
+    const std::string plan = check(**backend, c, sabi::ElementType::bf16);
+    if (amx)
+      EXPECT_THAT(plan, testing::EndsWith(whole));
+    else
+      EXPECT_THAT(plan, testing::HasSubstr("in 4 blocks"));
+    EXPECT_THAT(check(**blocks, c, sabi::ElementType::bf16),
+                testing::HasSubstr("in 4 blocks"));
+    EXPECT_THAT(check(**backend, c), testing::HasSubstr("in 4 blocks"));
+  }
+}
+
 // MatmulBackendOptions::triangleBlockRows splits small matrices too: odd
 // sizes into blocks of 2 and 3 rows (the last one short), and of 1.
 TEST(MatmulTriangleTest, BlockRowsFromTheOptions) {
