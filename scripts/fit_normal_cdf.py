@@ -18,7 +18,16 @@ Prints the coefficients (lowest degree first) and the accuracy of GELU and
 its gradient when evaluated the kernels' way in f32 (numpy, f32 rounding at
 every step; MLIR's polynomial exp emulated) against the exact functions,
 next to the previous form 0.5 x (1 + erf(x / sqrt 2)) with MLIR's erf
-approximation. Needs numpy only. Deterministic.
+approximation.
+
+Also fits the erf that GELU itself uses on the CPU (ScalarOps.cpp,
+rationalErf; the erf op keeps MLIR's, which is more accurate alone): erf(u) ~ u P(u^2) / Q(u^2) with u clamped to +-U_MAX, past
+which f32's erf is 1, P of degree 6 and Q of degree 4 (Q(0) = 1), fitted to
+erf(u) / u for relative error the same way (linearized, reweighted). One
+rational function, no interval selects, against MLIR's three; prints its
+accuracy next to MLIR's erf and, in GELU, next to the erf form above.
+
+Needs numpy only. Deterministic.
 
     scripts/fit_normal_cdf.py
 """
@@ -53,6 +62,47 @@ def fit():
         weights = weights * np.sqrt(err / err.max() + 1e-3)
         weights /= weights.mean()
     return c
+
+
+U_MAX = 3.92  # 1 - erf(3.92) = 2.96e-8, under half an ulp of 1 in f32
+ERF_P_DEGREE, ERF_Q_DEGREE = 6, 4
+
+
+def fit_erf():
+    """P and Q (lowest degree first, Q[0] = 1) of erf(u) / u ~ P(s) / Q(s),
+    s = u^2 in [0, U_MAX^2]."""
+    n = 6000
+    k = np.arange(n)
+    s = U_MAX ** 2 / 2 * (1 + np.cos(math.pi * (k + 0.5) / n))
+    u = np.sqrt(s)
+    f = np.array([math.erf(v) / v if v > 0 else 2 / math.sqrt(math.pi)
+                  for v in u])
+    vp = np.vander(s, ERF_P_DEGREE + 1, increasing=True)
+    vq = np.vander(s, ERF_Q_DEGREE + 1, increasing=True)
+    q_prev, weights = np.ones(n), np.ones(n)
+    for _ in range(60):
+        # P(s) - f Q(s) = f, over the previous Q: relative error in the limit.
+        a = np.hstack([vp, -f[:, None] * vq[:, 1:]])
+        scale = weights / (f * q_prev)
+        c, *_ = np.linalg.lstsq(a * scale[:, None], f * scale, rcond=None)
+        p, q = c[:ERF_P_DEGREE + 1], np.concatenate([[1.0], c[ERF_P_DEGREE + 1:]])
+        q_prev = vq @ q
+        err = np.abs(vp @ p / q_prev - f) / f
+        weights = weights * np.sqrt(err / err.max() + 1e-3)
+        weights /= weights.mean()
+    return p, q, err.max()
+
+
+def rational_erf(x, p, q):
+    """The kernels' erf in f32: clamp, then u P(u^2) / Q(u^2) by Horner."""
+    u = np.clip(x.astype(F), F(-U_MAX), F(U_MAX))
+    s = (u * u).astype(F)
+    num, den = F(p[-1]), F(q[-1])
+    for k in p[-2::-1]:
+        num = (num * s + F(k)).astype(F)
+    for k in q[-2::-1]:
+        den = (den * s + F(k)).astype(F)
+    return ((u * num).astype(F) / den).astype(F)
 
 
 def mlir_exp(x):
@@ -98,8 +148,9 @@ def mlir_erf(x):
     return np.where(x < 0, -r, r).astype(F)
 
 
-def erf_form(x):
-    cdf = (F(0.5) * (F(1) + mlir_erf(x * F(math.sqrt(0.5))))).astype(F)
+def erf_form(x, erf=None):
+    erf = erf or mlir_erf
+    cdf = (F(0.5) * (F(1) + erf(x * F(math.sqrt(0.5))))).astype(F)
     pdf = (F(1 / math.sqrt(2 * math.pi)) * mlir_exp(F(-0.5) * (x * x))).astype(F)
     return (x * cdf).astype(F), (cdf + x * pdf).astype(F)
 
@@ -137,9 +188,23 @@ def main():
     grad = np.array([0.5 * math.erfc(-v / math.sqrt(2)) +
                      v * math.exp(-v * v / 2) / math.sqrt(2 * math.pi)
                      for v in xd])
-    print("f32, x in [-10, 10], against the exact functions "
+    p, q, erf_rel = fit_erf()
+    print(f"\nerf: P (u^2)^0 first, then Q; max relative error of erf in "
+          f"exact arithmetic {erf_rel:.2e}:")
+    for v in p:
+        print(f"  P {v:.10e}")
+    for v in q[1:]:
+        print(f"  Q {v:.10e}")
+    ours = lambda v: rational_erf(v, p, q)  # noqa: E731
+    exact = np.array([math.erf(v) for v in xd])
+    for name, erf in (("MLIR's erf", mlir_erf), ("rational erf (this fit)", ours)):
+        u = ulps(erf(x), exact)
+        print(f"  {name:24s} f32 erf, x in [-10, 10]: max {u.max():4.1f} ulp, "
+              f"mean {u.mean():.2f}")
+    print("\nf32, x in [-10, 10], against the exact functions "
           "(ulps where |exact| >= 0.01):")
     for name, (g, d) in (("0.5 x (1 + erf(x/sqrt 2))", erf_form(x)),
+                         ("the same, rational erf", erf_form(x, ours)),
                          ("erfc form (this fit)", erfc_form(x, c))):
         mg, md = np.abs(gelu) >= 0.01, np.abs(grad) >= 0.01
         print(f"  {name:28s} GELU max {ulps(g, gelu)[mg].max():6.1f} ulp, "
