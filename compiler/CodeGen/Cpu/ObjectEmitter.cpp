@@ -61,6 +61,9 @@ namespace {
 /// (a context, a target machine, the pass pipeline) is small beside its
 /// work, few enough that LLVM's module-wide passes stay near linear.
 constexpr size_t kPartInstructions = 40000;
+/// f32 instructions (loads aside) per iteration from which a bf16 loop of
+/// hintBf16StoreLoops is also asked to interleave 4 vectors (ObjectEmitter.h).
+constexpr int64_t kInterleaveArithmetic = 32;
 
 /// The host's target machine; one per thread (they are not shared).
 struct HostTarget {
@@ -302,6 +305,7 @@ void sinter::codegen::hintBf16StoreLoops(llvm::Module &module) {
       if (!loop->isInnermost() || loop->getLoopID())
         continue;
       bool rounds = false, calls = false;
+      int64_t arithmetic = 0;
       for (llvm::BasicBlock *block : loop->blocks())
         for (llvm::Instruction &inst : *block) {
           if (auto *trunc = llvm::dyn_cast<llvm::FPTruncInst>(&inst))
@@ -309,15 +313,24 @@ void sinter::codegen::hintBf16StoreLoops(llvm::Module &module) {
           if (llvm::isa<llvm::CallBase>(inst) &&
               !llvm::isa<llvm::IntrinsicInst>(inst))
             calls = true;
+          if (inst.getType()->getScalarType()->isFloatTy() &&
+              !llvm::isa<llvm::LoadInst, llvm::PHINode>(inst))
+            ++arithmetic;
         }
       if (!rounds || calls)
         continue;
-      llvm::Metadata *width[] = {
-          llvm::MDString::get(ctx, "llvm.loop.vectorize.width"),
-          llvm::ConstantAsMetadata::get(
-              llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 16))};
+      auto hint = [&](const char *name, int32_t value) -> llvm::Metadata * {
+        llvm::Metadata *pair[] = {
+            llvm::MDString::get(ctx, name),
+            llvm::ConstantAsMetadata::get(
+                llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), value))};
+        return llvm::MDNode::get(ctx, pair);
+      };
       llvm::TempMDTuple self = llvm::MDNode::getTemporary(ctx, {});
-      llvm::Metadata *ops[] = {self.get(), llvm::MDNode::get(ctx, width)};
+      llvm::SmallVector<llvm::Metadata *, 3> ops = {
+          self.get(), hint("llvm.loop.vectorize.width", 16)};
+      if (arithmetic >= kInterleaveArithmetic)
+        ops.push_back(hint("llvm.loop.interleave.count", 4));
       llvm::MDNode *id = llvm::MDNode::getDistinct(ctx, ops);
       id->replaceOperandWith(0, id);
       loop->setLoopID(id);

@@ -2,7 +2,8 @@
 //
 // hintBf16StoreLoops (compiler/CodeGen/Cpu/ObjectEmitter.h): an innermost
 // loop that rounds f32 to bf16 gets the vectorizer's width hint of 16; a
-// loop that also calls a function, or rounds nothing, gets none.
+// loop that also calls a function, or rounds nothing, gets none; one with
+// 32 f32 instructions or more also gets an interleave count of 4.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,8 +42,8 @@ std::string loopFunction(const std::string &name, const std::string &type,
          "exit:\n  ret void\n}\n";
 }
 
-/// The vectorize.width the loop of `f` asks for (0: none).
-int64_t widthHint(llvm::Function &f) {
+/// The value of the loop hint `name` the loop of `f` carries (0: none).
+int64_t loopHint(llvm::Function &f, llvm::StringRef name) {
   llvm::DominatorTree dominators(f);
   llvm::LoopInfo loops(dominators);
   if (loops.empty())
@@ -55,11 +56,15 @@ int64_t widthHint(llvm::Function &f) {
     if (!node || node == id || node->getNumOperands() != 2)
       continue;
     auto *key = llvm::dyn_cast<llvm::MDString>(node->getOperand(0));
-    if (key && key->getString() == "llvm.loop.vectorize.width")
+    if (key && key->getString() == name)
       return llvm::mdconst::extract<llvm::ConstantInt>(node->getOperand(1))
           ->getZExtValue();
   }
   return 0;
+}
+
+int64_t widthHint(llvm::Function &f) {
+  return loopHint(f, "llvm.loop.vectorize.width");
 }
 
 TEST(ObjectEmitterTest, HintsLoopsThatRoundToBf16) {
@@ -84,6 +89,41 @@ TEST(ObjectEmitterTest, HintsLoopsThatRoundToBf16) {
   EXPECT_EQ(widthHint(*module->getFunction("rounds_fma")), 16);
   EXPECT_EQ(widthHint(*module->getFunction("calls")), 0);
   EXPECT_EQ(widthHint(*module->getFunction("f32_only")), 0);
+}
+
+/// A body of `n` dependent f32 multiply-adds on %x, rounded to bf16.
+std::string chain(int n) {
+  std::string body, last = "%x";
+  for (int i = 0; i < n; ++i) {
+    std::string v = "%c" + std::to_string(i);
+    body += "  " + v + " = call float @llvm.fma.f32(float " + last +
+            ", float %x, float 0.5)\n";
+    last = v;
+  }
+  return body + "  %y = fptrunc float " + last + " to bfloat\n";
+}
+
+// A loop with a long chain of f32 arithmetic (32 instructions or more, as
+// GELU's gradient) is also asked to interleave 4 vectors; a shorter one
+// (GELU itself, the softmax) is not.
+TEST(ObjectEmitterTest, InterleavesLongChains) {
+  std::string ir = loopFunction("long", "bfloat", chain(32)) +
+                   loopFunction("short", "bfloat", chain(31)) +
+                   "declare float @llvm.fma.f32(float, float, float)\n";
+  llvm::LLVMContext ctx;
+  llvm::SMDiagnostic error;
+  std::unique_ptr<llvm::Module> module =
+      llvm::parseAssemblyString(ir, error, ctx);
+  ASSERT_TRUE(module) << error.getMessage().str();
+  sinter::codegen::hintBf16StoreLoops(*module);
+  EXPECT_EQ(widthHint(*module->getFunction("long")), 16);
+  EXPECT_EQ(loopHint(*module->getFunction("long"),
+                     "llvm.loop.interleave.count"),
+            4);
+  EXPECT_EQ(widthHint(*module->getFunction("short")), 16);
+  EXPECT_EQ(loopHint(*module->getFunction("short"),
+                     "llvm.loop.interleave.count"),
+            0);
 }
 
 } // namespace
