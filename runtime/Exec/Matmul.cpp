@@ -595,8 +595,9 @@ struct MatmulBackend::Impl {
   /// Whether the whole product runs on an AMX kernel and some block of the
   /// triangle would not (oneDNN 2.6 gives AMX only to dense operands, and a
   /// block is a strided view): then the whole product is faster than the
-  /// blocks' share of it (see bindNative). False when the blocks are forced
-  /// (MatmulBackendOptions::triangleBlockRows).
+  /// blocks' share of it (see bindNative), unless an operand stored
+  /// transposed is larger than kWholeTransposedBytes a matrix. False when
+  /// the blocks are forced (MatmulBackendOptions::triangleBlockRows).
   bool wholeOnAmxOnly(const MatmulDesc &desc, const MatmulGeometry &g,
                       const PrimitiveSpec &whole);
   /// desc with a triangle skipped, `whole` its whole product's spec; an
@@ -903,6 +904,10 @@ MatmulBackend::bindNative(const MatmulDesc &desc, const MatmulGeometry &g,
   return std::unique_ptr<BoundMatmul>(std::move(bound));
 }
 
+/// The largest transposed operand matrix (bytes) with which a triangle is
+/// computed whole on AMX (MatmulBackend::Impl::wholeOnAmxOnly).
+constexpr int64_t kWholeTransposedBytes = 128 << 10;
+
 /// whole's spec cut down to block b (the whole matrices' strides kept).
 static PrimitiveSpec blockSpec(const PrimitiveSpec &whole,
                                const TriangleBlock &b) {
@@ -935,6 +940,13 @@ bool MatmulBackend::Impl::wholeOnAmxOnly(const MatmulDesc &desc,
                                          const MatmulGeometry &g,
                                          const PrimitiveSpec &whole) {
   if (options.triangleBlockRows > 0)
+    return false;
+  // AMX reads an operand that is stored transposed through a copy of the
+  // whole matrix, which a block mostly skips: past 128 KiB a matrix (a
+  // 256 x 256 bf16 one) the blocks won (GPT-2's P^T dO at T = 1024).
+  const int64_t e = sabi::elementBytes(desc.dtype);
+  if ((desc.transposeLhs && g.m * g.k * e > kWholeTransposedBytes) ||
+      (desc.transposeRhs && g.k * g.n * e > kWholeTransposedBytes))
     return false;
   auto onAmx = [&](const PrimitiveSpec &spec) {
     absl::StatusOr<dnnl::matmul> primitive = primitiveFor(spec);

@@ -192,8 +192,9 @@ TEST(MatmulTriangleTest, Plans) {
 // Where oneDNN has AMX it gives it only to dense operands, never to a
 // block's strided view, and the whole product on AMX is faster than the
 // blocks' share of it: bf16 triangles are then computed whole. Forcing the
-// block rows keeps the blocks (the tests' SINTER_TRIANGLE_BLOCK_ROWS), and
-// f32 keeps them everywhere.
+// block rows keeps the blocks (the tests' SINTER_TRIANGLE_BLOCK_ROWS), as
+// does an operand stored transposed that is larger than 128 KiB a matrix,
+// and f32 keeps them everywhere.
 TEST(MatmulTriangleTest, Bf16OnAmxComputedWhole) {
   const bool amx = MatmulBackend::isa() == "avx512_core_amx";
   auto backend = MatmulBackend::create();
@@ -216,6 +217,19 @@ TEST(MatmulTriangleTest, Bf16OnAmxComputedWhole) {
                 testing::HasSubstr("in 4 blocks"));
     EXPECT_THAT(check(**backend, c), testing::HasSubstr("in 4 blocks"));
   }
+  // An operand stored transposed over 128 KiB a matrix keeps the blocks
+  // (AMX would copy all of it); K^T of 64 x 1024 (128 KiB) does not.
+  const std::string bigUpper =
+      check(**backend, {T::lhs_upper, 512, 64, true, false, 1},
+            sabi::ElementType::bf16);
+  EXPECT_THAT(bigUpper, testing::HasSubstr("in 8 blocks"));
+  const std::string longScores =
+      check(**backend, {T::out_lower, 1024, 64, false, true, 1},
+            sabi::ElementType::bf16);
+  if (amx)
+    EXPECT_THAT(longScores, testing::HasSubstr("computed whole"));
+  else
+    EXPECT_THAT(longScores, testing::HasSubstr("in 8 blocks"));
 }
 
 // MatmulBackendOptions::triangleBlockRows splits small matrices too: odd
