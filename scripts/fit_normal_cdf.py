@@ -21,11 +21,12 @@ next to the previous form 0.5 x (1 + erf(x / sqrt 2)) with MLIR's erf
 approximation.
 
 Also fits the erf that GELU itself uses on the CPU (ScalarOps.cpp,
-rationalErf; the erf op keeps MLIR's, which is more accurate alone): erf(u) ~ u P(u^2) / Q(u^2) with u clamped to +-U_MAX, past
-which f32's erf is 1, P of degree 6 and Q of degree 4 (Q(0) = 1), fitted to
-erf(u) / u for relative error the same way (linearized, reweighted). One
-rational function, no interval selects, against MLIR's three; prints its
-accuracy next to MLIR's erf and, in GELU, next to the erf form above.
+rationalErf; the erf op keeps MLIR's, which is more accurate alone):
+erf(u) ~ u P(u^2) / Q(u^2) with u clamped to +-U_MAX, past which f32's erf
+is 1, P of degree 6 and Q of degree 4 (Q(0) = 1), fitted to erf(u) / u for
+relative error the same way (linearized, reweighted). One rational
+function, no interval selects, against MLIR's three; prints its accuracy
+next to MLIR's erf and, in GELU, next to the erf form above.
 
 Needs numpy only. Deterministic.
 

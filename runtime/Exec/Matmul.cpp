@@ -847,7 +847,7 @@ MatmulBackend::bindNative(const MatmulDesc &desc, const MatmulGeometry &g,
   // one (not folded into M) and one primitive takes the whole batch.
   // Unless the whole product gets an AMX kernel that the blocks would not:
   // at T = 256 the blocks do 5/8 of the products, but oneDNN's strided
-  // kernel runs them at a third of AMX's rate or less, so the whole
+  // kernel runs them at a half to a third of AMX's rate, so the whole
   // product wins (docs/StepProgram.md, "Causal matmuls").
   const int64_t square = triangleSize(desc, g);
   std::string wholeWhy;
