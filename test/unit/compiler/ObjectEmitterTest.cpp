@@ -63,6 +63,20 @@ int64_t loopHint(llvm::Function &f, llvm::StringRef name) {
   return 0;
 }
 
+/// `ir` parsed (an error is a test failure; null then) and hinted.
+std::unique_ptr<llvm::Module> hinted(const std::string &ir,
+                                     llvm::LLVMContext &ctx) {
+  llvm::SMDiagnostic error;
+  std::unique_ptr<llvm::Module> module =
+      llvm::parseAssemblyString(ir, error, ctx);
+  if (!module) {
+    ADD_FAILURE() << error.getMessage().str();
+    return nullptr;
+  }
+  sinter::codegen::hintBf16StoreLoops(*module);
+  return module;
+}
+
 int64_t widthHint(llvm::Function &f) {
   return loopHint(f, "llvm.loop.vectorize.width");
 }
@@ -80,11 +94,8 @@ TEST(ObjectEmitterTest, HintsLoopsThatRoundToBf16) {
       "declare float @expf(float)\ndeclare float @llvm.fma.f32(float, float, "
       "float)\n";
   llvm::LLVMContext ctx;
-  llvm::SMDiagnostic error;
-  std::unique_ptr<llvm::Module> module =
-      llvm::parseAssemblyString(ir, error, ctx);
-  ASSERT_TRUE(module) << error.getMessage().str();
-  sinter::codegen::hintBf16StoreLoops(*module);
+  std::unique_ptr<llvm::Module> module = hinted(ir, ctx);
+  ASSERT_TRUE(module);
   EXPECT_EQ(widthHint(*module->getFunction("rounds")), 16);
   EXPECT_EQ(widthHint(*module->getFunction("rounds_fma")), 16);
   EXPECT_EQ(widthHint(*module->getFunction("calls")), 0);
@@ -111,11 +122,8 @@ TEST(ObjectEmitterTest, InterleavesLongChains) {
                    loopFunction("short", "bfloat", chain(31)) +
                    "declare float @llvm.fma.f32(float, float, float)\n";
   llvm::LLVMContext ctx;
-  llvm::SMDiagnostic error;
-  std::unique_ptr<llvm::Module> module =
-      llvm::parseAssemblyString(ir, error, ctx);
-  ASSERT_TRUE(module) << error.getMessage().str();
-  sinter::codegen::hintBf16StoreLoops(*module);
+  std::unique_ptr<llvm::Module> module = hinted(ir, ctx);
+  ASSERT_TRUE(module);
   EXPECT_EQ(widthHint(*module->getFunction("long")), 16);
   EXPECT_EQ(loopHint(*module->getFunction("long"),
                      "llvm.loop.interleave.count"),
