@@ -47,6 +47,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sinter::exec {
@@ -87,7 +88,14 @@ struct MatmulGeometry {
   int64_t m = 0, k = 0, n = 0;
   std::vector<int64_t> outBatch, lhsBatch, rhsBatch;
   int64_t batchCount = 1; // product of outBatch
+
+  /// Offsets (in matrices) of lhs and rhs for out batch index `b`,
+  /// honouring broadcast axes.
+  std::pair<int64_t, int64_t> batchOffsets(int64_t b) const;
 };
+
+/// "[2,3,4]": a shape as messages and plans print it.
+std::string shapeText(const std::vector<int64_t> &shape);
 
 /// Checks the element type, ranks (>= 2), K, batch broadcasting, out's
 /// shape and bias [N], and that aux and the bias gradient go with the
