@@ -674,7 +674,7 @@ absl::Status CudaExecutor::recordTimes() {
     if (op.kind == QueueOp::kComputeStep)
       recorder.addStep(prog, op.step, seconds);
     else if (op.kind == QueueOp::kWaitEvent)
-      recorder.addCommWait(seconds);
+      recorder.addCommWait(op.step, seconds);
   }
   return absl::OkStatus();
 }

@@ -400,7 +400,7 @@ sinter::exec::ProfileRecorder::ProfileRecorder(const StepProgram &program) {
   for (Profile *p : {&prof, &firstRun, &current}) {
     p->perKernelSeconds.assign(program.kernels.size(), 0);
     p->perKernelCalls.assign(program.kernels.size(), 0);
-    p->perMatmulSeconds.assign(program.steps.size(), 0);
+    p->perStepSeconds.assign(program.steps.size(), 0);
   }
 }
 
@@ -415,14 +415,14 @@ void sinter::exec::ProfileRecorder::addStep(const StepProgram &program,
     break;
   case sabi::Step::kMatmul:
     current.matmulSeconds += seconds;
-    current.perMatmulSeconds[step] += seconds;
+    current.perStepSeconds[step] += seconds;
     break;
   case sabi::Step::kCopy:
     current.copySeconds += seconds;
     break;
   case sabi::Step::kStart:
   case sabi::Step::kDone:
-    current.collectiveSeconds += seconds;
+    addCommWait(step, seconds);
     break;
   }
 }
@@ -442,16 +442,16 @@ void sinter::exec::ProfileRecorder::finishRun(double seconds) {
     into.perKernelSeconds[k] += current.perKernelSeconds[k];
     into.perKernelCalls[k] += current.perKernelCalls[k];
   }
-  for (size_t i = 0; i < current.perMatmulSeconds.size(); ++i)
-    into.perMatmulSeconds[i] += current.perMatmulSeconds[i];
+  for (size_t i = 0; i < current.perStepSeconds.size(); ++i)
+    into.perStepSeconds[i] += current.perStepSeconds[i];
   if (first)
     prof.firstRunSeconds = firstRun.firstRunSeconds = seconds;
   size_t kernels = current.perKernelSeconds.size();
-  size_t steps = current.perMatmulSeconds.size();
+  size_t steps = current.perStepSeconds.size();
   current = Profile();
   current.perKernelSeconds.assign(kernels, 0);
   current.perKernelCalls.assign(kernels, 0);
-  current.perMatmulSeconds.assign(steps, 0);
+  current.perStepSeconds.assign(steps, 0);
 }
 
 std::string sinter::exec::formatProfileReport(const StepProgram &prog,
@@ -527,10 +527,10 @@ std::string sinter::exec::formatProfileReport(const StepProgram &prog,
         pct(p.perKernelSeconds[k]), gbs, prog.kernels[k].extent);
   }
   std::vector<size_t> steps;
-  for (size_t i = 0; i < p.perMatmulSeconds.size(); ++i)
+  for (size_t i = 0; i < p.perStepSeconds.size(); ++i)
     if (prog.steps[i].kind == sabi::Step::kMatmul)
       steps.push_back(i);
-  steps = slowest(std::move(steps), p.perMatmulSeconds);
+  steps = slowest(std::move(steps), p.perStepSeconds);
   if (!steps.empty())
     out += "  top matmuls:\n";
   for (size_t i : steps) {
@@ -556,8 +556,42 @@ std::string sinter::exec::formatProfileReport(const StepProgram &prog,
     out += absl::StrFormat(
         "    step %-4d %-28s %-4s %10.3f ms/run %6.2f%% %7.1f GFLOP/s%s\n", i,
         shape, std::string(sabi::dtypeName(d.dtype)),
-        p.perMatmulSeconds[i] * perRun, pct(p.perMatmulSeconds[i]),
-        gflops(flops[i] * p.runs, p.perMatmulSeconds[i]), where);
+        p.perStepSeconds[i] * perRun, pct(p.perStepSeconds[i]),
+        gflops(flops[i] * p.runs, p.perStepSeconds[i]), where);
+  }
+  // Where the comm wait was: each collective's start (handing it over)
+  // and done (waiting for the reduction, and for the ranks behind),
+  // slowest first. A done that waits tells which bucket the step could
+  // not hide.
+  if (prog.collectives.empty() || p.collectiveSeconds <= 0)
+    return out;
+  std::vector<double> started(prog.collectives.size(), 0),
+      waited(prog.collectives.size(), 0), total(prog.collectives.size(), 0);
+  for (size_t i = 0; i < p.perStepSeconds.size(); ++i) {
+    const Step &step = prog.steps[i];
+    if (step.kind != sabi::Step::kStart && step.kind != sabi::Step::kDone)
+      continue;
+    auto c = static_cast<size_t>(step.collective);
+    (step.kind == sabi::Step::kStart ? started : waited)[c] +=
+        p.perStepSeconds[i];
+    total[c] += p.perStepSeconds[i];
+  }
+  std::vector<size_t> collectives(prog.collectives.size());
+  std::iota(collectives.begin(), collectives.end(), 0);
+  collectives = slowest(std::move(collectives), total);
+  out += "  collectives (the step's wait at each start and done):\n";
+  for (size_t c : collectives) {
+    const Collective &coll = prog.collectives[c];
+    std::string holds;
+    if (!coll.tensors.empty())
+      holds = coll.tensors.size() == 1
+                  ? "  " + coll.tensors.front()
+                  : absl::StrFormat("  %s and %d more", coll.tensors.front(),
+                                    coll.tensors.size() - 1);
+    out += absl::StrFormat(
+        "    %-10s %11d bytes  start %8.3f  done %8.3f ms/run %6.2f%%%s\n",
+        coll.name, prog.buffers[coll.buffer].bytes, started[c] * perRun,
+        waited[c] * perRun, pct(total[c]), holds);
   }
   return out;
 }

@@ -86,8 +86,9 @@ struct Profile {
   double collectiveSeconds = 0;
   std::vector<double> perKernelSeconds; // by kernel index
   std::vector<int64_t> perKernelCalls;
-  /// By step index; only matmul steps' entries are non-zero.
-  std::vector<double> perMatmulSeconds;
+  /// By step index: matmuls, and collectives' starts and dones (the time
+  /// the step waited there); kernels' and copies' entries stay 0.
+  std::vector<double> perStepSeconds;
 };
 
 /// A profiled run's times, step by step, into Profile: what every device
@@ -99,8 +100,12 @@ public:
   /// Step `step` of the run in progress took `seconds`: counted as its
   /// kind (kernel, matmul, copy, or a collective's start or done).
   void addStep(const StepProgram &program, int64_t step, double seconds);
-  /// The run in progress waited `seconds` for a collective.
-  void addCommWait(double seconds) { current.collectiveSeconds += seconds; }
+  /// The run in progress waited `seconds` for a collective at `step` (its
+  /// start or done).
+  void addCommWait(int64_t step, double seconds) {
+    current.collectiveSeconds += seconds;
+    current.perStepSeconds[static_cast<size_t>(step)] += seconds;
+  }
   /// The run in progress took `seconds` in all: it joins the first run or
   /// the later ones.
   void finishRun(double seconds);

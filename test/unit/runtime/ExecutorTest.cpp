@@ -31,6 +31,8 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <regex>
+#include <thread>
 
 using namespace sinter;
 using namespace sinter::exec;
@@ -238,7 +240,7 @@ TEST(ExecutorTest, ComputesTheProgram) {
       << profile;
   EXPECT_NE(profile.find("f32"), std::string::npos) << profile;
   EXPECT_NE(profile.find("GFLOP/s"), std::string::npos) << profile;
-  const std::vector<double> &perMatmul = ex->profile().perMatmulSeconds;
+  const std::vector<double> &perMatmul = ex->profile().perStepSeconds;
   ASSERT_EQ(perMatmul.size(), 5u);
   EXPECT_GT(perMatmul[1], 0);
   EXPECT_EQ(perMatmul[0] + perMatmul[2] + perMatmul[3] + perMatmul[4], 0);
@@ -262,6 +264,82 @@ TEST(ExecutorTest, ProfileLeavesOutTheFirstRun) {
   std::string text = ex->formatProfile();
   EXPECT_NE(text.find("profile: 3 runs"), std::string::npos) << text;
   EXPECT_NE(text.find("after the first run"), std::string::npos) << text;
+}
+
+/// A rank whose collectives take `startMs` to hand over and `doneMs` to
+/// finish, and change no bytes.
+class SlowCollectives : public CollectiveRunner {
+public:
+  SlowCollectives(int startMs, int doneMs) : startMs(startMs), doneMs(doneMs) {}
+  absl::Status start(int64_t, const Collective &, void *, int64_t,
+                     sabi::DType) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(startMs));
+    return absl::OkStatus();
+  }
+  absl::Status done(int64_t, const Collective &) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(doneMs));
+    return absl::OkStatus();
+  }
+
+private:
+  int startMs, doneMs;
+};
+
+// The profile says which collective the step waited for, and whether at
+// its start or its done.
+TEST(ExecutorTest, ProfileNamesEachCollectivesWait) {
+  std::string json = kProgram;
+  auto replace = [&](std::string_view from, std::string_view to) {
+    size_t at = json.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    json.replace(at, from.size(), to);
+  };
+  // y all-reduced between the matmul that writes it and the copy that
+  // reads it.
+  replace(R"("kernels": [)",
+          R"("collectives": [{"buffer": 4, "name": "bucket 0",
+                              "tensors": ["w", "e", "d"]}],
+             "kernels": [)");
+  replace(R"({"copy": {"src": 4, "dst": 5}},)",
+          R"({"start": {"collective": 0}}, {"done": {"collective": 0}},
+             {"copy": {"src": 4, "dst": 5}},)");
+  absl::StatusOr<StepProgram> program = parseStepProgramJson(json);
+  ASSERT_TRUE(program.ok()) << program.status();
+  ExecutorOptions options;
+  options.threads = 1;
+  options.profile = true;
+  absl::StatusOr<std::unique_ptr<Executor>> ex =
+      Executor::create(std::move(*program), kKernels, options);
+  ASSERT_TRUE(ex.ok()) << ex.status();
+  SlowCollectives slow(/*startMs=*/2, /*doneMs=*/30);
+  (*ex)->setCollectives(&slow);
+  for (int step = 0; step < 3; ++step)
+    runOnce(**ex, step);
+
+  const Profile &p = (*ex)->profile();
+  ASSERT_EQ(p.perStepSeconds.size(), 7u);
+  EXPECT_GE(p.perStepSeconds[2], 2 * 2e-3);  // the start, twice
+  EXPECT_GE(p.perStepSeconds[3], 2 * 30e-3); // the done, twice
+  EXPECT_GE(p.perStepSeconds[3], 5 * p.perStepSeconds[2]);
+  EXPECT_NEAR(p.collectiveSeconds, p.perStepSeconds[2] + p.perStepSeconds[3],
+              1e-9);
+  std::string text = (*ex)->formatProfile();
+  // "    bucket 0            32 bytes  start    2.1  done   30.1 ms/run ..."
+  std::smatch row;
+  ASSERT_TRUE(std::regex_search(
+      text, row,
+      std::regex(R"(collectives \(the step's wait at each start and done\):
+    bucket 0 +32 bytes  start +([0-9.]+)  done +([0-9.]+) ms/run +[0-9.]+%  w and 2 more
+)"))) << text;
+  EXPECT_GE(std::stod(row[1]), 2.0) << text;
+  EXPECT_LT(std::stod(row[1]), 30.0) << text;
+  EXPECT_GE(std::stod(row[2]), 30.0) << text;
+
+  // With no wait (one rank), no section.
+  std::unique_ptr<Executor> solo = makeExecutor(1);
+  ASSERT_TRUE(solo);
+  runOnce(*solo, 0);
+  EXPECT_EQ(solo->formatProfile().find("collectives"), std::string::npos);
 }
 
 TEST(ExecutorTest, ThreadCountDoesNotChangeBytes) {
