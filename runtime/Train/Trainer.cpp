@@ -693,17 +693,17 @@ absl::Status Run::run() {
 
   progress->note(
       absl::StrFormat(
-          "%s%s %s; %d threads; %s",
+          "%s%s %s; %d thread%s%s; %s",
           dp->distributed()
-              ? absl::StrFormat("%d ranks (%s; all-reduce over %s), each "
-                                "%d threads; ",
+              ? absl::StrFormat("%d ranks (%s; all-reduce over %s); ",
                                 dp->worldSize(), dp->environment().source,
-                                dp->transport(), ex.threads())
+                                dp->transport())
               : "",
           resumed ? "resuming from" : "data:",
           resumed ? absl::StrFormat("step %d (%s)", startStep, opt.resume)
                   : loader->describe(),
-          ex.threads(),
+          ex.threads(), ex.threads() == 1 ? "" : "s",
+          dp->distributed() ? " a rank" : "",
           resumed ? loader->describe()
                   : absl::StrFormat("training steps %d to %d", startStep + 1,
                                     opt.steps)) +
