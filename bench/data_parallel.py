@@ -35,12 +35,13 @@ timed from one step's start to the next (a barrier first). Reported: every confi
 median over rounds, the per-round ratios, the bytes all-reduced per step,
 and the exposed communication, s2x1 - floor, against the all-reduce alone,
 and the comm wait of the rank that waits less (--profile), the same
-exposure measured directly.
+exposure measured directly, in all and bucket by bucket.
 With --dropout0 the same on a copy of the model with every dropout at 0
 (PyTorch then uses its fused attention).
 
 Usage: /usr/bin/python3 bench/data_parallel.py [--build-dir=build]
            [--rounds=3] [--steps=10] [--batch=4] [--dropout0] [--out=FILE]
+           [--configs=s2x1,ddp]  (a subset, e.g. one ratio in tight rounds)
 """
 
 import argparse
@@ -94,15 +95,26 @@ def paired_ms(log):
 
 
 def comm_wait_ms(out):
-    """The smaller of the ranks' `comm wait` in their --profile output: the
-    time a step blocks in the collectives' done() that is not the other
-    rank's slower compute. The direct measure of exposed communication,
-    without the subtraction of two noisy step times."""
-    waits = [float(w) for w in
-             re.findall(r"comm wait\s+([0-9.]+) ms/run", out)]
+    """(wait, by_bucket): the smaller of the ranks' `comm wait` in their
+    --profile output, the time a step blocks in the collectives that is not
+    the other rank's slower compute (the direct measure of exposed
+    communication, without the subtraction of two noisy step times), and
+    that rank's wait at each bucket's start and done together."""
+    ranks = {}
+    for line in out.splitlines():
+        m = re.match(r"(?:\[rank (\d+)\] )?(.*)", line)
+        rank = ranks.setdefault(int(m.group(1) or 0), [None, {}])
+        w = re.search(r"comm wait\s+([0-9.]+) ms/run", m.group(2))
+        if w:
+            rank[0] = float(w.group(1))
+        b = re.match(r"\s+(bucket \d+)\s+\d+ bytes\s+start\s+([0-9.]+)\s+"
+                     r"done\s+([0-9.]+) ms/run", m.group(2))
+        if b:
+            rank[1][b.group(1)] = float(b.group(2)) + float(b.group(3))
+    waits = [r for r in ranks.values() if r[0] is not None]
     if len(waits) != 2:
         sys.exit(f"expected 2 ranks' 'comm wait' lines, got {len(waits)}")
-    return min(waits)
+    return tuple(min(waits, key=lambda r: r[0]))
 
 
 def main():
@@ -113,6 +125,10 @@ def main():
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--dropout0", action="store_true")
     ap.add_argument("--out", default="")
+    ap.add_argument("--configs", default="",
+                    help="comma-separated subset to run (default: all), e.g. "
+                    "s2x1,ddp for that ratio alone in tightly interleaved "
+                    "rounds")
     a = ap.parse_args()
     bindir = os.path.join(a.build_dir, "bin")
     sinterc = os.path.join(bindir, "sinterc")
@@ -210,8 +226,15 @@ def main():
              f"--batch={b}", f"--steps={a.steps}", "--warmup=3",
              f"--dropout={dropout}", "--comm=bf16"], env=env)
     names = list(configs)
+    if a.configs:
+        names = a.configs.split(",")
+        unknown = [n for n in names if n not in configs]
+        if unknown:
+            sys.exit(f"--configs: unknown {', '.join(unknown)} (known: "
+                     f"{', '.join(configs)})")
     results = {n: [] for n in names}
     waits = {"s2x1": [], "s2x1bf16": [], "s2x1tcp": []}
+    bucket_waits = {n: [] for n in waits}
     loads = []
     paired = {"paired": [], "pairedtcp": []}
     for r in range(a.rounds):
@@ -233,50 +256,76 @@ def main():
             else:
                 ms = sinter_step_ms(log)
             if n in waits:
-                waits[n].append(comm_wait_ms(out))
+                wait, by_bucket = comm_wait_ms(out)
+                waits[n].append(wait)
+                bucket_waits[n].append(by_bucket)
             results[n].append(ms)
             print(f"round {r + 1} {n}: {ms:.1f} ms (load {loads[-1]})",
                   flush=True)
     med = {n: statistics.median(v) for n, v in results.items()}
 
+    def have(*ns):
+        return all(n in results for n in ns)
+
     def ratio(x, y):
         return statistics.median(
             [p / q for p, q in zip(results[x], results[y])])
 
-    exposed = [s - f for s, f in zip(results["s2x1"], results["floor"])]
+    def exposed(x, floor="floor"):
+        return [s - f for s, f in zip(results[x], results[floor])]
+
+    def per(values, by):
+        return statistics.median([e / t for e, t in zip(values, results[by])])
+
     report = {
         "model": os.path.basename(model), "batch_per_rank": b,
         "dropout": dropout, "rounds": a.rounds, "steps": a.steps,
         "bucket_bytes": bucket_bytes, "bytes_all_reduced": sum(bucket_bytes),
         "median_ms": med, "per_round_ms": results, "loadavg": loads,
-        "s2x1_over_s1x2": ratio("s2x1", "s1x2"),
-        "floor_over_s1x2": ratio("floor", "s1x2"),
-        "exposed_ms": statistics.median(exposed),
-        "exposed_over_allreduce": statistics.median(
-            [e / t for e, t in zip(exposed, results["ar"])]),
-        "s2x1tcp_over_s1x2": ratio("s2x1tcp", "s1x2"),
-        "exposed_tcp_ms": statistics.median(
-            [s - f for s, f in zip(results["s2x1tcp"], results["floor"])]),
-        "exposed_tcp_over_allreduce_tcp": statistics.median(
-            [(s - f) / t for s, f, t in zip(results["s2x1tcp"],
-                                            results["floor"],
-                                            results["artcp"])]),
-        "s2x1bf16_over_s1x2": ratio("s2x1bf16", "s1x2"),
-        "exposed_bf16_ms": statistics.median(
-            [s - f for s, f in zip(results["s2x1bf16"], results["floor"])]),
-        "comm_wait_ms": {n: statistics.median(v) for n, v in waits.items()},
-        "exposed_paired_ms": {n: statistics.median(v)
-                              for n, v in paired.items()},
-        "per_round_exposed_paired_ms": paired,
-        "exposed_paired_over_allreduce": statistics.median(
-            [e / t for e, t in zip(paired["paired"], results["ar"])]),
-        "exposed_pairedtcp_over_allreduce_tcp": statistics.median(
-            [e / t for e, t in zip(paired["pairedtcp"], results["artcp"])]),
-        "per_round_comm_wait_ms": waits,
     }
-    if "ddp" in results:
+    if have("s2x1", "s1x2"):
+        report["s2x1_over_s1x2"] = ratio("s2x1", "s1x2")
+    if have("floor", "s1x2"):
+        report["floor_over_s1x2"] = ratio("floor", "s1x2")
+    if have("s2x1", "floor"):
+        report["exposed_ms"] = statistics.median(exposed("s2x1"))
+    if have("s2x1", "floor", "ar"):
+        report["exposed_over_allreduce"] = per(exposed("s2x1"), "ar")
+    if have("s2x1tcp", "s1x2"):
+        report["s2x1tcp_over_s1x2"] = ratio("s2x1tcp", "s1x2")
+    if have("s2x1tcp", "floor", "artcp"):
+        report["exposed_tcp_ms"] = statistics.median(exposed("s2x1tcp"))
+        report["exposed_tcp_over_allreduce_tcp"] = per(exposed("s2x1tcp"),
+                                                       "artcp")
+    if have("s2x1bf16", "s1x2"):
+        report["s2x1bf16_over_s1x2"] = ratio("s2x1bf16", "s1x2")
+    if have("s2x1bf16", "floor"):
+        report["exposed_bf16_ms"] = statistics.median(exposed("s2x1bf16"))
+    report["comm_wait_ms"] = {n: statistics.median(v)
+                              for n, v in waits.items() if v}
+    report["per_round_comm_wait_ms"] = {n: v for n, v in waits.items() if v}
+    report["comm_wait_by_bucket_ms"] = {
+        n: {k: statistics.median(r.get(k, 0.0) for r in v)
+            for k in sorted({k for r in v for k in r})}
+        for n, v in bucket_waits.items() if v}
+    report["exposed_paired_ms"] = {n: statistics.median(v)
+                                   for n, v in paired.items() if v}
+    report["per_round_exposed_paired_ms"] = {n: v for n, v in paired.items()
+                                             if v}
+    if have("paired", "ar"):
+        report["exposed_paired_over_allreduce"] = per(paired["paired"], "ar")
+    if have("pairedtcp", "artcp"):
+        report["exposed_pairedtcp_over_allreduce_tcp"] = per(
+            paired["pairedtcp"], "artcp")
+    if have("ddp", "s2x1"):
         report["ddp_over_s2x1"] = ratio("ddp", "s2x1")
+    if have("ddpbf16", "s2x1bf16"):
         report["ddpbf16_over_s2x1bf16"] = ratio("ddpbf16", "s2x1bf16")
+
+    def rounds(values):
+        return "rounds: " + ", ".join(f"{v:.2f}" if abs(v) < 10 else
+                                      f"{v:.1f}" for v in values)
+
     print(f"\nchar-GPT, {b} rows per rank, dropout {dropout}, "
           f"{a.rounds} rounds (load {min(loads)}-{max(loads)})")
     print(f"bytes all-reduced per step: {sum(bucket_bytes):,} in "
@@ -285,37 +334,52 @@ def main():
     print("|---|---|")
     for n in names:
         print(f"| {n} | {med[n]:.1f} |")
-    print(f"2x1 / 1x2: {report['s2x1_over_s1x2']:.3f}; floor / 1x2: "
-          f"{report['floor_over_s1x2']:.3f}")
-    print(f"exposed communication (2x1 - floor): {report['exposed_ms']:.1f} "
-          f"ms = {report['exposed_over_allreduce']:.2f} x the all-reduce "
-          f"alone ({med['ar']:.1f} ms)")
-    print("comm wait of the rank that waits less (--profile; the other also "
-          "waits out the ranks' compute difference): "
-          f"{report['comm_wait_ms']['s2x1']:.1f} ms per step (rounds: "
-          + ", ".join(f"{w:.1f}" for w in waits["s2x1"]) + "), bf16 "
-          f"gradients {report['comm_wait_ms']['s2x1bf16']:.1f} ms")
-    print("exposed communication, paired in one run (odd steps with, even "
-          f"without all-reduces): {report['exposed_paired_ms']['paired']:.1f}"
-          f" ms = {report['exposed_paired_over_allreduce']:.2f} x the "
-          "all-reduce alone (rounds: "
-          + ", ".join(f"{e:.1f}" for e in paired["paired"]) + "); over TCP "
-          f"{report['exposed_paired_ms']['pairedtcp']:.1f} ms = "
-          f"{report['exposed_pairedtcp_over_allreduce_tcp']:.2f} x its "
-          "all-reduce alone (rounds: "
-          + ", ".join(f"{e:.1f}" for e in paired["pairedtcp"]) + ")")
-    print(f"over TCP: 2x1 / 1x2 {report['s2x1tcp_over_s1x2']:.3f}, exposed "
-          f"{report['exposed_tcp_ms']:.1f} ms = "
-          f"{report['exposed_tcp_over_allreduce_tcp']:.2f} x its all-reduce "
-          f"alone ({med['artcp']:.1f} ms), comm wait "
-          f"{report['comm_wait_ms']['s2x1tcp']:.1f} ms")
-    print(f"gradients as bf16: 2x1 / 1x2 {report['s2x1bf16_over_s1x2']:.3f}, "
-          f"exposed communication {report['exposed_bf16_ms']:.1f} ms")
-    if "ddp" in results:
-        print(f"PyTorch DDP / Sinter 2x1: {report['ddp_over_s2x1']:.2f}; "
-              f"both with bf16 gradients: "
+    if "s2x1_over_s1x2" in report:
+        print(f"2x1 / 1x2: {report['s2x1_over_s1x2']:.3f}")
+    if "floor_over_s1x2" in report:
+        print(f"floor / 1x2: {report['floor_over_s1x2']:.3f}")
+    if "exposed_over_allreduce" in report:
+        print(f"exposed communication (2x1 - floor): "
+              f"{report['exposed_ms']:.1f} ms = "
+              f"{report['exposed_over_allreduce']:.2f} x the all-reduce "
+              f"alone ({med['ar']:.1f} ms)")
+    for n, what in (("s2x1", "f32 gradients"), ("s2x1bf16", "bf16 gradients"),
+                    ("s2x1tcp", "over TCP")):
+        if n in report["comm_wait_ms"]:
+            print(f"comm wait of the rank that waits less ({what}; --profile; "
+                  "the other also waits out the ranks' compute difference): "
+                  f"{report['comm_wait_ms'][n]:.1f} ms per step ("
+                  + rounds(waits[n]) + "); by bucket (start and done, "
+                  "medians): " + ", ".join(
+                      f"{k} {v:.1f}" for k, v in
+                      report["comm_wait_by_bucket_ms"][n].items()))
+    if "exposed_paired_over_allreduce" in report:
+        print("exposed communication, paired in one run (odd steps with, "
+              "even without all-reduces): "
+              f"{report['exposed_paired_ms']['paired']:.1f} ms = "
+              f"{report['exposed_paired_over_allreduce']:.2f} x the "
+              f"all-reduce alone ({rounds(paired['paired'])})")
+    if "exposed_pairedtcp_over_allreduce_tcp" in report:
+        print("the same over TCP: "
+              f"{report['exposed_paired_ms']['pairedtcp']:.1f} ms = "
+              f"{report['exposed_pairedtcp_over_allreduce_tcp']:.2f} x its "
+              f"all-reduce alone ({rounds(paired['pairedtcp'])})")
+    if "exposed_tcp_over_allreduce_tcp" in report:
+        print(f"over TCP: 2x1 / 1x2 {report['s2x1tcp_over_s1x2']:.3f}, "
+              f"exposed {report['exposed_tcp_ms']:.1f} ms = "
+              f"{report['exposed_tcp_over_allreduce_tcp']:.2f} x its "
+              f"all-reduce alone ({med['artcp']:.1f} ms)")
+    if "exposed_bf16_ms" in report:
+        print(f"gradients as bf16: exposed communication "
+              f"{report['exposed_bf16_ms']:.1f} ms")
+    if "ddp_over_s2x1" in report:
+        print(f"PyTorch DDP / Sinter 2x1: {report['ddp_over_s2x1']:.2f} ("
+              + rounds([p / q for p, q in zip(results["ddp"],
+                                               results["s2x1"])]) + ")")
+    if "ddpbf16_over_s2x1bf16" in report:
+        print("both with bf16 gradients: "
               f"{report['ddpbf16_over_s2x1bf16']:.2f}")
-    else:
+    if not have_torch:
         print("PyTorch DDP: not available (no torch in bench/.venv; "
               "bench/peers.py installs it)")
     if a.out:
