@@ -291,7 +291,11 @@ absl::Status Executor::initializeParameter(const Argument &argument) {
   uint64_t key =
       random::key(prog.seed, random::nameHash(argument.name.c_str()));
   // Computed on the host, then uploaded: the same bits on every device.
+  // Each element is a function of (key, k) alone, so the host's threads
+  // split them with no effect on the values (a normal draw is a log and a
+  // cos: GPT-2's 124M parameters take seconds on one core).
   std::vector<unsigned char> host(static_cast<size_t>(b.bytes));
+#pragma omp parallel for schedule(static) if (b.numElements >= (1 << 16))
   for (int64_t k = 0; k < b.numElements; ++k) {
     double value = 0;
     switch (init.dist) {

@@ -402,6 +402,50 @@ TEST(ExecutorTest, InitializesParametersLikeTheInterpreter) {
   EXPECT_EQ(floats(*ex, 11), (std::vector<float>{0, 0}));
 }
 
+// Parameters large enough to be initialized on several threads: every
+// element as the one-thread formula gives it, on 1, 2 and 3 threads.
+TEST(ExecutorTest, InitializesLargeParametersOnAnyThreadCount) {
+  constexpr int64_t kRows = 300, kCols = 301; // 90,300 elements each
+  constexpr const char *kLarge = R"({
+    "version": 2, "function": "train_step", "seed": 7,
+    "slabs": [{"slab": "params", "bytes": 542208}],
+    "buffers": [
+      {"id": 0, "name": "n", "slab": "params", "offset": 0, "dtype": "f32", "shape": [300, 301]},
+      {"id": 1, "name": "h", "slab": "params", "offset": 361216, "dtype": "bf16", "shape": [300, 301]}
+    ],
+    "arguments": [
+      {"name": "n", "kind": "param", "buffer": 0, "init": {"dist": "normal", "stddev": 0.02}},
+      {"name": "h", "kind": "param", "buffer": 1, "init": {"dist": "uniform", "bound": 0.1}}
+    ],
+    "steps": []
+  })";
+  const uint64_t nKey = random::key(7, random::nameHash("n"));
+  const uint64_t hKey = random::key(7, random::nameHash("h"));
+  std::vector<float> wantN(kRows * kCols);
+  std::vector<uint16_t> wantH(kRows * kCols);
+  for (int64_t k = 0; k < kRows * kCols; ++k) {
+    wantN[k] = static_cast<float>(0.02 * random::normal(nKey, k));
+    float f =
+        static_cast<float>(0.1 * (2.0 * random::uniform53(hKey, k) - 1.0));
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    wantH[k] =
+        static_cast<uint16_t>((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16);
+  }
+  for (int threads : {1, 2, 3}) {
+    absl::StatusOr<StepProgram> program = parseStepProgramJson(kLarge);
+    ASSERT_TRUE(program.ok()) << program.status();
+    ExecutorOptions options;
+    options.threads = threads;
+    absl::StatusOr<std::unique_ptr<Executor>> ex =
+        Executor::create(std::move(*program), nullptr, options);
+    ASSERT_TRUE(ex.ok()) << ex.status();
+    ASSERT_TRUE((*ex)->initializeParameters().ok());
+    EXPECT_TRUE(floats(**ex, 0) == wantN) << threads << " threads";
+    EXPECT_TRUE(elements<uint16_t>(**ex, 1) == wantH) << threads << " threads";
+  }
+}
+
 TEST(ExecutorTest, SetArgumentsChecksDtypeAndShape) {
   std::unique_ptr<Executor> ex = makeExecutor(1);
   ASSERT_TRUE(ex);
