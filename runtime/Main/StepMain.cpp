@@ -44,6 +44,7 @@
 #include "runtime/Support/Status.h"
 #include "runtime/Train/Checkpoint.h"
 #include "runtime/Train/DataParallel.h"
+#include "runtime/Train/Interrupts.h"
 #include "runtime/Train/Trainer.h"
 
 #include "absl/strings/numbers.h"
@@ -564,6 +565,9 @@ int checkQueues() {
 }
 
 int main(int argc, char **argv) {
+  // Before any thread starts, so that none of them ever runs a signal
+  // handler (runtime/Train/Interrupts.h).
+  train::interrupts::install();
   Flags flags = parseFlags(argc, argv);
   if (flags.checkQueue)
     return checkQueues();

@@ -13,6 +13,7 @@
 #include "runtime/Formats/SafeTensors.h"
 #include "runtime/Support/Status.h"
 #include "runtime/Train/Checkpoint.h"
+#include "runtime/Train/Interrupts.h"
 #include "runtime/Train/Progress.h"
 
 #include "absl/strings/str_cat.h"
@@ -22,7 +23,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstring>
 #include <map>
 #include <unistd.h>
@@ -38,20 +38,6 @@ using sabi::DType;
 using sabi::ResultKind;
 
 namespace sinter::train::detail {
-
-namespace {
-
-volatile std::sig_atomic_t interrupted = 0;
-
-extern "C" void onInterrupt(int) {
-  // A second Ctrl-C while the checkpoint is written falls through to the
-  // default action.
-  if (interrupted)
-    std::_Exit(130);
-  interrupted = 1;
-}
-
-} // namespace
 
 double now() {
   return std::chrono::duration<double>(
@@ -227,14 +213,14 @@ Run::averageMetrics(std::vector<std::pair<std::string, double>> &m, bool *stop,
                     std::string_view what) {
   if (!dp->distributed()) {
     if (stop)
-      *stop = interrupted;
+      *stop = interrupts::requested();
     return absl::OkStatus();
   }
   std::vector<double> values;
   for (const auto &[name, value] : m)
     values.push_back(value);
   if (stop)
-    values.push_back(interrupted ? 1.0 : 0.0);
+    values.push_back(interrupts::requested() ? 1.0 : 0.0);
   SINTER_RETURN_IF_ERROR(dp->averageOverRanks(values, what));
   for (size_t k = 0; k < m.size(); ++k)
     m[k].second = values[k];
@@ -713,8 +699,7 @@ absl::Status Run::run() {
                      : ""),
       /*important=*/false);
 
-  std::signal(SIGINT, onInterrupt);
-  std::signal(SIGTERM, onInterrupt);
+  interrupts::deferToStepBoundary();
   double began = now();
   double smoothedRate = 0;
   int64_t step = startStep;

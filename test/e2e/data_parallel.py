@@ -472,6 +472,42 @@ def cmd_sum(a):
           f"norm on {w} ranks")
 
 
+def check_no_thread_handles_interrupts(binary, proc):
+    """No thread of a rank runs a handler for SIGINT or SIGTERM: they are
+    blocked in every thread but the one that waits for them (a handler on
+    the compute thread corrupted the heap; runtime/Train/Interrupts.h)."""
+    both = (1 << (signal.SIGINT - 1)) | (1 << (signal.SIGTERM - 1))
+    ranks = []
+    for line in subprocess.run(["ps", "-eo", "pid,args"],
+                               stdout=subprocess.PIPE,
+                               text=True).stdout.splitlines():
+        parts = line.split(None, 1)
+        if len(parts) == 2 and parts[1].startswith(binary):
+            ranks.append(parts[0])
+    if not ranks:
+        proc.kill()
+        fail("no rank process to inspect")
+    for pid in ranks:
+        tasks = os.path.join("/proc", pid, "task")
+        unblocked = []
+        for tid in os.listdir(tasks):
+            try:
+                with open(os.path.join(tasks, tid, "status")) as f:
+                    fields = dict(l.split(":", 1) for l in f if ":" in l)
+            except FileNotFoundError:  # a thread that just ended
+                continue
+            if int(fields["SigCgt"], 16) & both:
+                proc.kill()
+                fail(f"rank process {pid}: thread {tid} has a handler for "
+                     f"SIGINT or SIGTERM")
+            if int(fields["SigBlk"], 16) & both != both:
+                unblocked.append(tid)
+        if len(unblocked) > 1:
+            proc.kill()
+            fail(f"rank process {pid}: threads {unblocked} take SIGINT or "
+                 f"SIGTERM (one thread should)")
+
+
 def cmd_faults(a):
     w, b = a.world, a.batch_size
     binary = compile_model(a, f"train{b}", b)
@@ -537,6 +573,7 @@ def cmd_faults(a):
         # lit runs tests with SIGINT ignored, which the launcher keeps.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     wait_for_steps(log, 3, proc)
+    check_no_thread_handles_interrupts(binary, proc)
     proc.send_signal(signal.SIGINT)
     try:
         out, err = proc.communicate(timeout=60)
