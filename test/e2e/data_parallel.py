@@ -472,23 +472,29 @@ def cmd_sum(a):
           f"norm on {w} ranks")
 
 
-def check_no_thread_handles_interrupts(binary, proc):
-    """No thread of a rank runs a handler for SIGINT or SIGTERM: they are
-    blocked in every thread but the one that waits for them (a handler on
-    the compute thread corrupted the heap; runtime/Train/Interrupts.h)."""
-    both = (1 << (signal.SIGINT - 1)) | (1 << (signal.SIGTERM - 1))
-    ranks = []
+def rank_pids(binary):
+    """The running processes of `binary` (the ranks), in ps's order."""
+    pids = []
     for line in subprocess.run(["ps", "-eo", "pid,args"],
                                stdout=subprocess.PIPE,
                                text=True).stdout.splitlines():
         parts = line.split(None, 1)
         if len(parts) == 2 and parts[1].startswith(binary):
-            ranks.append(parts[0])
+            pids.append(int(parts[0]))
+    return pids
+
+
+def check_no_thread_handles_interrupts(binary, proc):
+    """No thread of a rank runs a handler for SIGINT or SIGTERM: they are
+    blocked in every thread but the one that waits for them (a handler on
+    the compute thread corrupted the heap; runtime/Train/Interrupts.h)."""
+    both = (1 << (signal.SIGINT - 1)) | (1 << (signal.SIGTERM - 1))
+    ranks = rank_pids(binary)
     if not ranks:
         proc.kill()
         fail("no rank process to inspect")
     for pid in ranks:
-        tasks = os.path.join("/proc", pid, "task")
+        tasks = os.path.join("/proc", str(pid), "task")
         unblocked = []
         for tid in os.listdir(tasks):
             try:
@@ -527,13 +533,8 @@ def cmd_faults(a):
         start_new_session=True)
     wait_for_steps(log, 3, proc)
     time.sleep(a.kill_after)
-    victim = None
-    for line in subprocess.run(["ps", "-eo", "pid,ppid,args"],
-                               stdout=subprocess.PIPE,
-                               text=True).stdout.splitlines():
-        parts = line.split(None, 2)
-        if len(parts) == 3 and parts[2].startswith(binary):
-            victim = int(parts[0])  # the last rank listed: not rank 0
+    ranks = rank_pids(binary)
+    victim = ranks[-1] if ranks else None  # the last listed: not rank 0
     if victim is None:
         proc.kill()
         fail("no rank process to kill")
