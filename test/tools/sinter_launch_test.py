@@ -106,10 +106,19 @@ def run(out, flags, specs, env=None):
     return code, so, se, time.monotonic() - began
 
 
+def written(path):
+    # A worker's open() creates the file empty and its write follows: a
+    # file that merely exists may still lose its line to a SIGKILL.
+    try:
+        return os.path.getsize(path) > 0
+    except OSError:
+        return False
+
+
 def waitFor(paths, seconds=10):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if all(os.path.exists(p) for p in paths):
+        if all(written(p) for p in paths):
             return True
         time.sleep(0.01)
     return False
