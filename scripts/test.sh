@@ -14,4 +14,7 @@ if [ "$free_kib" -lt $((6 * 1024 * 1024)) ]; then
   echo "test.sh: warning: $((free_kib / 1024)) MiB free under $build;" \
     "the suite needs about 4 GiB" >&2
 fi
+# Side by side, OpenMP teams outnumber the cores; spinning waits then stall
+# (test/lit.cfg.py says more).
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 ctest --output-on-failure -j"$(nproc)"

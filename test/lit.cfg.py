@@ -14,6 +14,14 @@ config.test_exec_root = os.path.join(config.sinter_obj_root, "test")
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+# Tests run side by side (lit -j, ctest -j), each training binary with an
+# OpenMP team as wide as the host: more threads than cores. libgomp's
+# default wait spins at every barrier, so a team whose partner thread is
+# descheduled burns its slice spinning; two 2-thread char-GPT runs on 2
+# cores took 1.5-3.3 x longer each that way than with passive waits
+# (docs/Testing.md). Numbers do not depend on it.
+config.environment["OMP_WAIT_POLICY"] = os.environ.get("OMP_WAIT_POLICY",
+                                                       "PASSIVE")
 
 tools = [
     ToolSubst("sinter-opt", unresolved="fatal"),
