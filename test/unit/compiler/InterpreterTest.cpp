@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -297,6 +298,97 @@ TEST(Interpreter, MatmulTransposesAndBatches) {
   expectValues(out[1], {2, 2}, {17, 23, 39, 53}); // a b^T
   expectValues(out[2], {2, 2}, {26, 30, 38, 44}); // a^T b
   expectValues(out[3], {2, 1, 2}, {5, 6, 7, 8});  // rows of b
+}
+
+// The matmul is written for speed (OpKernels.cpp: a row of sums at a time
+// over op(B)'s rows, a transposed B copied row-major first, A's zeros
+// skipped); each element must still be what the plain definition gives: the
+// sum over k in order, in doubles, of the products whose A factor is not a
+// float 0, rounded once. Written out here as that triple loop and held to it
+// bit for bit: several row, inner and column counts, zeros in A (a whole
+// row, a run of rows at one k, scattered ones) with an inf of B behind a
+// zero row (0 * inf left out, not NaN), transposes, a broadcast batch, f32
+// and f64 results, and integers (which leave nothing out).
+TEST(Interpreter, MatmulIsTheTripleLoopBitForBit) {
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  auto fill = [&](Tensor &t, bool zeros) {
+    for (int64_t k = 0; k < t.numElements(); ++k) {
+      uint64_t r = next();
+      if (!t.isFloat())
+        t.i[k] = static_cast<int64_t>(r % 19) - 9;
+      else if (zeros && r % 3 == 0)
+        t.f[k] = 0.0;
+      else // 53 random bits in [-1, 1), rounded to the tensor's kind
+        t.f[k] = interp::roundTo(t.kind,
+                                 static_cast<double>(r >> 11) * 0x1p-52 - 1.0);
+    }
+  };
+  int cases = 0;
+  for (ElementKind kind :
+       {ElementKind::F64, ElementKind::F32, ElementKind::I64})
+    for (int64_t m : {1, 3, 4, 9})
+      for (int64_t kDim : {1, 6, 33})
+        for (int64_t n : {1, 7, 20})
+          for (int ta = 0; ta < 2; ++ta)
+            for (int tb = 0; tb < 2; ++tb) {
+              // a: [2, 1, op(A)], b: [3, op(B)], out: [2, 3, m, n].
+              Tensor a(kind, {2, 1, ta ? kDim : m, ta ? m : kDim});
+              Tensor b(kind, {3, tb ? n : kDim, tb ? kDim : n});
+              Tensor out(kind, {2, 3, m, n});
+              fill(a, true);
+              fill(b, false);
+              auto aAt = [&](int64_t p, int64_t i, int64_t k) {
+                return a.get(p * m * kDim + (ta ? k * m + i : i * kDim + k));
+              };
+              auto bAt = [&](int64_t p, int64_t k, int64_t j) {
+                return p * kDim * n + (tb ? j * kDim + k : k * n + j);
+              };
+              if (a.isFloat()) {
+                // Row 0 of the first matrix all 0, and an inf of B at
+                // k = 0 under it; rows 4..7 (one block) 0 at k = 1.
+                for (int64_t k = 0; k < kDim; ++k)
+                  a.f[ta ? k * m : k] = 0.0;
+                for (int64_t i = 4; i < std::min<int64_t>(m, 8); ++i)
+                  if (kDim > 1)
+                    a.f[ta ? m + i : i * kDim + 1] = 0.0;
+                b.f[bAt(0, 0, n - 1)] = std::numeric_limits<double>::infinity();
+              }
+              interp::matmulInto(a, b, ta, tb, out);
+              for (int64_t p = 0; p < 2; ++p)
+                for (int64_t q = 0; q < 3; ++q)
+                  for (int64_t i = 0; i < m; ++i)
+                    for (int64_t j = 0; j < n; ++j) {
+                      double sum = 0.0;
+                      for (int64_t k = 0; k < kDim; ++k) {
+                        double av = aAt(p, i, k);
+                        if (a.isFloat() && av == 0.0)
+                          continue;
+                        sum += av * b.get(bAt(q, k, j));
+                      }
+                      int64_t o = ((p * 3 + q) * m + i) * n + j;
+                      SCOPED_TRACE(testing::Message()
+                                   << interp::kindName(kind) << " m=" << m
+                                   << " k=" << kDim << " n=" << n << " ta="
+                                   << ta << " tb=" << tb << " element " << o);
+                      if (!out.isFloat()) {
+                        ASSERT_EQ(out.i[o], static_cast<int64_t>(sum));
+                        continue;
+                      }
+                      double want = interp::roundTo(kind, sum);
+                      if (std::isnan(want))
+                        ASSERT_TRUE(std::isnan(out.f[o]));
+                      else
+                        ASSERT_EQ(out.f[o], want);
+                    }
+              ++cases;
+            }
+  EXPECT_EQ(cases, 3 * 4 * 3 * 3 * 4);
 }
 
 //===----------------------------------------------------------------------===//
