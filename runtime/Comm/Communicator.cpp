@@ -815,9 +815,9 @@ connect(const DistEnv &env, const CommOptions &options) {
   }
 
   SINTER_ASSIGN_OR_RETURN(std::unique_ptr<JobStore> store,
-                          openJobStore(env, options.timeout));
-  SINTER_RETURN_IF_ERROR(
-      exchangeJoins(*store, env, options.fingerprint, options.timeout));
+                          openJobStore(env, options.timeout, options.notice));
+  SINTER_RETURN_IF_ERROR(exchangeJoins(*store, env, options.fingerprint,
+                                       options.timeout, options.notice));
 
   auto context =
       std::make_shared<gloo::rendezvous::Context>(env.rank, env.worldSize);

@@ -48,11 +48,22 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 
 namespace sinter::comm {
+
+/// One line at a time about a rendezvous that waits long: first after
+/// `after`, then every `every`. It says what it waits for, where, and when
+/// it gives up ("rank 0: waited 10 s for rank 1 to join (...); gives up at
+/// 300 s"). With no `tell` the wait is silent until it ends.
+struct WaitNotice {
+  std::function<void(const std::string &)> tell;
+  std::chrono::milliseconds after{std::chrono::seconds(10)};
+  std::chrono::milliseconds every{std::chrono::seconds(60)};
+};
 
 struct CommOptions {
   /// Bounds every collective and the rendezvous.
@@ -70,6 +81,9 @@ struct CommOptions {
   /// take 8.5-10 ms on 2 Zen 4 vCPUs, against 15-16 ms with 21 MiB pieces
   /// and ~36 ms over TCP). 0 (or DistEnv::sharedMemory false): TCP only.
   size_t sharedMemoryPieceBytes = size_t(1) << 20;
+  /// What the rendezvous says while it waits long for the store or for
+  /// ranks to join.
+  WaitNotice notice;
 };
 
 class Communicator {

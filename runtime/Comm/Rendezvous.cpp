@@ -3,7 +3,10 @@
 // The join protocol of Rendezvous.h. Waiting is a poll of check() every few
 // milliseconds rather than one blocking wait, so that a timeout can name
 // the ranks that never came and a mismatched world size fails as soon as
-// its join key is there.
+// its join key is there, and so that a long wait is not a silent one: the
+// timeout is the collectives' (5 minutes by default), and a rank started
+// alone, or pointed at the wrong MASTER_ADDR, says what it waits for
+// (WaitNotice, Communicator.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +41,35 @@ class CheckableFileStore : public gloo::rendezvous::FileStore {
 public:
   using FileStore::FileStore;
   bool has(const std::vector<std::string> &keys) { return check(keys); }
+};
+
+/// Tells `notice` about a wait that started at construction once it has
+/// lasted notice.after, then every notice.every; the line is only built
+/// when one is due.
+class WaitNotices {
+public:
+  explicit WaitNotices(const WaitNotice &notice)
+      : notice(notice), start(Clock::now()), due(start + notice.after) {}
+
+  /// `line(waited)` says what is still awaited, `waited` long so far (in
+  /// whole seconds from a second on).
+  template <typename LineFn> void poll(LineFn &&line) {
+    if (!notice.tell)
+      return;
+    auto now = Clock::now();
+    if (now < due)
+      return;
+    due = now + notice.every;
+    auto waited =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - start);
+    if (waited >= std::chrono::seconds(1))
+      waited = std::chrono::duration_cast<std::chrono::seconds>(waited);
+    notice.tell(line(waited));
+  }
+
+private:
+  const WaitNotice &notice;
+  Clock::time_point start, due;
 };
 
 absl::Status rendezvousError(std::string message) {
@@ -91,8 +123,10 @@ std::string checkedKey(int rank) { return absl::StrCat("checked/", rank); }
 /// Waits for every join key, failing early on a world size other than ours.
 absl::Status collectJoins(JobStore &store, const DistEnv &env,
                           std::vector<std::optional<Join>> &joins,
-                          std::chrono::milliseconds timeout) {
+                          std::chrono::milliseconds timeout,
+                          const WaitNotice &notice) {
   const auto deadline = Clock::now() + timeout;
+  WaitNotices notices(notice);
   for (;;) {
     std::vector<int> missing;
     for (int r = 0; r < env.worldSize; ++r) {
@@ -121,6 +155,12 @@ absl::Status collectJoins(JobStore &store, const DistEnv &env,
           absl::StrCat("rendezvous timed out after ", formatSeconds(timeout),
                        ": ", rankList(missing), " never joined (",
                        store.where(), ", run '", env.storePrefix(), "')"));
+    notices.poll([&](std::chrono::milliseconds waited) {
+      return absl::StrCat("rank ", env.rank, ": waited ", formatSeconds(waited),
+                          " for ", rankList(missing), " to join (",
+                          store.where(), ", run '", env.storePrefix(),
+                          "'); gives up at ", formatSeconds(timeout));
+    });
     std::this_thread::sleep_for(kPollInterval);
   }
 }
@@ -197,7 +237,8 @@ std::unique_ptr<JobStore> JobStore::sub(const std::string &sub) const {
 //===- Opening and joining ------------------------------------------------===//
 
 absl::StatusOr<std::unique_ptr<JobStore>>
-openJobStore(const DistEnv &env, std::chrono::milliseconds timeout) {
+openJobStore(const DistEnv &env, std::chrono::milliseconds timeout,
+             const WaitNotice &notice) {
   if (!env.storeDir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(env.storeDir, ec);
@@ -220,8 +261,16 @@ openJobStore(const DistEnv &env, std::chrono::milliseconds timeout) {
   }
   const std::string where =
       absl::StrCat("the TCP store at ", env.masterAddr, ":", env.masterPort);
-  absl::StatusOr<std::unique_ptr<TcpStore>> tcp =
-      TcpStore::open(env.masterAddr, env.masterPort, env.rank == 0, timeout);
+  WaitNotices notices(notice);
+  auto retrying = [&](const std::string &why) {
+    notices.poll([&](std::chrono::milliseconds waited) {
+      return absl::StrCat("rank ", env.rank, ": waited ", formatSeconds(waited),
+                          " for ", where, " (rank 0 serves it): ", why,
+                          "; gives up at ", formatSeconds(timeout));
+    });
+  };
+  absl::StatusOr<std::unique_ptr<TcpStore>> tcp = TcpStore::open(
+      env.masterAddr, env.masterPort, env.rank == 0, timeout, retrying);
   if (!tcp.ok()) {
     if (env.rank == 0)
       return makeError(
@@ -242,7 +291,8 @@ openJobStore(const DistEnv &env, std::chrono::milliseconds timeout) {
 
 absl::Status exchangeJoins(JobStore &store, const DistEnv &env,
                            const std::string &fingerprint,
-                           std::chrono::milliseconds timeout) {
+                           std::chrono::milliseconds timeout,
+                           const WaitNotice &notice) {
   Join self;
   self.worldSize = env.worldSize;
   char host[256] = {};
@@ -272,7 +322,7 @@ absl::Status exchangeJoins(JobStore &store, const DistEnv &env,
   joins[env.rank] = self;
   absl::Status status;
   try {
-    status = collectJoins(store, env, joins, timeout);
+    status = collectJoins(store, env, joins, timeout, notice);
     if (status.ok())
       status = judgeJoins(store, env, self, joins);
     store.set(checkedKey(env.rank), {'1'});

@@ -19,6 +19,7 @@
 #ifndef SINTER_RUNTIME_COMM_RENDEZVOUS_H
 #define SINTER_RUNTIME_COMM_RENDEZVOUS_H
 
+#include "runtime/Comm/Communicator.h"
 #include "runtime/Comm/DistEnv.h"
 
 #include "absl/status/status.h"
@@ -63,15 +64,19 @@ private:
 };
 
 /// The store env names (TCP, or files when storeDir is set), opened: rank 0
-/// serves the TCP one, the others connect within the timeout.
+/// serves the TCP one, the others connect within the timeout, telling
+/// `notice` when the store has been out of reach for a while.
 absl::StatusOr<std::unique_ptr<JobStore>>
-openJobStore(const DistEnv &env, std::chrono::milliseconds timeout);
+openJobStore(const DistEnv &env, std::chrono::milliseconds timeout,
+             const WaitNotice &notice = {});
 
 /// Publishes this rank's join key and checks everyone's, as the file comment
-/// says. Errors are FailedPrecondition, one line naming ranks.
+/// says, telling `notice` which ranks it still waits for when the
+/// wait is long. Errors are FailedPrecondition, one line naming ranks.
 absl::Status exchangeJoins(JobStore &store, const DistEnv &env,
                            const std::string &fingerprint,
-                           std::chrono::milliseconds timeout);
+                           std::chrono::milliseconds timeout,
+                           const WaitNotice &notice = {});
 
 /// "30 s", "1.5 s".
 std::string formatSeconds(std::chrono::milliseconds duration);

@@ -157,7 +157,8 @@ int listenOn(int port, int &boundPort) {
 
 /// A connection to host:port, retried until the deadline.
 int connectTo(const std::string &host, int port,
-              std::chrono::milliseconds timeout) {
+              std::chrono::milliseconds timeout,
+              const TcpStore::RetryFn &retrying) {
   const std::string where = absl::StrCat(host, ":", port);
   const auto deadline = Clock::now() + timeout;
   std::string lastError = "no address";
@@ -188,6 +189,8 @@ int connectTo(const std::string &host, int port,
     if (Clock::now() >= deadline)
       fail(absl::StrCat("TcpStore: cannot reach the store at ", where,
                         " within ", timeout.count(), " ms: ", lastError));
+    if (retrying)
+      retrying(lastError);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
@@ -195,7 +198,7 @@ int connectTo(const std::string &host, int port,
 } // namespace
 
 TcpStore::TcpStore(const std::string &host, int port, bool isServer,
-                   std::chrono::milliseconds timeout)
+                   std::chrono::milliseconds timeout, const RetryFn &retrying)
     : isServer_(isServer), host_(host), port_(port), timeout_(timeout) {
   if (isServer_) {
     socket_ = listenOn(port, port_);
@@ -206,7 +209,7 @@ TcpStore::TcpStore(const std::string &host, int port, bool isServer,
     server_ = std::thread([this] { serve(); });
     return;
   }
-  socket_ = connectTo(host, port, timeout);
+  socket_ = connectTo(host, port, timeout, retrying);
   setNoDelay(socket_);
   // A stalled server must not hang a client forever.
   timeval tv{};
@@ -232,9 +235,9 @@ TcpStore::~TcpStore() {
 
 absl::StatusOr<std::unique_ptr<TcpStore>>
 TcpStore::open(const std::string &host, int port, bool isServer,
-               std::chrono::milliseconds timeout) {
+               std::chrono::milliseconds timeout, const RetryFn &retrying) {
   try {
-    return std::make_unique<TcpStore>(host, port, isServer, timeout);
+    return std::make_unique<TcpStore>(host, port, isServer, timeout, retrying);
   } catch (const std::exception &e) {
     return makeError(SINTER_HERE, absl::StatusCode::kUnavailable, e.what());
   }

@@ -32,6 +32,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -43,19 +44,23 @@ namespace sinter::comm {
 
 class TcpStore : public gloo::rendezvous::Store {
 public:
+  /// Called by a client between attempts to reach the server, with why the
+  /// last one failed ("Connection refused", "Name or service not known").
+  using RetryFn = std::function<void(const std::string &why)>;
+
   /// The server (isServer) binds `port` on every interface and serves until
-  /// destroyed; a client connects to host:port, retrying until `timeout`.
-  /// `timeout` is also the default for wait() and get(). Throws
-  /// std::runtime_error when the port cannot be bound or the server not
-  /// reached in time.
+  /// destroyed; a client connects to host:port, retrying until `timeout`
+  /// (calling `retrying`, if given, after each failed attempt). `timeout` is
+  /// also the default for wait() and get(). Throws std::runtime_error when
+  /// the port cannot be bound or the server not reached in time.
   TcpStore(const std::string &host, int port, bool isServer,
-           std::chrono::milliseconds timeout);
+           std::chrono::milliseconds timeout, const RetryFn &retrying = {});
   ~TcpStore() override;
 
   /// The constructor's errors as a Status: Unavailable, one line.
   static absl::StatusOr<std::unique_ptr<TcpStore>>
   open(const std::string &host, int port, bool isServer,
-       std::chrono::milliseconds timeout);
+       std::chrono::milliseconds timeout, const RetryFn &retrying = {});
 
   void set(const std::string &key, const std::vector<char> &data) override;
   /// Waits (up to the store's timeout) for the key, then returns its value.

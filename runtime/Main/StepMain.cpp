@@ -619,6 +619,13 @@ int main(int argc, char **argv) {
   dpOptions.timeout = std::chrono::seconds(flags.collectiveTimeoutSeconds);
   dpOptions.fingerprint = options.program;
   dpOptions.skipAllReduce = flags.skipAllReduce;
+  // On every rank and even with --quiet: a rank started alone, or pointed
+  // at the wrong MASTER_ADDR, would otherwise sit silent for the whole
+  // timeout.
+  dpOptions.notice = [](const std::string &line) {
+    std::fprintf(stderr, "note: %s (--collective-timeout)\n", line.c_str());
+    std::fflush(stderr);
+  };
   absl::StatusOr<std::unique_ptr<train::DataParallel>> dp =
       train::DataParallel::create(dist, dpOptions);
   if (!dp.ok())

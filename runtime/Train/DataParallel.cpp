@@ -49,6 +49,7 @@ DataParallel::create(const comm::DistEnv &env,
   co.timeout = options.timeout;
   co.fingerprint = options.fingerprint;
   co.hostname = comm::listenHostname(env);
+  co.notice.tell = options.notice;
   SINTER_ASSIGN_OR_RETURN(dp->comm, comm::connect(env, co));
   dp->queue = std::make_unique<comm::CommQueue>(*dp->comm);
   return dp;

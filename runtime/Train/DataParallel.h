@@ -43,6 +43,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -65,6 +66,8 @@ struct DataParallelOptions {
   /// run times the steps with and without communication side by side.
   enum class Skip { never, always, evenSteps };
   Skip skipAllReduce = Skip::never;
+  /// Where the rendezvous says that it is still waiting (CommOptions::notice).
+  std::function<void(const std::string &)> notice;
 };
 
 class DataParallel : public exec::CollectiveRunner {

@@ -23,7 +23,8 @@ non-zero with a message when something is wrong:
   faults       a rank SIGKILLed mid-run: every other rank exits non-zero
                within the timeout, naming the collective, the step and the
                peer, and the launcher names the rank; a rank that never
-               starts: a rendezvous error naming it; --debug-fault=same-data
+               starts: a note at 10 s saying what rank 0 waits for, then a
+               rendezvous error naming it; --debug-fault=same-data
                and drift@N are caught and a healthy run prints no error;
                two different binaries are refused at the start.
   resume       W ranks, 2K steps in one run against K steps, a stop and a
@@ -592,18 +593,29 @@ def cmd_faults(a):
     print(f"ok: Ctrl-C stops every rank after step {step}, saves once, "
           f"exits 130")
 
-    # A rank that never starts: rank 0 alone with WORLD_SIZE=2.
+    # A rank that never starts: rank 0 alone with WORLD_SIZE=2. The timeout
+    # is past the 10 s after which a waiting rank says what it waits for
+    # (--quiet does not silence that), so the wait is not a silent one.
     env = dict(os.environ, RANK="0", WORLD_SIZE="2", LOCAL_RANK="0",
                LOCAL_WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
                MASTER_PORT=str(free_port()), SINTER_RUN_ID="never")
     t0 = time.time()
-    p = run([binary, "--steps=2", "--collective-timeout=3"] + common,
+    p = run([binary, "--steps=2", "--collective-timeout=11"] + common,
             "a rank that never starts", expect=None, env=env, timeout=60)
     if p.returncode == 0 or "never joined" not in p.stderr or \
             "rank 1" not in p.stderr:
         fail(f"missing rank: exit {p.returncode}:\n{p.stderr}")
+    notice = re.search(r"^note: rank 0: waited 1\d s for rank 1 to join "
+                       r"\(the TCP store at 127\.0\.0\.1:\d+, run 'never'\); "
+                       r"gives up at 11 s \(--collective-timeout\)$",
+                       p.stderr, re.M)
+    if not notice:
+        fail(f"missing rank: no note while waiting:\n{p.stderr}")
+    error = next((line for line in p.stderr.splitlines()
+                  if line.startswith("error:")), p.stderr.strip())
     print(f"ok: a rank that never starts is named after "
-          f"{time.time() - t0:.1f} s: {p.stderr.strip()[:200]}")
+          f"{time.time() - t0:.1f} s: {error[:200]}")
+    print(f"ok: the wait said so first: {notice.group(0)}")
 
     # Every rank reading the same rows.
     p = launch(a, w, [binary, "--steps=2", "--debug-fault=same-data"] +

@@ -464,6 +464,63 @@ TEST(CommRendezvous, RankZeroThatNeverStartsIsNamed) {
               HasSubstr("rendezvous timed out after 1 s: rank 0 never joined"));
 }
 
+/// Connects as rank r of `world` with notices due after 200 ms and every
+/// 300 ms; reports "N notices: line | line ... => outcome".
+std::string connectTelling(int r, int world, int port,
+                           std::chrono::milliseconds timeout,
+                           std::chrono::milliseconds after = 200ms) {
+  CommOptions options = shortOptions(timeout);
+  std::vector<std::string> told;
+  options.notice.tell = [&](const std::string &line) { told.push_back(line); };
+  options.notice.after = after;
+  options.notice.every = 300ms;
+  absl::StatusOr<std::unique_ptr<Communicator>> comm =
+      connect(tcpEnv(r, world, port), options);
+  std::string report = std::to_string(told.size()) + " notices:";
+  for (const std::string &line : told)
+    report += " " + line + " |";
+  return report + " => " +
+         (comm.ok() ? std::string("connected") : statusText(comm.status()));
+}
+
+// A long rendezvous says what it waits for (CommOptions::notice), instead of
+// sitting silent for the whole timeout: here after 200 ms and every 300 ms
+// of a 1 s one, so 3 notices (2 to 4 on a busy host). Rank 0 alone names
+// the ranks that have not joined; rank 1 alone, the store it cannot reach
+// and why.
+TEST(CommRendezvous, LongWaitsSayWhatTheyWaitFor) {
+  const int port = freePort();
+  std::vector<RankOutcome> alone =
+      runRanks({0}, [&](int r) { return connectTelling(r, 3, port, 1s); });
+  const std::string &zero = alone[0].report;
+  EXPECT_THAT(zero, ::testing::ContainsRegex("^[234] notices: rank 0: waited "
+                                             "0\\.[0-9]+ s for ranks 1, 2 to "
+                                             "join \\(the TCP store at "
+                                             "127\\.0\\.0\\.1:"));
+  EXPECT_THAT(zero, HasSubstr("); gives up at 1 s |"));
+  EXPECT_THAT(zero, HasSubstr("=> rendezvous timed out after 1 s: ranks 1, 2 "
+                              "never joined"));
+
+  std::vector<RankOutcome> noStore = runRanks(
+      {1}, [&](int r) { return connectTelling(r, 2, freePort(), 1s); });
+  EXPECT_THAT(noStore[0].report,
+              ::testing::ContainsRegex(
+                  "^[234] notices: rank 1: waited 0\\.[0-9]+ s for the TCP "
+                  "store at 127\\.0\\.0\\.1:[0-9]+ \\(rank 0 serves "
+                  "it\\): Connection refused; gives up at 1 s \\|"));
+  EXPECT_THAT(noStore[0].report, HasSubstr("rank 0 never joined"));
+}
+
+// Ranks that all come within `after` say nothing.
+TEST(CommRendezvous, PromptJobsSayNothing) {
+  const int port = freePort();
+  std::vector<RankOutcome> outcomes = runRanks({0, 1}, [&](int r) {
+    return connectTelling(r, 2, port, 5s, /*after=*/2s);
+  });
+  for (int r = 0; r < 2; ++r)
+    EXPECT_EQ(outcomes[r].report, "0 notices: => connected") << "rank " << r;
+}
+
 //===- Faults -------------------------------------------------------------===//
 
 /// Runs all-reduces until one fails; rank `victim` SIGKILLs itself 200 ms
