@@ -13,7 +13,8 @@ does; files it writes go to OUTDIR, named after RANK:
                  a restart: env
   kill:SIG:SECS  sleeps SECS, kills itself with signal SIG (e.g. SIGKILL)
   late:C:SECS    like exit, but SIGTERM does not cut the sleep short (a rank
-                 whose own failure is noticed after another rank's)
+                 whose own failure is noticed after another rank's); writes
+                 ready-RANK once it ignores SIGTERM
   sleep:C        writes ready-RANK and sleeps (30 s at most); on SIGINT or
                  SIGTERM prints "rank RANK got SIG", keeps counting signals
                  for 0.25 s (a doubly delivered one lands in that window),
@@ -21,6 +22,12 @@ does; files it writes go to OUTDIR, named after RANK:
   stubborn       like sleep, but after a signal sleeps on (30 s at most)
 Every signal received is appended to signals-RANK, one name a line; a rank
 whose sleep runs out writes timeout-RANK.
+
+The timed failures (exit, first, kill, late) start their SECS only once
+every rank that handles signals (sleep, stubborn, late) has said it is
+ready (10 s at most): a SIGTERM the launcher sends to a rank still starting
+up would end it by the default action, uncounted, and fail the test for
+the host's slowness instead of the launcher's behaviour.
 """
 
 import json
@@ -43,6 +50,25 @@ def path(name):
 def action():
     specs = dict(s.split("=", 1) for s in sys.argv[2:])
     return specs.get(RANK, specs.get("*", "env")).split(":")
+
+
+def awaitCatchers():
+    specs = dict(s.split("=", 1) for s in sys.argv[2:])
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    others = [str(r) for r in range(world) if str(r) != RANK]
+    catchers = [r for r in others
+                if specs.get(r, specs.get("*", "env")).split(":")[0]
+                in ("sleep", "stubborn", "late")]
+    deadline = time.monotonic() + 10
+    for r in catchers:
+        ready = os.path.join(OUT, f"ready-{r}")
+        while time.monotonic() < deadline:
+            try:
+                if os.path.getsize(ready) > 0:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.01)
 
 
 def env():
@@ -119,15 +145,20 @@ elif a[0] == "output":
     output()
 elif a[0] == "exit" or (a[0] == "first" and
                        os.environ.get("TORCHELASTIC_RESTART_COUNT") == "0"):
+    awaitCatchers()
     time.sleep(float(a[2]))
     sys.exit(int(a[1]))
 elif a[0] == "first":
     env()
 elif a[0] == "late":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    with open(path("ready"), "w") as f:
+        f.write(str(os.getpid()))
+    awaitCatchers()
     time.sleep(float(a[2]))
     sys.exit(int(a[1]))
 elif a[0] == "kill":
+    awaitCatchers()
     time.sleep(float(a[2]))
     os.kill(os.getpid(), signal.Signals[a[1]])
 elif a[0] in ("sleep", "stubborn"):
