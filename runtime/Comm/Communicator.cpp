@@ -360,7 +360,10 @@ private:
           continue;
         pair->recv(probe_.get(), gloo::Slot::build(kProbePrefix, 0), 0, 1);
       } catch (const std::exception &e) {
-        absl::Status status = classify(what, e.what());
+        // The pair is rank r's whatever its message names: Gloo names the
+        // socket's far end, which for a connection r opened is not r's
+        // listening address.
+        absl::Status status = classify(what, e.what(), r);
         if (causedByPeer(status))
           return status;
       }

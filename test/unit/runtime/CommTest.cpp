@@ -646,6 +646,50 @@ TEST(CommFaults, StalledPeerTimesOut) {
   EXPECT_THAT(outcomes[1].report, Not(HasSubstr("OK")));
 }
 
+// A peer that dies while this rank waits on others is still named, whichever
+// of the two opened their connection: Gloo names the far end of the socket,
+// which for a connection the peer opened is no address the store holds, so
+// the name comes from the pair that failed. Four ranks on TCP: the victim
+// dies after a barrier, its ring neighbours stay alive outside the all-reduce,
+// and the observer (the rank opposite the victim, so never its neighbour in
+// the ring) times out waiting for them and then finds the death.
+TEST(CommFaults, APeerThatDiedMeanwhileIsNamedAfterATimeout) {
+  for (const auto &[victim, observer] : {std::pair{2, 0}, std::pair{1, 3}}) {
+    const int port = freePort();
+    std::vector<RankOutcome> outcomes = runRanks(allRanks(4), [&](int r) {
+      absl::StatusOr<std::unique_ptr<Communicator>> comm =
+          connect(tcpEnv(r, 4, port), transportOptions(Transport::tcp, 1s));
+      if (!comm.ok())
+        return "connect: " + statusText(comm.status());
+      if (absl::Status status = (*comm)->barrier(1, "the barrier");
+          !status.ok())
+        return "barrier: " + statusText(status);
+      if (r == victim)
+        ::kill(::getpid(), SIGKILL);
+      if (r != observer) { // outlive the observer's timeout, then leave
+        std::this_thread::sleep_for(3s);
+        return std::string("waited");
+      }
+      std::this_thread::sleep_for(300ms); // the victim is gone by now
+      std::vector<float> data(1024, 1.0f);
+      absl::Status status = (*comm)->allReduceSum(data.data(), data.size(), 2,
+                                                  "the all-reduce at step 5");
+      return absl::StatusCodeToString(status.code()) + ": " +
+             statusText(status) +
+             " | caused by a peer: " + (causedByPeer(status) ? "yes" : "no");
+    });
+    ASSERT_TRUE(WIFSIGNALED(outcomes[victim].waitStatus));
+    EXPECT_THAT(outcomes[observer].report,
+                HasSubstr("UNAVAILABLE: the all-reduce at step 5 failed on "
+                          "rank " +
+                          std::to_string(observer) + ": peer rank " +
+                          std::to_string(victim) +
+                          " died or closed its connection [gloo: "))
+        << "victim " << victim;
+    EXPECT_THAT(outcomes[observer].report, HasSubstr("caused by a peer: yes"));
+  }
+}
+
 //===- One process, and the queue -----------------------------------------===//
 
 std::unique_ptr<Communicator> solo() {
