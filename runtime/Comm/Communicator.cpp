@@ -293,25 +293,45 @@ public:
 
   /// One line for an exception from a collective or from connecting.
   /// onlyPeer: the rank to name when the message names no known address
-  /// (a context of two: the other one), or -1.
+  /// (a context of two: the other one), or -1. *named: whether it names a
+  /// rank.
   absl::Status classify(std::string_view what, const std::string &raw,
-                        int onlyPeer = -1) const;
+                        int onlyPeer = -1, bool *named = nullptr) const;
 
-  /// Runs fn unless an earlier call failed; makes its exception the
-  /// communicator's error.
+  /// Which of the rank's contexts a collective runs in: every rank's, or
+  /// (several hosts) that of its counterparts on the other hosts.
+  enum class Over { everyRank, theHosts };
+
+  /// Runs fn, a collective in the context `over`, unless an earlier call
+  /// failed; makes its exception the communicator's error.
   template <typename Fn>
-  absl::Status run(std::string_view what, Fn fn, int onlyPeer = -1) {
+  absl::Status run(std::string_view what, Fn fn, Over over = Over::everyRank) {
     return guarded(what, [&]() -> absl::Status {
       absl::Status status;
+      std::string raw;
+      bool named = false;
       try {
         fn();
         return absl::OkStatus();
       } catch (const std::exception &e) {
-        status = classify(what, e.what(), onlyPeer);
+        raw = e.what();
+        // Of two hosts, the peer across is the other host's counterpart.
+        const int onlyPeer = over == Over::theHosts && hosts_ == 2
+                                 ? counterparts_[1 - host_]
+                                 : -1;
+        status = classify(what, raw, onlyPeer, &named);
       }
-      if (status.code() == absl::StatusCode::kDeadlineExceeded)
-        if (std::optional<absl::Status> died = peerThatDied(what))
+      // A timeout looks for a death among the collective's own peers
+      // first, then among every rank's.
+      const bool timedOut =
+          status.code() == absl::StatusCode::kDeadlineExceeded;
+      if (timedOut || (causedByPeer(status) && !named)) {
+        std::optional<absl::Status> died = peerThatDied(what, over, raw);
+        if (!died && timedOut && over != Over::everyRank)
+          died = peerThatDied(what, Over::everyRank, raw);
+        if (died)
           status = *died;
+      }
       return status;
     });
   }
@@ -339,36 +359,48 @@ public:
   }
 
 private:
-  /// After a collective timed out: whether a peer's connection had failed
-  /// meanwhile, that peer's failure. Gloo's own wait can miss one (a send
+  /// After a collective failed: the failure of the peer whose connection
+  /// in the context `over` broke, naming it, if one did. Used where Gloo's
+  /// error does not name the peer: its wait can miss a failed pair (a send
   /// already handed to a socket whose peer then died is not woken by the
-  /// pair's failure, and waits for the whole timeout), but the failed pair
-  /// keeps its error, which posting a receive on it rethrows at once. A
-  /// healthy pair is left with a one-byte receive on a slot no collective
-  /// uses, pending; the communicator has failed by then and runs nothing
-  /// more. Only a peer's death counts: a pair that the timeout itself
-  /// closed proves nothing.
-  std::optional<absl::Status> peerThatDied(std::string_view what) {
-    for (int r = 0; r < size_; ++r) {
-      if (r == rank_)
+  /// pair's failure, and waits for the whole timeout), and its message
+  /// names the socket's far end, which for a connection the peer opened is
+  /// no address the store holds. But the failed pair keeps its error, which
+  /// posting a receive on it rethrows at once, so the pair, and with it the
+  /// rank, is found; of several, the one whose error is the collective's
+  /// own (`raw`), else the first. A healthy pair is left with a one-byte
+  /// receive on a slot no collective uses, pending; the communicator has
+  /// failed by then and runs nothing more. Only a peer's death counts: a
+  /// pair that a timeout closed proves nothing.
+  std::optional<absl::Status> peerThatDied(std::string_view what, Over over,
+                                           const std::string &raw) {
+    gloo::rendezvous::Context *context =
+        over == Over::theHosts ? acrossHosts_.get() : context_.get();
+    std::unique_ptr<gloo::transport::UnboundBuffer> &probe =
+        over == Over::theHosts ? acrossProbe_ : probe_;
+    std::optional<absl::Status> first;
+    for (int c = 0; c < context->size; ++c) {
+      if (c == context->rank)
         continue;
+      const int r = over == Over::theHosts ? counterparts_[c] : c;
       try {
-        if (!probe_)
-          probe_ = context_->createUnboundBuffer(&probeByte_, 1);
-        std::unique_ptr<gloo::transport::Pair> &pair = context_->getPair(r);
+        if (!probe)
+          probe = context->createUnboundBuffer(&probeByte_, 1);
+        std::unique_ptr<gloo::transport::Pair> &pair = context->getPair(c);
         if (!pair)
           continue;
-        pair->recv(probe_.get(), gloo::Slot::build(kProbePrefix, 0), 0, 1);
+        pair->recv(probe.get(), gloo::Slot::build(kProbePrefix, 0), 0, 1);
       } catch (const std::exception &e) {
-        // The pair is rank r's whatever its message names: Gloo names the
-        // socket's far end, which for a connection r opened is not r's
-        // listening address.
         absl::Status status = classify(what, e.what(), r);
-        if (causedByPeer(status))
+        if (!causedByPeer(status))
+          continue;
+        if (e.what() == raw)
           return status;
+        if (!first)
+          first = std::move(status);
       }
     }
-    return std::nullopt;
+    return first;
   }
 
   /// chunk := the sum of the same chunk on every host, in host order: host
@@ -419,9 +451,6 @@ private:
       scratch_.resize(need);
     T *theirs = reinterpret_cast<T *>(scratch_.data());
     T *sum = theirs + hosts_ * mine;
-    // Gloo names a peer by a socket's address, which for a connection the
-    // peer opened is not its listening one; of two hosts, it is the other.
-    const int other = hosts_ == 2 ? counterparts_[1 - host_] : -1;
     SINTER_RETURN_IF_ERROR(run(
         what,
         [&] {
@@ -432,7 +461,7 @@ private:
           opts.setTimeout(timeout_);
           gloo::alltoallv(opts);
         },
-        other));
+        Over::theHosts));
     std::copy(theirs, theirs + mine, sum);
     for (int h = 1; h < hosts_; ++h)
       for (size_t i = 0; i < mine; ++i)
@@ -448,7 +477,7 @@ private:
           opts.setTimeout(timeout_);
           gloo::allgatherv(opts);
         },
-        other));
+        Over::theHosts));
     return absl::OkStatus();
   }
 
@@ -486,7 +515,7 @@ private:
   // Declared before the context, so destroyed after it: a pair may hold a
   // pending receive into it to the end.
   char probeByte_ = 0;
-  std::unique_ptr<gloo::transport::UnboundBuffer> probe_;
+  std::unique_ptr<gloo::transport::UnboundBuffer> probe_, acrossProbe_;
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
   std::map<std::string, int> peerByAddress_;
@@ -506,7 +535,7 @@ private:
 
 absl::Status GlooCommunicator::classify(std::string_view what,
                                         const std::string &rawText,
-                                        int onlyPeer) const {
+                                        int onlyPeer, bool *named) const {
   std::string raw = absl::StrReplaceAll(rawText, {{"\n", " "}, {"\r", " "}});
   int peer = -1;
   for (const auto &[address, r] : peerByAddress_)
@@ -516,6 +545,8 @@ absl::Status GlooCommunicator::classify(std::string_view what,
     peer = 1 - rank_;
   if (peer < 0)
     peer = onlyPeer;
+  if (named)
+    *named = peer >= 0;
   const std::string peerText =
       peer >= 0 ? absl::StrCat("peer rank ", peer) : "a peer rank";
 

@@ -225,19 +225,22 @@ TEST(CommHostsOnTcp, UnevenHostsAndLoneRanks) {
 }
 
 // A rank that dies: its host's other ranks see its lock go, the ranks it
-// sums with on the other host see its connection close, and everyone else
+// sums with on the other hosts see its connection close, and everyone else
 // sees one of those give up; no rank hangs, and the messages name ranks of
 // the job, not places on a host.
-TEST(CommHostsFaults, ARankThatDiesStopsEveryHost) {
-  const Layout layout{2, 2, true}; // host 0: ranks 0, 2; host 1: ranks 1, 3
-  const int victim = 3;
+class CommHostsFaults : public ::testing::TestWithParam<Layout> {};
+
+TEST_P(CommHostsFaults, ARankThatDiesStopsEveryHost) {
+  const Layout layout = GetParam();
+  const int n = layout.size();
+  const int victim = n - 1;
   const int port = freePort();
   // The timeout bounds how long a rank may wait; the ranks see the death
   // long before it. Not shorter: under a loaded CI machine (four ranks on
   // two vCPUs beside other tests) a rank descheduled for seconds would time
   // out instead, and the test would say so, not what it checks.
   const auto timeout = 10s;
-  std::vector<RankOutcome> outcomes = runRanks(allRanks(4), [&](int r) {
+  std::vector<RankOutcome> outcomes = runRanks(allRanks(n), [&](int r) {
     absl::StatusOr<std::unique_ptr<Communicator>> comm =
         connectOnHost(layout, r, port, timeout);
     if (!comm.ok())
@@ -261,22 +264,43 @@ TEST(CommHostsFaults, ARankThatDiesStopsEveryHost) {
     return std::string("no error");
   });
   ASSERT_TRUE(WIFSIGNALED(outcomes[victim].waitStatus));
-  for (int r = 0; r < 3; ++r) {
+  for (int r = 0; r < n; ++r) {
+    if (r == victim)
+      continue;
     EXPECT_FALSE(outcomes[r].killedAtDeadline) << "rank " << r << " hung";
     EXPECT_THAT(outcomes[r].report,
                 HasSubstr("failed on rank " + std::to_string(r)));
     EXPECT_LT(tookSeconds(outcomes[r].report, "| took "),
               std::chrono::duration<double>(timeout).count() + 0.5)
         << outcomes[r].report;
-    // Each names the peer it lost, over TCP too (of two hosts, the other's).
+    // Each names the peer it lost, over TCP too.
     EXPECT_THAT(outcomes[r].report, HasSubstr("peer rank "));
     EXPECT_THAT(outcomes[r].report, ::testing::Not(HasSubstr("a peer rank")));
   }
-  // Rank 1 shares host 1's segment with rank 3 (its place 1 there).
-  EXPECT_THAT(outcomes[1].report,
-              HasSubstr("peer rank 3 died or closed its connection [shared "
-                        "memory: its lock on the segment is gone]"));
+  // The victim's host mates share its segment (at their places there) and
+  // see its lock go. (Its counterparts on the other hosts see its connection
+  // close, or, of three hosts or more, another counterpart's that gave up.)
+  for (int r : layout.ranksOf(layout.hostOf(victim))) {
+    if (r != victim) {
+      EXPECT_THAT(outcomes[r].report,
+                  HasSubstr("peer rank " + std::to_string(victim) +
+                            " died or closed its connection [shared "
+                            "memory: its lock on the segment is gone]"))
+          << "rank " << r;
+    }
+  }
+  if (layout.hosts == 2) { // rank 2 sums with rank 3 alone across the hosts
+    EXPECT_THAT(outcomes[2].report,
+                HasSubstr("peer rank 3 died or closed its connection [gloo: "));
+  }
 }
+
+// Host 0: ranks 0, 2; host 1: ranks 1, 3 (and of three hosts, 0, 3; 1, 4;
+// 2, 5).
+INSTANTIATE_TEST_SUITE_P(Hosts, CommHostsFaults,
+                         ::testing::Values(Layout{2, 2, true},
+                                           Layout{3, 2, true}),
+                         layoutName);
 
 } // namespace
 } // namespace sinter::comm
