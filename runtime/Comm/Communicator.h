@@ -82,7 +82,10 @@ struct CommOptions {
   /// and ~36 ms over TCP). 0 (or DistEnv::sharedMemory false): TCP only.
   size_t sharedMemoryPieceBytes = size_t(1) << 20;
   /// What the rendezvous says while it waits long for the store or for
-  /// ranks to join.
+  /// ranks to join, and, once connected, what a collective says while it
+  /// waits long for the other ranks ("rank 0: waited 10 s in all-reduce of
+  /// bucket 1 (...) at step 598 for peer rank 1; gives up after 300 s
+  /// without progress").
   WaitNotice notice;
 };
 

@@ -456,12 +456,15 @@ absl::Status SharedMemoryReducer::barrier(std::string_view what) {
     for (int q = 0; q < size_ && late < 0; ++q)
       if (ranks_[q].arrived.load(std::memory_order_acquire) < epoch)
         late = q;
-    if (late < 0)
+    if (late < 0) {
+      waitingFor_.store(-1, std::memory_order_relaxed);
       return absl::OkStatus();
+    }
     if (spins < kSpins) {
       relax();
       continue;
     }
+    waitingFor_.store(jobRank(late), std::memory_order_relaxed);
     const auto now = Clock::now();
     if (now - lastCheck >= kSlice) {
       lastCheck = now;

@@ -53,6 +53,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -139,6 +140,11 @@ public:
   /// without copies from now on, else the peers' mappings are dropped.
   void finishRegion(Region region, bool use);
 
+  /// The job's rank that a barrier of this rank has been waiting for past
+  /// its spinning, or -1: read by another thread, to say whom a long wait
+  /// waits for.
+  int waitingFor() const { return waitingFor_.load(std::memory_order_relaxed); }
+
 private:
   const Region *regionOf(const void *data, size_t bytes) const;
   absl::Status allReduceInRegion(const Region &region, size_t offset,
@@ -177,6 +183,7 @@ private:
   Header *header_ = nullptr;
   RankBlock *ranks_ = nullptr;
   uint64_t epoch_ = 0;
+  std::atomic<int> waitingFor_{-1};
   bool linked_ = false;
   std::vector<Region> regions_;
   std::vector<std::string> regionNames_; // this rank's, until finishRegion

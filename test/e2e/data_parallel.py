@@ -593,6 +593,44 @@ def cmd_faults(a):
     print(f"ok: Ctrl-C stops every rank after step {step}, saves once, "
           f"exits 130")
 
+    # A rank that stalls (SIGSTOP) for longer than the 10 s after which a
+    # waiting collective says what it waits for, then goes on: rank 0 says
+    # where it waits and for whom while the job is stuck, and the job then
+    # trains on (stopped here with Ctrl-C).
+    log = os.path.join(d, "stalled.jsonl")
+    fresh(log)
+    proc = subprocess.Popen(
+        [a.launch, "-n", str(w), "--", binary, "--steps=100000",
+         "--collective-timeout=60", f"--log-jsonl={log}"] + common,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    wait_for_steps(log, 3, proc)
+    ranks = rank_pids(binary)
+    if len(ranks) != w:
+        proc.kill()
+        fail(f"stall: {len(ranks)} rank processes, wanted {w}")
+    stalled = ranks[-1]  # the last listed: not rank 0
+    os.kill(stalled, signal.SIGSTOP)
+    time.sleep(12)
+    os.kill(stalled, signal.SIGCONT)
+    wait_for_steps(log, sum(1 for _ in open(log)) + 2, proc)
+    proc.send_signal(signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        fail("the job hung after a rank's stall")
+    if proc.returncode != 130:
+        fail(f"stall: exit {proc.returncode} (wanted 130 from Ctrl-C):\n{err}")
+    notice = re.search(r"note: rank 0: waited 1\d s in .* at step \d+ for "
+                       r"(peer rank \d+|the other ranks); gives up after 60 s "
+                       r"without progress \(--collective-timeout\)$",
+                       err, re.M)
+    if not notice:
+        fail(f"stall: rank 0 said nothing while it waited:\n{err}")
+    print(f"ok: a stalled rank is reported while the others wait, and the "
+          f"job goes on: {notice.group(0)[:240]}")
+
     # A rank that never starts: rank 0 alone with WORLD_SIZE=2. The timeout
     # is past the 10 s after which a waiting rank says what it waits for
     # (--quiet does not silence that), so the wait is not a silent one.
