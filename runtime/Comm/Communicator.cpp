@@ -394,6 +394,7 @@ private:
     WaitWatch(GlooCommunicator &comm, std::string_view what) : comm_(comm) {
       if (!comm_.watcher_.joinable())
         return;
+      bool wake = false;
       {
         std::lock_guard<std::mutex> lock(comm_.watchMu_);
         if (comm_.watchDepth_++ > 0)
@@ -402,8 +403,12 @@ private:
         comm_.watchStart_ = SteadyClock::now();
         comm_.watchDue_ = comm_.watchStart_ + comm_.notice_.after;
         ++comm_.watchSerial_;
+        wake = comm_.watcherIdle_;
       }
-      comm_.watchChanged_.notify_all();
+      // Only a watcher with nothing to time needs waking: one already
+      // timing an earlier collective looks again when that one was due.
+      if (wake)
+        comm_.watchChanged_.notify_all();
     }
     ~WaitWatch() {
       if (!comm_.watcher_.joinable())
@@ -418,18 +423,23 @@ private:
 
   /// The watcher thread: sleeps until the collective under way is due a
   /// notice, then tells it (outside the lock, so a collective that starts
-  /// or ends meanwhile never waits for the line to be written).
+  /// or ends meanwhile never waits for the line to be written). Collectives
+  /// that start and end in between do not wake it: when it wakes, it looks
+  /// at whichever is under way then, if any, so in a training loop it wakes
+  /// about once per notice.after.
   void watch() {
     std::unique_lock<std::mutex> lock(watchMu_);
     while (!watchStop_) {
       if (watchDepth_ == 0) {
-        watchChanged_.wait(lock);
+        watcherIdle_ = true;
+        watchChanged_.wait(lock, [&] { return watchStop_ || watchDepth_ > 0; });
+        watcherIdle_ = false;
         continue;
       }
       const uint64_t serial = watchSerial_;
-      if (watchChanged_.wait_until(lock, watchDue_, [&] {
-            return watchStop_ || watchDepth_ == 0 || watchSerial_ != serial;
-          }))
+      if (watchChanged_.wait_until(lock, watchDue_,
+                                   [&] { return watchStop_; }) ||
+          watchDepth_ == 0 || watchSerial_ != serial)
         continue;
       const auto now = SteadyClock::now();
       watchDue_ = now + notice_.every;
@@ -625,7 +635,7 @@ private:
   uint64_t watchSerial_ = 0;
   std::string watchWhat_;
   SteadyClock::time_point watchStart_, watchDue_;
-  bool watchStop_ = false;
+  bool watchStop_ = false, watcherIdle_ = false;
   std::thread watcher_;  // last: started after the members it reads
   int regionsTried_ = 0; // names each region's segment
   std::string noRegionReason_;
