@@ -515,6 +515,26 @@ def check_no_thread_handles_interrupts(binary, proc):
                  f"SIGTERM (one thread should)")
 
 
+def start_interruptible(a, w, argv):
+    """`w` ranks of argv under the launcher, which Ctrl-C reaches: lit runs
+    tests with SIGINT ignored, which the launcher would keep."""
+    return subprocess.Popen(
+        [a.launch, "-n", str(w), "--"] + argv, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def ctrl_c(proc, what):
+    """Ctrl-C to the launcher `proc`; its stdout and stderr once it exits
+    (a job still running a minute later fails, as a hang after `what`)."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        return proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        fail(f"the job hung after {what}")
+
+
 def cmd_faults(a):
     w, b = a.world, a.batch_size
     binary = compile_model(a, f"train{b}", b)
@@ -568,20 +588,12 @@ def cmd_faults(a):
     fresh(save)
     log = os.path.join(d, "interrupted.jsonl")
     fresh(log)
-    proc = subprocess.Popen(
-        [a.launch, "-n", str(w), "--", binary, "--steps=100000",
-         f"--save={save}", "--collective-timeout=20", f"--log-jsonl={log}"] +
-        common, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        # lit runs tests with SIGINT ignored, which the launcher keeps.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = start_interruptible(a, w, [
+        binary, "--steps=100000", f"--save={save}", "--collective-timeout=20",
+        f"--log-jsonl={log}"] + common)
     wait_for_steps(log, 3, proc)
     check_no_thread_handles_interrupts(binary, proc)
-    proc.send_signal(signal.SIGINT)
-    try:
-        out, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        fail("the job hung after Ctrl-C")
+    out, err = ctrl_c(proc, "Ctrl-C")
     if proc.returncode != 130 or "interrupted after" not in out:
         fail(f"Ctrl-C: exit {proc.returncode}:\n{out}\n{err}")
     if len(os.listdir(save)) != 2:  # one checkpoint and `latest`
@@ -599,11 +611,9 @@ def cmd_faults(a):
     # trains on (stopped here with Ctrl-C).
     log = os.path.join(d, "stalled.jsonl")
     fresh(log)
-    proc = subprocess.Popen(
-        [a.launch, "-n", str(w), "--", binary, "--steps=100000",
-         "--collective-timeout=60", f"--log-jsonl={log}"] + common,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = start_interruptible(a, w, [
+        binary, "--steps=100000", "--collective-timeout=60",
+        f"--log-jsonl={log}"] + common)
     wait_for_steps(log, 3, proc)
     ranks = rank_pids(binary)
     if len(ranks) != w:
@@ -614,12 +624,7 @@ def cmd_faults(a):
     time.sleep(12)
     os.kill(stalled, signal.SIGCONT)
     wait_for_steps(log, sum(1 for _ in open(log)) + 2, proc)
-    proc.send_signal(signal.SIGINT)
-    try:
-        out, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        fail("the job hung after a rank's stall")
+    out, err = ctrl_c(proc, "a rank's stall and Ctrl-C")
     if proc.returncode != 130:
         fail(f"stall: exit {proc.returncode} (wanted 130 from Ctrl-C):\n{err}")
     notice = re.search(r"note: rank 0: waited 1\d s in .* at step \d+ for "
