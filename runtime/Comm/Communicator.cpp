@@ -24,6 +24,7 @@
 #include "abi/HalfFloat.h"
 #include "runtime/Comm/Rendezvous.h"
 #include "runtime/Comm/SharedMemory.h"
+#include "runtime/Comm/WaitWatcher.h"
 #include "runtime/Support/Status.h"
 
 #include "absl/strings/cord.h"
@@ -45,14 +46,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <type_traits>
 #include <unistd.h>
 #include <vector>
@@ -164,29 +163,27 @@ public:
       : rank_(rank), size_(size), timeout_(timeout), device_(std::move(device)),
         context_(std::move(context)) {}
 
-  ~GlooCommunicator() override {
-    {
-      std::lock_guard<std::mutex> lock(watchMu_);
-      watchStop_ = true;
-    }
-    watchChanged_.notify_all();
-    if (watcher_.joinable())
-      watcher_.join();
-  }
-
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
   /// From now on, a collective that waits `notice.after` is told about,
-  /// then every `notice.every`, on a thread of its own (the collective
-  /// itself blocks in Gloo or in a shared-memory barrier): what it waits
-  /// in, for whom when that can be known (over shared memory, the rank that
-  /// has not arrived; Gloo does not say), and when it gives up.
+  /// then every `notice.every` (WaitWatcher.h): what it waits in, for whom
+  /// when that can be known (over shared memory, the rank that has not
+  /// arrived; Gloo does not say), and when it gives up.
   void watchWaits(WaitNotice notice) {
-    if (!notice.tell || watcher_.joinable())
+    if (!notice.tell || watcher_)
       return;
-    notice_ = std::move(notice);
-    watcher_ = std::thread([this] { watch(); });
+    watcher_ = std::make_unique<WaitWatcher>(
+        std::move(notice),
+        [this](const std::string &what, std::chrono::milliseconds waited) {
+          const int late = shm_ ? shm_->waitingFor() : -1;
+          return absl::StrCat("rank ", rank_, ": waited ",
+                              formatSeconds(waited), " in ", what, " for ",
+                              late >= 0 ? absl::StrCat("peer rank ", late)
+                                        : "the other ranks",
+                              "; gives up after ", formatSeconds(timeout_),
+                              " without progress");
+        });
   }
 
   absl::Status allReduceSum(float *data, size_t count, uint32_t tag,
@@ -373,7 +370,7 @@ public:
                 std::string(what), " not run on rank ", rank_,
                 ": the communicator failed earlier: ", error_.message()));
     }
-    WaitWatch watch(*this, what);
+    WaitWatcher::Scope watched(watcher_.get(), what);
     absl::Status status = attempt();
     if (status.ok())
       return status;
@@ -384,81 +381,6 @@ public:
   }
 
 private:
-  using SteadyClock = std::chrono::steady_clock;
-
-  /// The outermost collective under way (guarded() nests: an all-reduce
-  /// over several hosts runs Gloo's collectives inside the shared-memory
-  /// one) is the one the watcher tells about.
-  class WaitWatch {
-  public:
-    WaitWatch(GlooCommunicator &comm, std::string_view what) : comm_(comm) {
-      if (!comm_.watcher_.joinable())
-        return;
-      bool wake = false;
-      {
-        std::lock_guard<std::mutex> lock(comm_.watchMu_);
-        if (comm_.watchDepth_++ > 0)
-          return;
-        comm_.watchWhat_ = std::string(what);
-        comm_.watchStart_ = SteadyClock::now();
-        comm_.watchDue_ = comm_.watchStart_ + comm_.notice_.after;
-        ++comm_.watchSerial_;
-        wake = comm_.watcherIdle_;
-      }
-      // Only a watcher with nothing to time needs waking: one already
-      // timing an earlier collective looks again when that one was due.
-      if (wake)
-        comm_.watchChanged_.notify_all();
-    }
-    ~WaitWatch() {
-      if (!comm_.watcher_.joinable())
-        return;
-      std::lock_guard<std::mutex> lock(comm_.watchMu_);
-      --comm_.watchDepth_;
-    }
-
-  private:
-    GlooCommunicator &comm_;
-  };
-
-  /// The watcher thread: sleeps until the collective under way is due a
-  /// notice, then tells it (outside the lock, so a collective that starts
-  /// or ends meanwhile never waits for the line to be written). Collectives
-  /// that start and end in between do not wake it: when it wakes, it looks
-  /// at whichever is under way then, if any, so in a training loop it wakes
-  /// about once per notice.after.
-  void watch() {
-    std::unique_lock<std::mutex> lock(watchMu_);
-    while (!watchStop_) {
-      if (watchDepth_ == 0) {
-        watcherIdle_ = true;
-        watchChanged_.wait(lock, [&] { return watchStop_ || watchDepth_ > 0; });
-        watcherIdle_ = false;
-        continue;
-      }
-      const uint64_t serial = watchSerial_;
-      if (watchChanged_.wait_until(lock, watchDue_,
-                                   [&] { return watchStop_; }) ||
-          watchDepth_ == 0 || watchSerial_ != serial)
-        continue;
-      const auto now = SteadyClock::now();
-      watchDue_ = now + notice_.every;
-      auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
-          now - watchStart_);
-      if (waited >= std::chrono::seconds(1))
-        waited = std::chrono::duration_cast<std::chrono::seconds>(waited);
-      const int late = shm_ ? shm_->waitingFor() : -1;
-      std::string line = absl::StrCat(
-          "rank ", rank_, ": waited ", formatSeconds(waited), " in ",
-          watchWhat_, " for ",
-          late >= 0 ? absl::StrCat("peer rank ", late) : "the other ranks",
-          "; gives up after ", formatSeconds(timeout_), " without progress");
-      lock.unlock();
-      notice_.tell(line);
-      lock.lock();
-    }
-  }
-
   /// After a collective failed: the failure of the peer whose connection
   /// in the context `over` broke, naming it, if one did. Used where Gloo's
   /// error does not name the peer: its wait can miss a failed pair (a send
@@ -627,20 +549,12 @@ private:
   std::shared_ptr<gloo::rendezvous::Context> acrossHosts_;
   std::vector<unsigned char> scratch_; // sumParts' buffers, kept
   std::vector<std::pair<void *, size_t>> sharedRegions_;
-  // The watcher of long waits (watchWaits) and the collective it watches.
-  WaitNotice notice_;
-  std::mutex watchMu_;
-  std::condition_variable watchChanged_;
-  int watchDepth_ = 0;
-  uint64_t watchSerial_ = 0;
-  std::string watchWhat_;
-  SteadyClock::time_point watchStart_, watchDue_;
-  bool watchStop_ = false, watcherIdle_ = false;
-  std::thread watcher_;  // last: started after the members it reads
   int regionsTried_ = 0; // names each region's segment
   std::string noRegionReason_;
   mutable std::mutex mu_;
   absl::Status error_;
+  // Last, so destroyed first: its thread reads shm_ and the rest.
+  std::unique_ptr<WaitWatcher> watcher_;
 };
 
 absl::Status GlooCommunicator::classify(std::string_view what,

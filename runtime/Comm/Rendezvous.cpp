@@ -60,11 +60,7 @@ public:
     if (now < due)
       return;
     due = now + notice.every;
-    auto waited =
-        std::chrono::duration_cast<std::chrono::milliseconds>(now - start);
-    if (waited >= std::chrono::seconds(1))
-      waited = std::chrono::duration_cast<std::chrono::seconds>(waited);
-    notice.tell(line(waited));
+    notice.tell(line(waitedFor(now - start)));
   }
 
 private:
@@ -191,6 +187,13 @@ absl::Status judgeJoins(JobStore &store, const DistEnv &env, const Join &self,
 
 std::string formatSeconds(std::chrono::milliseconds duration) {
   return absl::StrFormat("%g s", duration.count() / 1000.0);
+}
+
+std::chrono::milliseconds waitedFor(std::chrono::steady_clock::duration d) {
+  auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(d);
+  if (waited >= std::chrono::seconds(1))
+    waited = std::chrono::duration_cast<std::chrono::seconds>(waited);
+  return waited;
 }
 
 //===- JobStore -----------------------------------------------------------===//

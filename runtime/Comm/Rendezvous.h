@@ -81,6 +81,10 @@ absl::Status exchangeJoins(JobStore &store, const DistEnv &env,
 /// "30 s", "1.5 s".
 std::string formatSeconds(std::chrono::milliseconds duration);
 
+/// A wait's length as the notices say it: in milliseconds under a second,
+/// in whole seconds from one on ("waited 0.2 s", "waited 10 s").
+std::chrono::milliseconds waitedFor(std::chrono::steady_clock::duration d);
+
 } // namespace sinter::comm
 
 #endif // SINTER_RUNTIME_COMM_RENDEZVOUS_H
