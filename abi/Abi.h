@@ -167,6 +167,13 @@ inline constexpr std::string_view kGradAccumulationHyper =
 /// trainer moves it as StepProgram.loss_scaling says.
 inline constexpr std::string_view kLossScaleHyper = "loss_scale";
 
+/// The hyper argument of a training step whose loss is a mean
+/// cross-entropy (docs/Distributed.md, "Semantics"): the positions not
+/// ignored in the whole step, over every rank and micro-batch, divided by
+/// their number; each micro-batch's loss divides its sum by it instead of
+/// its own count. 0 (the default): its own count.
+inline constexpr std::string_view kLossCountHyper = "loss_count";
+
 /// The largest learning rate, momentum, epsilon, weight decay or gradient
 /// clip a model file may give, and the largest --lr the binary takes: one
 /// range for both, so that a flag cannot ask for what the model file may

@@ -215,6 +215,44 @@ private:
         body.getParentOp()->getLoc());
   }
 
+  /// A step-wide mean: when the loss is a mean cross-entropy over labels
+  /// the step is fed (an input, maybe reshaped or cast), the `loss_count`
+  /// hyper argument (f64, appended, default 0) becomes its `count`. The
+  /// runtime sets it to the step's count of positions not ignored, over
+  /// every rank and micro-batch, divided by their number, so that each
+  /// one's loss and gradient are its share of the whole step's mean: ranks
+  /// and micro-batches with different numbers of ignored labels then
+  /// compute what one process at the whole batch does. Null otherwise.
+  static Value addLossCount(Block &body, Value loss) {
+    while (auto cast = loss.getDefiningOp<sgraph::CastOp>())
+      loss = cast.getOperand();
+    auto ce = loss.getDefiningOp<sgraph::SoftmaxCrossEntropyOp>();
+    if (!ce || ce.getReduction() != "mean" || ce.getCount())
+      return {};
+    Value labels = ce.getLabels();
+    while (Operation *def = labels.getDefiningOp()) {
+      if (!isa<sgraph::ReshapeOp, sgraph::CastOp>(def))
+        return {};
+      labels = def->getOperand(0);
+    }
+    auto arg = dyn_cast<BlockArgument>(labels);
+    if (!arg || arg.getOwner() != &body)
+      return {};
+    Value count = body.addArgument(
+        RankedTensorType::get({},
+                              Float64Type::get(body.getParent()->getContext())),
+        ce.getLoc());
+    ce.getCountMutable().assign(count);
+    return count;
+  }
+
+  static DictionaryAttr lossCountAttrs(Builder &b) {
+    return b.getDictionaryAttr(
+        {b.getNamedAttr(sgraph::attr::kHyper,
+                        b.getStringAttr(sinter::abi::kLossCountHyper)),
+         b.getNamedAttr(sgraph::attr::kDefault, b.getF64FloatAttr(0.0))});
+  }
+
   static DictionaryAttr lossScaleAttrs(Builder &b,
                                        const TrainingConfig &config) {
     return b.getDictionaryAttr(
@@ -327,6 +365,7 @@ private:
 
     SmallVector<unsigned> trainable = trainableArgs(forward);
     Value lossScale = addLossScale(body, *config);
+    Value lossCount = addLossCount(body, ret.getOperand(0));
     auto grads = gradientsOf(b, body, trainable, ret.getOperand(0), lossScale);
     if (failed(grads))
       return failure();
@@ -446,6 +485,9 @@ private:
     if (lossScale)
       argAttrs[cast<BlockArgument>(lossScale).getArgNumber()] =
           lossScaleAttrs(b, *config);
+    if (lossCount)
+      argAttrs[cast<BlockArgument>(lossCount).getArgNumber()] =
+          lossCountAttrs(b);
     if (peakLr)
       argAttrs[cast<BlockArgument>(peakLr).getArgNumber()] =
           b.getDictionaryAttr(
@@ -525,6 +567,7 @@ private:
     // With loss scaling the accumulators sum scaled gradients; @train_step
     // divides the total by the same scale.
     Value lossScale = addLossScale(body, config);
+    Value lossCount = addLossCount(body, ret.getOperand(0));
     auto grads = gradientsOf(b, body, trainable, ret.getOperand(0), lossScale);
     if (failed(grads))
       return failure();
@@ -561,6 +604,9 @@ private:
     if (lossScale)
       argAttrs[cast<BlockArgument>(lossScale).getArgNumber()] =
           lossScaleAttrs(b, config);
+    if (lossCount)
+      argAttrs[cast<BlockArgument>(lossCount).getArgNumber()] =
+          lossCountAttrs(b);
     fn.setFunctionType(FunctionType::get(
         &getContext(), body.getArgumentTypes(), ValueRange(results).getTypes()));
     fn.setAllArgAttrs(argAttrs);

@@ -226,7 +226,8 @@ Value expand(SoftmaxCrossEntropyOp op) {
   // the op. The count is exact in f32 up to 2^24 positions.
   Value count = e.reduceSum(
       e.castTo(valid, tensorType(logits).getElementType()), axes, false);
-  return e.castTo(e.div(total, count), resultElement);
+  return e.castTo(e.div(total, e.countOrShare(count, op.getCount())),
+                  resultElement);
 }
 
 Value expand(GlobalNormOp op) {

@@ -70,8 +70,10 @@ Value ModelImporter::emitLoss(const Node &root, const Bindings &bindings) {
           << " without their last axis, got " << labels.getType();
       return {};
     }
+    // No count: the training step gives it one (sinter-autodiff).
     return create<sgraph::SoftmaxCrossEntropyOp>(
-        loc, logits, labels, builder.getI64IntegerAttr(spec.ignore_index()),
+        loc, logits, labels, mlir::Value(),
+        builder.getI64IntegerAttr(spec.ignore_index()),
         builder.getStringAttr("mean"));
   }
   case model::Loss::kMeanSquaredError: {

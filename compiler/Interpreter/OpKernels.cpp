@@ -570,7 +570,8 @@ void embeddingGrad(const Tensor &grad, const Tensor &indices, Tensor &out) {
 
 LogicalResult crossEntropy(Operation *op, const Tensor &logits,
                            const Tensor &labels, int64_t ignore,
-                           StringRef reduction, Tensor &out) {
+                           StringRef reduction, const Tensor *share,
+                           Tensor &out) {
   int64_t classes = logits.shape.back();
   int64_t rows = labels.numElements();
   double total = 0;
@@ -602,8 +603,12 @@ LogicalResult crossEntropy(Operation *op, const Tensor &logits,
   } else if (reduction == "sum") {
     setFloat(out, 0, total);
   } else {
-    // 0 / 0 = NaN when every position is ignored, as PyTorch.
-    setFloat(out, 0, total / double(counted));
+    // 0 / 0 = NaN when every position is ignored, as PyTorch. A positive
+    // `count` operand (the step's count shared out) divides instead.
+    double divisor = double(counted);
+    if (share && share->f[0] > 0)
+      divisor = share->f[0];
+    setFloat(out, 0, total / divisor);
   }
   return success();
 }
@@ -802,7 +807,8 @@ LogicalResult sinter::interp::evaluateOp(Operation *op,
       })
       .Case([&](sgraph::SoftmaxCrossEntropyOp ce) {
         return crossEntropy(op, *in[0], *in[1], ce.getIgnoreIndex(),
-                            ce.getReduction(), *out);
+                            ce.getReduction(), in.size() > 2 ? in[2] : nullptr,
+                            *out);
       })
       .Case([&](sgraph::OneHotOp) {
         int64_t depth = out->shape.back();

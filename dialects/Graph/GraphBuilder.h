@@ -61,6 +61,16 @@ public:
     return b.create<CastOp>(loc, type.clone(elementType), x);
   }
 
+  /// What a mean cross-entropy divides by: `share` (softmax_cross_entropy's
+  /// optional `count`, the step's count shared out) where it is positive,
+  /// else `count`, the positions not ignored (0-d, float).
+  Value countOrShare(Value count, Value share) {
+    if (!share)
+      return count;
+    Value s = castTo(share, tensorType(count).getElementType());
+    return select(compare(s, scalar(s, 0.0), "gt"), s, count);
+  }
+
   /// `x` with `shape` (no op when it already has it).
   Value reshape(Value x, llvm::ArrayRef<int64_t> shape) {
     auto type =

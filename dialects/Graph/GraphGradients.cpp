@@ -618,6 +618,8 @@ LogicalResult SoftmaxCrossEntropyOp::buildGradients(
   resetGrads(*this, grads);
   if (needed[1])
     return emitOpError("has no gradient with respect to its labels");
+  if (needed.size() > 2 && needed[2])
+    return emitOpError("has no gradient with respect to its count");
   if (!needed[0])
     return success();
   Value logits = getLogits(), labels = getLabels(), g = gs[0];
@@ -641,7 +643,7 @@ LogicalResult SoftmaxCrossEntropyOp::buildGradients(
       for (int64_t i = 0; i < classAxis; ++i)
         all.push_back(i);
       Value count = all.empty() ? valid : gb.reduceSum(valid, all, false);
-      scale = gb.div(scale, count);
+      scale = gb.div(scale, gb.countOrShare(count, getCount()));
     }
   }
   SmallVector<int64_t> column(logitsType.getShape());

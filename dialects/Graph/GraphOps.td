@@ -407,17 +407,29 @@ def SG_SoftmaxCrossEntropyOp : SG_Op<"softmax_cross_entropy",
     per-position losses, zero where ignored). A label outside `[0, C)` other
     than `ignore_index` is a runtime error.
 
+    `count` (optional, 0-d float, `mean` only) divides the sum instead of
+    the positions not ignored where it is positive: the training step's
+    `loss_count` hyper argument, with which ranks and micro-batches that
+    hold different numbers of ignored positions each divide by their share
+    of the whole step's count, so their mean is the mean over every position
+    of the step (docs/Distributed.md, "Semantics"). Zero or negative: the
+    positions not ignored, as without it.
+
     ```mlir
     %loss = sgraph.softmax_cross_entropy %logits, %targets {ignore_index = -1 : i64}
         : (tensor<8x256x65xf32>, tensor<8x256xi64>) -> tensor<f32>
+    %share = sgraph.softmax_cross_entropy %logits, %targets count %n {ignore_index = -1 : i64}
+        : (tensor<8x256x65xf32>, tensor<8x256xi64>, tensor<f64>) -> tensor<f32>
     ```
   }];
   let arguments = (ins SG_FloatTensor:$logits, SG_IntTensor:$labels,
+                   Optional<SG_FloatTensor>:$count,
                    DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
                    DefaultValuedStrAttr<StrAttr, "mean">:$reduction);
   let results = (outs SG_FloatTensor:$result);
   let assemblyFormat =
-      "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
+      "$logits `,` $labels (`count` $count^)? attr-dict `:` "
+      "functional-type(operands, results)";
 }
 
 def SG_OneHotOp : SG_Op<"one_hot", [Pure]> {

@@ -449,6 +449,15 @@ LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(
   if (reduction != "mean" && reduction != "sum" && reduction != "none")
     return emitOptionalError(loc, "reduction '", reduction,
                              "' is not one of mean, sum, none");
+  if (Value count = adaptor.getCount()) {
+    auto countType = dyn_cast<RankedTensorType>(count.getType());
+    if (!countType || countType.getRank() != 0)
+      return emitOptionalError(loc, "count must be a 0-d float tensor, got ",
+                               count.getType());
+    if (reduction != "mean")
+      return emitOptionalError(loc, "count divides a 'mean' reduction, not '",
+                               reduction, "'");
+  }
   // softmax_cross_entropy_c5
   ArrayRef<int64_t> shape;
   if (reduction == "none")

@@ -134,6 +134,13 @@ public:
                                        int64_t row) const {
     return "";
   }
+
+  /// Whether inputs[input]'s training data may hold `value` anywhere: false
+  /// only where the loader knows it cannot (token ids are never negative;
+  /// .npy arrays are in memory and looked through). The trainer asks once
+  /// whether a label can be the ignore index (Run::setLossCount); the same
+  /// spec gives every rank the same answer.
+  virtual bool mayHold(size_t input, int64_t value) const { return true; }
 };
 
 /// `loader` with its next training batch prepared on a background thread,

@@ -321,6 +321,20 @@ public:
         train(std::move(train)), eval(std::move(eval)),
         trainPaths(std::move(trainPaths)) {}
 
+  bool mayHold(size_t input, int64_t value) const override {
+    if (input >= train.size())
+      return true;
+    const HostTensor &array = train[input];
+    if (isFloat(array.dtype) || array.dtype == DType::Bool)
+      return true;
+    int64_t n = static_cast<int64_t>(array.data.size() /
+                                     formats::dtypeByteSize(array.dtype));
+    for (int64_t i = 0; i < n; ++i)
+      if (loadInt(array.data.data(), array.dtype, i) == value)
+        return true;
+    return false;
+  }
+
 private:
   int64_t numEvalItems() const override {
     return eval.empty() ? 0 : eval[0].shape[0];

@@ -113,6 +113,10 @@ public:
   int64_t trainBatchesPerEpoch() const override { return batchesPerEpoch; }
 
   std::string describe() const override { return description; }
+  /// Reads only what open() fixed, as describeTrainRow.
+  bool mayHold(size_t input, int64_t value) const override {
+    return inner->mayHold(input, value);
+  }
 
   std::string describeTrainRow(std::string_view state,
                                int64_t row) const override {

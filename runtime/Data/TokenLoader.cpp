@@ -144,6 +144,11 @@ public:
         T(T), vocabSize(options.vocabSize), train(std::move(train)),
         eval(std::move(eval)) {}
 
+  /// Inputs and targets are token ids: never negative.
+  bool mayHold(size_t input, int64_t value) const override {
+    return value >= 0;
+  }
+
 private:
   int64_t numEvalItems() const override { return numWindows(eval.size(), T); }
 

@@ -171,19 +171,24 @@ absl::Status DataParallel::done(int64_t index,
   return queue->wait(t);
 }
 
-absl::Status DataParallel::averageOverRanks(std::vector<double> &values,
-                                            std::string_view what) {
+absl::Status DataParallel::sumOverRanks(std::vector<double> &values,
+                                        std::string_view what) {
   if (!queue || values.empty())
     return absl::OkStatus();
   uint32_t t = nextTag();
   std::string label = absl::StrCat(std::string(what), " at step ", currentStep.load() + 1);
   double *p = values.data();
   size_t n = values.size();
-  SINTER_RETURN_IF_ERROR(runNow([=](comm::Communicator &c) {
-    return c.allReduceSum(p, n, t, label);
-  }));
-  for (double &v : values)
-    v /= env.worldSize;
+  return runNow(
+      [=](comm::Communicator &c) { return c.allReduceSum(p, n, t, label); });
+}
+
+absl::Status DataParallel::averageOverRanks(std::vector<double> &values,
+                                            std::string_view what) {
+  SINTER_RETURN_IF_ERROR(sumOverRanks(values, what));
+  if (queue)
+    for (double &v : values)
+      v /= env.worldSize;
   return absl::OkStatus();
 }
 

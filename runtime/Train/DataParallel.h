@@ -107,6 +107,8 @@ public:
                        int64_t bytes) const override;
   absl::Status shareHostMemory(void *base, size_t bytes) override;
 
+  /// Every rank's `values` replaced by their sum over the ranks.
+  absl::Status sumOverRanks(std::vector<double> &values, std::string_view what);
   /// Every rank's `values` replaced by their mean over the ranks (metrics:
   /// loss, accuracy, ...).
   absl::Status averageOverRanks(std::vector<double> &values,

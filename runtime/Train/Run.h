@@ -172,6 +172,17 @@ private:
   /// Sets the loss scale of this step in the training and accumulate
   /// programs.
   absl::Status setLossScale();
+  /// The loss_count hyper argument of this step in the training and
+  /// accumulate programs (when they have one, with several micro-batches or
+  /// ranks): the labels not ignored in the whole step, summed over the
+  /// ranks, divided by ranks x micro-batches (docs/Distributed.md,
+  /// "Semantics").
+  absl::Status setLossCount();
+  /// Finds the loss's labels when setLossCount has work to do (else leaves
+  /// lossLabels null).
+  absl::Status prepareLossCount();
+  const Argument *lossLabels = nullptr;
+  size_t lossLabelsIndex = 0;
   /// Records the step in the scaler and adds loss_scale and skipped to
   /// `m`; true when the step was skipped. `stop` gets the error that ends
   /// the run when too many steps in a row have overflowed (returned once

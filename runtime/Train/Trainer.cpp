@@ -181,6 +181,76 @@ absl::Status Run::setLossScale() {
   return absl::OkStatus();
 }
 
+absl::Status Run::prepareLossCount() {
+  const Argument *hyper = ex.program().findArgument(sabi::kLossCountHyper);
+  if (!hyper || hyper->kind != sabi::Argument::hyper ||
+      (micro == 1 && !dp->distributed()))
+    return absl::OkStatus();
+  // The labels: the input with an ignore index (the cross-entropy's). With
+  // none, or data that cannot hold the ignore index (token ids are never
+  // negative), every position counts, each micro-batch's own count is its
+  // share already, and the default (0: its own count) is exact, with no
+  // collective. Every rank opened the same data, so all decide alike.
+  for (auto [buffer, i] : trainUploads)
+    for (const Argument &a : ex.program().arguments)
+      if (a.buffer == buffer && a.kind == sabi::Argument::input && a.ignore) {
+        if (lossLabels)
+          return sinter::InternalError(
+              SINTER_HERE,
+              absl::StrCat("inputs ",
+                           formats::quoteForMessage(lossLabels->name), " and ",
+                           formats::quoteForMessage(a.name),
+                           " both have an ignore index: which one holds the "
+                           "loss's labels is unknown"));
+        lossLabels = &a;
+        lossLabelsIndex = i;
+      }
+  if (lossLabels && !loader->mayHold(lossLabelsIndex, *lossLabels->ignore))
+    lossLabels = nullptr;
+  if (!lossLabels)
+    return absl::OkStatus();
+  abi::DType type = ex.program().buffers[lossLabels->buffer].type;
+  if (type != sabi::ElementType::i64 && type != sabi::ElementType::i32)
+    return sinter::InternalError(
+        SINTER_HERE,
+        absl::StrCat("labels ", formats::quoteForMessage(lossLabels->name),
+                     " are neither i64 nor i32"));
+  return absl::OkStatus();
+}
+
+absl::Status Run::setLossCount() {
+  if (!lossLabels)
+    return absl::OkStatus();
+  const std::vector<unsigned char> &bytes = hostBatch[lossLabelsIndex];
+  bool wide =
+      ex.program().buffers[lossLabels->buffer].type == sabi::ElementType::i64;
+  size_t width = wide ? 8 : 4;
+  int64_t ignore = *lossLabels->ignore;
+  double counted = 0;
+  for (size_t i = 0, n = bytes.size() / width; i < n; ++i) {
+    int64_t value;
+    if (wide) {
+      std::memcpy(&value, &bytes[i * 8], 8);
+    } else {
+      int32_t narrow;
+      std::memcpy(&narrow, &bytes[i * 4], 4);
+      value = narrow;
+    }
+    counted += value != ignore;
+  }
+  // Whole numbers below 2^53: the sum over ranks is exact in any order.
+  std::vector<double> total = {counted};
+  SINTER_RETURN_IF_ERROR(
+      dp->sumOverRanks(total, "the count of the step's labels"));
+  // 0 when every label of the step is ignored: each micro-batch then
+  // divides by its own count, 0, and the step's NaN is reported as such.
+  double share = total[0] / (static_cast<double>(micro) * dp->worldSize());
+  for (Executor *e : {&ex, acc})
+    if (e && e->program().findArgument(sabi::kLossCountHyper))
+      SINTER_RETURN_IF_ERROR(e->setHyper(sabi::kLossCountHyper, share));
+  return absl::OkStatus();
+}
+
 bool Run::recordLossScale(int64_t step,
                           std::vector<std::pair<std::string, double>> &m,
                           absl::Status &stop) {
@@ -651,6 +721,7 @@ absl::Status Run::run() {
         ex, absl::StrFormat("at the start (step %d)", startStep)));
   }
   SINTER_RETURN_IF_ERROR(prepareData());
+  SINTER_RETURN_IF_ERROR(prepareLossCount());
   progress = std::make_unique<ProgressReporter>(
       stdout, interactive, quiet, opt.logEvery, startStep, opt.steps, unit);
   if (startStep > opt.steps)
@@ -715,6 +786,7 @@ absl::Status Run::run() {
     std::vector<std::pair<std::string, double>> m;
     if (scaler)
       SINTER_RETURN_IF_ERROR(setLossScale());
+    SINTER_RETURN_IF_ERROR(setLossCount());
     stepFault.reset();
     SINTER_RETURN_IF_ERROR(runStep(step, m));
     double seconds = now() - t0;

@@ -37,6 +37,8 @@ What it does:
     the interpreter's train_step has only with --runtime-lr) is left at its
     default, which is the model's lr, unless --lr-scale=K gives it K times
     that (the interpreter then runs with --runtime-lr and the same value);
+    --loss-count=X sets the `loss_count` argument of a step whose loss is a
+    mean cross-entropy (docs/Distributed.md) in both;
  3. runs the binary for K steps and the interpreter K times (feeding each
     run's parameters and state to the next, step S, S+1, ...);
  4. compares every result tensor (for a failing one, against an f64
@@ -323,10 +325,17 @@ def make_arguments(args, prog, widths, ignore):
         elif kind == "accumulator" and args.state == "random":
             # Earlier micro-batches' gradients: gradient-sized values.
             given[a["name"]] = rng.normal(0.0, 1e-2, shape).astype(npdt)
+        elif kind == "hyper" and a["name"] == "loss_count" and \
+                getattr(args, "loss_count", None) is not None:
+            given["loss_count"] = np.asarray(args.loss_count, dtype=npdt)
         elif kind == "hyper" and a["name"] == "lr" and \
                 getattr(args, "lr_scale", None) is not None:
             given["lr"] = np.asarray(a["default_value"] * args.lr_scale,
                                      dtype=npdt)
+    if getattr(args, "loss_count", None) is not None and \
+            "loss_count" not in given:
+        die("--loss-count: the program has no loss_count argument (its loss "
+            "is no mean cross-entropy over labels it is fed)")
     return given, max(int_sizes)
 
 
@@ -616,6 +625,11 @@ def main():
     ap.add_argument("--lr-scale", type=float,
                     help="run with the peak learning rate (the binary's "
                     "`lr` argument) at this multiple of the model's")
+    ap.add_argument("--loss-count", type=float,
+                    help="run with the `loss_count` argument (the step's "
+                    "count of labels shared out over ranks and "
+                    "micro-batches) at this value instead of its default, "
+                    "0 (each batch's own count)")
     ap.add_argument("--exact-fixed-lr", action="store_true",
                     help="also require bitwise equality with a binary "
                     "compiled with --runtime-lr=false")
@@ -650,6 +664,8 @@ def main():
               f" steps={args.steps} seed={args.seed}")
     if args.lr_scale is not None:
         label += f" lr x{args.lr_scale:g}"
+    if args.loss_count is not None:
+        label += f" loss_count={args.loss_count:g}"
 
     # 1. The binary and its step program.
     if args.binary:

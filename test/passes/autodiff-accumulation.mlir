@@ -4,7 +4,8 @@
 // Tests gradient accumulation (grad_accumulation_steps = 4): @train_step
 // takes an accumulator per trained parameter right after the parameters
 // (the frozen one has none), ahead of the optimizer state, and a hyper
-// argument K (default 4) last; each gradient the optimizer sees is
+// argument K (default 4) last (after loss_count: autodiff-loss-count.mlir);
+// each gradient the optimizer sees is
 // (accumulator + gradient) / K. @accumulate_step takes the parameters and
 // the same accumulators in the same places and returns the loss and
 // accumulator + gradient under each accumulator's name; nothing is updated.
@@ -21,7 +22,8 @@
 // MICRO-LABEL: func.func @accumulate_step(
 // MICRO-SAME: %{{[^:]*}}: tensor<4x3xf32> {sgraph.param = "fc.weight"}, %{{[^:]*}}: tensor<3xf32> {sgraph.frozen, sgraph.param = "fc.frozen"},
 // MICRO-SAME: %[[A:[^:]*]]: tensor<4x3xf32> {sgraph.accumulator = "grad_accum.fc.weight"},
-// MICRO-SAME: %{{[^:]*}}: tensor<2x3xf32> {sgraph.input = "x"}, %{{[^:]*}}: tensor<2xi64> {sgraph.input = "y"})
+// MICRO-SAME: %{{[^:]*}}: tensor<2x3xf32> {sgraph.input = "x"}, %{{[^:]*}}: tensor<2xi64> {sgraph.input = "y"},
+// MICRO-SAME: %{{[^:]*}}: tensor<f64> {sgraph.default = 0.000000e+00 : f64, sgraph.hyper = "loss_count"})
 // MICRO-SAME: -> (tensor<f32> {sgraph.name = "loss"}, tensor<4x3xf32> {sgraph.name = "grad_accum.fc.weight"})
 // MICRO-NOT: sgraph.adam_update
 // MICRO-NOT: sgraph.all_reduce

@@ -11,7 +11,7 @@
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: %[[W:[^:]*]]: tensor<4x3xf32> {sgraph.param = "fc.weight"}, %[[N:[^:]*]]: tensor<f32> {sgraph.opt_state = "optimizer.step"},
 // CHECK-SAME: %[[M:[^:]*]]: tensor<4x3xf32> {sgraph.opt_state = "optimizer.fc.weight.exp_avg"}, %[[V:[^:]*]]: tensor<4x3xf32> {sgraph.opt_state = "optimizer.fc.weight.exp_avg_sq"},
-// CHECK-SAME: %[[STEP:[^:]*]]: tensor<i64> {sgraph.step}, %[[S:[^:]*]]: tensor<f64> {sgraph.default = 6.553600e+04 : f64, sgraph.hyper = "loss_scale"})
+// CHECK-SAME: %[[STEP:[^:]*]]: tensor<i64> {sgraph.step}, %[[S:[^:]*]]: tensor<f64> {sgraph.default = 6.553600e+04 : f64, sgraph.hyper = "loss_scale"}, %{{[^:]*}}: tensor<f64> {sgraph.default = 0.000000e+00 : f64, sgraph.hyper = "loss_count"})
 // CHECK: %[[SEED:.*]] = sgraph.cast %[[S]] : tensor<f64> to tensor<f32>
 // CHECK: sgraph.mul %{{.*}}, %[[SEED]]
 // CHECK: %[[DW:.*]] = sgraph.matmul

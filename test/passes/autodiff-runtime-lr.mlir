@@ -8,13 +8,13 @@
 // (its attributes unchanged); and that without the option the signature
 // and the schedule are as before.
 // CHECK-LABEL: func.func @train_step(
-// CHECK-SAME: %[[STEP:[^:]*]]: tensor<i64> {sgraph.step}, %[[PEAK:[^:]*]]: tensor<f64> {sgraph.default = 1.000000e-03 : f64, sgraph.hyper = "lr"})
+// CHECK-SAME: %[[STEP:[^:]*]]: tensor<i64> {sgraph.step}, %{{[^:]*}}: tensor<f64> {sgraph.default = 0.000000e+00 : f64, sgraph.hyper = "loss_count"}, %[[PEAK:[^:]*]]: tensor<f64> {sgraph.default = 1.000000e-03 : f64, sgraph.hyper = "lr"})
 // CHECK-SAME: -> (tensor<f32> {sgraph.name = "loss"}, tensor<f32> {sgraph.name = "lr"}, tensor<f32> {sgraph.name = "grad_norm"},
 // CHECK: %[[LR:.*]] = sgraph.lr_schedule %[[STEP]], peak_lr %[[PEAK]] {decay_steps = 100 : i64, lr = 1.000000e-03 : f64, min_lr = 1.000000e-04 : f64, schedule = "warmup_cosine", warmup_steps = 10 : i64} : (tensor<i64>, tensor<f64>) -> tensor<f32>
 // CHECK: sgraph.adam_update {{.*}}, %[[LR]], %[[STEP]]
 // CHECK: return %{{.*}}, %[[LR]],
 // DEFAULT-LABEL: func.func @train_step(
-// DEFAULT-SAME: %[[STEP:[^:]*]]: tensor<i64> {sgraph.step})
+// DEFAULT-SAME: %[[STEP:[^:]*]]: tensor<i64> {sgraph.step}, %{{[^:]*}}: tensor<f64> {sgraph.default = 0.000000e+00 : f64, sgraph.hyper = "loss_count"})
 // DEFAULT-NOT: sgraph.hyper
 // DEFAULT: sgraph.lr_schedule %[[STEP]] {decay_steps
 // PIPELINE-LABEL: func.func @train_step(

@@ -7,7 +7,7 @@
 // each; on one rank the identity), and the norm and the update read the
 // average.
 // CHECK-LABEL: func.func @train_step(
-// CHECK-SAME: %[[W:[^:]*]]: tensor<4x3xf32> {sgraph.param = "fc.weight"}, %[[B:[^:]*]]: tensor<4xf32> {sgraph.param = "fc.bias"}, %{{.*}}: tensor<2x3xf32> {sgraph.input = "x"}, %{{.*}}: tensor<2xi64> {sgraph.input = "y"}, %[[STEP:[^:]*]]: tensor<i64> {sgraph.step})
+// CHECK-SAME: %[[W:[^:]*]]: tensor<4x3xf32> {sgraph.param = "fc.weight"}, %[[B:[^:]*]]: tensor<4xf32> {sgraph.param = "fc.bias"}, %{{.*}}: tensor<2x3xf32> {sgraph.input = "x"}, %{{.*}}: tensor<2xi64> {sgraph.input = "y"}, %[[STEP:[^:]*]]: tensor<i64> {sgraph.step}, %{{[^:]*}}: tensor<f64> {sgraph.default = 0.000000e+00 : f64, sgraph.hyper = "loss_count"})
 // CHECK-SAME: -> (tensor<f32> {sgraph.name = "loss"}, tensor<f32> {sgraph.name = "lr"}, tensor<f32> {sgraph.name = "grad_norm"}, tensor<4x3xf32> {sgraph.name = "fc.weight"}, tensor<4xf32> {sgraph.name = "fc.bias"})
 // CHECK: %[[DW0:.*]] = sgraph.matmul %{{.*}}, %{{.*}} {transpose_lhs = true}
 // CHECK: %[[DW:.*]] = sgraph.all_reduce %[[DW0]] {reduction = "mean"} : tensor<4x3xf32>
@@ -33,7 +33,7 @@ func.func @forward(%w: tensor<4x3xf32> {sgraph.param = "fc.weight"}, %b: tensor<
 // (weight_decay_params = "matrices"), so the bias update has none.
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: %[[W:[^:]*]]: tensor<4x3xf32> {sgraph.param = "fc.weight"}, %[[B:[^:]*]]: tensor<4xf32> {sgraph.param = "fc.bias"}, %[[WBUF:[^:]*]]: tensor<4x3xf32> {sgraph.opt_state = "optimizer.fc.weight.momentum_buffer"}, %[[BBUF:[^:]*]]: tensor<4xf32> {sgraph.opt_state = "optimizer.fc.bias.momentum_buffer"}
-// CHECK-SAME: %[[STEP:[^:]*]]: tensor<i64> {sgraph.step})
+// CHECK-SAME: %[[STEP:[^:]*]]: tensor<i64> {sgraph.step}, %{{[^:]*}}: tensor<f64> {sgraph.default = 0.000000e+00 : f64, sgraph.hyper = "loss_count"})
 // CHECK-SAME: tensor<4x3xf32> {sgraph.name = "optimizer.fc.weight.momentum_buffer"}, tensor<4xf32> {sgraph.name = "optimizer.fc.bias.momentum_buffer"})
 // CHECK: %[[LR:.*]] = sgraph.lr_schedule
 // CHECK: %[[W1:.*]], %[[WB1:.*]] = sgraph.momentum_update %[[W]], %{{.*}}, %[[WBUF]], %[[LR]], %[[STEP]] {momentum = 9.000000e-01 : f64, nesterov = true, weight_decay = 1.000000e-02 : f64}

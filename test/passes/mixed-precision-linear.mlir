@@ -28,7 +28,7 @@
 // weight's), and the f32-result matmul's input gradient reads the bf16
 // gradient directly (the widen-and-narrow pair canonicalizes away).
 // GRAD-LABEL: func.func @train_step(
-// GRAD: sgraph.select
+// GRAD: sgraph.select {{.*}} : (tensor<2x4xi1>, tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32>
 // GRAD-NEXT: %[[G16:.*]] = sgraph.cast %{{.*}} : tensor<2x4xf32> to tensor<2x4xbf16>
 // GRAD-NEXT: %[[GW:.*]] = sgraph.cast %[[G16]] : tensor<2x4xbf16> to tensor<2x4xf32>
 // GRAD: %[[DB:.*]] = sgraph.reduce_sum %[[GW]] axes = [0] {keepdims = true} : (tensor<2x4xf32>) -> tensor<1x4xf32>

@@ -449,6 +449,26 @@ func.func @softmax_cross_entropy_c5(%l: tensor<8x10xf32>, %y: tensor<8xi64>) {
 
 // -----
 
+// Tests that softmax_cross_entropy's count is 0-d (C6).
+func.func @softmax_cross_entropy_c6_rank(%l: tensor<8x10xf32>, %y: tensor<8xi64>, %n: tensor<1xf64>) {
+  // expected-error @+2 {{count must be a 0-d float tensor, got 'tensor<1xf64>'}}
+  // expected-error @+1 {{'sgraph.softmax_cross_entropy' op failed to infer returned types}}
+  %0 = sgraph.softmax_cross_entropy %l, %y count %n : (tensor<8x10xf32>, tensor<8xi64>, tensor<1xf64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that softmax_cross_entropy's count divides a mean only (C6).
+func.func @softmax_cross_entropy_c6_sum(%l: tensor<8x10xf32>, %y: tensor<8xi64>, %n: tensor<f64>) {
+  // expected-error @+2 {{count divides a 'mean' reduction, not 'sum'}}
+  // expected-error @+1 {{'sgraph.softmax_cross_entropy' op failed to infer returned types}}
+  %0 = sgraph.softmax_cross_entropy %l, %y count %n {reduction = "sum"} : (tensor<8x10xf32>, tensor<8xi64>, tensor<f64>) -> tensor<f32>
+  return
+}
+
+// -----
+
 // Tests that one_hot rejects float labels (C1).
 func.func @one_hot_c1(%y: tensor<8xf32>) {
   // expected-error @+1 {{'sgraph.one_hot' op operand #0 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<8xf32>'}}

@@ -398,6 +398,19 @@ std::vector<OpCase> lossCases() {
              tensorType(none ? "4" : ""),
          {{"4xi64", {3, -1, 0, 3}}}});
   }
+  // A positive count divides instead of the positions not ignored (3
+  // here); zero falls back to them.
+  for (const char *count : {"2.5", "0.0"})
+    cases.push_back(
+        {std::string("softmax_cross_entropy count ") + count,
+         {{"4x5"}},
+         "",
+         std::string("  %n = sgraph.constant dense<") + count +
+             "> : tensor<f64>\n"
+             "  %y = sgraph.softmax_cross_entropy %p0, %i0 count %n "
+             "{ignore_index = -1 : i64} : (tensor<4x5xf64>, tensor<4xi64>, "
+             "tensor<f64>) -> tensor<f64>",
+         {{"4xi64", {3, -1, 0, 3}}}});
   cases.push_back({"softmax_cross_entropy rank 3",
                    {{"2x3x5"}},
                    "",

@@ -452,6 +452,32 @@ TEST(Interpreter, CrossEntropyWithIgnoreIndex) {
   EXPECT_TRUE(std::isnan(all[0].f[0]));
 }
 
+TEST(Interpreter, CrossEntropyDividesByAPositiveCount) {
+  TestContext ctx;
+  const char *text = R"(
+    func.func @f(%l: tensor<3x2xf64>, %y: tensor<3xi64>, %n: tensor<f64>) -> tensor<f64> {
+      %0 = sgraph.softmax_cross_entropy %l, %y count %n {ignore_index = -1 : i64} : (tensor<3x2xf64>, tensor<3xi64>, tensor<f64>) -> tensor<f64>
+      return %0 : tensor<f64>
+    })";
+  double ln2 = std::log(2.0), ln3 = std::log(3.0);
+  Tensor logits = f64({3, 2}, {0, 0, ln3, 0, 7, 7});
+  Tensor labels = i64({3}, {0, 1, -1});
+  // The sum (3 ln 2) over the count given, not over the 2 positions kept.
+  auto out = runText(ctx, text, {logits, labels, f64({}, {4.0})});
+  ASSERT_EQ(out.size(), 1u);
+  expectValues(out[0], {}, {0.75 * ln2}, 1e-15);
+  // 0: the positions kept, as without a count.
+  auto own = runText(ctx, text, {logits, labels, f64({}, {0.0})});
+  ASSERT_EQ(own.size(), 1u);
+  expectValues(own[0], {}, {1.5 * ln2}, 1e-15);
+  // A batch with no position kept is 0 of a positive count, not NaN: a
+  // rank's share of a step whose other ranks have labels.
+  auto none =
+      runText(ctx, text, {logits, i64({3}, {-1, -1, -1}), f64({}, {2.0})});
+  ASSERT_EQ(none.size(), 1u);
+  expectValues(none[0], {}, {0.0}, 0.0);
+}
+
 TEST(Interpreter, OneHot) {
   TestContext ctx;
   auto out = runText(ctx, R"(

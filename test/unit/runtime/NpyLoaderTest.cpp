@@ -147,6 +147,39 @@ TEST(TokenLoader, RowsAreNamedInTheFiles) {
   }
 }
 
+// Whether a label can be the ignore index decides whether the trainer
+// counts labels each step (docs/Distributed.md, "Labels that do not count"):
+// .npy arrays are looked through (their train split: labels 0..39 here,
+// 40..49 held out), token ids are never negative, and a float input may hold
+// anything.
+TEST(DataLoaders, SayWhetherAnInputMayHoldAValue) {
+  TempDir dir;
+  fs::create_directories(dir.file("d"));
+  writeMlpArrays(dir.file("d"), 50);
+  std::unique_ptr<DataLoader> npy =
+      openOk(dir.file("d"), mlpInputs(4), withSeed(5, 0.2));
+  ASSERT_TRUE(npy);
+  EXPECT_TRUE(npy->mayHold(1, 0));
+  EXPECT_TRUE(npy->mayHold(1, 39));
+  EXPECT_FALSE(npy->mayHold(1, 45)); // held out
+  EXPECT_FALSE(npy->mayHold(1, -1));
+  EXPECT_TRUE(npy->mayHold(0, -1)); // the float images
+  fs::create_directories(dir.file("e"));
+  writeMlpArrays(dir.file("e"), 50, -1);
+  std::unique_ptr<DataLoader> masked =
+      openOk(dir.file("e"), mlpInputs(4), withSeed(5, 0.2));
+  ASSERT_TRUE(masked);
+  EXPECT_TRUE(masked->mayHold(1, -1));
+
+  writeFile(dir.file("train.bin"), shardBytes(iota(200)));
+  std::unique_ptr<DataLoader> tokens =
+      openOk(dir.file("train.bin"), tokenInputs(3, 8), withSeed(1, 0));
+  ASSERT_TRUE(tokens);
+  EXPECT_FALSE(tokens->mayHold(1, -1));
+  EXPECT_FALSE(tokens->mayHold(1, -100));
+  EXPECT_TRUE(tokens->mayHold(1, 0));
+}
+
 TEST(NpyLoader, TrainAndValFolders) {
   TempDir dir;
   fs::create_directories(dir.file("d/train"));
