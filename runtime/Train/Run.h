@@ -183,6 +183,9 @@ private:
   absl::Status prepareLossCount();
   const Argument *lossLabels = nullptr;
   size_t lossLabelsIndex = 0;
+  /// How many labels of part `part` of `parts` of the host batch's loss
+  /// labels are not the ignore index (lossLabels must be set).
+  double keptLabels(int64_t part, int64_t parts) const;
   /// Records the step in the scaler and adds loss_scale and skipped to
   /// `m`; true when the step was skipped. `stop` gets the error that ends
   /// the run when too many steps in a row have overflowed (returned once

@@ -218,16 +218,16 @@ absl::Status Run::prepareLossCount() {
   return absl::OkStatus();
 }
 
-absl::Status Run::setLossCount() {
-  if (!lossLabels)
-    return absl::OkStatus();
+double Run::keptLabels(int64_t part, int64_t parts) const {
   const std::vector<unsigned char> &bytes = hostBatch[lossLabelsIndex];
   bool wide =
       ex.program().buffers[lossLabels->buffer].type == sabi::ElementType::i64;
   size_t width = wide ? 8 : 4;
+  size_t n = bytes.size() / width / static_cast<size_t>(parts);
+  size_t first = n * static_cast<size_t>(part);
   int64_t ignore = *lossLabels->ignore;
-  double counted = 0;
-  for (size_t i = 0, n = bytes.size() / width; i < n; ++i) {
+  double kept = 0;
+  for (size_t i = first; i < first + n; ++i) {
     int64_t value;
     if (wide) {
       std::memcpy(&value, &bytes[i * 8], 8);
@@ -236,10 +236,16 @@ absl::Status Run::setLossCount() {
       std::memcpy(&narrow, &bytes[i * 4], 4);
       value = narrow;
     }
-    counted += value != ignore;
+    kept += value != ignore;
   }
+  return kept;
+}
+
+absl::Status Run::setLossCount() {
+  if (!lossLabels)
+    return absl::OkStatus();
   // Whole numbers below 2^53: the sum over ranks is exact in any order.
-  std::vector<double> total = {counted};
+  std::vector<double> total = {keptLabels(0, 1)};
   SINTER_RETURN_IF_ERROR(
       dp->sumOverRanks(total, "the count of the step's labels"));
   // 0 when every label of the step is ignored: each micro-batch then
@@ -562,6 +568,13 @@ absl::Status Run::evaluate(int64_t step) {
         eval->upload(a->buffer, paramTransfer.data(), bytes));
   }
   std::vector<std::pair<std::string, double>> sums;
+  // With labels that may be ignored, each global batch's loss is its sum
+  // over its kept labels, whatever ranks and parts hold them, as one
+  // process at the global batch computes it: per batch, the parts' losses
+  // times their kept labels, and the kept labels (docs/Distributed.md).
+  std::vector<double> kept;
+  if (lossLabels)
+    kept.assign(static_cast<size_t>(2 * batches), 0.0);
   for (int64_t i = 0; i < batches; ++i) {
     SINTER_RETURN_IF_ERROR(loader->evalBatch(i, hostBatchPointers));
     // A held-out batch is K micro-batches, as a training one.
@@ -569,6 +582,13 @@ absl::Status Run::evaluate(int64_t step) {
       SINTER_RETURN_IF_ERROR(uploadBatch(*eval, evalUploads, part, micro));
       SINTER_RETURN_IF_ERROR(eval->run());
       SINTER_ASSIGN_OR_RETURN(auto m, readMetrics(*eval));
+      if (!kept.empty()) {
+        double labels = keptLabels(part, micro);
+        std::optional<double> loss = find(m, "loss");
+        if (loss && labels > 0)
+          kept[static_cast<size_t>(i)] += *loss * labels;
+        kept[static_cast<size_t>(batches + i)] += labels;
+      }
       if (sums.empty())
         sums = m;
       else
@@ -579,12 +599,24 @@ absl::Status Run::evaluate(int64_t step) {
   // Every rank evaluated its rows of the same global batches.
   SINTER_RETURN_IF_ERROR(
       averageMetrics(sums, nullptr, "the mean of the eval metrics"));
+  std::optional<double> weightedLoss;
+  if (!kept.empty()) {
+    SINTER_RETURN_IF_ERROR(
+        dp->sumOverRanks(kept, "the eval loss's kept labels"));
+    double total = 0;
+    for (int64_t i = 0; i < batches; ++i)
+      total +=
+          kept[static_cast<size_t>(i)] / kept[static_cast<size_t>(batches + i)];
+    weightedLoss = total / static_cast<double>(batches);
+  }
   std::vector<std::pair<std::string, double>> fields = {
       {"step", static_cast<double>(step)}};
   std::string line = absl::StrFormat("eval at step %d:", step);
   std::vector<std::pair<std::string, double>> evalMeans;
   for (auto &[name, sum] : sums) {
     double mean = sum / static_cast<double>(batches * micro);
+    if (name == "loss" && weightedLoss)
+      mean = *weightedLoss;
     absl::StrAppend(&line, absl::StrFormat(" %s %.4f", name, mean));
     fields.push_back({"eval_" + name, mean});
     evalMeans.push_back({name, mean});

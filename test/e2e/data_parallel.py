@@ -7,7 +7,8 @@ sinter-launch, mpirun, or torchrun-style variables it sets), and exits
 non-zero with a message when something is wrong:
 
   equivalence  W ranks x batch B against one process at batch W*B for N
-               steps: every step's loss, and the final parameters and
+               steps: every step's loss, the held-out loss after the last
+               step (--eval-every=N), and the final parameters and
                optimizer state as a whole, within --rtol, each tensor within
                --tensor-rtol (the ranks' gradients are summed in another
                order than one process sums its rows, so the bits differ;
@@ -309,7 +310,9 @@ def cmd_equivalence(a):
     d = a.work_dir
     fresh(f"{d}/one", f"{d}/many", f"{d}/one.jsonl", f"{d}/many.jsonl",
           f"{d}/many.tb")
-    common = [f"--steps={n}", "--threads=1", "--quiet"] + data_flags(a)
+    # One evaluation, at the end: the held-out loss of the same parameters.
+    common = [f"--steps={n}", "--threads=1", "--quiet",
+              f"--eval-every={n}"] + data_flags(a)
     run([whole, f"--save={d}/one", f"--log-jsonl={d}/one.jsonl"] + common,
         f"one process at batch {w * k * b}")
     loud = [c for c in common if c != "--quiet"]  # the start line
@@ -338,6 +341,22 @@ def cmd_equivalence(a):
             fail(f"loss of step {s}: {one[s]} at batch {w * k * b}, "
                  f"{many[s]} on {w} ranks x {k} micro-batches (relative "
                  f"{r:.2e} > {a.rtol})")
+    # The held-out loss: each global batch's mean over its kept labels,
+    # however the ranks and micro-batches split them.
+    # (None where the data hold no held-out batch of W*K*B rows.)
+    one_eval = step_metric(f"{d}/one.jsonl", "eval_loss")
+    many_eval = step_metric(f"{d}/many.jsonl", "eval_loss")
+    if sorted(one_eval) != sorted(many_eval) or \
+            sorted(one_eval) not in ([], [n]):
+        fail(f"evaluations logged: {sorted(one_eval)} vs {sorted(many_eval)}")
+    worst_eval = None
+    if one_eval:
+        worst_eval = abs(one_eval[n] - many_eval[n]) / max(abs(one_eval[n]),
+                                                           1e-12)
+        if not worst_eval <= a.rtol:
+            fail(f"eval loss after step {n}: {one_eval[n]} at batch "
+                 f"{w * k * b}, {many_eval[n]} on {w} ranks x {k} "
+                 f"micro-batches (relative {worst_eval:.2e} > {a.rtol})")
     worst = (0.0, "")
     whole = []
     for what, x, y in zip(("parameters", "optimizer state"),
@@ -368,7 +387,9 @@ def cmd_equivalence(a):
         micro += f" on {a.hosts} hosts"
     print(f"ok: {w} ranks{micro} x batch {b} = one process at batch "
           f"{w * k * b} for {n} "
-          f"steps (loss {worst_loss:.1e}, parameters {whole[0]:.1e}, "
+          f"steps (loss {worst_loss:.1e}, eval loss "
+          f"{'none' if worst_eval is None else f'{worst_eval:.1e}'}, "
+          f"parameters {whole[0]:.1e}, "
           f"optimizer state {whole[1]:.1e}, worst tensor {worst[0]:.1e}: "
           f"{worst[1]})")
 

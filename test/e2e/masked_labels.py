@@ -23,7 +23,7 @@ import numpy as np
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out-dir", required=True)
-    ap.add_argument("--rows", type=int, default=96)
+    ap.add_argument("--rows", type=int, default=160)
     ap.add_argument("--context", type=int, default=32)
     ap.add_argument("--vocab", type=int, default=65)
     ap.add_argument("--seed", type=int, default=0)
