@@ -449,6 +449,7 @@ LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(
   if (reduction != "mean" && reduction != "sum" && reduction != "none")
     return emitOptionalError(loc, "reduction '", reduction,
                              "' is not one of mean, sum, none");
+  // softmax_cross_entropy_c6
   if (Value count = adaptor.getCount()) {
     auto countType = dyn_cast<RankedTensorType>(count.getType());
     if (!countType || countType.getRank() != 0)
