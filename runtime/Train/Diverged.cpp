@@ -86,17 +86,8 @@ std::optional<std::string> Run::onlyIgnoredLabels() const {
     size_t perPart = bytes.size() / width / static_cast<size_t>(micro);
     for (int64_t k = 0; k < micro; ++k) {
       bool all = perPart > 0;
-      for (size_t i = 0; i < perPart && all; ++i) {
-        int64_t value = 0;
-        if (width == 8) {
-          std::memcpy(&value, &bytes[(k * perPart + i) * 8], 8);
-        } else {
-          int32_t narrow;
-          std::memcpy(&narrow, &bytes[(k * perPart + i) * 4], 4);
-          value = narrow;
-        }
-        all = value == *a->ignore;
-      }
+      for (size_t i = 0; i < perPart && all; ++i)
+        all = labelAt(bytes, width == 8, k * perPart + i) == *a->ignore;
       if (all)
         return absl::StrFormat(
             "every label of input %s in %s is the ignore index %d, so the "

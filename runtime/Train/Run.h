@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,6 +45,18 @@ std::optional<double> find(const std::vector<std::pair<std::string, double>> &m,
                            std::string_view name);
 std::vector<const Argument *> argumentsOf(const Executor &ex,
                                           abi::ArgumentKind kind);
+/// Element `i` of integer labels in host bytes: i64 when `wide`, else i32.
+inline int64_t labelAt(const std::vector<unsigned char> &bytes, bool wide,
+                       size_t i) {
+  if (wide) {
+    int64_t value;
+    std::memcpy(&value, &bytes[i * 8], 8);
+    return value;
+  }
+  int32_t narrow;
+  std::memcpy(&narrow, &bytes[i * 4], 4);
+  return narrow;
+}
 /// Params or optimizer state as a safetensors file, in argument order.
 absl::StatusOr<formats::SafeTensorsFile> collect(const Executor &ex,
                                                  abi::ArgumentKind kind);

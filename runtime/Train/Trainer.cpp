@@ -227,17 +227,8 @@ double Run::keptLabels(int64_t part, int64_t parts) const {
   size_t first = n * static_cast<size_t>(part);
   int64_t ignore = *lossLabels->ignore;
   double kept = 0;
-  for (size_t i = first; i < first + n; ++i) {
-    int64_t value;
-    if (wide) {
-      std::memcpy(&value, &bytes[i * 8], 8);
-    } else {
-      int32_t narrow;
-      std::memcpy(&narrow, &bytes[i * 4], 4);
-      value = narrow;
-    }
-    kept += value != ignore;
-  }
+  for (size_t i = first; i < first + n; ++i)
+    kept += labelAt(bytes, wide, i) != ignore;
   return kept;
 }
 
