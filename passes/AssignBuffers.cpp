@@ -563,8 +563,24 @@ LogicalResult ProgramBuilder::lowerResults(func::ReturnOp ret) {
                                  : abi::Result::tensor),
          viewOf(v)});
   }
-  for (const Named &r : results)
-    b.create<sched::ResultOp>(ret.getLoc(), r.name, r.kind, r.buffer);
+  // A fraction of labels names the input that holds them (the importer's
+  // module attribute): the runtime weights it by the labels that count.
+  auto labelMetrics =
+      fn->getParentOfType<ModuleOp>()->getAttrOfType<DictionaryAttr>(
+          attr::kMetricLabels);
+  for (const Named &r : results) {
+    StringAttr labels;
+    IntegerAttr ignore;
+    if (r.kind == StringRef(abi::resultKindName(abi::Result::metric)) &&
+        labelMetrics)
+      if (auto metric = labelMetrics.getAs<DictionaryAttr>(r.name)) {
+        labels = metric.getAs<StringAttr>("labels");
+        ignore = metric.getAs<IntegerAttr>("ignore");
+      }
+    b.create<sched::ResultOp>(ret.getLoc(), b.getStringAttr(r.name),
+                              b.getStringAttr(r.kind), r.buffer, labels,
+                              ignore);
+  }
   return success();
 }
 

@@ -228,6 +228,10 @@ sinter::codegen::buildStepProgram(sched::ProgramOp program) {
       r->set_name(result.getName().str());
       r->set_kind(result.getResultKind());
       r->set_buffer(bufferId.lookup(result.getBuffer()));
+      if (std::optional<StringRef> labels = result.getLabels()) {
+        r->set_labels(labels->str());
+        r->set_ignore(*result.getIgnore());
+      }
       continue;
     }
     if (auto fill = dyn_cast<sched::FillOp>(op)) {

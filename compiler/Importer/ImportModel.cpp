@@ -807,6 +807,31 @@ OwningOpRef<ModuleOp> ModelImporter::run(const model::Model &m,
     forward.setResultAttr(i, sgraph::attr::kName, builder.getStringAttr(name));
 
   (*module)->setAttr(sgraph::attr::kTraining, trainingAttr);
+  // A fraction of labels the step is fed (an input, maybe reshaped or
+  // cast): the runtime can count them, so it weights the fraction by them.
+  SmallVector<NamedAttribute> labelMetricAttrs;
+  for (const LabelMetric &metric : labelMetrics) {
+    Value labels = metric.labels;
+    while (Operation *def = labels.getDefiningOp()) {
+      if (!isa<sgraph::ReshapeOp, sgraph::CastOp>(def))
+        break;
+      labels = def->getOperand(0);
+    }
+    const auto *input = llvm::find_if(
+        inputs, [&](const auto &in) { return in.second == labels; });
+    if (input == inputs.end())
+      continue;
+    labelMetricAttrs.push_back(builder.getNamedAttr(
+        metric.name,
+        builder.getDictionaryAttr(
+            {builder.getNamedAttr("labels",
+                                  builder.getStringAttr(input->first)),
+             builder.getNamedAttr("ignore",
+                                  builder.getI64IntegerAttr(metric.ignore))})));
+  }
+  if (!labelMetricAttrs.empty())
+    (*module)->setAttr(sgraph::attr::kMetricLabels,
+                       builder.getDictionaryAttr(labelMetricAttrs));
   if (!recomputedInstances.empty()) {
     SmallVector<Attribute> names;
     for (const std::string &name : recomputedInstances)

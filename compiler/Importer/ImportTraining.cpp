@@ -197,6 +197,7 @@ bool ModelImporter::emitMetrics(const Node &root, const Bindings &bindings,
       Value correctCount = total(hits);
       Value validCount = total(validF);
       value = create<sgraph::DivOp>(loc, correctCount, validCount);
+      labelMetrics.push_back({metric.name(), labels, spec.ignore_index()});
       break;
     }
     case model::Metric::kValue:

@@ -278,6 +278,14 @@ public:
   llvm::StringMap<size_t> paramIndex;
   /// Inputs in file order (their arguments follow the parameters).
   llvm::SmallVector<std::pair<std::string, mlir::Value>> inputs;
+  /// Metrics that are fractions of labels (accuracy): name, the labels as
+  /// the metric reads them, and the label that does not count.
+  struct LabelMetric {
+    std::string name;
+    mlir::Value labels;
+    int64_t ignore;
+  };
+  llvm::SmallVector<LabelMetric> labelMetrics;
   mlir::Value step;
   mlir::Value rank;
   /// Named blocks of the model.

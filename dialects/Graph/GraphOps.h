@@ -66,6 +66,12 @@ inline constexpr llvm::StringLiteral kName = "sgraph.name";
 inline constexpr llvm::StringLiteral kIndexBound = "sgraph.index_bound";
 /// ... or equal this i64 (the cross-entropy's ignore_index), when set.
 inline constexpr llvm::StringLiteral kIndexIgnore = "sgraph.index_ignore";
+/// On the module: the metrics that are fractions of the labels a model input
+/// holds (accuracy), by name: {labels = the input's name, ignore = the i64
+/// label that does not count}. The runtime weights such a metric by the
+/// labels that count when it combines micro-batches, ranks and held-out
+/// parts (docs/Distributed.md, "Labels that do not count").
+inline constexpr llvm::StringLiteral kMetricLabels = "sgraph.metric_labels";
 /// On the module: the training configuration dictionary.
 inline constexpr llvm::StringLiteral kTraining = "sgraph.training";
 } // namespace attr

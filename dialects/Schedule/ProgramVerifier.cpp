@@ -69,6 +69,20 @@ LogicalResult ProgramOp::verifyRegions() {
     if (!resultNames.insert(result.getName()).second)
       return result.emitOpError("result name '")
              << result.getName() << "' is used twice";
+    // program_c7
+    if (std::optional<StringRef> labels = result.getLabels()) {
+      auto it = argByName.find(*labels);
+      Type et = it == argByName.end()
+                    ? Type()
+                    : cast<BufferType>(it->second.getBuffer().getType())
+                          .getElementType();
+      if (!et ||
+          it->second.getKind() !=
+              StringRef(abi::argumentKindName(abi::Argument::input)) ||
+          !(et.isInteger(64) || et.isInteger(32)))
+        return result.emitOpError("counts the labels of '")
+               << *labels << "', which is not an i64 or i32 input argument";
+    }
     // program_c5
     std::optional<abi::ResultKind> kind =
         abi::parseResultKind(result.getKind().str());

@@ -217,6 +217,12 @@ LogicalResult ResultOp::verify() {
   // result_c2
   if (*kind == abi::Result::metric && bufferOf(getBuffer()).getRank() != 0)
     return emitOpError("a metric is a scalar, got ") << getBuffer().getType();
+  // result_c3
+  if (getLabels() && *kind != abi::Result::metric)
+    return emitOpError("only a metric has labels, this is a ") << getKind();
+  if (getLabels().has_value() != getIgnore().has_value())
+    return emitOpError(getLabels() ? "has labels without an ignore"
+                                   : "has an ignore without labels");
   return success();
 }
 

@@ -60,7 +60,8 @@ def Sched_ProgramOp : Sched_Op<"program", [Symbol, IsolatedFromAbove,
     (program_c3); nothing touches a collective's bytes between its start and
     its done (program_c4); a `param` or `opt_state` result is the buffer of
     the argument of the same name and kind (program_c5); `role` is `step`
-    or `eval` (program_c6).
+    or `eval` (program_c6); a result's `labels` names an i64 or i32 `input`
+    argument (program_c7).
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        StrAttr:$role,
@@ -196,14 +197,24 @@ def Sched_ResultOp : Sched_InProgramOp<"result"> {
     the state argument of the same name, in that argument's own buffer) or
     `tensor`. Results are listed in the entry function's result order.
 
+    A metric that is a fraction of the labels an input holds (accuracy)
+    names the input as `labels` and the label that does not count as
+    `ignore`: the runtime weights it by the labels that count where it
+    combines micro-batches, ranks and held-out parts.
+
     ```mlir
     sched.result "loss" "metric" %loss : !sched.buffer<f32>
+    sched.result "accuracy" "metric" %acc {ignore = -1 : i64, labels = "targets"} : !sched.buffer<f32>
     ```
 
     Constraints: `kind` is one of those above (result_c1); a `metric` is a
-    scalar (result_c2).
+    scalar (result_c2); only a `metric` has `labels`, and with `labels`
+    always `ignore`, never without (result_c3); `labels` names an i64 or
+    i32 `input` argument (program_c7).
   }];
-  let arguments = (ins StrAttr:$name, StrAttr:$kind, Sched_Buffer:$buffer);
+  let arguments = (ins StrAttr:$name, StrAttr:$kind, Sched_Buffer:$buffer,
+                       OptionalAttr<StrAttr>:$labels,
+                       OptionalAttr<I64Attr>:$ignore);
   let assemblyFormat = "$name $kind $buffer attr-dict `:` qualified(type($buffer))";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

@@ -135,11 +135,12 @@ public:
     return "";
   }
 
-  /// Whether inputs[input]'s training data may hold `value` anywhere: false
-  /// only where the loader knows it cannot (token ids are never negative;
-  /// .npy arrays are in memory and looked through). The trainer asks once
-  /// whether a label can be the ignore index (Run::setLossCount); the same
-  /// spec gives every rank the same answer.
+  /// Whether inputs[input]'s training or held-out data may hold `value`
+  /// anywhere: false only where the loader knows it cannot (token ids are
+  /// never negative; .npy arrays are in memory and looked through). The
+  /// trainer asks once whether a label can be the ignore index
+  /// (Run::prepareLossCount, Run::prepareLabelMetrics); the same spec
+  /// gives every rank the same answer.
   virtual bool mayHold(size_t input, int64_t value) const { return true; }
 };
 

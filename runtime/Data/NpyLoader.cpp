@@ -321,17 +321,22 @@ public:
         train(std::move(train)), eval(std::move(eval)),
         trainPaths(std::move(trainPaths)) {}
 
+  /// Scans both splits: a held-out batch is weighted by its labels too.
   bool mayHold(size_t input, int64_t value) const override {
     if (input >= train.size())
       return true;
-    const HostTensor &array = train[input];
-    if (isFloat(array.dtype) || array.dtype == DType::Bool)
-      return true;
-    int64_t n = static_cast<int64_t>(array.data.size() /
-                                     formats::dtypeByteSize(array.dtype));
-    for (int64_t i = 0; i < n; ++i)
-      if (loadInt(array.data.data(), array.dtype, i) == value)
+    for (const std::vector<HostTensor> *split : {&train, &eval}) {
+      if (input >= split->size())
+        continue;
+      const HostTensor &array = (*split)[input];
+      if (isFloat(array.dtype) || array.dtype == DType::Bool)
         return true;
+      int64_t n = static_cast<int64_t>(array.data.size() /
+                                       formats::dtypeByteSize(array.dtype));
+      for (int64_t i = 0; i < n; ++i)
+        if (loadInt(array.data.data(), array.dtype, i) == value)
+          return true;
+    }
     return false;
   }
 

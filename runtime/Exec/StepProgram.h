@@ -93,6 +93,10 @@ struct Result {
   std::string name;
   abi::ResultKind kind = abi::Result::tensor;
   int64_t buffer = 0;
+  /// Metrics only: a fraction of the labels the input of this name holds
+  /// (accuracy), where `ignore` does not count; empty otherwise.
+  std::string labels;
+  int64_t ignore = 0;
 };
 
 struct Constant {

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -177,8 +178,11 @@ private:
   /// Means over ranks of `m`'s values; with `stop`, whether any rank was
   /// interrupted (folded into the same collective, so that every rank stops
   /// after the same step).
+  /// The mean over ranks of `m`; a metric of labelMetrics is the ranks'
+  /// values weighted by their `kept` labels (by name).
   absl::Status averageMetrics(std::vector<std::pair<std::string, double>> &m,
-                              bool *stop, std::string_view what);
+                              bool *stop, std::string_view what,
+                              const std::map<std::string, double> &kept = {});
   int64_t driftStep = -1;
   /// Loss scaling, when the program has a loss_scale argument.
   std::optional<LossScaler> scaler;
@@ -199,6 +203,27 @@ private:
   /// How many labels of part `part` of `parts` of the host batch's loss
   /// labels are not the ignore index (lossLabels must be set).
   double keptLabels(int64_t part, int64_t parts) const;
+  /// A metric that is a fraction of labels (accuracy: a Result with
+  /// `labels`) whose data may hold the label that does not count, with
+  /// several micro-batches or ranks to combine: each part's value is
+  /// weighted by the labels that count in it, so that the step's (and a
+  /// held-out batch's) value is the fraction over all of them, as one
+  /// process at the whole batch computes it (docs/Distributed.md).
+  struct LabelMetric {
+    std::string name;
+    size_t input = 0; // into hostBatch
+    bool wide = true; // i64 labels, else i32
+    int64_t ignore = 0;
+  };
+  std::vector<LabelMetric> labelMetrics;
+  /// Fills labelMetrics from the training program's results.
+  void prepareLabelMetrics();
+  /// Labels of part `part` of `parts` of input `input` of the host batch
+  /// that are not `ignore`.
+  double countLabels(size_t input, bool wide, int64_t ignore, int64_t part,
+                     int64_t parts) const;
+  /// This step's labels that count, per metric of labelMetrics (runStep).
+  std::map<std::string, double> stepKept;
   /// Records the step in the scaler and adds loss_scale and skipped to
   /// `m`; true when the step was skipped. `stop` gets the error that ends
   /// the run when too many steps in a row have overflowed (returned once

@@ -218,18 +218,41 @@ absl::Status Run::prepareLossCount() {
   return absl::OkStatus();
 }
 
-double Run::keptLabels(int64_t part, int64_t parts) const {
-  const std::vector<unsigned char> &bytes = hostBatch[lossLabelsIndex];
-  bool wide =
-      ex.program().buffers[lossLabels->buffer].type == sabi::ElementType::i64;
-  size_t width = wide ? 8 : 4;
-  size_t n = bytes.size() / width / static_cast<size_t>(parts);
+double Run::countLabels(size_t input, bool wide, int64_t ignore, int64_t part,
+                        int64_t parts) const {
+  const std::vector<unsigned char> &bytes = hostBatch[input];
+  size_t n = bytes.size() / (wide ? 8 : 4) / static_cast<size_t>(parts);
   size_t first = n * static_cast<size_t>(part);
-  int64_t ignore = *lossLabels->ignore;
   double kept = 0;
   for (size_t i = first; i < first + n; ++i)
     kept += labelAt(bytes, wide, i) != ignore;
   return kept;
+}
+
+double Run::keptLabels(int64_t part, int64_t parts) const {
+  return countLabels(lossLabelsIndex,
+                     ex.program().buffers[lossLabels->buffer].type ==
+                         sabi::ElementType::i64,
+                     *lossLabels->ignore, part, parts);
+}
+
+void Run::prepareLabelMetrics() {
+  // One part alone is its own fraction; so are equal parts whose labels all
+  // count (token ids are never negative): their mean is exact already.
+  if (micro == 1 && !dp->distributed())
+    return;
+  for (const Result &r : ex.program().results) {
+    if (r.labels.empty())
+      continue;
+    // The step program's reader checked: an i64 or i32 input.
+    const Argument *a = ex.program().findArgument(r.labels);
+    for (auto [buffer, i] : trainUploads)
+      if (a && a->buffer == buffer && loader->mayHold(i, r.ignore))
+        labelMetrics.push_back(
+            {r.name, i,
+             ex.program().buffers[a->buffer].type == sabi::ElementType::i64,
+             r.ignore});
+  }
 }
 
 absl::Status Run::setLossCount() {
@@ -275,22 +298,39 @@ bool Run::recordLossScale(int64_t step,
   return skipped;
 }
 
-absl::Status
-Run::averageMetrics(std::vector<std::pair<std::string, double>> &m, bool *stop,
-                    std::string_view what) {
+absl::Status Run::averageMetrics(std::vector<std::pair<std::string, double>> &m,
+                                 bool *stop, std::string_view what,
+                                 const std::map<std::string, double> &kept) {
   if (!dp->distributed()) {
     if (stop)
       *stop = interrupts::requested();
     return absl::OkStatus();
   }
+  // A fraction of labels travels as its hits and its count: the ranks'
+  // sums of both give the fraction over every label that counts (a rank
+  // with none adds nothing; with none anywhere it is 0/0, as one process).
   std::vector<double> values;
-  for (const auto &[name, value] : m)
-    values.push_back(value);
+  for (const auto &[name, value] : m) {
+    auto it = kept.find(name);
+    if (it == kept.end()) {
+      values.push_back(value);
+      continue;
+    }
+    values.push_back(it->second > 0 ? value * it->second : 0.0);
+    values.push_back(it->second);
+  }
   if (stop)
     values.push_back(interrupts::requested() ? 1.0 : 0.0);
   SINTER_RETURN_IF_ERROR(dp->averageOverRanks(values, what));
-  for (size_t k = 0; k < m.size(); ++k)
-    m[k].second = values[k];
+  size_t j = 0;
+  for (auto &[name, value] : m) {
+    if (kept.count(name)) {
+      value = values[j] / values[j + 1];
+      j += 2;
+    } else {
+      value = values[j++];
+    }
+  }
   if (stop)
     *stop = values.back() > 0;
   return absl::OkStatus();
@@ -510,7 +550,8 @@ absl::Status Run::runStep(int64_t step,
                           std::vector<std::pair<std::string, double>> &m) {
   // Micro-batch k is rows [k·B, (k+1)·B) of this rank's K·B, so block
   // rank·K + k of the global batch: what dropout masks are keyed by.
-  std::map<std::string, double> sums;
+  std::map<std::string, double> sums, hits;
+  stepKept.clear();
   for (int64_t k = 0; k < micro; ++k) {
     bool last = k + 1 == micro;
     Executor &runner = last ? ex : *acc;
@@ -522,14 +563,24 @@ absl::Status Run::runStep(int64_t step,
     if (checking)
       checkRun(runner, step, k);
     SINTER_ASSIGN_OR_RETURN(m, readMetrics(runner));
+    for (const LabelMetric &l : labelMetrics) {
+      double kept = countLabels(l.input, l.wide, l.ignore, k, micro);
+      stepKept[l.name] += kept;
+      if (std::optional<double> value = find(m, l.name); value && kept > 0)
+        hits[l.name] += *value * kept;
+    }
     if (!last)
       for (const auto &[name, value] : m)
         sums[name] += value;
   }
   if (micro == 1)
     return absl::OkStatus();
+  // A fraction of labels is the micro-batches' hits over their labels that
+  // count; the rest is the micro-batches' mean.
   for (auto &[name, value] : m)
-    if (auto it = sums.find(name); it != sums.end())
+    if (auto it = stepKept.find(name); it != stepKept.end())
+      value = hits[name] / it->second;
+    else if (auto it = sums.find(name); it != sums.end())
       value = (it->second + value) / static_cast<double>(micro);
   // Zero between steps: the next step's first micro-batch adds to nothing.
   for (const Argument *a : argumentsOf(ex, sabi::Argument::accumulator))
@@ -562,10 +613,22 @@ absl::Status Run::evaluate(int64_t step) {
   // With labels that may be ignored, each global batch's loss is its sum
   // over its kept labels, whatever ranks and parts hold them, as one
   // process at the global batch computes it: per batch, the parts' losses
-  // times their kept labels, and the kept labels (docs/Distributed.md).
-  std::vector<double> kept;
+  // times their kept labels, and the kept labels (docs/Distributed.md). So
+  // is each fraction of labels (accuracy), over its own labels.
+  std::vector<LabelMetric> weighted = labelMetrics;
   if (lossLabels)
-    kept.assign(static_cast<size_t>(2 * batches), 0.0);
+    weighted.push_back({"loss", lossLabelsIndex,
+                        ex.program().buffers[lossLabels->buffer].type ==
+                            sabi::ElementType::i64,
+                        *lossLabels->ignore});
+  // Per weighted value q and batch i: [2q·batches + i] the parts' values
+  // times their labels, [(2q + 1)·batches + i] the labels.
+  std::vector<double> kept(2 * weighted.size() * static_cast<size_t>(batches),
+                           0.0);
+  auto slot = [&](size_t q, bool labels, int64_t i) -> double & {
+    return kept[(2 * q + (labels ? 1 : 0)) * static_cast<size_t>(batches) +
+                static_cast<size_t>(i)];
+  };
   for (int64_t i = 0; i < batches; ++i) {
     SINTER_RETURN_IF_ERROR(loader->evalBatch(i, hostBatchPointers));
     // A held-out batch is K micro-batches, as a training one.
@@ -573,12 +636,13 @@ absl::Status Run::evaluate(int64_t step) {
       SINTER_RETURN_IF_ERROR(uploadBatch(*eval, evalUploads, part, micro));
       SINTER_RETURN_IF_ERROR(eval->run());
       SINTER_ASSIGN_OR_RETURN(auto m, readMetrics(*eval));
-      if (!kept.empty()) {
-        double labels = keptLabels(part, micro);
-        std::optional<double> loss = find(m, "loss");
-        if (loss && labels > 0)
-          kept[static_cast<size_t>(i)] += *loss * labels;
-        kept[static_cast<size_t>(batches + i)] += labels;
+      for (size_t q = 0; q < weighted.size(); ++q) {
+        const LabelMetric &w = weighted[q];
+        double labels = countLabels(w.input, w.wide, w.ignore, part, micro);
+        std::optional<double> value = find(m, w.name);
+        if (value && labels > 0)
+          slot(q, false, i) += *value * labels;
+        slot(q, true, i) += labels;
       }
       if (sums.empty())
         sums = m;
@@ -590,15 +654,16 @@ absl::Status Run::evaluate(int64_t step) {
   // Every rank evaluated its rows of the same global batches.
   SINTER_RETURN_IF_ERROR(
       averageMetrics(sums, nullptr, "the mean of the eval metrics"));
-  std::optional<double> weightedLoss;
+  std::map<std::string, double> weightedMeans;
   if (!kept.empty()) {
     SINTER_RETURN_IF_ERROR(
-        dp->sumOverRanks(kept, "the eval loss's kept labels"));
-    double total = 0;
-    for (int64_t i = 0; i < batches; ++i)
-      total +=
-          kept[static_cast<size_t>(i)] / kept[static_cast<size_t>(batches + i)];
-    weightedLoss = total / static_cast<double>(batches);
+        dp->sumOverRanks(kept, "the eval metrics' kept labels"));
+    for (size_t q = 0; q < weighted.size(); ++q) {
+      double total = 0;
+      for (int64_t i = 0; i < batches; ++i)
+        total += slot(q, false, i) / slot(q, true, i);
+      weightedMeans[weighted[q].name] = total / static_cast<double>(batches);
+    }
   }
   std::vector<std::pair<std::string, double>> fields = {
       {"step", static_cast<double>(step)}};
@@ -606,8 +671,8 @@ absl::Status Run::evaluate(int64_t step) {
   std::vector<std::pair<std::string, double>> evalMeans;
   for (auto &[name, sum] : sums) {
     double mean = sum / static_cast<double>(batches * micro);
-    if (name == "loss" && weightedLoss)
-      mean = *weightedLoss;
+    if (auto it = weightedMeans.find(name); it != weightedMeans.end())
+      mean = it->second;
     absl::StrAppend(&line, absl::StrFormat(" %s %.4f", name, mean));
     fields.push_back({"eval_" + name, mean});
     evalMeans.push_back({name, mean});
@@ -745,6 +810,7 @@ absl::Status Run::run() {
   }
   SINTER_RETURN_IF_ERROR(prepareData());
   SINTER_RETURN_IF_ERROR(prepareLossCount());
+  prepareLabelMetrics();
   progress = std::make_unique<ProgressReporter>(
       stdout, interactive, quiet, opt.logEvery, startStep, opt.steps, unit);
   if (startStep > opt.steps)
@@ -813,9 +879,10 @@ absl::Status Run::run() {
     stepFault.reset();
     SINTER_RETURN_IF_ERROR(runStep(step, m));
     double seconds = now() - t0;
-    // The job's loss and metrics: the mean over ranks.
+    // The job's loss and metrics: the mean over ranks (fractions of labels
+    // weighted by the labels that count).
     SINTER_RETURN_IF_ERROR(
-        averageMetrics(m, &stop, "the mean of the step's metrics"));
+        averageMetrics(m, &stop, "the mean of the step's metrics", stepKept));
     bool skipped = false;
     absl::Status overflowStop;
     if (scaler)

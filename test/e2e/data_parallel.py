@@ -113,10 +113,15 @@ def compile_model(a, name, batch, model=None, extra=()):
 
 def model_with_accumulation(a, k, comm=""):
     """a.model with training.grad_accumulation_steps k (and with `comm`,
-    data_parallel { grad_comm_dtype: comm }), under the work dir (pass
-    --data: the bundled data is found next to the original only)."""
+    data_parallel { grad_comm_dtype: comm }; with --accuracy, an accuracy
+    metric), under the work dir (pass --data: the bundled data is found
+    next to the original only)."""
     text = re.sub(r"^\s*grad_accumulation_steps:.*\n", "", open(a.model).read(),
                   flags=re.M)
+    if a.accuracy:
+        logits, labels, ignore = a.accuracy.split(",")
+        text += (f'\nmetric {{ name: "accuracy" accuracy {{ logits: "{logits}" '
+                 f'labels: "{labels}" ignore_index: {ignore} }} }}\n')
     extra = f"\n  grad_accumulation_steps: {k}" if k != 1 else ""
     if comm:
         if re.search(r"^\s*data_parallel\s*\{", text, flags=re.M):
@@ -128,7 +133,8 @@ def model_with_accumulation(a, k, comm=""):
         if n != 1:
             fail(f"{a.model}: no training section to change")
     os.makedirs(a.work_dir, exist_ok=True)
-    path = os.path.join(a.work_dir, f"model-accumulate-{k}{comm}.pbtxt")
+    path = os.path.join(a.work_dir, f"model-accumulate-{k}{comm}"
+                        f"{'-accuracy' if a.accuracy else ''}.pbtxt")
     with open(path, "w") as f:
         f.write(text)
     return path
@@ -136,7 +142,7 @@ def model_with_accumulation(a, k, comm=""):
 
 def per_rank_binary(a, b):
     """The binary each rank runs, and the flags that set its micro-batches."""
-    if a.accumulate == 1 and not a.comm_dtype:
+    if a.accumulate == 1 and not a.comm_dtype and not a.accuracy:
         return compile_model(a, f"train{b}", b), []
     binary = compile_model(a, f"train{b}x{a.accumulate}{a.comm_dtype}", b,
                            model=model_with_accumulation(a, a.accumulate,
@@ -305,7 +311,7 @@ def cmd_equivalence(a):
     k = a.run_accumulate or a.accumulate
     per_rank, accumulation = per_rank_binary(a, b)
     whole_model = (model_with_accumulation(a, 1)
-                   if a.accumulate > 1 or a.comm_dtype else None)
+                   if a.accumulate > 1 or a.comm_dtype or a.accuracy else None)
     whole = compile_model(a, f"train{w * k * b}", w * k * b, model=whole_model)
     d = a.work_dir
     fresh(f"{d}/one", f"{d}/many", f"{d}/one.jsonl", f"{d}/many.jsonl",
@@ -357,6 +363,27 @@ def cmd_equivalence(a):
             fail(f"eval loss after step {n}: {one_eval[n]} at batch "
                  f"{w * k * b}, {many_eval[n]} on {w} ranks x {k} "
                  f"micro-batches (relative {worst_eval:.2e} > {a.rtol})")
+    # The accuracy: at every step and after the last, the fraction over
+    # every label that counts, however the ranks and micro-batches split
+    # them (the mean of the parts' fractions is 1e-2 off on masked data).
+    # It is a count of argmaxes, which the runs' last-bit differences
+    # could flip only where a row's two largest logits tie within ~1e-6.
+    worst_accuracy = None
+    if a.accuracy:
+        worst_accuracy = 0.0
+        for key, steps in (("accuracy", sorted(one)),
+                           ("eval_accuracy", sorted(one_eval))):
+            x = step_metric(f"{d}/one.jsonl", key)
+            y = step_metric(f"{d}/many.jsonl", key)
+            for s in steps:
+                if s not in x or s not in y:
+                    fail(f"{key} of step {s} not logged by both runs")
+                r = abs(x[s] - y[s]) / max(abs(x[s]), 1e-12)
+                worst_accuracy = max(worst_accuracy, r)
+                if not r <= a.rtol:
+                    fail(f"{key} of step {s}: {x[s]} at batch {w * k * b}, "
+                         f"{y[s]} on {w} ranks x {k} micro-batches "
+                         f"(relative {r:.2e} > {a.rtol})")
     worst = (0.0, "")
     whole = []
     for what, x, y in zip(("parameters", "optimizer state"),
@@ -389,6 +416,7 @@ def cmd_equivalence(a):
           f"{w * k * b} for {n} "
           f"steps (loss {worst_loss:.1e}, eval loss "
           f"{'none' if worst_eval is None else f'{worst_eval:.1e}'}, "
+          + (f"accuracy {worst_accuracy:.1e}, " if a.accuracy else "") +
           f"parameters {whole[0]:.1e}, "
           f"optimizer state {whole[1]:.1e}, worst tensor {worst[0]:.1e}: "
           f"{worst[1]})")
@@ -977,6 +1005,9 @@ def main():
     ap.add_argument("--kill-after", type=float, default=0.5)
     ap.add_argument("--require-mpirun", action="store_true")
     ap.add_argument("--accumulate", type=int, default=1)
+    ap.add_argument("--accuracy", default="",
+                    help="LOGITS,LABELS,IGNORE: add an accuracy metric and "
+                         "compare it (equivalence)")
     ap.add_argument("--run-accumulate", type=int, default=0)
     ap.add_argument("--comm-dtype", choices=["", "bf16", "fp16"], default="")
     ap.add_argument("--transport", choices=["shm", "tcp", "hosts"],

@@ -120,6 +120,26 @@ sched.program @result_c1 attributes {role = "step"} {
 
 // -----
 
+// Tests that only a metric counts labels (result_c3).
+sched.program @result_c3 attributes {role = "step"} {
+  %io = sched.slab "io" size 64 : !sched.slab
+  %v = sched.view %io[0] : !sched.buffer<4xf32>
+  // expected-error @+1 {{'sched.result' op only a metric has labels, this is a tensor}}
+  sched.result "probs" "tensor" %v {labels = "targets", ignore = -1 : i64} : !sched.buffer<4xf32>
+}
+
+// -----
+
+// Tests that labels come with an ignore (result_c3).
+sched.program @result_c3_ignore attributes {role = "step"} {
+  %io = sched.slab "io" size 64 : !sched.slab
+  %v = sched.view %io[0] : !sched.buffer<f32>
+  // expected-error @+1 {{'sched.result' op has labels without an ignore}}
+  sched.result "accuracy" "metric" %v {labels = "targets"} : !sched.buffer<f32>
+}
+
+// -----
+
 // Tests that a metric is a scalar (result_c2).
 sched.program @result_c2 attributes {role = "step"} {
   %io = sched.slab "io" size 64 : !sched.slab
@@ -581,6 +601,29 @@ sched.program @program_c5 attributes {role = "step"} {
   sched.argument "w" "param" %w : !sched.buffer<4xf32>
   // expected-error @+1 {{'sched.result' op state result 'w' is not in its argument's buffer (copy it back first)}}
   sched.result "w" "param" %n : !sched.buffer<4xf32>
+}
+
+// -----
+
+// Tests that a result's labels name an i64 or i32 input argument
+// (program_c7): here a float input.
+sched.program @program_c7 attributes {role = "step"} {
+  %io = sched.slab "io" size 128 : !sched.slab
+  %x = sched.view %io[0] : !sched.buffer<4xf32>
+  %a = sched.view %io[64] : !sched.buffer<f32>
+  sched.argument "x" "input" %x : !sched.buffer<4xf32>
+  // expected-error @+1 {{'sched.result' op counts the labels of 'x', which is not an i64 or i32 input argument}}
+  sched.result "accuracy" "metric" %a {labels = "x", ignore = -1 : i64} : !sched.buffer<f32>
+}
+
+// -----
+
+// Tests that a result's labels name an argument there is (program_c7).
+sched.program @program_c7_missing attributes {role = "step"} {
+  %io = sched.slab "io" size 64 : !sched.slab
+  %a = sched.view %io[0] : !sched.buffer<f32>
+  // expected-error @+1 {{'sched.result' op counts the labels of 'targets', which is not an i64 or i32 input argument}}
+  sched.result "accuracy" "metric" %a {labels = "targets", ignore = -1 : i64} : !sched.buffer<f32>
 }
 
 // -----

@@ -161,7 +161,8 @@ TEST(DataLoaders, SayWhetherAnInputMayHoldAValue) {
   ASSERT_TRUE(npy);
   EXPECT_TRUE(npy->mayHold(1, 0));
   EXPECT_TRUE(npy->mayHold(1, 39));
-  EXPECT_FALSE(npy->mayHold(1, 45)); // held out
+  EXPECT_TRUE(npy->mayHold(1, 45));  // held out: weighted there too
+  EXPECT_FALSE(npy->mayHold(1, 50)); // in neither split
   EXPECT_FALSE(npy->mayHold(1, -1));
   EXPECT_TRUE(npy->mayHold(0, -1)); // the float images
   fs::create_directories(dir.file("e"));
@@ -195,6 +196,9 @@ TEST(NpyLoader, TrainAndValFolders) {
             (std::vector<int64_t>{103, 104, 105}));
   MlpBatch batch = nextMlp(*loader, 3);
   EXPECT_EQ(batch.image[1], static_cast<float>(batch.label[0]) + 0.5f);
+  // A label only the held-out folder holds.
+  EXPECT_TRUE(loader->mayHold(1, 103));
+  EXPECT_FALSE(loader->mayHold(1, 200));
 
   // A val/ folder missing an input's file.
   fs::remove(dir.file("d/val/label.npy"));

@@ -343,6 +343,15 @@ const BadCase kBadCases[] = {
          "i64"),
     CASE("metric_not_scalar", RES(0).set_buffer(2),
          "result 0: metric 'loss' must be a scalar, not [2,4]"),
+    CASE("labels_on_tensor", (RES(3).set_labels("idx"), RES(3).set_ignore(-1)),
+         "result 3: tensor 'c' counts labels 'idx': only a metric may, with "
+         "an ignore, of an i64 or i32 input argument"),
+    CASE("labels_of_a_param", (RES(0).set_labels("w"), RES(0).set_ignore(-1)),
+         "result 0: metric 'loss' counts labels 'w': only a metric may"),
+    CASE("labels_without_ignore", RES(0).set_labels("idx"),
+         "result 0: metric 'loss' counts labels 'idx': only a metric may"),
+    CASE("ignore_without_labels", RES(0).set_ignore(-1),
+         "result 0: metric 'loss' has an ignore (-1) but no labels"),
     CASE("param_result_without_argument", RES(1).set_name("v"),
          "result 1: param result 'v' has no param argument of the same name"),
     CASE("accumulator_in_arena",
@@ -475,6 +484,18 @@ INSTANTIATE_TEST_SUITE_P(Malformed, StepProgramErrorTest,
                          });
 
 // A matmul's workspace: i8 arena bytes none of its tensors share.
+// A metric that is a fraction of an input's labels (accuracy) names them.
+TEST(StepProgramTest, ReadsAMetricsLabels) {
+  sabi::StepProgram p = valid();
+  p.mutable_results(0)->set_labels("idx");
+  p.mutable_results(0)->set_ignore(-100);
+  absl::StatusOr<StepProgram> r = validateStepProgram(p);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->results[0].labels, "idx");
+  EXPECT_EQ(r->results[0].ignore, -100);
+  EXPECT_EQ(validateStepProgram(valid())->results[0].labels, "");
+}
+
 TEST(StepProgramTest, MatmulWorkspace) {
   sabi::StepProgram p = valid();
   addWorkspace(p, 256);
