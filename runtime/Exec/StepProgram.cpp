@@ -443,24 +443,22 @@ absl::Status Reader::result(const sabi::Result &in, int64_t index) {
   if (!in.labels().empty() || in.has_ignore()) {
     // A fraction of labels: the input that holds them, which the runtime
     // reads to weight the metric.
-    if (in.labels().empty())
-      return programError(
-          SINTER_HERE, where,
-          absl::StrFormat("%s %s has an ignore (%d) but no labels",
-                          sabi::resultKindName(r.kind),
-                          formats::quoteForMessage(r.name), in.ignore()));
+    std::string what = absl::StrFormat("%s %s", sabi::resultKindName(r.kind),
+                                       formats::quoteForMessage(r.name));
     const Argument *a = out->findArgument(in.labels());
+    if (in.labels().empty())
+      return programError(SINTER_HERE, where,
+                          absl::StrFormat("%s has an ignore (%d) but no labels",
+                                          what, in.ignore()));
     if (r.kind != sabi::Result::metric || !a ||
         a->kind != sabi::Argument::input || !in.has_ignore() ||
         (out->buffers[a->buffer].type != sabi::ElementType::i64 &&
          out->buffers[a->buffer].type != sabi::ElementType::i32))
       return programError(
           SINTER_HERE, where,
-          absl::StrFormat("%s %s counts labels %s: only a metric may, with "
-                          "an ignore, of an i64 or i32 input argument",
-                          sabi::resultKindName(r.kind),
-                          formats::quoteForMessage(r.name),
-                          formats::quoteForMessage(in.labels())));
+          absl::StrFormat("%s counts labels %s: only a metric may, with an "
+                          "ignore, of an i64 or i32 input argument",
+                          what, formats::quoteForMessage(in.labels())));
     r.labels = in.labels();
     r.ignore = in.ignore();
   }
