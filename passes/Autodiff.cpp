@@ -49,6 +49,7 @@
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace sinter {
 #define GEN_PASS_DEF_AUTODIFFPASS
@@ -215,34 +216,83 @@ private:
         body.getParentOp()->getLoc());
   }
 
-  /// A step-wide mean: when the loss is a mean cross-entropy over labels
-  /// the step is fed (an input, maybe reshaped or cast), the `loss_count`
-  /// hyper argument (f64, appended, default 0) becomes its `count`. The
-  /// runtime sets it to the step's count of positions not ignored, over
-  /// every rank and micro-batch, divided by their number, so that each
-  /// one's loss and gradient are its share of the whole step's mean: ranks
-  /// and micro-batches with different numbers of ignored labels then
-  /// compute what one process at the whole batch does. Null otherwise.
-  static Value addLossCount(Block &body, Value loss) {
-    while (auto cast = loss.getDefiningOp<sgraph::CastOp>())
-      loss = cast.getOperand();
-    auto ce = loss.getDefiningOp<sgraph::SoftmaxCrossEntropyOp>();
-    if (!ce || ce.getReduction() != "mean" || ce.getCount())
-      return {};
-    Value labels = ce.getLabels();
-    while (Operation *def = labels.getDefiningOp()) {
-      if (!isa<sgraph::ReshapeOp, sgraph::CastOp>(def))
-        return {};
-      labels = def->getOperand(0);
+  /// The cross-entropies `v` is linear in: through casts, negations, sums,
+  /// differences, and products with (quotients by) constants, the ops of
+  /// which go into `chain`. Any other op is a term of its own, which the
+  /// walk does not enter (a regularizer, an auxiliary loss).
+  static void linearTerms(Value v,
+                          SmallVectorImpl<sgraph::SoftmaxCrossEntropyOp> &out,
+                          llvm::SmallPtrSetImpl<Operation *> &chain) {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return;
+    auto isConstant = [](Value x) {
+      return x.getDefiningOp<sgraph::ConstantOp>() != nullptr;
+    };
+    SmallVector<Value> next;
+    if (auto ce = dyn_cast<sgraph::SoftmaxCrossEntropyOp>(def)) {
+      out.push_back(ce);
+    } else if (isa<sgraph::CastOp, sgraph::NegOp>(def)) {
+      next.push_back(def->getOperand(0));
+    } else if (isa<sgraph::AddOp, sgraph::SubOp>(def)) {
+      next.append({def->getOperand(0), def->getOperand(1)});
+    } else if (isa<sgraph::MulOp>(def)) {
+      if (isConstant(def->getOperand(0)))
+        next.push_back(def->getOperand(1));
+      else if (isConstant(def->getOperand(1)))
+        next.push_back(def->getOperand(0));
+    } else if (isa<sgraph::DivOp>(def) && isConstant(def->getOperand(1))) {
+      next.push_back(def->getOperand(0));
     }
-    auto arg = dyn_cast<BlockArgument>(labels);
-    if (!arg || arg.getOwner() != &body)
+    if (next.empty())
+      return;
+    chain.insert(def);
+    for (Value n : next)
+      linearTerms(n, out, chain);
+  }
+
+  /// A step-wide mean: when the loss is linear in mean cross-entropies over
+  /// one input's labels the step is fed (an input, maybe reshaped or cast),
+  /// such as the cross-entropy itself, or it plus an auxiliary loss, the
+  /// `loss_count` hyper argument (f64, appended, default 0) becomes their
+  /// `count`. The runtime sets it to the step's count of positions not
+  /// ignored, over every rank and micro-batch, divided by their number, so
+  /// that each one's loss and gradient are its share of the whole step's
+  /// mean: ranks and micro-batches with different numbers of ignored labels
+  /// then compute what one process at the whole batch does. Null otherwise
+  /// (also where a cross-entropy is used other than linearly: its own mean
+  /// is the only one such a use has).
+  static Value addLossCount(Block &body, Value loss) {
+    SmallVector<sgraph::SoftmaxCrossEntropyOp> ces;
+    llvm::SmallPtrSet<Operation *, 8> chain;
+    linearTerms(loss, ces, chain);
+    if (ces.empty())
       return {};
+    BlockArgument labelsArg;
+    for (sgraph::SoftmaxCrossEntropyOp ce : ces) {
+      if (ce.getReduction() != "mean" || ce.getCount() ||
+          ce.getIgnoreIndex() != ces.front().getIgnoreIndex())
+        return {};
+      Value labels = ce.getLabels();
+      while (Operation *def = labels.getDefiningOp()) {
+        if (!isa<sgraph::ReshapeOp, sgraph::CastOp>(def))
+          return {};
+        labels = def->getOperand(0);
+      }
+      auto arg = dyn_cast<BlockArgument>(labels);
+      if (!arg || arg.getOwner() != &body || (labelsArg && arg != labelsArg))
+        return {};
+      labelsArg = arg;
+      for (Operation *user : ce->getUsers())
+        if (!chain.contains(user) && !isa<func::ReturnOp>(user))
+          return {};
+    }
     Value count = body.addArgument(
         RankedTensorType::get({},
                               Float64Type::get(body.getParent()->getContext())),
-        ce.getLoc());
-    ce.getCountMutable().assign(count);
+        ces.front().getLoc());
+    for (sgraph::SoftmaxCrossEntropyOp ce : ces)
+      ce.getCountMutable().assign(count);
     return count;
   }
 

@@ -819,7 +819,10 @@ OwningOpRef<ModuleOp> ModelImporter::run(const model::Model &m,
     }
     const auto *input = llvm::find_if(
         inputs, [&](const auto &in) { return in.second == labels; });
-    if (input == inputs.end())
+    // The runtime counts i64 and i32 labels (a bool one is left as it is).
+    Type labelType = typeOf(labels).getElementType();
+    if (input == inputs.end() ||
+        !(labelType.isInteger(64) || labelType.isInteger(32)))
       continue;
     labelMetricAttrs.push_back(builder.getNamedAttr(
         metric.name,

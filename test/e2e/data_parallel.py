@@ -118,6 +118,23 @@ def model_with_accumulation(a, k, comm=""):
     next to the original only)."""
     text = re.sub(r"^\s*grad_accumulation_steps:.*\n", "", open(a.model).read(),
                   flags=re.M)
+    if a.aux_loss:
+        # The loss as raw ops: the cross-entropy plus 1e-3 times the mean
+        # square of a parameter of its own (a regularizer in the loss).
+        logits, labels, ignore = a.aux_loss.split(",")
+        text, n = re.subn(
+            r"^loss \{.*\}\s*$",
+            f'''layer {{ name: "ce" input: ["{logits}", "{labels}"] op {{ type: "softmax_cross_entropy" attr {{ name: "ignore_index" i: {ignore} }} }} }}
+layer {{ name: "aux" parameter {{ shape: [8] init {{ normal_std: 1.0 }} }} }}
+layer {{ name: "aux_sq" input: ["aux", "aux"] op {{ type: "mul" }} }}
+layer {{ name: "aux_mean" input: "aux_sq" op {{ type: "reduce_mean" attr {{ name: "axes" ints: [0] }} }} }}
+layer {{ name: "aux_coef" op {{ type: "constant" result {{ dtype: FLOAT32 }} value: 1e-3 }} }}
+layer {{ name: "aux_loss" input: ["aux_coef", "aux_mean"] op {{ type: "mul" }} }}
+layer {{ name: "total" input: ["ce", "aux_loss"] op {{ type: "add" }} }}
+loss {{ value: "total" }}
+''', text, count=1, flags=re.M)
+        if n != 1:
+            fail(f"{a.model}: no one-line loss to replace")
     if a.accuracy:
         logits, labels, ignore = a.accuracy.split(",")
         text += (f'\nmetric {{ name: "accuracy" accuracy {{ logits: "{logits}" '
@@ -134,7 +151,8 @@ def model_with_accumulation(a, k, comm=""):
             fail(f"{a.model}: no training section to change")
     os.makedirs(a.work_dir, exist_ok=True)
     path = os.path.join(a.work_dir, f"model-accumulate-{k}{comm}"
-                        f"{'-accuracy' if a.accuracy else ''}.pbtxt")
+                        f"{'-accuracy' if a.accuracy else ''}"
+                        f"{'-aux' if a.aux_loss else ''}.pbtxt")
     with open(path, "w") as f:
         f.write(text)
     return path
@@ -142,7 +160,8 @@ def model_with_accumulation(a, k, comm=""):
 
 def per_rank_binary(a, b):
     """The binary each rank runs, and the flags that set its micro-batches."""
-    if a.accumulate == 1 and not a.comm_dtype and not a.accuracy:
+    if (a.accumulate == 1 and not a.comm_dtype and not a.accuracy and
+            not a.aux_loss):
         return compile_model(a, f"train{b}", b), []
     binary = compile_model(a, f"train{b}x{a.accumulate}{a.comm_dtype}", b,
                            model=model_with_accumulation(a, a.accumulate,
@@ -311,7 +330,8 @@ def cmd_equivalence(a):
     k = a.run_accumulate or a.accumulate
     per_rank, accumulation = per_rank_binary(a, b)
     whole_model = (model_with_accumulation(a, 1)
-                   if a.accumulate > 1 or a.comm_dtype or a.accuracy else None)
+                   if a.accumulate > 1 or a.comm_dtype or a.accuracy or
+                   a.aux_loss else None)
     whole = compile_model(a, f"train{w * k * b}", w * k * b, model=whole_model)
     d = a.work_dir
     fresh(f"{d}/one", f"{d}/many", f"{d}/one.jsonl", f"{d}/many.jsonl",
@@ -1005,6 +1025,9 @@ def main():
     ap.add_argument("--kill-after", type=float, default=0.5)
     ap.add_argument("--require-mpirun", action="store_true")
     ap.add_argument("--accumulate", type=int, default=1)
+    ap.add_argument("--aux-loss", default="",
+                    help="LOGITS,LABELS,IGNORE: the loss as raw ops, the "
+                         "cross-entropy plus a regularizer (equivalence)")
     ap.add_argument("--accuracy", default="",
                     help="LOGITS,LABELS,IGNORE: add an accuracy metric and "
                          "compare it (equivalence)")
