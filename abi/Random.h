@@ -14,7 +14,8 @@
 //
 // where mix is the splitmix64 finalizer. Dropout keeps element k of the op
 // with attribute `seed` at training step `step` when
-// uniform24(key(seed, step), k) >= rate. docs/Random.md states the same
+// uniform24(key(seed, step), shard * N + k') >= rate, k' the element's index
+// with the batch axis first (batchMajorIndex). docs/Random.md states the same
 // contract; test/unit/runtime/RandomTest.cpp pins known values.
 //
 // Header-only C++17; part of the ABI both compiler/ and runtime/ include.
@@ -68,6 +69,20 @@ inline double normal(uint64_t key, uint64_t k) {
 /// Whether dropout with `rate` keeps element `k`.
 inline bool dropoutKeeps(uint64_t key, uint64_t k, double rate) {
   return static_cast<double>(uniform24(key, k)) >= rate;
+}
+
+/// Dropout's counter for the element at row-major index `k` of an operand
+/// viewed as [outer, batch, inner] (the batch axis with `outer` elements'
+/// worth of axes before it and `inner` after): its row-major index once the
+/// batch axis is moved to the front, so that the counters of one batch row
+/// are one contiguous block, as they are with the batch leading (outer = 1,
+/// where the counter is `k`).
+inline constexpr uint64_t batchMajorIndex(uint64_t k, uint64_t outer,
+                                          uint64_t batch, uint64_t inner) {
+  uint64_t rest = k % inner;
+  uint64_t row = (k / inner) % batch;
+  uint64_t o = k / (inner * batch);
+  return (row * outer + o) * inner + rest;
 }
 
 /// FNV-1a of a name: gives every parameter its own initializer stream, so

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Importer/BatchAxes.h"
 #include "compiler/Importer/ModelImporter.h"
 
 #include <cmath>
@@ -399,7 +400,44 @@ Value ModelImporter::emitDropout(const Node &layer, double rate, Value x,
   Value rank = rankValue();
   return create<sgraph::DropoutOp>(loc, x, step, rank,
                                    builder.getF64FloatAttr(rate),
-                                   builder.getI64IntegerAttr(nextDropoutSeed()));
+                                   builder.getI64IntegerAttr(nextDropoutSeed()),
+                                   /*batch_axis=*/IntegerAttr());
+}
+
+void ModelImporter::placeDropoutBatches() {
+  if (!rank)
+    return;
+  llvm::DenseMap<Value, BatchAxis> axes = findBatchAxes(*body, batchInputs);
+  body->walk([&](sgraph::DropoutOp dropout) {
+    BatchAxis batch = axes.lookup(dropout.getOperand());
+    switch (batch.kind) {
+    case BatchAxis::Axis:
+      if (batch.axis != 0)
+        dropout.setBatchAxis(batch.axis);
+      break;
+    case BatchAxis::None:
+      // The same tensor at any batch (a parameter's): one process draws
+      // one mask for it, so every rank and micro-batch draws that mask.
+      dropout.getShardMutable().clear();
+      break;
+    case BatchAxis::Unknown: {
+      auto diag = mlir::emitWarning(dropout.getLoc())
+                  << "cannot tell which axis of this dropout's input holds "
+                     "the batch";
+      if (batch.lostAt) {
+        diag << " (lost at the sgraph op '"
+             << batch.lostAt->getName().stripDialect() << "'";
+        if (auto layer = dyn_cast<NameLoc>(batch.lostAt->getLoc()))
+          diag << " of layer '" << layer.getName().getValue() << "'";
+        diag << ")";
+      }
+      diag << "; its masks are drawn as if it were the leading axis, so "
+              "under data parallelism W ranks at batch B do not draw the "
+              "masks one process at batch W*B draws";
+      break;
+    }
+    }
+  });
 }
 
 Value ModelImporter::emitAdd(const Node &layer, ArrayRef<Value> inputs,

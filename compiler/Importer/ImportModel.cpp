@@ -725,6 +725,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(const model::Model &m,
     Value arg = body->addArgument(type, node.loc);
     bindings[in.name()] = arg;
     inputs.push_back({in.name(), arg});
+    if (auto d = llvm::find(in.shape(), -1); d != in.shape().end())
+      batchInputs.push_back({arg, std::distance(in.shape().begin(), d)});
   }
 
   // Blocks.
@@ -768,6 +770,7 @@ OwningOpRef<ModuleOp> ModelImporter::run(const model::Model &m,
   if (!trainingAttr)
     return nullptr;
   builder.create<func::ReturnOp>(root.loc, results);
+  placeDropoutBatches();
 
   // Signature and names.
   forward.setFunctionType(builder.getFunctionType(

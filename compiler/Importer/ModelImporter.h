@@ -178,6 +178,11 @@ public:
                              mlir::Value x, const LayerContext &ctx);
   mlir::Value emitDropout(const Node &layer, double rate, mlir::Value x,
                           const LayerContext &ctx);
+  /// Tells each dropout of the finished forward function where its
+  /// operand's batch is (BatchAxes.h): sets `batch_axis` where it is not the
+  /// leading axis, drops `shard` where there is none, warns where it is
+  /// not known.
+  void placeDropoutBatches();
   mlir::Value emitAttention(const Node &layer,
                             const model::CausalSelfAttention &spec,
                             mlir::Value x, const LayerContext &ctx);
@@ -278,6 +283,8 @@ public:
   llvm::StringMap<size_t> paramIndex;
   /// Inputs in file order (their arguments follow the parameters).
   llvm::SmallVector<std::pair<std::string, mlir::Value>> inputs;
+  /// The inputs with a batch dimension, and its axis (where -1 is).
+  llvm::SmallVector<std::pair<mlir::Value, int64_t>> batchInputs;
   /// Metrics that are fractions of labels (accuracy): name, the labels as
   /// the metric reads them, and the label that does not count.
   struct LabelMetric {

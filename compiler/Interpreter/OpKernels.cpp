@@ -853,13 +853,18 @@ LogicalResult sinter::interp::evaluateOp(Operation *op,
         double rate = d.getRate().convertToDouble();
         uint64_t key = random::key(static_cast<uint64_t>(d.getSeed()),
                                    static_cast<uint64_t>(in[1]->i[0]));
-        // This rank's rows of the global batch: elements shard * n onward.
+        // This rank's rows of the global batch: elements shard * n onward,
+        // counted with the batch axis first.
         int64_t n = out->numElements();
         uint64_t first =
             in.size() > 2 ? static_cast<uint64_t>(in[2]->i[0] * n) : 0;
+        auto [outer, batch, inner] = d.getBatchView();
         for (int64_t k = 0; k < n; ++k)
           setFloat(*out, k,
-                   random::dropoutKeeps(key, first + k, rate)
+                   random::dropoutKeeps(
+                       key,
+                       first + random::batchMajorIndex(k, outer, batch, inner),
+                       rate)
                        ? in[0]->f[k] / (1.0 - rate)
                        : 0.0);
         return success();

@@ -830,8 +830,9 @@ LogicalResult DropoutOp::buildGradients(OpBuilder &b, ArrayRef<Value> gs,
   // g keeps and scales exactly the elements the forward pass kept.
   resetGrads(*this, grads);
   if (needed[0])
-    grads[0] = b.create<DropoutOp>(getLoc(), gs[0], getStep(), getShard(),
-                                   getRateAttr(), getSeedAttr());
+    grads[0] =
+        b.create<DropoutOp>(getLoc(), gs[0], getStep(), getShard(),
+                            getRateAttr(), getSeedAttr(), getBatchAxisAttr());
   return success();
 }
 

@@ -454,11 +454,29 @@ OpFoldResult CastOp::fold(FoldAdaptor) {
 // Randomness
 //===----------------------------------------------------------------------===//
 
+std::array<int64_t, 3> DropoutOp::getBatchView() {
+  ArrayRef<int64_t> shape = tensorType(getOperand()).getShape();
+  auto axis = static_cast<size_t>(getBatchAxis().value_or(0));
+  // (the verifier has checked that it is an axis)
+  std::array<int64_t, 3> view{1, 1, 1};
+  for (auto [i, d] : llvm::enumerate(shape))
+    view[i < axis ? 0 : i == axis ? 1 : 2] *= d;
+  return view;
+}
+
 LogicalResult DropoutOp::verify() {
   double rate = getRate().convertToDouble();
   // dropout_c2
   if (!(rate >= 0.0 && rate < 1.0))
     return emitOpError("rate ") << rate << " is not in [0, 1)";
+  // dropout_c4
+  if (std::optional<uint64_t> axis = getBatchAxis()) {
+    int64_t rank = tensorType(getOperand()).getRank();
+    if (static_cast<int64_t>(*axis) < 0 || static_cast<int64_t>(*axis) >= rank)
+      return emitOpError("batch_axis ")
+             << static_cast<int64_t>(*axis) << " is not an axis of the rank-"
+             << rank << " operand";
+  }
   return success();
 }
 

@@ -601,14 +601,16 @@ def SG_DropoutOp : SG_Op<"dropout",
   let summary = "Inverted dropout with an explicit seed";
   let description = [{
     Keeps each element with probability `1 - rate` and scales kept elements
-    by `1 / (1 - rate)`; the rest become 0. Whether element `k` (row-major
-    index) is kept is a pure function of `(seed, step, shard * N + k)`, with
-    N the operand's element count (the counter-based generator in
-    `abi/Random.h`), so the op is deterministic and its gradient is the same
-    op applied to the incoming gradient. `shard` (0 when absent) is the
-    rank of a data-parallel job: with the batch as the operand's leading
-    dimension, rank r's rows get exactly the masks one process at the
-    global batch draws for those rows.
+    by `1 / (1 - rate)`; the rest become 0. Whether element `k` is kept is
+    a pure function of `(seed, step, shard * N + k)`, with N the operand's
+    element count and `k` the element's row-major index once axis
+    `batch_axis` (0 when absent) is moved to the front (the counter-based
+    generator in `abi/Random.h`), so the op is deterministic and its
+    gradient is the same op applied to the incoming gradient. `shard` (0
+    when absent) is which block of the global batch a data-parallel rank
+    computes, and `batch_axis` the operand's axis that holds the batch:
+    rank r's rows get exactly the masks one process at the global batch
+    draws for those rows.
 
     ```mlir
     %y = sgraph.dropout %x, %step {rate = 1.000000e-01 : f64, seed = 7 : i64}
@@ -619,12 +621,18 @@ def SG_DropoutOp : SG_Op<"dropout",
   }];
   let arguments = (ins SG_FloatTensor:$operand, SG_IntScalar:$step,
                    Optional<SG_IntScalar>:$shard,
-                   F64Attr:$rate, I64Attr:$seed);
+                   F64Attr:$rate, I64Attr:$seed,
+                   OptionalAttr<I64Attr>:$batch_axis);
   let results = (outs SG_FloatTensor:$result);
   let assemblyFormat =
       "$operand `,` $step (`shard` $shard^)? attr-dict `:` type($operand) `,` "
       "type($step) (`,` type($shard)^)?";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The operand's element counts before, along and after the batch
+    /// axis: the view random::batchMajorIndex numbers the counters in.
+    std::array<int64_t, 3> getBatchView();
+  }];
 }
 
 def SG_StopGradientOp : SG_Op<"stop_gradient",

@@ -537,6 +537,7 @@ KernelBuilder::computeMember(OpBuilder &bb, Location l, Operation *op,
     return SmallVector<Value>{in[0]};
   ScalarContext ctx;
   ctx.rank = space.size();
+  ctx.space = space;
   ctx.polynomialMath = !cuda;
   ctx.index = [&](OpBuilder &ib, Location il, int dim) {
     return iterIndex(ib, il, dim);

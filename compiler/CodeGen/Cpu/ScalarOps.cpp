@@ -52,6 +52,46 @@ static Value mix(OpBuilder &bb, Location loc, Value z) {
   return xorShift(z, 31);
 }
 
+/// Dropout's counter for the current element (random::batchMajorIndex):
+/// the row-major index in the iteration space, which is the operand's
+/// shape, with the batch axis taken first.
+static Value batchMajorIndex(OpBuilder &bb, Location loc, DropoutOp d,
+                             const ScalarContext &ctx) {
+  auto axis = static_cast<int64_t>(d.getBatchAxis().value_or(0));
+  ArrayRef<int64_t> shape =
+      cast<RankedTensorType>(d.getOperand().getType()).getShape();
+  if (axis == 0)
+    return ctx.linearIndex(bb, loc);
+  if (ctx.space != shape) {
+    // Another view of the same elements: undo the row-major numbering.
+    auto [outer, batch, inner] = d.getBatchView();
+    auto c = [&](int64_t v) {
+      return bb.create<arith::ConstantIndexOp>(loc, v);
+    };
+    Value k = ctx.linearIndex(bb, loc);
+    Value rest = bb.create<arith::RemUIOp>(loc, k, c(inner));
+    Value rows = bb.create<arith::DivUIOp>(loc, k, c(inner));
+    Value row = bb.create<arith::RemUIOp>(loc, rows, c(batch));
+    Value o = bb.create<arith::DivUIOp>(loc, rows, c(batch));
+    Value major = bb.create<arith::AddIOp>(
+        loc, bb.create<arith::MulIOp>(loc, row, c(outer)), o);
+    return bb.create<arith::AddIOp>(
+        loc, bb.create<arith::MulIOp>(loc, major, c(inner)), rest);
+  }
+  SmallVector<int64_t> order{axis};
+  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i)
+    if (i != axis)
+      order.push_back(i);
+  Value k = bb.create<arith::ConstantIndexOp>(loc, 0);
+  for (int64_t i : order)
+    k = bb.create<arith::AddIOp>(
+        loc,
+        bb.create<arith::MulIOp>(
+            loc, k, bb.create<arith::ConstantIndexOp>(loc, shape[i])),
+        ctx.index(bb, loc, static_cast<int>(i)));
+  return k;
+}
+
 uint64_t sinter::codegen::dropoutKeyOf(Operation *op) {
   auto d = cast<DropoutOp>(op);
   return random::mix(static_cast<uint64_t>(d.getSeed()) ^ random::kGolden);
@@ -354,8 +394,8 @@ sinter::codegen::emitScalar(OpBuilder &bb, Location loc, Operation *op,
         Value seedKey =
             ctx.dropoutKey ? ctx.dropoutKey(d) : c64(dropoutKeyOf(d));
         Value key = mix(bb, loc, bb.create<arith::XOrIOp>(loc, seedKey, step));
-        Value k = bb.create<arith::IndexCastOp>(loc, bb.getI64Type(),
-                                                ctx.linearIndex(bb, loc));
+        Value k = bb.create<arith::IndexCastOp>(
+            loc, bb.getI64Type(), batchMajorIndex(bb, loc, d, ctx));
         if (in.size() > 2) {
           // This rank's rows of the global batch: elements shard * N on.
           Value shard = in[2];

@@ -24,6 +24,8 @@ namespace sinter::codegen {
 struct ScalarContext {
   /// Rank of the iteration space.
   size_t rank = 0;
+  /// The iteration space's shape (`rank` sizes).
+  llvm::ArrayRef<int64_t> space;
   /// The (absolute) index of the element along iteration dimension `dim`.
   std::function<mlir::Value(mlir::OpBuilder &, mlir::Location, int)> index;
   /// The element's row-major index in the iteration space.

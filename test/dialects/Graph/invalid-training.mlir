@@ -24,6 +24,23 @@ func.func @dropout_c2(%x: tensor<2xf32>, %s: tensor<i64>) {
 
 // -----
 
+// Tests that dropout's batch axis is an axis of its operand (C4).
+func.func @dropout_c4(%x: tensor<2x3xf32>, %s: tensor<i64>, %r: tensor<i64>) {
+  // expected-error @+1 {{'sgraph.dropout' op batch_axis 2 is not an axis of the rank-2 operand}}
+  %0 = sgraph.dropout %x, %s shard %r {batch_axis = 2 : i64, rate = 0.5 : f64, seed = 7 : i64} : tensor<2x3xf32>, tensor<i64>, tensor<i64>
+  return
+}
+
+// -----
+
+func.func @dropout_c4_negative(%x: tensor<2x3xf32>, %s: tensor<i64>) {
+  // expected-error @+1 {{'sgraph.dropout' op batch_axis -1 is not an axis of the rank-2 operand}}
+  %0 = sgraph.dropout %x, %s {batch_axis = -1 : i64, rate = 0.5 : f64, seed = 7 : i64} : tensor<2x3xf32>, tensor<i64>
+  return
+}
+
+// -----
+
 // Tests that dropout's result must have the operand's type (C3).
 func.func @dropout_c3(%x: tensor<2xf32>, %s: tensor<i64>) {
   // expected-error @+2 {{'sgraph.dropout' op inferred type(s) 'tensor<2xf32>' are incompatible with return type(s) of operation 'tensor<2xbf16>'}}

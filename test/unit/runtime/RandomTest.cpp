@@ -68,3 +68,22 @@ TEST(Random, DropoutKeepsTheExpectedFraction) {
   EXPECT_NEAR(kept, 80000, 5 * std::sqrt(100000 * 0.2 * 0.8));
   EXPECT_TRUE(dropoutKeeps(k, 0, 0.0));
 }
+
+TEST(Random, BatchMajorIndexNumbersEachBatchRowContiguously) {
+  // A [T = 3, B = 2, D = 4] operand, batch on axis 1: element (t, b, d) at
+  // row-major k = (t * 2 + b) * 4 + d gets counter (b * 3 + t) * 4 + d, its
+  // index in the [B, T, D] transpose. So batch row b's counters are the
+  // block [12 b, 12 (b + 1)), as with the batch leading: the contract that
+  // makes a rank's shard * N + counter those of its rows in the global batch.
+  for (uint64_t t = 0; t < 3; ++t)
+    for (uint64_t b = 0; b < 2; ++b)
+      for (uint64_t d = 0; d < 4; ++d)
+        EXPECT_EQ(batchMajorIndex((t * 2 + b) * 4 + d, 3, 2, 4),
+                  (b * 3 + t) * 4 + d);
+  // The batch leading (outer = 1) or with nothing after it: the identity,
+  // and a plain transpose.
+  for (uint64_t k = 0; k < 24; ++k) {
+    EXPECT_EQ(batchMajorIndex(k, 1, 6, 4), k);
+    EXPECT_EQ(batchMajorIndex(k, 6, 4, 1), (k % 4) * 6 + k / 4);
+  }
+}

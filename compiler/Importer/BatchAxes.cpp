@@ -1,0 +1,270 @@
+//===- BatchAxes.cpp - which axis of each forward value holds the batch ---===//
+//
+// A forward dataflow over the ops of one block, in order (BatchAxes.h). Each
+// op maps its operands' batch axes to its result's: elementwise ops and
+// broadcasts align axes from the right as numpy does, transposes permute,
+// reshapes keep the batch where the element count before it is unchanged,
+// reductions and matmuls remove or move it. Whatever an op does to the batch
+// axis that the rules cannot follow (slicing or concatenating along it,
+// merging it behind another axis, an op with no rule) makes the result
+// Unknown, never a guess.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Importer/BatchAxes.h"
+
+#include "dialects/Graph/GraphOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace sinter;
+using namespace sinter::sgraph;
+using namespace sinter::importer;
+
+namespace {
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t p = 1;
+  for (int64_t d : dims)
+    p *= d;
+  return p;
+}
+
+BatchAxis at(int64_t axis) { return {BatchAxis::Axis, axis, nullptr}; }
+
+class Analysis {
+public:
+  llvm::DenseMap<Value, BatchAxis> axes;
+
+  BatchAxis of(Value v) const { return axes.lookup(v); }
+
+  /// The result's batch axis of one op.
+  BatchAxis transfer(Operation *op);
+
+private:
+  BatchAxis unknown(Operation *op) const { return {BatchAxis::Unknown, 0, op}; }
+
+  /// The operand's batch axis in a result of shape `result`, the operand
+  /// aligned to it from the right (numpy broadcasting). The batch axis must
+  /// keep its size: broadcasting it from 1 is not following it.
+  BatchAxis aligned(Operation *op, Value operand, ArrayRef<int64_t> result) {
+    BatchAxis b = of(operand);
+    if (b.kind != BatchAxis::Axis)
+      return b;
+    ArrayRef<int64_t> shape = shapeOf(operand);
+    int64_t j = b.axis + static_cast<int64_t>(result.size()) -
+                static_cast<int64_t>(shape.size());
+    if (j < 0 || result[j] != shape[b.axis])
+      return unknown(op);
+    return at(j);
+  }
+
+  /// All of `parts` together: None where none holds the batch, Unknown
+  /// where one is or they disagree, else their common axis.
+  BatchAxis join(Operation *op, ArrayRef<BatchAxis> parts) const {
+    BatchAxis joined;
+    for (const BatchAxis &p : parts) {
+      if (p.kind == BatchAxis::Unknown)
+        return p;
+      if (p.kind == BatchAxis::None)
+        continue;
+      if (joined.kind == BatchAxis::Axis && joined.axis != p.axis)
+        return unknown(op);
+      joined = p;
+    }
+    return joined;
+  }
+
+  BatchAxis elementwise(Operation *op) {
+    ArrayRef<int64_t> result = shapeOf(op->getResult(0));
+    SmallVector<BatchAxis> parts;
+    for (Value v : op->getOperands())
+      parts.push_back(aligned(op, v, result));
+    return join(op, parts);
+  }
+
+  /// Axes `reduced` removed (or kept as 1 with `keepdims`).
+  BatchAxis reduce(Operation *op, ArrayRef<int64_t> reduced, bool keepdims) {
+    BatchAxis b = of(op->getOperand(0));
+    if (b.kind != BatchAxis::Axis)
+      return b;
+    if (llvm::is_contained(reduced, b.axis))
+      return {}; // summed over the batch: no rows left
+    if (keepdims)
+      return b;
+    return at(b.axis -
+              llvm::count_if(reduced, [&](int64_t r) { return r < b.axis; }));
+  }
+
+  BatchAxis matmul(MatmulOp op);
+  BatchAxis reshape(ReshapeOp op);
+};
+
+BatchAxis Analysis::matmul(MatmulOp op) {
+  int64_t resultRank = shapeOf(op.getResult()).size();
+  // Where each operand's batch goes: a result axis, or contracted (K).
+  bool contracted = false;
+  SmallVector<BatchAxis> parts;
+  auto place = [&](Value v, bool transposed, bool isLhs) {
+    BatchAxis b = of(v);
+    if (b.kind != BatchAxis::Axis) {
+      parts.push_back(b);
+      return;
+    }
+    int64_t rank = shapeOf(v).size();
+    // lhs is [..., M, K], rhs [..., K, N]; transposed, the two swap.
+    int64_t kAxis = isLhs != transposed ? rank - 1 : rank - 2;
+    if (b.axis == kAxis) {
+      contracted = true;
+      return;
+    }
+    if (b.axis >= rank - 2) { // M of lhs, N of rhs
+      parts.push_back(at(isLhs ? resultRank - 2 : resultRank - 1));
+      return;
+    }
+    // A batch axis of the product: aligned from the right, as numpy does.
+    int64_t j = b.axis + resultRank - rank;
+    if (shapeOf(op.getResult())[j] != shapeOf(v)[b.axis])
+      parts.push_back(unknown(op));
+    else
+      parts.push_back(at(j));
+  };
+  place(op.getLhs(), op.getTransposeLhs(), true);
+  place(op.getRhs(), op.getTransposeRhs(), false);
+  BatchAxis joined = join(op, parts);
+  // A batch summed over by the product leaves no rows, unless another
+  // operand's batch reaches the result.
+  if (contracted && joined.kind == BatchAxis::Axis)
+    return unknown(op);
+  return joined;
+}
+
+BatchAxis Analysis::reshape(ReshapeOp op) {
+  BatchAxis b = of(op.getOperand());
+  if (b.kind != BatchAxis::Axis)
+    return b;
+  ArrayRef<int64_t> in = shapeOf(op.getOperand());
+  ArrayRef<int64_t> out = shapeOf(op.getResult());
+  // The batch block starts after `before` elements of every row-major
+  // index; an output axis starting there that covers the block from its
+  // start (its size, times the axes after it, is the block's elements)
+  // holds it. Size-1 axes make several such axes: prefer the one of the
+  // input axis's size, then the only one larger than 1.
+  int64_t before = product(in.take_front(b.axis));
+  SmallVector<int64_t> starts;
+  int64_t prefix = 1;
+  for (size_t j = 0; j < out.size() && prefix <= before; ++j) {
+    if (prefix == before)
+      starts.push_back(j);
+    prefix *= out[j];
+  }
+  auto pick = [&](auto keep) -> std::optional<int64_t> {
+    SmallVector<int64_t> kept;
+    for (int64_t j : starts)
+      if (keep(j))
+        kept.push_back(j);
+    // With nothing before the block, the candidates number the elements
+    // alike (BatchAxes.h): any of them will do.
+    if (kept.size() == 1 || (!kept.empty() && before == 1))
+      return kept.front();
+    return std::nullopt;
+  };
+  if (auto j = pick([&](int64_t j) { return out[j] == in[b.axis]; }))
+    return at(*j);
+  if (auto j = pick([&](int64_t j) { return out[j] > 1; }))
+    return at(*j);
+  return unknown(op);
+}
+
+BatchAxis Analysis::transfer(Operation *op) {
+  if (llvm::all_of(op->getOperands(),
+                   [&](Value v) { return of(v).kind == BatchAxis::None; }))
+    return {};
+  if (op->getNumResults() != 1 ||
+      !isa<RankedTensorType>(op->getResult(0).getType()))
+    return unknown(op);
+  return TypeSwitch<Operation *, BatchAxis>(op)
+      .Case<AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, CompareOp,
+            SelectOp, NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp,
+            SigmoidOp, ReluOp, ErfOp, GeluOp, GeluGradOp, CastOp, DropoutOp,
+            StopGradientOp, TrainEvalOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
+            BroadcastOp>([&](Operation *) { return elementwise(op); })
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(
+          [&](auto r) { return reduce(op, r.getAxes(), r.getKeepdims()); })
+      .Case([&](ArgmaxOp a) {
+        int64_t axis = static_cast<int64_t>(a.getAxis());
+        return reduce(op, axis, /*keepdims=*/false);
+      })
+      .Case([&](MatmulOp m) { return matmul(m); })
+      .Case([&](ReshapeOp r) { return reshape(r); })
+      .Case([&](TransposeOp t) {
+        BatchAxis b = of(t.getOperand());
+        if (b.kind != BatchAxis::Axis)
+          return b;
+        ArrayRef<int64_t> perm = t.getPermutation();
+        return at(llvm::find(perm, b.axis) - perm.begin());
+      })
+      .Case([&](EmbeddingOp e) {
+        // [indices..., dim]: rows of the table for each index.
+        if (of(e.getTable()).kind != BatchAxis::None)
+          return unknown(op);
+        return of(e.getIndices());
+      })
+      .Case([&](OneHotOp o) { return of(o.getLabels()); })
+      .Case([&](SoftmaxCrossEntropyOp c) {
+        if (shapeOf(c.getResult()).empty())
+          return BatchAxis{}; // a sum or mean over the rows
+        return aligned(op, c.getLabels(), shapeOf(c.getResult()));
+      })
+      .Case([&](SliceOp s) {
+        BatchAxis b = of(s.getOperand());
+        if (b.kind != BatchAxis::Axis)
+          return b;
+        int64_t a = b.axis;
+        std::optional<ArrayRef<int64_t>> stride = s.getStride();
+        bool whole = s.getStart()[a] == 0 &&
+                     s.getLimit()[a] == shapeOf(s.getOperand())[a] &&
+                     (!stride || (*stride)[a] == 1);
+        return whole ? b : unknown(op);
+      })
+      .Case([&](PadOp p) {
+        BatchAxis b = of(p.getOperand());
+        if (b.kind != BatchAxis::Axis)
+          return b;
+        int64_t a = b.axis;
+        std::optional<ArrayRef<int64_t>> interior = p.getInterior();
+        bool untouched = p.getLow()[a] == 0 && p.getHigh()[a] == 0 &&
+                         (!interior || (*interior)[a] == 0);
+        return untouched ? b : unknown(op);
+      })
+      .Case([&](ConcatOp c) {
+        BatchAxis joined = elementwise(op);
+        if (joined.kind == BatchAxis::Axis &&
+            joined.axis == static_cast<int64_t>(c.getAxis()))
+          return unknown(op);
+        return joined;
+      })
+      .Default([&](Operation *) { return unknown(op); });
+}
+
+} // namespace
+
+llvm::DenseMap<Value, BatchAxis> sinter::importer::findBatchAxes(
+    Block &body, ArrayRef<std::pair<Value, int64_t>> batchInputs) {
+  Analysis analysis;
+  for (auto [value, axis] : batchInputs)
+    analysis.axes[value] = at(axis);
+  for (Operation &op : body) {
+    BatchAxis result = analysis.transfer(&op);
+    if (result.kind == BatchAxis::None)
+      continue;
+    for (Value r : op.getResults())
+      analysis.axes[r] = result;
+  }
+  return std::move(analysis.axes);
+}
