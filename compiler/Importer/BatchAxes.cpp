@@ -3,11 +3,11 @@
 // A forward dataflow over the ops of one block, in order (BatchAxes.h). Each
 // op maps its operands' batch axes to its result's: elementwise ops and
 // broadcasts align axes from the right as numpy does, transposes permute,
-// reshapes keep the batch where the element count before it is unchanged,
-// reductions and matmuls remove or move it. Whatever an op does to the batch
-// axis that the rules cannot follow (slicing or concatenating along it,
-// merging it behind another axis, an op with no rule) makes the result
-// Unknown, never a guess.
+// reshapes keep the batch where the model file puts it (its -1) or where
+// they leave it untouched, reductions and matmuls remove or move it. Whatever
+// an op does to the batch axis that the rules cannot follow (slicing or
+// concatenating along it, merging it behind another axis, an op with no rule)
+// makes the result Unknown, never a guess.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +39,9 @@ BatchAxis at(int64_t axis) { return {BatchAxis::Axis, axis, nullptr}; }
 
 class Analysis {
 public:
+  explicit Analysis(const llvm::DenseMap<Operation *, int64_t> &reshapeAxes)
+      : reshapeAxes(reshapeAxes) {}
+
   llvm::DenseMap<Value, BatchAxis> axes;
 
   BatchAxis of(Value v) const { return axes.lookup(v); }
@@ -47,6 +50,8 @@ public:
   BatchAxis transfer(Operation *op);
 
 private:
+  const llvm::DenseMap<Operation *, int64_t> &reshapeAxes;
+
   BatchAxis unknown(Operation *op) const { return {BatchAxis::Unknown, 0, op}; }
 
   /// The operand's batch axis in a result of shape `result`, the operand
@@ -150,35 +155,40 @@ BatchAxis Analysis::reshape(ReshapeOp op) {
     return b;
   ArrayRef<int64_t> in = shapeOf(op.getOperand());
   ArrayRef<int64_t> out = shapeOf(op.getResult());
-  // The batch block starts after `before` elements of every row-major
-  // index; an output axis starting there that covers the block from its
-  // start (its size, times the axes after it, is the block's elements)
-  // holds it. Size-1 axes make several such axes: prefer the one of the
-  // input axis's size, then the only one larger than 1.
+  // Each index before the batch axis starts a block of the batch's
+  // elements; an output axis that starts there (the same elements before
+  // it) can hold the batch.
   int64_t before = product(in.take_front(b.axis));
-  SmallVector<int64_t> starts;
-  int64_t prefix = 1;
-  for (size_t j = 0; j < out.size() && prefix <= before; ++j) {
-    if (prefix == before)
-      starts.push_back(j);
-    prefix *= out[j];
-  }
-  auto pick = [&](auto keep) -> std::optional<int64_t> {
-    SmallVector<int64_t> kept;
-    for (int64_t j : starts)
-      if (keep(j))
-        kept.push_back(j);
-    // With nothing before the block, the candidates number the elements
-    // alike (BatchAxes.h): any of them will do.
-    if (kept.size() == 1 || (!kept.empty() && before == 1))
-      return kept.front();
-    return std::nullopt;
+  int64_t after = product(in.drop_front(b.axis + 1));
+  auto startsBlock = [&](size_t j) {
+    return product(out.take_front(j)) == before;
   };
-  if (auto j = pick([&](int64_t j) { return out[j] == in[b.axis]; }))
-    return at(*j);
-  if (auto j = pick([&](int64_t j) { return out[j] > 1; }))
-    return at(*j);
-  return unknown(op);
+  // The file says where the batch goes: it does if the elements before it
+  // are the input's.
+  if (auto it = reshapeAxes.find(op); it != reshapeAxes.end())
+    return startsBlock(it->second) ? at(it->second) : unknown(op);
+  // An output axis with the input's elements before and after it is the
+  // batch axis untouched, the other axes reshaped around it (as layers
+  // reshape): that holds at any batch size.
+  SmallVector<int64_t> untouched, starts;
+  for (size_t j = 0; j < out.size(); ++j)
+    if (startsBlock(j)) {
+      starts.push_back(j);
+      if (product(out.drop_front(j + 1)) == after)
+        untouched.push_back(j);
+    }
+  if (before > 1)
+    return untouched.size() == 1 ? at(untouched.front()) : unknown(op);
+  // With nothing before it, a rank's elements are one contiguous block of
+  // the global tensor, which any reshape keeps, and every axis starting at
+  // element 0 numbers them alike (BatchAxes.h): the batch merged with the
+  // axes after it, or split, is still the batch.
+  if (!untouched.empty())
+    return at(untouched.front());
+  for (int64_t j : starts)
+    if (out[j] > 1)
+      return at(j);
+  return starts.empty() ? unknown(op) : at(starts.front());
 }
 
 BatchAxis Analysis::transfer(Operation *op) {
@@ -255,8 +265,9 @@ BatchAxis Analysis::transfer(Operation *op) {
 } // namespace
 
 llvm::DenseMap<Value, BatchAxis> sinter::importer::findBatchAxes(
-    Block &body, ArrayRef<std::pair<Value, int64_t>> batchInputs) {
-  Analysis analysis;
+    Block &body, ArrayRef<std::pair<Value, int64_t>> batchInputs,
+    const llvm::DenseMap<Operation *, int64_t> &reshapeAxes) {
+  Analysis analysis(reshapeAxes);
   for (auto [value, axis] : batchInputs)
     analysis.axes[value] = at(axis);
   for (Operation &op : body) {

@@ -39,11 +39,13 @@ struct BatchAxis {
 };
 
 /// The batch axes of the values of `body`, given the block arguments that
-/// hold the batch and the axis of each (every other argument holds none).
-/// Values not in the map hold no batch.
-llvm::DenseMap<mlir::Value, BatchAxis>
-findBatchAxes(mlir::Block &body,
-              llvm::ArrayRef<std::pair<mlir::Value, int64_t>> batchInputs);
+/// hold the batch and the axis of each (every other argument holds none),
+/// and reshapes whose result's batch axis is known (the model file marks it
+/// -1). Values not in the map hold no batch.
+llvm::DenseMap<mlir::Value, BatchAxis> findBatchAxes(
+    mlir::Block &body,
+    llvm::ArrayRef<std::pair<mlir::Value, int64_t>> batchInputs,
+    const llvm::DenseMap<mlir::Operation *, int64_t> &reshapeAxes = {});
 
 } // namespace sinter::importer
 

@@ -407,7 +407,8 @@ Value ModelImporter::emitDropout(const Node &layer, double rate, Value x,
 void ModelImporter::placeDropoutBatches() {
   if (!rank)
     return;
-  llvm::DenseMap<Value, BatchAxis> axes = findBatchAxes(*body, batchInputs);
+  llvm::DenseMap<Value, BatchAxis> axes =
+      findBatchAxes(*body, batchInputs, reshapeBatchAxes);
   body->walk([&](sgraph::DropoutOp dropout) {
     BatchAxis batch = axes.lookup(dropout.getOperand());
     switch (batch.kind) {

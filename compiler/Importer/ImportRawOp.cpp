@@ -275,5 +275,10 @@ Value ModelImporter::emitRawOp(const Node &layer, const Node &opNode,
     op->erase();
     return {};
   }
+  // Where a reshape puts the batch: the -1 the file wrote (BatchAxes.h).
+  if (isa<sgraph::ReshapeOp>(op) && spec.has_result())
+    if (auto d = llvm::find(spec.result().shape(), -1);
+        d != spec.result().shape().end())
+      reshapeBatchAxes[op] = std::distance(spec.result().shape().begin(), d);
   return op->getResult(0);
 }

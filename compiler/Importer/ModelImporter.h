@@ -285,6 +285,8 @@ public:
   llvm::SmallVector<std::pair<std::string, mlir::Value>> inputs;
   /// The inputs with a batch dimension, and its axis (where -1 is).
   llvm::SmallVector<std::pair<mlir::Value, int64_t>> batchInputs;
+  /// Raw reshapes whose result shape marks the batch (-1), and its axis.
+  llvm::DenseMap<mlir::Operation *, int64_t> reshapeBatchAxes;
   /// Metrics that are fractions of labels (accuracy): name, the labels as
   /// the metric reads them, and the label that does not count.
   struct LabelMetric {

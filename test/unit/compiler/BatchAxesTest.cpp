@@ -30,7 +30,13 @@ std::vector<int64_t> resultAxes(const std::string &text, int64_t axis) {
     return {};
   auto fn = module->lookupSymbol<func::FuncOp>("f");
   Block &body = fn.getBody().front();
-  auto axes = findBatchAxes(body, {{body.getArgument(0), axis}});
+  // A reshape's `hint` stands for the -1 of a model file's raw reshape.
+  llvm::DenseMap<Operation *, int64_t> hints;
+  fn.walk([&](Operation *op) {
+    if (auto hint = op->getAttrOfType<IntegerAttr>("hint"))
+      hints[op] = hint.getInt();
+  });
+  auto axes = findBatchAxes(body, {{body.getArgument(0), axis}}, hints);
   std::vector<int64_t> out;
   for (Value v : body.getTerminator()->getOperands()) {
     BatchAxis b = axes.lookup(v);
@@ -80,10 +86,11 @@ TEST(BatchAxes, TransposesPermuteAndReductionsRemove) {
             (std::vector<int64_t>{2, 0, kNone, kNone, 1}));
 }
 
-TEST(BatchAxes, ReshapesKeepTheBatchWhereNothingMovesBeforeIt) {
-  // x: [T = 4, B = 2, D = 3], batch on axis 1: split the width, merge the
-  // batch with the width (still a block of whole batch rows), split the
-  // sequence before it; merging it behind the sequence loses it.
+TEST(BatchAxes, ReshapesKeepTheBatchWhereTheyLeaveItUntouched) {
+  // x: [T = 4, B = 2, D = 3], batch on axis 1: reshaping the axes around
+  // it keeps it; merging it with the width or behind the sequence loses
+  // it (at another batch size the merged axis would not be the one to
+  // grow).
   EXPECT_EQ(resultAxes(R"(
     func.func @f(%x: tensor<4x2x3xf32>) -> (tensor<4x2x3x1xf32>, tensor<4x6xf32>, tensor<2x2x2x3xf32>, tensor<8x3xf32>, tensor<1x4x2x3xf32>) {
       %a = sgraph.reshape %x : tensor<4x2x3xf32> to tensor<4x2x3x1xf32>
@@ -94,7 +101,33 @@ TEST(BatchAxes, ReshapesKeepTheBatchWhereNothingMovesBeforeIt) {
       return %a, %b, %c, %d, %e : tensor<4x2x3x1xf32>, tensor<4x6xf32>, tensor<2x2x2x3xf32>, tensor<8x3xf32>, tensor<1x4x2x3xf32>
     })",
                        1),
-            (std::vector<int64_t>{1, 1, 2, kUnknown, 2}));
+            (std::vector<int64_t>{1, kUnknown, 2, kUnknown, 2}));
+  // With the batch leading, a rank's elements are one block, whatever the
+  // reshape: merged with the axes after it, or split.
+  EXPECT_EQ(resultAxes(R"(
+    func.func @f(%x: tensor<2x4x3xf32>) -> (tensor<8x3xf32>, tensor<24xf32>, tensor<1x24xf32>, tensor<2x4x3x1xf32>) {
+      %a = sgraph.reshape %x : tensor<2x4x3xf32> to tensor<8x3xf32>
+      %b = sgraph.reshape %x : tensor<2x4x3xf32> to tensor<24xf32>
+      %c = sgraph.reshape %x : tensor<2x4x3xf32> to tensor<1x24xf32>
+      %d = sgraph.reshape %x : tensor<2x4x3xf32> to tensor<2x4x3x1xf32>
+      return %a, %b, %c, %d : tensor<8x3xf32>, tensor<24xf32>, tensor<1x24xf32>, tensor<2x4x3x1xf32>
+    })",
+                       0),
+            (std::vector<int64_t>{0, 0, 1, 0}));
+}
+
+TEST(BatchAxes, AReshapeThatNamesItsBatchAxisIsTakenAtItsWord) {
+  // x: [T = 4, B = 2, D = 3], batch on axis 1. [4, -1, 3] names axis 1;
+  // [4, 3, -1] reinterprets the elements (at batch 2 the same shape as
+  // [4, 3, 2]), so the batch is not where the file puts it.
+  EXPECT_EQ(resultAxes(R"(
+    func.func @f(%x: tensor<4x2x3xf32>) -> (tensor<4x2x3xf32>, tensor<4x3x2xf32>) {
+      %a = sgraph.reshape %x {hint = 1} : tensor<4x2x3xf32> to tensor<4x2x3xf32>
+      %b = sgraph.reshape %x {hint = 2} : tensor<4x2x3xf32> to tensor<4x3x2xf32>
+      return %a, %b : tensor<4x2x3xf32>, tensor<4x3x2xf32>
+    })",
+                       1),
+            (std::vector<int64_t>{1, kUnknown}));
 }
 
 TEST(BatchAxes, MatmulsMoveContractOrKeepTheBatch) {
