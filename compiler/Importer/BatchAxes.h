@@ -3,8 +3,7 @@
 // Dropout keys its masks by the element's place in the global batch
 // (docs/Distributed.md, "Dropout"), so it must know which axis of its
 // operand the batch is on. findBatchAxes follows the batch from the model's
-// inputs (the axis their shape marks -1) through the forward function, op by
-// op. No library does this: it is a dataflow over our own dialect's shapes.
+// inputs (their first axis) through the forward function, op by op. No library does this: it is a dataflow over our own dialect's shapes.
 //
 //===----------------------------------------------------------------------===//
 

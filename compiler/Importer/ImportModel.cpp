@@ -715,6 +715,18 @@ OwningOpRef<ModuleOp> ModelImporter::run(const model::Model &m,
                       << "' needs a shape (-1 marks the batch dimension)";
       return nullptr;
     }
+    // The runtime feeds inputs one batch of rows at a time along their
+    // first axis (data loaders, micro-batches, data-parallel ranks).
+    if (auto d = llvm::find(in.shape(), -1);
+        d != in.shape().begin() && d != in.shape().end()) {
+      error(fieldLoc(node, "shape", 0))
+          << "input '" << in.name()
+          << "': the batch dimension (-1) must be the first, along which "
+             "batches, micro-batches and data-parallel ranks split the data; "
+             "transpose inside the model (a raw transpose op) for another "
+             "layout";
+      return nullptr;
+    }
     Type element = elementType(in.dtype(), builder.getF32Type(),
                                fieldLoc(node, "dtype"));
     SmallVector<int64_t> shape(in.shape().begin(), in.shape().end());
@@ -725,8 +737,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(const model::Model &m,
     Value arg = body->addArgument(type, node.loc);
     bindings[in.name()] = arg;
     inputs.push_back({in.name(), arg});
-    if (auto d = llvm::find(in.shape(), -1); d != in.shape().end())
-      batchInputs.push_back({arg, std::distance(in.shape().begin(), d)});
+    // Without a -1 too: the runtime splits the first axis all the same.
+    batchInputs.push_back({arg, 0});
   }
 
   // Blocks.
