@@ -28,13 +28,6 @@ ArrayRef<int64_t> shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
 }
 
-int64_t product(ArrayRef<int64_t> dims) {
-  int64_t p = 1;
-  for (int64_t d : dims)
-    p *= d;
-  return p;
-}
-
 BatchAxis at(int64_t axis) { return {BatchAxis::Axis, axis, nullptr}; }
 
 class Analysis {
@@ -67,6 +60,19 @@ private:
     if (j < 0 || result[j] != shape[b.axis])
       return unknown(op);
     return at(j);
+  }
+
+  /// The operand's batch: kept where `keeps(axis)` says the op leaves its
+  /// axis whole (at the axis `moved(axis)` gives), Unknown where not.
+  BatchAxis along(Operation *op, Value operand,
+                  llvm::function_ref<bool(int64_t)> keeps,
+                  llvm::function_ref<int64_t(int64_t)> moved = nullptr) {
+    BatchAxis b = of(operand);
+    if (b.kind != BatchAxis::Axis)
+      return b;
+    if (!keeps(b.axis))
+      return unknown(op);
+    return moved ? at(moved(b.axis)) : b;
   }
 
   /// All of `parts` together: None where none holds the batch, Unknown
@@ -158,10 +164,10 @@ BatchAxis Analysis::reshape(ReshapeOp op) {
   // Each index before the batch axis starts a block of the batch's
   // elements; an output axis that starts there (the same elements before
   // it) can hold the batch.
-  int64_t before = product(in.take_front(b.axis));
-  int64_t after = product(in.drop_front(b.axis + 1));
+  int64_t before = ShapedType::getNumElements(in.take_front(b.axis));
+  int64_t after = ShapedType::getNumElements(in.drop_front(b.axis + 1));
   auto startsBlock = [&](size_t j) {
-    return product(out.take_front(j)) == before;
+    return ShapedType::getNumElements(out.take_front(j)) == before;
   };
   // The file says where the batch goes: it does if the elements before it
   // are the input's.
@@ -174,7 +180,7 @@ BatchAxis Analysis::reshape(ReshapeOp op) {
   for (size_t j = 0; j < out.size(); ++j)
     if (startsBlock(j)) {
       starts.push_back(j);
-      if (product(out.drop_front(j + 1)) == after)
+      if (ShapedType::getNumElements(out.drop_front(j + 1)) == after)
         untouched.push_back(j);
     }
   if (before > 1)
@@ -213,11 +219,10 @@ BatchAxis Analysis::transfer(Operation *op) {
       .Case([&](MatmulOp m) { return matmul(m); })
       .Case([&](ReshapeOp r) { return reshape(r); })
       .Case([&](TransposeOp t) {
-        BatchAxis b = of(t.getOperand());
-        if (b.kind != BatchAxis::Axis)
-          return b;
         ArrayRef<int64_t> perm = t.getPermutation();
-        return at(llvm::find(perm, b.axis) - perm.begin());
+        return along(
+            op, t.getOperand(), [](int64_t) { return true; },
+            [&](int64_t a) { return llvm::find(perm, a) - perm.begin(); });
       })
       .Case([&](EmbeddingOp e) {
         // [indices..., dim]: rows of the table for each index.
@@ -232,25 +237,19 @@ BatchAxis Analysis::transfer(Operation *op) {
         return aligned(op, c.getLabels(), shapeOf(c.getResult()));
       })
       .Case([&](SliceOp s) {
-        BatchAxis b = of(s.getOperand());
-        if (b.kind != BatchAxis::Axis)
-          return b;
-        int64_t a = b.axis;
         std::optional<ArrayRef<int64_t>> stride = s.getStride();
-        bool whole = s.getStart()[a] == 0 &&
-                     s.getLimit()[a] == shapeOf(s.getOperand())[a] &&
-                     (!stride || (*stride)[a] == 1);
-        return whole ? b : unknown(op);
+        return along(op, s.getOperand(), [&](int64_t a) {
+          return s.getStart()[a] == 0 &&
+                 s.getLimit()[a] == shapeOf(s.getOperand())[a] &&
+                 (!stride || (*stride)[a] == 1);
+        });
       })
       .Case([&](PadOp p) {
-        BatchAxis b = of(p.getOperand());
-        if (b.kind != BatchAxis::Axis)
-          return b;
-        int64_t a = b.axis;
         std::optional<ArrayRef<int64_t>> interior = p.getInterior();
-        bool untouched = p.getLow()[a] == 0 && p.getHigh()[a] == 0 &&
-                         (!interior || (*interior)[a] == 0);
-        return untouched ? b : unknown(op);
+        return along(op, p.getOperand(), [&](int64_t a) {
+          return p.getLow()[a] == 0 && p.getHigh()[a] == 0 &&
+                 (!interior || (*interior)[a] == 0);
+        });
       })
       .Case([&](ConcatOp c) {
         BatchAxis joined = elementwise(op);

@@ -3,7 +3,8 @@
 // Dropout keys its masks by the element's place in the global batch
 // (docs/Distributed.md, "Dropout"), so it must know which axis of its
 // operand the batch is on. findBatchAxes follows the batch from the model's
-// inputs (their first axis) through the forward function, op by op. No library does this: it is a dataflow over our own dialect's shapes.
+// inputs (their first axis) through the forward function, op by op. No library
+// does this: it is a dataflow over our own dialect's shapes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,10 +42,10 @@ struct BatchAxis {
 /// hold the batch and the axis of each (every other argument holds none),
 /// and reshapes whose result's batch axis is known (the model file marks it
 /// -1). Values not in the map hold no batch.
-llvm::DenseMap<mlir::Value, BatchAxis> findBatchAxes(
-    mlir::Block &body,
-    llvm::ArrayRef<std::pair<mlir::Value, int64_t>> batchInputs,
-    const llvm::DenseMap<mlir::Operation *, int64_t> &reshapeAxes = {});
+llvm::DenseMap<mlir::Value, BatchAxis>
+findBatchAxes(mlir::Block &body,
+              llvm::ArrayRef<std::pair<mlir::Value, int64_t>> batchInputs,
+              const llvm::DenseMap<mlir::Operation *, int64_t> &reshapeAxes);
 
 } // namespace sinter::importer
 
