@@ -6,11 +6,15 @@ Each round runs, in a rotating order so that machine load falls on all of
 them alike:
 
   s1x2   Sinter, 1 process x 2 threads, batch 2B (the single-process step);
-  s2x1   Sinter, 2 processes x 1 thread, batch B each (sinter-launch -n 2);
+  s2x1   Sinter, 2 processes x 1 thread, batch B each (sinter-launch -n 2,
+         which binds each rank to a core of its own);
+  s2x1free  the same with --cpu-bind none: ranks the scheduler may move;
   floor  the same 2 x 1 with --debug-skip-allreduce: no communication, wrong
          numbers, the compute floor of the data-parallel step;
   ddp    PyTorch DDP (gloo), 2 x 1, batch B each (bench/peers/ddp_peer.py),
-         when bench/.venv has torch (bench/peers.py makes it);
+         when bench/.venv has torch (bench/peers.py makes it); unbound, as
+         torchrun starts it (sinter-launch --cpu-bind none);
+  ddpbound  the same bound as Sinter's ranks are (--cpu-bind cores);
   ar     the step's gradient buckets all-reduced alone, back to back, on 2
          ranks (bench/allreduce_alone.cpp, through runtime/Comm: the shared
          memory of ranks on one host, the buckets shared in place as the
@@ -181,6 +185,9 @@ def main():
                                  f"--log-jsonl={log}"] + common),
         "s2x1": lambda log: run([launch, "-n", "2", "--", per_rank,
                                  "--threads=1", f"--log-jsonl={log}"] + common),
+        "s2x1free": lambda log: run([launch, "-n", "2", "--cpu-bind=none",
+                                     "--", per_rank, "--threads=1",
+                                     f"--log-jsonl={log}"] + common),
         "floor": lambda log: run([launch, "-n", "2", "--", per_rank,
                                   "--threads=1", "--debug-skip-allreduce",
                                   f"--log-jsonl={log}"] + common),
@@ -215,13 +222,16 @@ def main():
         jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
         if os.path.exists(jemalloc):
             env["LD_PRELOAD"] = jemalloc
-        configs["ddp"] = lambda log: run(
-            [launch, "-n", "2", "--", VENV_PYTHON,
-             os.path.join(ROOT, "bench", "peers", "ddp_peer.py"),
-             f"--batch={b}", f"--steps={a.steps}", "--warmup=3",
-             f"--dropout={dropout}"], env=env)
+        def ddp(bind, *extra):
+            return lambda log: run(
+                [launch, "-n", "2", f"--cpu-bind={bind}", "--", VENV_PYTHON,
+                 os.path.join(ROOT, "bench", "peers", "ddp_peer.py"),
+                 f"--batch={b}", f"--steps={a.steps}", "--warmup=3",
+                 f"--dropout={dropout}", *extra], env=env)
+        configs["ddp"] = ddp("none")
+        configs["ddpbound"] = ddp("cores")
         configs["ddpbf16"] = lambda log: run(
-            [launch, "-n", "2", "--", VENV_PYTHON,
+            [launch, "-n", "2", "--cpu-bind=none", "--", VENV_PYTHON,
              os.path.join(ROOT, "bench", "peers", "ddp_peer.py"),
              f"--batch={b}", f"--steps={a.steps}", "--warmup=3",
              f"--dropout={dropout}", "--comm=bf16"], env=env)
@@ -233,7 +243,7 @@ def main():
             sys.exit(f"--configs: unknown {', '.join(unknown)} (known: "
                      f"{', '.join(configs)})")
     results = {n: [] for n in names}
-    waits = {"s2x1": [], "s2x1bf16": [], "s2x1tcp": []}
+    waits = {"s2x1": [], "s2x1free": [], "s2x1bf16": [], "s2x1tcp": []}
     bucket_waits = {n: [] for n in waits}
     loads = []
     paired = {"paired": [], "pairedtcp": []}
@@ -247,7 +257,7 @@ def main():
             out = configs[n](log)
             if n in ("ar", "arcopy", "artcp"):
                 ms = float(re.search(r"median_ms=([0-9.]+)", out).group(1))
-            elif n in ("ddp", "ddpbf16"):
+            elif n in ("ddp", "ddpbound", "ddpbf16"):
                 ms = json.loads(out.strip().splitlines()[-1])["ddp_step_ms"]
             elif n in paired:
                 odd, even = paired_ms(log)
@@ -319,6 +329,12 @@ def main():
             paired["pairedtcp"], "artcp")
     if have("ddp", "s2x1"):
         report["ddp_over_s2x1"] = ratio("ddp", "s2x1")
+    if have("ddpbound", "s2x1"):
+        report["ddpbound_over_s2x1"] = ratio("ddpbound", "s2x1")
+    if have("ddp", "s2x1free"):
+        report["ddp_over_s2x1free"] = ratio("ddp", "s2x1free")
+    if have("s2x1", "s2x1free"):
+        report["s2x1_over_s2x1free"] = ratio("s2x1", "s2x1free")
     if have("ddpbf16", "s2x1bf16"):
         report["ddpbf16_over_s2x1bf16"] = ratio("ddpbf16", "s2x1bf16")
 
@@ -343,7 +359,9 @@ def main():
               f"{report['exposed_ms']:.1f} ms = "
               f"{report['exposed_over_allreduce']:.2f} x the all-reduce "
               f"alone ({med['ar']:.1f} ms)")
-    for n, what in (("s2x1", "f32 gradients"), ("s2x1bf16", "bf16 gradients"),
+    for n, what in (("s2x1", "f32 gradients"),
+                    ("s2x1free", "f32 gradients, unbound"),
+                    ("s2x1bf16", "bf16 gradients"),
                     ("s2x1tcp", "over TCP")):
         if n in report["comm_wait_ms"]:
             print(f"comm wait of the rank that waits less ({what}; --profile; "
@@ -376,6 +394,16 @@ def main():
         print(f"PyTorch DDP / Sinter 2x1: {report['ddp_over_s2x1']:.2f} ("
               + rounds([p / q for p, q in zip(results["ddp"],
                                                results["s2x1"])]) + ")")
+    for key, x, y, what in (
+            ("ddpbound_over_s2x1", "ddpbound", "s2x1",
+             "PyTorch DDP bound as Sinter's ranks / Sinter 2x1"),
+            ("ddp_over_s2x1free", "ddp", "s2x1free",
+             "both unbound: PyTorch DDP / Sinter 2x1 --cpu-bind none"),
+            ("s2x1_over_s2x1free", "s2x1", "s2x1free",
+             "Sinter bound / unbound")):
+        if key in report:
+            print(f"{what}: {report[key]:.3f} (" + rounds(
+                [p / q for p, q in zip(results[x], results[y])]) + ")")
     if "ddpbf16_over_s2x1bf16" in report:
         print("both with bf16 gradients: "
               f"{report['ddpbf16_over_s2x1bf16']:.2f}")

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "absl/strings/string_view.h"
+#include <algorithm>
 #include <charconv>
 #include <climits>
 #include <cstdlib>
@@ -207,6 +208,11 @@ absl::StatusOr<DistEnv> readDistEnv(const EnvLookup &env) {
                             parseInt("SINTER_SHM_DISABLE", *off, 0, 1));
     dist.sharedMemory = disable == 0;
   }
+  if (std::optional<std::string> bind = lookup(env, "SINTER_CPU_BIND")) {
+    if (*bind != "cores" && *bind != "none")
+      return badValue("SINTER_CPU_BIND", *bind, "is not cores or none");
+    dist.ownCpus = *bind == "cores";
+  }
   SINTER_ASSIGN_OR_RETURN(std::optional<int> restart,
                           readInt(env, "TORCHELASTIC_RESTART_COUNT", 0));
   dist.restartCount = restart.value_or(0);
@@ -221,6 +227,12 @@ absl::StatusOr<DistEnv> readDistEnv(const EnvLookup &env) {
     dist.runId = absl::StrCat("port", dist.masterPort);
   }
   return dist;
+}
+
+int defaultThreads(const DistEnv &dist, int cpus) {
+  if (dist.ownCpus)
+    return std::max(1, cpus);
+  return std::max(1, cpus / dist.localWorldSize);
 }
 
 std::string listenHostname(const DistEnv &dist, const EnvLookup &env) {

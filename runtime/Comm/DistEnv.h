@@ -22,6 +22,11 @@
 // SINTER_SHM_DISABLE=1 keeps ranks on one host off shared memory (0 or
 // unset: they use it when they can).
 //
+// SINTER_CPU_BIND=cores says a launcher bound this process to CPUs of its
+// own (sinter-launch does, docs/Distributed.md): its threads then default to
+// every CPU it may run on, not to the host's share of one rank (none or
+// unset: the CPUs it sees are shared with the other ranks on this host).
+//
 // Every store key is prefixed by a run id, so that two jobs sharing a store
 // directory or a port never read each other's keys: SINTER_RUN_ID,
 // TORCHELASTIC_RUN_ID, Slurm's job and step id, else one made from
@@ -60,6 +65,8 @@ struct DistEnv {
   /// SINTER_SHM_DISABLE=1 (as NCCL_SHM_DISABLE) clears it: the all-reduces
   /// of ranks on one host then go over TCP too.
   bool sharedMemory = true;
+  /// SINTER_CPU_BIND=cores: the CPUs this process may run on are its own.
+  bool ownCpus = false;
 
   /// The prefix of every store key: runId, and the restart when not 0.
   std::string storePrefix() const;
@@ -75,6 +82,11 @@ EnvLookup processEnv();
 /// world size, a port out of range, RANK set without WORLD_SIZE, several
 /// hosts and no store address.
 absl::StatusOr<DistEnv> readDistEnv(const EnvLookup &env = processEnv());
+
+/// The threads a rank runs by default, given the CPUs it may run on
+/// (omp_get_num_procs): all of them when they are its own (ownCpus) or it
+/// is alone on its host, else its share of the host's, at least 1.
+int defaultThreads(const DistEnv &dist, int cpus);
 
 /// The address this rank's Gloo device should listen on: SINTER_HOST if set,
 /// else 127.0.0.1 when every rank is on this host, else the host's name.

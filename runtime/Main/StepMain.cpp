@@ -155,7 +155,8 @@ Trains the model compiled into this binary.
   --log-every=N      progress line every N steps when not on a terminal
                      (default 10)
   --threads=N        threads for kernels and matmuls (default: the cores
-                     divided by the ranks on this machine)
+                     divided by the ranks on this machine, or the CPUs
+                     sinter-launch bound this rank to)
   --quiet            print only warnings, errors and the summary line
   --profile          print where the step time went at the end
   --check-numerics   check every step's values; the first op that makes a
@@ -583,9 +584,10 @@ int main(int argc, char **argv) {
     if (dist.worldSize > 1)
       errorRank = dist.rank;
   }
-  // Ranks on one machine share its cores.
-  if (flags.threads == 0 && dist.localWorldSize > 1)
-    flags.threads = std::max(1, omp_get_num_procs() / dist.localWorldSize);
+  // Ranks on one machine share its cores, unless the launcher gave each
+  // its own.
+  if (flags.threads == 0 && (dist.localWorldSize > 1 || dist.ownCpus))
+    flags.threads = comm::defaultThreads(dist, omp_get_num_procs());
   std::unique_ptr<Executor> ex =
       createExecutor(SINTER_ABI_STEP_PROGRAM, SINTER_ABI_STEP_PROGRAM_SIZE,
                      SINTER_ABI_STEP_KERNELS, flags, flags.profile);

@@ -40,7 +40,8 @@ non-zero with a message when something is wrong:
                and both resume at world size 2; each run finishes.
   launchers    the same run through sinter-launch, through torchrun-style
                variables set here, and through mpirun when it is installed:
-               bit-identical losses.
+               bit-identical losses; and the default threads of ranks
+               told their CPUs are shared or their own (SINTER_CPU_BIND).
   scaled-example  MODEL (examples/gpt2_124m.pbtxt) scaled down to width
                32, 2 layers, 2 heads and 16 positions with its training
                section untouched: equivalence with the example's own
@@ -946,23 +947,43 @@ def cmd_launchers(a):
            "sinter-launch")
     results["sinter-launch"] = step_metric(f"{d}/launch.jsonl")
 
-    # torchrun's variables, set by hand.
+    def torchrun(argv, **extra):
+        """Every rank started with torchrun's variables set by hand (and
+        `extra`); their stdouts."""
+        port = free_port()
+        procs = []
+        for r in range(w):
+            env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(w),
+                       LOCAL_RANK=str(r), LOCAL_WORLD_SIZE=str(w),
+                       MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                       TORCHELASTIC_RUN_ID=f"test-{port}", **extra)
+            procs.append(subprocess.Popen(
+                [binary] + argv, env=env, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True))
+        outs = []
+        for r, p in enumerate(procs):
+            out, err = p.communicate(timeout=300)
+            if p.returncode != 0:
+                fail(f"torchrun-style rank {r}: exit {p.returncode}:\n{err}")
+            outs.append(out)
+        return outs
+
     fresh(f"{d}/torchrun.jsonl")
-    port = free_port()
-    procs = []
-    for r in range(w):
-        env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(w),
-                   LOCAL_RANK=str(r), LOCAL_WORLD_SIZE=str(w),
-                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                   TORCHELASTIC_RUN_ID=f"test-{port}")
-        procs.append(subprocess.Popen(
-            [binary, f"--log-jsonl={d}/torchrun.jsonl"] + common, env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    for r, p in enumerate(procs):
-        out, err = p.communicate(timeout=300)
-        if p.returncode != 0:
-            fail(f"torchrun-style rank {r}: exit {p.returncode}:\n{err}")
+    torchrun([f"--log-jsonl={d}/torchrun.jsonl"] + common)
     results["torchrun variables"] = step_metric(f"{d}/torchrun.jsonl")
+
+    # Threads by default: the CPUs a rank may run on, shared by the ranks
+    # on the host, or all its own when a launcher bound it
+    # (SINTER_CPU_BIND=cores, as sinter-launch sets).
+    cpus = len(os.sched_getaffinity(0))
+    for bind, want in (("none", max(1, cpus // w)), ("cores", cpus)):
+        for r, out in enumerate(torchrun(["--steps=1", "--quiet", "--profile"]
+                                         + data_flags(a),
+                                         SINTER_CPU_BIND=bind)):
+            m = re.search(r"profile: \d+ runs?, (\d+) threads", out)
+            if not m or int(m.group(1)) != want:
+                fail(f"SINTER_CPU_BIND={bind}: rank {r} should run {want} "
+                     f"threads on {cpus} CPUs:\n{out}")
 
     mpirun = shutil.which("mpirun")
     if mpirun:
@@ -977,7 +998,8 @@ def cmd_launchers(a):
     for name, r in results.items():
         if r != first or len(r) != n:
             fail(f"{name} gives losses {r}, sinter-launch {first}")
-    print(f"ok: {', '.join(results)} give bit-identical losses on {w} ranks")
+    print(f"ok: {', '.join(results)} give bit-identical losses on {w} ranks;"
+          f" threads follow SINTER_CPU_BIND")
 
 
 def cmd_scaled_example(a):

@@ -5,9 +5,16 @@ usage: sinter_launch_test.py LAUNCHER WORK_DIR
 
 - env: each rank's RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
   GROUP_RANK, MASTER_ADDR/PORT (one free port for all), SINTER_RUN_ID (one
-  per launch, fresh each launch), OMP_NUM_THREADS (cores // N unless set);
+  per launch, fresh each launch), OMP_NUM_THREADS (its CPUs, or cores // N
+  unbound, unless set);
   with --nnodes 2 --node-rank 1 the global ranks 2 and 3, and a run id both
   nodes derive alike; a SINTER_RUN_ID in the environment is kept.
+- cpu binding: with 2 ranks and 2 CPUs or more, each rank runs on CPUs of
+  its own (disjoint, together the launcher's), says so (SINTER_CPU_BIND)
+  and gets as many threads; --cpu-bind none, one rank, or fewer CPUs than
+  ranks (the launcher under a 1-CPU mask) bind nothing; the split itself
+  on made-up topologies (hyperthreads kept together, packages in order,
+  uneven counts, logical CPUs when cores run out, no /sys).
 - output: rank 0 writes to the launcher's own stdout (byte for byte, \\r
   kept; a terminal stays one), the others' lines come whole, prefixed
   "[rank R] ", \\r ending lines, last partial lines printed.
@@ -167,7 +174,9 @@ for r, e in enumerate(envs):
     # forwarded), and the training binary stops at once on a second one.
     check(e.get("in_launcher_group") is False,
           f"env: rank {r} has a process group of its own")
-    check(e.get("OMP_NUM_THREADS") == str(max(1, cores // 3)),
+    threads = (len(e.get("cpus", [])) if e.get("SINTER_CPU_BIND")
+               else max(1, cores // 3))
+    check(e.get("OMP_NUM_THREADS") == str(threads),
           f"env: OMP_NUM_THREADS for {cores} cores: {e}")
 check(len({e.get("MASTER_PORT") for e in envs}) == 1 and
       1024 <= int(envs[0].get("MASTER_PORT") or 0) <= 65535,
@@ -217,6 +226,106 @@ run(out, ["-n", "1", "--nnodes", "2", "--node-rank", "1", "--master-addr",
           "h"], ["*=env"])
 check(envOf(out, 1).get("MASTER_PORT") == "29500",
       "multi-node: torchrun's default port 29500")
+
+# ---- cpu binding -----------------------------------------------------------
+allCpus = sorted(os.sched_getaffinity(0))
+
+
+def onCpus(cpus):
+    """preexec_fn: the launcher may run on `cpus` only (as under taskset)."""
+    return lambda: os.sched_setaffinity(0, cpus)
+
+
+out = case("bind")
+code, _, err, _ = run(out, ["-n", "2"], ["*=env"],
+                      env=baseEnv(SINTER_CPU_BIND="none"))
+check(code == 0, f"bind: exit {code}: {err}")
+envs = [envOf(out, r) for r in range(2)]
+sets = [set(e.get("cpus", [])) for e in envs]
+if cores >= 2:
+    check(all(sets) and not sets[0] & sets[1] and
+          sorted(sets[0] | sets[1]) == allCpus,
+          f"bind: disjoint CPUs that cover the launcher's {allCpus}: "
+          f"{[sorted(x) for x in sets]}")
+    for e in envs:
+        check(e.get("SINTER_CPU_BIND") == "cores" and
+              e.get("OMP_NUM_THREADS") == str(len(e.get("cpus", []))),
+              f"bind: a bound rank says so and gets a thread per CPU: {e}")
+out = case("bind-none")
+run(out, ["-n", "2", "--cpu-bind", "none"], ["*=env"],
+    env=baseEnv(SINTER_CPU_BIND="cores"))
+for r in range(2):
+    e = envOf(out, r)
+    check(e.get("cpus") == allCpus and e.get("SINTER_CPU_BIND") is None,
+          f"bind: --cpu-bind none leaves rank {r} on every CPU, and says "
+          f"nothing (an outer launcher's SINTER_CPU_BIND dropped): {e}")
+out = case("bind-one")
+run(out, ["-n", "1"], ["*=env"])
+e = envOf(out, 0)
+check(e.get("cpus") == allCpus and e.get("SINTER_CPU_BIND") is None,
+      f"bind: one rank keeps every CPU: {e}")
+out = case("bind-fewer-cpus")
+code, _, err = finish(start(out, ["-n", "2"], ["*=env"],
+                            preexec_fn=onCpus(allCpus[:1])), out)
+check(code == 0, f"bind-fewer-cpus: exit {code}: {err}")
+for r in range(2):
+    e = envOf(out, r)
+    check(e.get("cpus") == allCpus[:1] and e.get("SINTER_CPU_BIND") is None
+          and e.get("OMP_NUM_THREADS") == "1",
+          f"bind: 2 ranks on the launcher's 1 CPU are not bound: {e}")
+
+# The split, on made-up topologies: the launcher's own functions.
+import importlib.machinery  # noqa: E402
+import importlib.util  # noqa: E402
+loader = importlib.machinery.SourceFileLoader("sinter_launch", LAUNCHER)
+launcher = importlib.util.module_from_spec(
+    importlib.util.spec_from_loader("sinter_launch", loader))
+loader.exec_module(launcher)
+
+
+def fakeSysfs(name, siblings, packages):
+    """A /sys/devices/system/cpu of CPUs whose hyperthread siblings and
+    package are given per CPU."""
+    root = case(name)
+    for c, sib in siblings.items():
+        d = os.path.join(root, f"cpu{c}", "topology")
+        os.makedirs(d)
+        open(os.path.join(d, "thread_siblings_list"), "w").write(sib + "\n")
+        open(os.path.join(d, "physical_package_id"), "w").write(
+            f"{packages[c]}\n")
+    return root
+
+
+# Two packages of two cores of two hyperthreads; Linux numbers the second
+# thread of every core after all the first ones.
+sysfs = fakeSysfs("topology-ht",
+                  {0: "0,4", 4: "0,4", 1: "1,5", 5: "1,5", 2: "2,6",
+                   6: "2,6", 3: "3,7", 7: "3,7"},
+                  {0: 0, 4: 0, 1: 0, 5: 0, 2: 1, 6: 1, 3: 1, 7: 1})
+cores8 = launcher.physicalCores(range(8), sysfs)
+check(cores8 == [[0, 4], [1, 5], [2, 6], [3, 7]],
+      f"split: hyperthreads grouped by core: {cores8}")
+for n, want in (
+        (2, [[0, 1, 4, 5], [2, 3, 6, 7]]),  # a package each
+        (4, [[0, 4], [1, 5], [2, 6], [3, 7]]),  # a whole core each
+        (3, [[0, 4], [1, 5], [2, 3, 6, 7]]),  # uneven: the last gets 2
+        (8, [[0], [4], [1], [5], [2], [6], [3], [7]]),  # threads of cores
+        (9, None)):
+    got = launcher.cpuShares(cores8, n)
+    check(got == want, f"split: 8 CPUs among {n} ranks: {got} != {want}")
+masked = launcher.physicalCores([0, 1, 4], sysfs)
+check(masked == [[0, 4], [1]] and
+      launcher.cpuShares(masked, 2) == [[0, 4], [1]],
+      f"split: only the launcher's CPUs (taskset -c 0,1,4): {masked}")
+# Packages listed out of order are still taken in order.
+sysfs = fakeSysfs("topology-packages", {0: "0", 1: "1", 2: "2", 3: "3"},
+                  {0: 1, 1: 0, 2: 1, 3: 0})
+check(launcher.cpuShares(launcher.physicalCores(range(4), sysfs), 2) ==
+      [[1, 3], [0, 2]], "split: package 0's cores first")
+check(launcher.physicalCores([0, 1, 2], case("topology-none")) ==
+      [[0], [1], [2]], "split: no /sys topology: every CPU a core")
+check(launcher.cpuList("0-2,5,7-8") == [0, 1, 2, 5, 7, 8],
+      "split: /sys CPU lists")
 
 # ---- output ----------------------------------------------------------------
 out = case("output")
@@ -580,6 +689,7 @@ for args, what in (
         (["--nnodes", "1:2", "--master-addr", "h", "--last-call-seconds",
           "-1", *worker], "--last-call-seconds"),
         (["--bogus", *worker], "--bogus"),
+        (["-n", "2", "--cpu-bind", "socket", *worker], "--cpu-bind"),
         (["-n", "2", os.path.join(out, "missing")], "no such file"),
         (["-n", "2", plain], "not executable"),
         (["-n", "2", "sinter-no-such-command"], "not found in PATH"),
@@ -602,7 +712,8 @@ check(r.returncode == 0 and all(
                             "SIGINT", "first failure", "Exit status",
                             "--max-restarts", "TORCHELASTIC_RESTART_COUNT",
                             "Elastic jobs", "--last-call-seconds",
-                            "--log-dir", "--redirects", "--tee")),
+                            "--log-dir", "--redirects", "--tee",
+                            "--cpu-bind", "SINTER_CPU_BIND")),
       f"--help documents the flags, environment, output, signals, exits")
 
 print("%d passed, %d failed" % (passed, failed))

@@ -6,7 +6,8 @@ usage: launch_worker.py OUTDIR RANK=ACTION... (RANK a global rank or *)
 The first spec naming this process's RANK (else the * one) says what it
 does; files it writes go to OUTDIR, named after RANK:
   env            writes env-RANK.json (the launcher's variables, whether
-                 fds 1 and 2 are terminals, what fd 1 is), exits 0
+                 fds 1 and 2 are terminals, what fd 1 is, the CPUs it may
+                 run on), exits 0
   output         writes the lines the output case expects (see there)
   exit:C:SECS    sleeps SECS, exits with code C
   first:C:SECS   the first start (TORCHELASTIC_RESTART_COUNT 0): exit:C:SECS;
@@ -40,7 +41,7 @@ OUT = sys.argv[1]
 RANK = os.environ.get("RANK", "?")
 VARS = ["RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK",
         "GROUP_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "SINTER_RUN_ID",
-        "OMP_NUM_THREADS", "TORCHELASTIC_RESTART_COUNT"]
+        "OMP_NUM_THREADS", "TORCHELASTIC_RESTART_COUNT", "SINTER_CPU_BIND"]
 
 
 def path(name):
@@ -77,6 +78,7 @@ def env():
     report["stderr_tty"] = os.isatty(2)
     report["stdout"] = os.readlink("/proc/self/fd/1")
     report["pid"] = os.getpid()
+    report["cpus"] = sorted(os.sched_getaffinity(0))
     report["in_launcher_group"] = os.getpgid(0) == os.getpgid(os.getppid())
     with open(path("env") + ".json", "w") as f:
         json.dump(report, f)

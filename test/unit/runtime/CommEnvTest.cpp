@@ -248,6 +248,29 @@ TEST(DistEnv, SharedMemoryCanBeTurnedOff) {
               HasSubstr("SINTER_SHM_DISABLE='2' is not in [0, 1]"));
 }
 
+TEST(DistEnv, BoundCpusAreTheRanksOwn) {
+  // Two ranks on a host of 4 CPUs: unbound, both see all 4 and take 2;
+  // bound by sinter-launch, each sees its own 2 and takes both (not 1).
+  absl::StatusOr<DistEnv> env = read({{"RANK", "0"}, {"WORLD_SIZE", "2"}});
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_FALSE(env->ownCpus);
+  EXPECT_EQ(defaultThreads(*env, 4), 2);
+  EXPECT_EQ(defaultThreads(*env, 1), 1);
+  env = read({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"SINTER_CPU_BIND", "none"}});
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_EQ(defaultThreads(*env, 4), 2);
+  env =
+      read({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"SINTER_CPU_BIND", "cores"}});
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_TRUE(env->ownCpus);
+  EXPECT_EQ(defaultThreads(*env, 2), 2);
+  EXPECT_EQ(defaultThreads(*env, 1), 1);
+  EXPECT_THAT(
+      errorOf(
+          {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"SINTER_CPU_BIND", "core"}}),
+      HasSubstr("SINTER_CPU_BIND='core' is not cores or none"));
+}
+
 TEST(DistEnv, HalfALauncher) {
   EXPECT_THAT(errorOf({{"RANK", "1"}}),
               HasSubstr("RANK='1' is set but WORLD_SIZE is not"));
