@@ -15,6 +15,8 @@ them alike:
          when bench/.venv has torch (bench/peers.py makes it); unbound, as
          torchrun starts it (sinter-launch --cpu-bind none);
   ddpbound  the same bound as Sinter's ranks are (--cpu-bind cores);
+  ddpglibc  ddp with glibc's malloc (ddp preloads jemalloc when installed,
+         which is not always the faster);
   ar     the step's gradient buckets all-reduced alone, back to back, on 2
          ranks (bench/allreduce_alone.cpp, through runtime/Comm: the shared
          memory of ranks on one host, the buckets shared in place as the
@@ -222,14 +224,16 @@ def main():
         jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
         if os.path.exists(jemalloc):
             env["LD_PRELOAD"] = jemalloc
-        def ddp(bind, *extra):
+        def ddp(bind, env=env):
             return lambda log: run(
                 [launch, "-n", "2", f"--cpu-bind={bind}", "--", VENV_PYTHON,
                  os.path.join(ROOT, "bench", "peers", "ddp_peer.py"),
                  f"--batch={b}", f"--steps={a.steps}", "--warmup=3",
-                 f"--dropout={dropout}", *extra], env=env)
+                 f"--dropout={dropout}"], env=env)
         configs["ddp"] = ddp("none")
         configs["ddpbound"] = ddp("cores")
+        configs["ddpglibc"] = ddp("none", env={
+            k: v for k, v in env.items() if k != "LD_PRELOAD"})
         configs["ddpbf16"] = lambda log: run(
             [launch, "-n", "2", "--cpu-bind=none", "--", VENV_PYTHON,
              os.path.join(ROOT, "bench", "peers", "ddp_peer.py"),
@@ -257,7 +261,7 @@ def main():
             out = configs[n](log)
             if n in ("ar", "arcopy", "artcp"):
                 ms = float(re.search(r"median_ms=([0-9.]+)", out).group(1))
-            elif n in ("ddp", "ddpbound", "ddpbf16"):
+            elif n in ("ddp", "ddpbound", "ddpglibc", "ddpbf16"):
                 ms = json.loads(out.strip().splitlines()[-1])["ddp_step_ms"]
             elif n in paired:
                 odd, even = paired_ms(log)
@@ -329,6 +333,8 @@ def main():
             paired["pairedtcp"], "artcp")
     if have("ddp", "s2x1"):
         report["ddp_over_s2x1"] = ratio("ddp", "s2x1")
+    if have("ddpglibc", "s2x1"):
+        report["ddpglibc_over_s2x1"] = ratio("ddpglibc", "s2x1")
     if have("ddpbound", "s2x1"):
         report["ddpbound_over_s2x1"] = ratio("ddpbound", "s2x1")
     if have("ddp", "s2x1free"):
@@ -395,6 +401,8 @@ def main():
               + rounds([p / q for p, q in zip(results["ddp"],
                                                results["s2x1"])]) + ")")
     for key, x, y, what in (
+            ("ddpglibc_over_s2x1", "ddpglibc", "s2x1",
+             "PyTorch DDP with glibc's malloc / Sinter 2x1"),
             ("ddpbound_over_s2x1", "ddpbound", "s2x1",
              "PyTorch DDP bound as Sinter's ranks / Sinter 2x1"),
             ("ddp_over_s2x1free", "ddp", "s2x1free",
