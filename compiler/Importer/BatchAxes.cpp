@@ -278,3 +278,113 @@ llvm::DenseMap<Value, BatchAxis> sinter::importer::findBatchAxes(
   }
   return std::move(analysis.axes);
 }
+
+namespace {
+
+/// How a value that holds no batch rows came from them (batchSumOf).
+enum class RowsUse {
+  Free,  // from no batch row: parameters, constants, the step
+  Rows,  // holds batch rows itself
+  Mean,  // an average over the batch's rows, maybe scaled
+  Sum,   // a sum over the batch's rows, maybe scaled
+  Other, // any other function of them
+};
+
+/// Sums and differences: an average plus an average stays one (scaled
+/// alike or not, it moves with the batch as one does), and a sum plus a
+/// sum; anything plus what holds no row is what it was.
+RowsUse addUses(RowsUse a, RowsUse b) {
+  if (a == RowsUse::Free)
+    return b;
+  if (b == RowsUse::Free || a == b)
+    return a;
+  return RowsUse::Other;
+}
+
+} // namespace
+
+Operation *
+sinter::importer::batchSumOf(Block &body, Value loss,
+                             const llvm::DenseMap<Value, BatchAxis> &axes) {
+  llvm::DenseMap<Value, RowsUse> uses;
+  // The reduce_sum each Sum value goes back to (the first, for a sum of
+  // several).
+  llvm::DenseMap<Value, Operation *> sums;
+  auto use = [&](Value v) {
+    auto it = uses.find(v);
+    if (it != uses.end())
+      return it->second;
+    auto axis = axes.find(v);
+    return axis != axes.end() && axis->second.kind != BatchAxis::None
+               ? RowsUse::Rows
+               : RowsUse::Free; // a block argument without rows
+  };
+  for (Operation &op : body) {
+    if (op.getNumResults() != 1)
+      continue;
+    Value result = op.getResult(0);
+    auto axis = axes.find(result);
+    if (axis != axes.end() && axis->second.kind != BatchAxis::None) {
+      uses[result] = RowsUse::Rows;
+      continue;
+    }
+    if (llvm::all_of(op.getOperands(),
+                     [&](Value v) { return use(v) == RowsUse::Free; })) {
+      uses[result] = RowsUse::Free;
+      continue;
+    }
+    auto from = [&](Value v) {
+      if (Operation *sum = sums.lookup(v))
+        sums.try_emplace(result, sum);
+      return use(v);
+    };
+    // A reduction of rows over their batch axis, or of a value that holds
+    // none (which keeps what it was).
+    auto reduction = [&](Value operand, ArrayRef<int64_t> reduced,
+                         RowsUse kind) {
+      if (use(operand) != RowsUse::Rows)
+        return from(operand);
+      BatchAxis b = axes.lookup(operand);
+      if (b.kind != BatchAxis::Axis || !llvm::is_contained(reduced, b.axis))
+        return RowsUse::Other;
+      if (kind == RowsUse::Sum)
+        sums.try_emplace(result, &op);
+      return kind;
+    };
+    uses[result] =
+        TypeSwitch<Operation *, RowsUse>(&op)
+            .Case([&](ReduceSumOp r) {
+              return reduction(r->getOperand(0), r.getAxes(), RowsUse::Sum);
+            })
+            .Case([&](ReduceMeanOp r) {
+              return reduction(r->getOperand(0), r.getAxes(), RowsUse::Mean);
+            })
+            .Case([&](SoftmaxCrossEntropyOp ce) {
+              if (ce.getReduction() == "mean")
+                return RowsUse::Mean;
+              if (ce.getReduction() != "sum")
+                return RowsUse::Other;
+              sums.try_emplace(result, &op);
+              return RowsUse::Sum;
+            })
+            .Case<AddOp, SubOp>([&](Operation *o) {
+              RowsUse a = from(o->getOperand(0)), b = from(o->getOperand(1));
+              return addUses(a, b);
+            })
+            .Case<NegOp, CastOp>(
+                [&](Operation *o) { return from(o->getOperand(0)); })
+            .Case([&](MulOp m) {
+              if (use(m.getLhs()) == RowsUse::Free)
+                return from(m.getRhs());
+              if (use(m.getRhs()) == RowsUse::Free)
+                return from(m.getLhs());
+              return RowsUse::Other;
+            })
+            .Case([&](DivOp d) {
+              return use(d.getRhs()) == RowsUse::Free ? from(d.getLhs())
+                                                      : RowsUse::Other;
+            })
+            .Default([](Operation *) { return RowsUse::Other; });
+  }
+  return use(loss) == RowsUse::Sum ? sums.lookup(loss) : nullptr;
+}

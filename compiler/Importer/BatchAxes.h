@@ -4,7 +4,8 @@
 // (docs/Distributed.md, "Dropout"), so it must know which axis of its
 // operand the batch is on. findBatchAxes follows the batch from the model's
 // inputs (their first axis) through the forward function, op by op. No library
-// does this: it is a dataflow over our own dialect's shapes.
+// does this: it is a dataflow over our own dialect's shapes. batchSumOf uses
+// it to find a loss that sums over the batch instead of averaging.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,6 +47,17 @@ llvm::DenseMap<mlir::Value, BatchAxis>
 findBatchAxes(mlir::Block &body,
               llvm::ArrayRef<std::pair<mlir::Value, int64_t>> batchInputs,
               const llvm::DenseMap<mlir::Operation *, int64_t> &reshapeAxes);
+
+/// The reduce_sum through which a 0-d `loss` of `body` adds up the batch's
+/// rows, where it does: the loss is such a sum (or a sum-reduced
+/// cross-entropy), or sums and differences of them, each maybe negated,
+/// cast, or multiplied or divided by values that depend on no batch row.
+/// Averaged over ranks, such a loss's gradients are 1/W of one process's at
+/// the whole batch (docs/Distributed.md, "Gradients"). Null where the loss
+/// averages the rows (reduce_mean, a mean cross-entropy), adds averages to
+/// sums, or combines the rows otherwise. `axes` is findBatchAxes' answer.
+mlir::Operation *batchSumOf(mlir::Block &body, mlir::Value loss,
+                            const llvm::DenseMap<mlir::Value, BatchAxis> &axes);
 
 } // namespace sinter::importer
 

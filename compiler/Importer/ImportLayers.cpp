@@ -441,6 +441,25 @@ void ModelImporter::placeDropoutBatches() {
   });
 }
 
+void ModelImporter::warnBatchSumLoss(Value loss) {
+  const model::Model &m = *model;
+  if (m.loss().kind_case() != model::Loss::kValue ||
+      !m.training().data_parallel().gradients_mean())
+    return;
+  Operation *sum = batchSumOf(
+      *body, loss, findBatchAxes(*body, batchInputs, reshapeBatchAxes));
+  if (!sum)
+    return;
+  mlir::emitWarning(sum->getLoc())
+      << "the loss '" << m.loss().value()
+      << "' sums over the batch here instead of averaging: the ranks of a "
+         "data-parallel run average their gradients (gradients_mean), so W "
+         "ranks at batch B step with 1/W of the gradient one process at "
+         "batch W*B steps with (and K accumulated micro-batches with 1/K); "
+         "average with reduce_mean, or set data_parallel { gradients_mean: "
+         "false }";
+}
+
 Value ModelImporter::emitAdd(const Node &layer, ArrayRef<Value> inputs,
                              const LayerContext &ctx) {
   Location loc = layerLoc(layer, ctx);

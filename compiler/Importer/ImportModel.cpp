@@ -783,6 +783,7 @@ OwningOpRef<ModuleOp> ModelImporter::run(const model::Model &m,
     return nullptr;
   builder.create<func::ReturnOp>(root.loc, results);
   placeDropoutBatches();
+  warnBatchSumLoss(loss);
 
   // Signature and names.
   forward.setFunctionType(builder.getFunctionType(

@@ -183,6 +183,9 @@ public:
   /// leading axis, drops `shard` where there is none, warns where it is
   /// not known.
   void placeDropoutBatches();
+  /// Warns where a `loss { value }` sums over the batch (batchSumOf) while
+  /// the ranks average their gradients (gradients_mean, the default).
+  void warnBatchSumLoss(mlir::Value loss);
   mlir::Value emitAttention(const Node &layer,
                             const model::CausalSelfAttention &spec,
                             mlir::Value x, const LayerContext &ctx);
