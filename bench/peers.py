@@ -41,7 +41,12 @@ Usage (from anywhere; /usr/bin/python3 with numpy is enough):
       [--repeats=3] [--only=mlp,cnn,chargpt,chargpt-nodrop,gpt2] [--threads=N]
       [--peers=torch-eager,torch-compile,jax-jit] [--out=FILE]
       [--precision=fp32|bf16] [--torch-compile-mode=default]
-      [--no-build] [--no-install]
+      [--allocator=preload|glibc] [--no-build] [--no-install]
+
+--allocator=glibc runs the peers on glibc's malloc instead of preloading
+jemalloc (else tcmalloc): the preload is faster for PyTorch on some hosts
+and slower on others (6% slower for one char-GPT rank on a Zen 4 host,
+docs/BenchmarksDistributed.md), so compare the two there.
 """
 
 import argparse
@@ -92,8 +97,8 @@ PRECISIONS = {
              "bf16 matmul: bf16 A and B, f32 C"),
 }
 
-NO_ALLOCATOR = ("glibc malloc (neither jemalloc nor tcmalloc is installed: "
-                "apt-get install libjemalloc2)")
+NO_ALLOCATOR = ("glibc malloc (--allocator=glibc, or neither jemalloc nor "
+                "tcmalloc is installed: apt-get install libjemalloc2)")
 
 LOADS = []  # (time, 1-min load average), sampled around every measurement
 
@@ -542,6 +547,8 @@ def main():
     ap.add_argument("--step-timeout", type=float, default=120,
                     help="seconds a peer may take per timed step")
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--allocator", choices=["preload", "glibc"],
+                    default="preload")
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--no-install", action="store_true")
     args = ap.parse_args()
@@ -569,7 +576,8 @@ def main():
          "print(platform.python_version())"],
         stdout=subprocess.PIPE, text=True).stdout.strip()
         if os.path.exists(VENV_PYTHON) else None)
-    meta["allocator"] = preload_allocator()
+    meta["allocator"] = (preload_allocator() if args.allocator == "preload"
+                         else None)
     env = peer_env(args.threads, meta["allocator"])
     meta["peer_env"] = env
     if not args.no_build:
