@@ -3,7 +3,8 @@
 
 usage: sinter-launch [-n N] [--nnodes M --node-rank K --master-addr A
                      [--master-port P]] [--grace-seconds S]
-                     [--max-restarts R] [--] COMMAND [ARG...]
+                     [--max-restarts R] [--cpu-bind cores|none]
+                     [--] COMMAND [ARG...]
        sinter-launch [-n N] --nnodes MIN:MAX --master-addr A [--master-port P]
                      [--last-call-seconds S] [--join-seconds S] ... COMMAND
 
