@@ -320,8 +320,17 @@ sinter::importer::batchSumOf(Block &body, Value loss,
                : RowsUse::Free; // a block argument without rows
   };
   for (Operation &op : body) {
-    if (op.getNumResults() != 1)
+    if (op.getNumResults() != 1) {
+      // Several results (batch statistics and their like): whatever holds
+      // rows does, the rest come from them in a way not followed here.
+      bool free = llvm::all_of(
+          op.getOperands(), [&](Value v) { return use(v) == RowsUse::Free; });
+      for (Value r : op.getResults())
+        uses[r] = axes.lookup(r).kind != BatchAxis::None ? RowsUse::Rows
+                  : free                                 ? RowsUse::Free
+                                                         : RowsUse::Other;
       continue;
+    }
     Value result = op.getResult(0);
     auto axis = axes.find(result);
     if (axis != axes.end() && axis->second.kind != BatchAxis::None) {
