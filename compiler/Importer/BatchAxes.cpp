@@ -310,38 +310,28 @@ sinter::importer::batchSumOf(Block &body, Value loss,
   // The reduce_sum each Sum value goes back to (the first, for a sum of
   // several).
   llvm::DenseMap<Value, Operation *> sums;
+  auto holdsRows = [&](Value v) {
+    return axes.lookup(v).kind != BatchAxis::None;
+  };
   auto use = [&](Value v) {
     auto it = uses.find(v);
     if (it != uses.end())
       return it->second;
-    auto axis = axes.find(v);
-    return axis != axes.end() && axis->second.kind != BatchAxis::None
-               ? RowsUse::Rows
-               : RowsUse::Free; // a block argument without rows
+    // A block argument: an input, or a parameter without rows.
+    return holdsRows(v) ? RowsUse::Rows : RowsUse::Free;
   };
   for (Operation &op : body) {
-    if (op.getNumResults() != 1) {
-      // Several results (batch statistics and their like): whatever holds
-      // rows does, the rest come from them in a way not followed here.
-      bool free = llvm::all_of(
-          op.getOperands(), [&](Value v) { return use(v) == RowsUse::Free; });
-      for (Value r : op.getResults())
-        uses[r] = axes.lookup(r).kind != BatchAxis::None ? RowsUse::Rows
-                  : free                                 ? RowsUse::Free
-                                                         : RowsUse::Other;
+    bool free = llvm::all_of(op.getOperands(),
+                             [&](Value v) { return use(v) == RowsUse::Free; });
+    for (Value r : op.getResults())
+      uses[r] = holdsRows(r) ? RowsUse::Rows
+                : free       ? RowsUse::Free
+                             : RowsUse::Other;
+    // A single result that holds no rows but comes from them: how, below.
+    // Several results (batch statistics and their like) are not followed.
+    if (op.getNumResults() != 1 || uses[op.getResult(0)] != RowsUse::Other)
       continue;
-    }
     Value result = op.getResult(0);
-    auto axis = axes.find(result);
-    if (axis != axes.end() && axis->second.kind != BatchAxis::None) {
-      uses[result] = RowsUse::Rows;
-      continue;
-    }
-    if (llvm::all_of(op.getOperands(),
-                     [&](Value v) { return use(v) == RowsUse::Free; })) {
-      uses[result] = RowsUse::Free;
-      continue;
-    }
     auto from = [&](Value v) {
       if (Operation *sum = sums.lookup(v))
         sums.try_emplace(result, sum);

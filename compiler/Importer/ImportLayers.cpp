@@ -404,11 +404,16 @@ Value ModelImporter::emitDropout(const Node &layer, double rate, Value x,
                                    /*batch_axis=*/IntegerAttr());
 }
 
+const llvm::DenseMap<Value, BatchAxis> &ModelImporter::batchAxes() {
+  if (!foundBatchAxes)
+    foundBatchAxes = findBatchAxes(*body, batchInputs, reshapeBatchAxes);
+  return *foundBatchAxes;
+}
+
 void ModelImporter::placeDropoutBatches() {
   if (!rank)
     return;
-  llvm::DenseMap<Value, BatchAxis> axes =
-      findBatchAxes(*body, batchInputs, reshapeBatchAxes);
+  const llvm::DenseMap<Value, BatchAxis> &axes = batchAxes();
   body->walk([&](sgraph::DropoutOp dropout) {
     BatchAxis batch = axes.lookup(dropout.getOperand());
     switch (batch.kind) {
@@ -446,8 +451,7 @@ void ModelImporter::warnBatchSumLoss(Value loss) {
   if (m.loss().kind_case() != model::Loss::kValue ||
       !m.training().data_parallel().gradients_mean())
     return;
-  Operation *sum = batchSumOf(
-      *body, loss, findBatchAxes(*body, batchInputs, reshapeBatchAxes));
+  Operation *sum = batchSumOf(*body, loss, batchAxes());
   if (!sum)
     return;
   mlir::emitWarning(sum->getLoc())

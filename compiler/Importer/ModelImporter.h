@@ -9,6 +9,7 @@
 #ifndef SINTER_COMPILER_IMPORTER_MODELIMPORTER_H
 #define SINTER_COMPILER_IMPORTER_MODELIMPORTER_H
 
+#include "compiler/Importer/BatchAxes.h"
 #include "compiler/Importer/ImportModel.h"
 #include "compiler/Importer/Model.pb.h"
 #include "dialects/Graph/GraphOps.h"
@@ -19,6 +20,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <google/protobuf/text_format.h>
+#include <optional>
 
 namespace sinter::importer {
 
@@ -186,6 +188,9 @@ public:
   /// Warns where a `loss { value }` sums over the batch (batchSumOf) while
   /// the ranks average their gradients (gradients_mean, the default).
   void warnBatchSumLoss(mlir::Value loss);
+  /// The batch axes of the finished forward function (findBatchAxes),
+  /// found on first use.
+  const llvm::DenseMap<mlir::Value, BatchAxis> &batchAxes();
   mlir::Value emitAttention(const Node &layer,
                             const model::CausalSelfAttention &spec,
                             mlir::Value x, const LayerContext &ctx);
@@ -290,6 +295,8 @@ public:
   llvm::SmallVector<std::pair<mlir::Value, int64_t>> batchInputs;
   /// Raw reshapes whose result shape marks the batch (-1), and its axis.
   llvm::DenseMap<mlir::Operation *, int64_t> reshapeBatchAxes;
+  /// batchAxes() once asked for.
+  std::optional<llvm::DenseMap<mlir::Value, BatchAxis>> foundBatchAxes;
   /// Metrics that are fractions of labels (accuracy): name, the labels as
   /// the metric reads them, and the label that does not count.
   struct LabelMetric {
