@@ -17,6 +17,9 @@
 
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+#include <optional>
+
 using namespace mlir;
 using namespace sinter;
 using namespace sinter::sgraph;
@@ -290,6 +293,36 @@ enum class RowsUse {
   Other, // any other function of them
 };
 
+/// The one number every element of `v` holds, where `v` is a constant
+/// (maybe cast): the batch size a sum is divided by, in batchSumOf.
+std::optional<double> constantValue(Value v) {
+  while (auto cast = v.getDefiningOp<CastOp>())
+    v = cast->getOperand(0);
+  auto constant = v.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!dense || !dense.isSplat())
+    return std::nullopt;
+  Type type = dense.getElementType();
+  if (isa<FloatType>(type))
+    return dense.getSplatValue<APFloat>().convertToDouble();
+  if (type.isSignlessInteger() && type.getIntOrFloatBitWidth() > 1)
+    return static_cast<double>(dense.getSplatValue<APInt>().getSExtValue());
+  return std::nullopt;
+}
+
+/// Whether dividing by `divisor` makes a sum over `batch` rows their mean,
+/// maybe scaled: it is a positive whole multiple of the batch (the batch
+/// size, or the batch times the tokens a row sums), to f32's precision.
+bool dividesIntoMean(double divisor, int64_t batch) {
+  double whole = std::round(divisor);
+  if (!(whole >= 1.0) || whole > 1e15 ||
+      std::abs(divisor - whole) > 1e-6 * whole)
+    return false;
+  return static_cast<int64_t>(whole) % batch == 0;
+}
+
 /// Sums and differences: an average plus an average stays one (scaled
 /// alike or not, it moves with the batch as one does), and a sum plus a
 /// sum; anything plus what holds no row is what it was.
@@ -305,7 +338,8 @@ RowsUse addUses(RowsUse a, RowsUse b) {
 
 Operation *
 sinter::importer::batchSumOf(Block &body, Value loss,
-                             const llvm::DenseMap<Value, BatchAxis> &axes) {
+                             const llvm::DenseMap<Value, BatchAxis> &axes,
+                             int64_t batch) {
   llvm::DenseMap<Value, RowsUse> uses;
   // The reduce_sum each Sum value goes back to (the first, for a sum of
   // several).
@@ -373,15 +407,30 @@ sinter::importer::batchSumOf(Block &body, Value loss,
             .Case<NegOp, CastOp>(
                 [&](Operation *o) { return from(o->getOperand(0)); })
             .Case([&](MulOp m) {
+              // A sum times 1 / (a multiple of the batch) is a mean.
+              auto scaled = [&](Value v, Value factor) {
+                RowsUse u = from(v);
+                std::optional<double> f = constantValue(factor);
+                if (u == RowsUse::Sum && f && *f > 0 &&
+                    dividesIntoMean(1.0 / *f, batch))
+                  return RowsUse::Mean;
+                return u;
+              };
               if (use(m.getLhs()) == RowsUse::Free)
-                return from(m.getRhs());
+                return scaled(m.getRhs(), m.getLhs());
               if (use(m.getRhs()) == RowsUse::Free)
-                return from(m.getLhs());
+                return scaled(m.getLhs(), m.getRhs());
               return RowsUse::Other;
             })
             .Case([&](DivOp d) {
-              return use(d.getRhs()) == RowsUse::Free ? from(d.getLhs())
-                                                      : RowsUse::Other;
+              if (use(d.getRhs()) != RowsUse::Free)
+                return RowsUse::Other;
+              RowsUse u = from(d.getLhs());
+              std::optional<double> divisor = constantValue(d.getRhs());
+              if (u == RowsUse::Sum && divisor &&
+                  dividesIntoMean(*divisor, batch))
+                return RowsUse::Mean;
+              return u;
             })
             .Default([](Operation *) { return RowsUse::Other; });
   }

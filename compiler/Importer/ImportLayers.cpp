@@ -451,7 +451,7 @@ void ModelImporter::warnBatchSumLoss(Value loss) {
   if (m.loss().kind_case() != model::Loss::kValue ||
       !m.training().data_parallel().gradients_mean())
     return;
-  Operation *sum = batchSumOf(*body, loss, batchAxes());
+  Operation *sum = batchSumOf(*body, loss, batchAxes(), batchSize);
   if (!sum)
     return;
   mlir::emitWarning(sum->getLoc())
