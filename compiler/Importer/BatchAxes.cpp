@@ -312,15 +312,59 @@ std::optional<double> constantValue(Value v) {
   return std::nullopt;
 }
 
-/// Whether dividing by `divisor` makes a sum over `batch` rows their mean,
-/// maybe scaled: it is a positive whole multiple of the batch (the batch
-/// size, or the batch times the tokens a row sums), to f32's precision.
-bool dividesIntoMean(double divisor, int64_t batch) {
+/// Whether dividing the reduction `sum` (a reduce_sum over the batch axis,
+/// or a sum-reduced cross-entropy) by `divisor` makes it a mean: the
+/// divisor is the batch size the step is compiled at times the extents of
+/// some of the other axes the reduction adds up (none: each row's sum,
+/// averaged over the rows; all: the mean of every element), where rows
+/// merged into the batch's axis ([B * T]) count as one more such axis. Any
+/// other multiple of the batch may be the global batch that a loss
+/// averaged over W ranks' rows (TensorFlow's compute_average_loss) divides
+/// by, which the ranks' averaging then divides by W once more.
+bool meanOfSum(Operation *sum, double divisor, int64_t batch,
+               const llvm::DenseMap<Value, BatchAxis> &axes) {
+  if (!sum)
+    return false;
   double whole = std::round(divisor);
   if (!(whole >= 1.0) || whole > 1e15 ||
       std::abs(divisor - whole) > 1e-6 * whole)
     return false;
-  return static_cast<int64_t>(whole) % batch == 0;
+  auto count = static_cast<int64_t>(whole);
+  if (count % batch != 0)
+    return false;
+  Value operand = sum->getOperand(0);
+  ArrayRef<int64_t> shape = shapeOf(operand);
+  BatchAxis b = axes.lookup(operand);
+  if (b.kind != BatchAxis::Axis)
+    return false;
+  SmallVector<int64_t> reduced;
+  if (auto r = dyn_cast<ReduceSumOp>(sum))
+    reduced.append(r.getAxes().begin(), r.getAxes().end());
+  else // a cross-entropy adds up every position: all but the class axis
+    for (int64_t a = 0; a + 1 < static_cast<int64_t>(shape.size()); ++a)
+      reduced.push_back(a);
+  SmallVector<int64_t> extents;
+  for (int64_t a : reduced) {
+    if (a < 0 || a >= static_cast<int64_t>(shape.size()))
+      return false;
+    int64_t extent = shape[a];
+    if (a == b.axis)
+      extent = extent % batch == 0 ? extent / batch : 1;
+    if (extent > 1)
+      extents.push_back(extent);
+  }
+  int64_t rest = count / batch;
+  if (extents.size() > 16)
+    return rest == 1;
+  for (uint32_t subset = 0; subset < (1u << extents.size()); ++subset) {
+    int64_t product = 1;
+    for (size_t i = 0; i < extents.size(); ++i)
+      if (subset & (1u << i))
+        product *= extents[i];
+    if (product == rest)
+      return true;
+  }
+  return false;
 }
 
 /// Sums and differences: an average plus an average stays one (scaled
@@ -407,12 +451,13 @@ sinter::importer::batchSumOf(Block &body, Value loss,
             .Case<NegOp, CastOp>(
                 [&](Operation *o) { return from(o->getOperand(0)); })
             .Case([&](MulOp m) {
-              // A sum times 1 / (a multiple of the batch) is a mean.
+              // A sum times the reciprocal of its count (meanOfSum) is a
+              // mean.
               auto scaled = [&](Value v, Value factor) {
                 RowsUse u = from(v);
                 std::optional<double> f = constantValue(factor);
                 if (u == RowsUse::Sum && f && *f > 0 &&
-                    dividesIntoMean(1.0 / *f, batch))
+                    meanOfSum(sums.lookup(v), 1.0 / *f, batch, axes))
                   return RowsUse::Mean;
                 return u;
               };
@@ -428,7 +473,7 @@ sinter::importer::batchSumOf(Block &body, Value loss,
               RowsUse u = from(d.getLhs());
               std::optional<double> divisor = constantValue(d.getRhs());
               if (u == RowsUse::Sum && divisor &&
-                  dividesIntoMean(*divisor, batch))
+                  meanOfSum(sums.lookup(d.getLhs()), *divisor, batch, axes))
                 return RowsUse::Mean;
               return u;
             })

@@ -54,10 +54,10 @@ findBatchAxes(mlir::Block &body,
 /// cast, or multiplied or divided by values that depend on no batch row.
 /// Averaged over ranks, such a loss's gradients are 1/W of one process's at
 /// the whole batch (docs/Distributed.md, "Gradients"). Null where the loss
-/// averages the rows (reduce_mean, a mean cross-entropy, a sum divided by a
-/// constant multiple of `batch`, the rows a rank computes a step), adds
-/// averages to sums, or combines the rows otherwise. `axes` is
-/// findBatchAxes' answer.
+/// averages the rows (reduce_mean, a mean cross-entropy, a sum divided by
+/// `batch`, the rows a rank computes a step, times the extents of some of
+/// the other axes it adds up), adds averages to sums, or combines the rows
+/// otherwise. `axes` is findBatchAxes' answer.
 mlir::Operation *batchSumOf(mlir::Block &body, mlir::Value loss,
                             const llvm::DenseMap<mlir::Value, BatchAxis> &axes,
                             int64_t batch);
