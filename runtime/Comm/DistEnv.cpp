@@ -13,6 +13,7 @@
 #include "runtime/Support/Status.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 #include <unistd.h>
 
@@ -21,7 +22,10 @@
 #include <charconv>
 #include <climits>
 #include <cstdlib>
+#include <iterator>
 #include <optional>
+#include <utility>
+#include <vector>
 
 namespace sinter::comm {
 namespace {
@@ -105,6 +109,33 @@ absl::StatusOr<std::optional<int>> readSlurmLocalSize(const EnvLookup &env) {
   return std::optional<int>(*count);
 }
 
+/// "this rank is torchrun's RANK=0 of WORLD_SIZE=2, taken over Open MPI's
+/// OMPI_COMM_WORLD_RANK=1": the rank and world size variables of the
+/// launchers after `chosen` whose values differ from `rank` and `size`
+/// (DistEnv::precedence); empty when none does.
+std::string otherLaunchers(const EnvLookup &env, const LauncherVars &chosen,
+                           int rank, int size) {
+  std::vector<std::string> others;
+  for (const LauncherVars *vars = &chosen + 1; vars != std::end(kLaunchers);
+       ++vars) {
+    std::vector<std::string> differ;
+    for (auto [name, ours] :
+         {std::pair(vars->rank, rank), std::pair(vars->size, size)}) {
+      std::optional<std::string> value = lookup(env, name);
+      if (value && *value != std::to_string(ours))
+        differ.push_back(absl::StrCat(name, "=", *value));
+    }
+    if (!differ.empty())
+      others.push_back(
+          absl::StrCat(vars->source, "'s ", absl::StrJoin(differ, " and ")));
+  }
+  if (others.empty())
+    return "";
+  return absl::StrCat("this rank is ", chosen.source, "'s ", chosen.rank, "=",
+                      rank, " of ", chosen.size, "=", size, ", taken over ",
+                      absl::StrJoin(others, ", "));
+}
+
 /// Fills rank, sizes and source from the first launcher whose rank or size
 /// variable is set. Returns false when none is.
 absl::StatusOr<bool> readLauncher(const EnvLookup &env, DistEnv &dist) {
@@ -143,6 +174,7 @@ absl::StatusOr<bool> readLauncher(const EnvLookup &env, DistEnv &dist) {
     dist.source = vars.source;
     dist.rank = *rank;
     dist.worldSize = *size;
+    dist.precedence = otherLaunchers(env, vars, *rank, *size);
     if (!localRank && !localSize) {
       // A hand-made launch (RANK and WORLD_SIZE only) is taken to be on one
       // host; MPI and Slurm always give the local rank.

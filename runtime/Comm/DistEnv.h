@@ -13,11 +13,14 @@
 //              SLURM_TASKS_PER_NODE ("4(x2),3" -> 4)
 //
 // A launcher is chosen by its rank or size variable; nothing set means a
-// single process. An empty variable counts as unset. MPI and Slurm start
-// processes but no rendezvous, so the store is found through MASTER_ADDR and
-// MASTER_PORT (default 29500) or SINTER_STORE_DIR (a directory on a file
-// system every rank sees; it wins over MASTER_ADDR). Without either,
-// MASTER_ADDR defaults to 127.0.0.1 only when every rank is on this host.
+// single process. A later launcher's rank or world size that differs is
+// kept to explain a rendezvous that waits for ranks nobody started, or
+// where two processes claim one rank (precedence). An
+// empty variable counts as unset. MPI and Slurm start processes but no
+// rendezvous, so the store is found through MASTER_ADDR and MASTER_PORT
+// (default 29500) or SINTER_STORE_DIR (a directory on a file system every rank
+// sees; it wins over MASTER_ADDR). Without either, MASTER_ADDR defaults to
+// 127.0.0.1 only when every rank is on this host.
 //
 // SINTER_SHM_DISABLE=1 keeps ranks on one host off shared memory (0 or
 // unset: they use it when they can).
@@ -62,6 +65,13 @@ struct DistEnv {
   int restartCount = 0;
   /// "torchrun", "Open MPI", "MPICH", "Slurm", "single process".
   std::string source;
+  /// Where a launcher later in the order of precedence sets another rank or
+  /// world size (a launch inside another, or variables left in the shell
+  /// from an earlier one): "this rank is torchrun's RANK=0 of WORLD_SIZE=3,
+  /// taken over Open MPI's OMPI_COMM_WORLD_RANK=1 and
+  /// OMPI_COMM_WORLD_SIZE=2"; empty otherwise. Rendezvous says it where
+  /// ranks never come or two processes claim one rank.
+  std::string precedence;
   /// SINTER_SHM_DISABLE=1 (as NCCL_SHM_DISABLE) clears it: the all-reduces
   /// of ranks on one host then go over TCP too.
   bool sharedMemory = true;

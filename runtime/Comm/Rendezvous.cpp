@@ -15,6 +15,7 @@
 #include "runtime/Comm/TcpStore.h"
 #include "runtime/Support/Status.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -24,6 +25,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <random>
@@ -72,6 +74,13 @@ absl::Status rendezvousError(std::string message) {
   return makeError(SINTER_HERE, absl::StatusCode::kFailedPrecondition, message);
 }
 
+/// "; this rank is torchrun's RANK=0 ...": where another launcher placed
+/// this process elsewhere (DistEnv::precedence), the likely reason ranks
+/// are missing or doubled; empty otherwise.
+std::string otherPlacement(const DistEnv &env) {
+  return env.precedence.empty() ? "" : absl::StrCat("; ", env.precedence);
+}
+
 /// One rank's join key.
 struct Join {
   int worldSize = 0;
@@ -116,6 +125,37 @@ std::string rankList(const std::vector<int> &ranks) {
 std::string joinKey(int rank) { return absl::StrCat("join/", rank); }
 std::string checkedKey(int rank) { return absl::StrCat("checked/", rank); }
 
+std::string hostName() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  return host;
+}
+
+/// Where rank 0 cannot listen on its port: the join key of another process
+/// that serves it as rank 0 of this very run, if one does within `wait`
+/// (two processes started as rank 0: torchrun's variables left in the shell
+/// under mpirun, a launcher inside another). Nothing for a port that some
+/// other program holds.
+std::optional<Join> otherRankZero(const DistEnv &env,
+                                  std::chrono::milliseconds wait) {
+  absl::StatusOr<std::unique_ptr<TcpStore>> client =
+      TcpStore::open(env.masterAddr, env.masterPort, false, wait);
+  if (!client.ok())
+    return std::nullopt;
+  const std::string key = absl::StrCat(env.storePrefix(), "/", joinKey(0));
+  const auto deadline = Clock::now() + wait;
+  try {
+    while (!(*client)->check({key})) {
+      if (Clock::now() >= deadline)
+        return std::nullopt;
+      std::this_thread::sleep_for(10 * kPollInterval);
+    }
+    return decode((*client)->get(key));
+  } catch (const std::exception &) {
+    return std::nullopt; // not a store of ours
+  }
+}
+
 /// Waits for every join key, failing early on a world size other than ours.
 absl::Status collectJoins(JobStore &store, const DistEnv &env,
                           std::vector<std::optional<Join>> &joins,
@@ -142,20 +182,22 @@ absl::Status collectJoins(JobStore &store, const DistEnv &env,
         return rendezvousError(absl::StrCat(
             "world size mismatch: rank ", r, " claims world size ",
             joins[r]->worldSize, ", rank ", env.rank, " claims ", env.worldSize,
-            " (every rank must be started with the same)"));
+            " (every rank must be started with the same)",
+            otherPlacement(env)));
     }
     if (missing.empty())
       return absl::OkStatus();
+    std::string precedence = otherPlacement(env);
     if (Clock::now() >= deadline)
-      return rendezvousError(
-          absl::StrCat("rendezvous timed out after ", formatSeconds(timeout),
-                       ": ", rankList(missing), " never joined (",
-                       store.where(), ", run '", env.storePrefix(), "')"));
+      return rendezvousError(absl::StrCat(
+          "rendezvous timed out after ", formatSeconds(timeout), ": ",
+          rankList(missing), " never joined (", store.where(), ", run '",
+          env.storePrefix(), "')", precedence));
     notices.poll([&](std::chrono::milliseconds waited) {
       return absl::StrCat("rank ", env.rank, ": waited ", formatSeconds(waited),
                           " for ", rankList(missing), " to join (",
-                          store.where(), ", run '", env.storePrefix(),
-                          "'); gives up at ", formatSeconds(timeout));
+                          store.where(), ", run '", env.storePrefix(), "')",
+                          precedence, "; gives up at ", formatSeconds(timeout));
     });
     std::this_thread::sleep_for(kPollInterval);
   }
@@ -169,7 +211,7 @@ absl::Status judgeJoins(JobStore &store, const DistEnv &env, const Join &self,
     return rendezvousError(absl::StrCat(
         "rank ", env.rank, " was claimed by two processes: ", self.host,
         " pid ", self.pid, " and ", mine ? mine->host : "?", " pid ",
-        mine ? mine->pid : "?"));
+        mine ? mine->pid : "?", otherPlacement(env)));
   std::vector<int> differ;
   for (int r = 1; r < env.worldSize; ++r)
     if (joins[r]->fingerprint != joins[0]->fingerprint)
@@ -275,15 +317,27 @@ openJobStore(const DistEnv &env, std::chrono::milliseconds timeout,
   absl::StatusOr<std::unique_ptr<TcpStore>> tcp = TcpStore::open(
       env.masterAddr, env.masterPort, env.rank == 0, timeout, retrying);
   if (!tcp.ok()) {
+    std::optional<Join> other;
+    if (env.rank == 0 &&
+        absl::StrContains(tcp.status().message(), "Address already in use"))
+      other = otherRankZero(env, std::min<std::chrono::milliseconds>(
+                                     timeout, std::chrono::seconds(2)));
+    if (other)
+      return rendezvousError(absl::StrCat(
+          "rank 0 was claimed by two processes: ", other->host, " pid ",
+          other->pid, " serves the rendezvous store on port ", env.masterPort,
+          " as rank 0 of run '", env.storePrefix(), "', and this one, ",
+          hostName(), " pid ", getpid(), ", cannot", otherPlacement(env)));
     if (env.rank == 0)
       return makeError(
           SINTER_HERE, absl::StatusCode::kUnavailable,
           absl::StrCat("rank 0 cannot serve the rendezvous store on port ",
                        env.masterPort, " (set MASTER_PORT to a free port): ",
-                       tcp.status().message()));
+                       tcp.status().message(), otherPlacement(env)));
     return rendezvousError(
         absl::StrCat("rendezvous timed out after ", formatSeconds(timeout),
-                     ": rank 0 never joined (", tcp.status().message(), ")"));
+                     ": rank 0 never joined (", tcp.status().message(), ")",
+                     otherPlacement(env)));
   }
   std::shared_ptr<TcpStore> shared(std::move(*tcp));
   auto check = [raw = shared.get()](const std::vector<std::string> &keys) {
@@ -298,9 +352,7 @@ absl::Status exchangeJoins(JobStore &store, const DistEnv &env,
                            const WaitNotice &notice) {
   Join self;
   self.worldSize = env.worldSize;
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  self.host = host;
+  self.host = hostName();
   self.pid = std::to_string(getpid());
   self.nonce =
       absl::StrFormat("%016x", std::random_device()() * 0x100000000ull +

@@ -418,6 +418,7 @@ def cmd_launchers(a):
     d = a.work_dir
     common = [f"--steps={n}", "--threads=1", "--quiet"] + data_flags(a)
     results = {}
+    results_notes = []
     fresh(f"{d}/launch.jsonl")
     launch(a, w, [binary, f"--log-jsonl={d}/launch.jsonl"] + common,
            "sinter-launch")
@@ -468,6 +469,21 @@ def cmd_launchers(a):
              "-x", "PATH", binary, f"--log-jsonl={d}/mpi.jsonl"] + common,
             "mpirun")
         results["mpirun"] = step_metric(f"{d}/mpi.jsonl")
+        # torchrun's variables left in the shell win over mpirun's (a
+        # launch inside another is legitimate): every process is rank 0.
+        # The one that cannot serve the store names the one that does, not
+        # a busy port, and the job stops at once.
+        stale = run([mpirun, "--allow-run-as-root", "--oversubscribe", "-np",
+                     str(w), "-x", "PATH", "-x", "RANK=0", "-x",
+                     f"WORLD_SIZE={w}", "-x", f"MASTER_PORT={free_port()}",
+                     binary] + common, "mpirun with RANK=0 in the shell",
+                    expect=None, timeout=120)
+        said = stale.stdout + stale.stderr
+        if stale.returncode == 0 or \
+                "rank 0 was claimed by two processes: " not in said:
+            fail(f"mpirun with RANK=0 in the shell: exit {stale.returncode},"
+                 f" no claim named:\n{said[-3000:]}")
+        results_notes.append("two rank 0s are named")
     elif a.require_mpirun:
         fail("mpirun is not installed (scripts/setup.sh installs openmpi-bin)")
     first = results["sinter-launch"]
@@ -475,4 +491,5 @@ def cmd_launchers(a):
         if r != first or len(r) != n:
             fail(f"{name} gives losses {r}, sinter-launch {first}")
     print(f"ok: {', '.join(results)} give bit-identical losses on {w} ranks;"
-          f" threads follow SINTER_CPU_BIND")
+          f" threads follow SINTER_CPU_BIND"
+          + "".join(f"; {note}" for note in results_notes))

@@ -77,6 +77,43 @@ TEST(DistEnv, Torchrun) {
   EXPECT_EQ(env->runId, "job7");
   EXPECT_EQ(env->restartCount, 2);
   EXPECT_EQ(env->storePrefix(), "job7/restart2");
+  EXPECT_EQ(env->precedence,
+            "this rank is torchrun's RANK=5 of WORLD_SIZE=8, taken over Open "
+            "MPI's OMPI_COMM_WORLD_RANK=0 and OMPI_COMM_WORLD_SIZE=2");
+}
+
+// A rank or world size that another launcher also sets, differently, is
+// kept to say why ranks never come or two claim one (Rendezvous); agreeing
+// ones, or none, say nothing.
+TEST(DistEnv, OtherLaunchersPlaces) {
+  absl::StatusOr<DistEnv> nested = read({{"RANK", "1"},
+                                         {"WORLD_SIZE", "2"},
+                                         {"PMI_RANK", "1"},
+                                         {"PMI_SIZE", "2"},
+                                         {"SLURM_PROCID", "0"},
+                                         {"SLURM_NTASKS", "1"}});
+  ASSERT_TRUE(nested.ok()) << nested.status();
+  EXPECT_EQ(nested->precedence,
+            "this rank is torchrun's RANK=1 of WORLD_SIZE=2, taken over "
+            "Slurm's SLURM_PROCID=0 and SLURM_NTASKS=1");
+  absl::StatusOr<DistEnv> stale = read({{"RANK", "0"},
+                                        {"WORLD_SIZE", "2"},
+                                        {"OMPI_COMM_WORLD_RANK", "1"},
+                                        {"OMPI_COMM_WORLD_SIZE", "2"},
+                                        {"PMI_SIZE", "x"}});
+  ASSERT_TRUE(stale.ok()) << stale.status();
+  EXPECT_EQ(stale->precedence,
+            "this rank is torchrun's RANK=0 of WORLD_SIZE=2, taken over Open "
+            "MPI's OMPI_COMM_WORLD_RANK=1, MPICH's PMI_SIZE=x");
+  absl::StatusOr<DistEnv> agree = read({{"RANK", "1"},
+                                        {"WORLD_SIZE", "2"},
+                                        {"OMPI_COMM_WORLD_RANK", "1"},
+                                        {"OMPI_COMM_WORLD_SIZE", "2"}});
+  ASSERT_TRUE(agree.ok()) << agree.status();
+  EXPECT_EQ(agree->precedence, "");
+  absl::StatusOr<DistEnv> alone = read({{"RANK", "1"}, {"WORLD_SIZE", "2"}});
+  ASSERT_TRUE(alone.ok()) << alone.status();
+  EXPECT_EQ(alone->precedence, "");
 }
 
 TEST(DistEnv, RankAndWorldSizeAloneAreOneHost) {

@@ -17,6 +17,7 @@
 #include "runtime/Comm/Communicator.h"
 #include "test/unit/runtime/CommHarness.h"
 
+#include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -452,6 +453,55 @@ TEST(CommRendezvous, MissingRanksAreListed) {
   });
   EXPECT_THAT(outcomes[0].report,
               HasSubstr("timed out after 0.5 s: ranks 1, 2, 3 never joined"));
+}
+
+// A place taken over another launcher's (DistEnv::precedence) is said in
+// the timeout: the likely reason the missing ranks were never started.
+TEST(CommRendezvous, TimeoutNamesThePlaceItTook) {
+  const int port = freePort();
+  std::vector<RankOutcome> outcomes = runRanks({0}, [&](int r) {
+    DistEnv env = tcpEnv(r, 3, port);
+    env.precedence = "this rank is torchrun's RANK=0 of WORLD_SIZE=3, "
+                     "taken over Open MPI's OMPI_COMM_WORLD_SIZE=1";
+    absl::StatusOr<std::unique_ptr<Communicator>> comm =
+        connect(env, shortOptions(500ms));
+    return comm.ok() ? std::string("connected") : statusText(comm.status());
+  });
+  EXPECT_THAT(outcomes[0].report,
+              HasSubstr("ranks 1, 2 never joined (the TCP store at "));
+  EXPECT_THAT(outcomes[0].report,
+              HasSubstr("'); this rank is torchrun's RANK=0 of "
+                        "WORLD_SIZE=3, taken over Open MPI's "
+                        "OMPI_COMM_WORLD_SIZE=1"));
+}
+
+// Two processes that both think they are rank 0 (torchrun's variables left
+// in the shell under mpirun): the one that cannot listen on the port finds
+// the other's join key there and says so, instead of asking for a free
+// port; the other waits for the rank 1 nobody started.
+TEST(CommRendezvous, TwoRankZerosAreNamed) {
+  const int port = freePort();
+  std::vector<RankOutcome> outcomes = runRanks({0, 1}, [&](int) {
+    absl::StatusOr<std::unique_ptr<Communicator>> comm =
+        connect(tcpEnv(0, 2, port), shortOptions(3s));
+    return comm.ok() ? std::string("connected") : statusText(comm.status());
+  });
+  int named = 0;
+  for (const RankOutcome &outcome : outcomes) {
+    if (absl::StrContains(outcome.report,
+                          "rank 0 was claimed by two processes: ")) {
+      ++named;
+      EXPECT_THAT(outcome.report,
+                  ::testing::ContainsRegex(
+                      "pid [0-9]+ serves the rendezvous store on port " +
+                      std::to_string(port) +
+                      " as rank 0 of run '.*', and "
+                      "this one, .* pid [0-9]+, cannot"));
+    } else {
+      EXPECT_THAT(outcome.report, HasSubstr("rank 1 never joined"));
+    }
+  }
+  EXPECT_EQ(named, 1) << outcomes[0].report << "\n" << outcomes[1].report;
 }
 
 TEST(CommRendezvous, RankZeroThatNeverStartsIsNamed) {
