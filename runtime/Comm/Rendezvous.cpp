@@ -311,7 +311,8 @@ openJobStore(const DistEnv &env, std::chrono::milliseconds timeout,
     notices.poll([&](std::chrono::milliseconds waited) {
       return absl::StrCat("rank ", env.rank, ": waited ", formatSeconds(waited),
                           " for ", where, " (rank 0 serves it): ", why,
-                          "; gives up at ", formatSeconds(timeout));
+                          otherPlacement(env), "; gives up at ",
+                          formatSeconds(timeout));
     });
   };
   absl::StatusOr<std::unique_ptr<TcpStore>> tcp = TcpStore::open(

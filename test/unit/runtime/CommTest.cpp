@@ -469,6 +469,22 @@ TEST(CommRendezvous, TimeoutNamesThePlaceItTook) {
   });
   EXPECT_THAT(outcomes[0].report,
               HasSubstr("ranks 1, 2 never joined (the TCP store at "));
+  // Waiting for a store that rank 0 never serves, the notes say it too.
+  std::vector<RankOutcome> noStore = runRanks({1}, [&](int r) {
+    DistEnv env = tcpEnv(r, 2, freePort());
+    env.precedence = "this rank is torchrun's RANK=1 of WORLD_SIZE=2, taken "
+                     "over Open MPI's OMPI_COMM_WORLD_RANK=0";
+    CommOptions options = shortOptions(1s);
+    std::string told;
+    options.notice.tell = [&](const std::string &line) { told = line; };
+    options.notice.after = 200ms;
+    absl::StatusOr<std::unique_ptr<Communicator>> comm = connect(env, options);
+    return told;
+  });
+  EXPECT_THAT(noStore[0].report,
+              HasSubstr("(rank 0 serves it): Connection refused; this rank is "
+                        "torchrun's RANK=1 of WORLD_SIZE=2, taken over Open "
+                        "MPI's OMPI_COMM_WORLD_RANK=0; gives up at 1 s"));
   EXPECT_THAT(outcomes[0].report,
               HasSubstr("'); this rank is torchrun's RANK=0 of "
                         "WORLD_SIZE=3, taken over Open MPI's "
