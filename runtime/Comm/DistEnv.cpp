@@ -252,6 +252,11 @@ absl::StatusOr<DistEnv> readDistEnv(const EnvLookup &env) {
     dist.runId = *id;
   } else if (auto id = lookup(env, "TORCHELASTIC_RUN_ID")) {
     dist.runId = *id;
+  } else if (auto job = lookup(env, "OMPI_MCA_ess_base_jobid")) {
+    // Before Slurm's: every mpirun in one allocation is a job of its own.
+    dist.runId = absl::StrCat("ompi-", *job);
+  } else if (auto space = lookup(env, "PMIX_NAMESPACE")) {
+    dist.runId = absl::StrCat("pmix-", *space);
   } else if (auto job = lookup(env, "SLURM_JOB_ID")) {
     dist.runId = absl::StrCat("slurm-", *job, ".",
                               lookup(env, "SLURM_STEP_ID").value_or("0"));

@@ -32,10 +32,14 @@
 //
 // Every store key is prefixed by a run id, so that two jobs sharing a store
 // directory or a port never read each other's keys: SINTER_RUN_ID,
-// TORCHELASTIC_RUN_ID, Slurm's job and step id, else one made from
-// MASTER_PORT. A torchelastic restart (TORCHELASTIC_RESTART_COUNT) gets keys
-// of its own, since a store that still holds a dead rank's address makes a
-// late joiner wait for it (five times the timeout, as measured).
+// TORCHELASTIC_RUN_ID, Open MPI's job id (OMPI_MCA_ess_base_jobid, or any
+// PMIx launcher's PMIX_NAMESPACE), Slurm's job and step id, else one made
+// from MASTER_PORT. Two mpirun jobs on one host both default to port 29500:
+// the second's rank 0 cannot serve it and says so, and its other ranks,
+// reaching the first's store, find no key of their own run there. A
+// torchelastic restart (TORCHELASTIC_RESTART_COUNT) gets keys of its own, since
+// a store that still holds a dead rank's address makes a late joiner wait for
+// it (five times the timeout, as measured).
 //
 // Malformed values are errors, never guesses: each is InvalidArgument, one
 // line naming the variable and its value.
@@ -58,8 +62,8 @@ struct DistEnv {
   std::string masterAddr; // empty: no TCP store
   int masterPort = 0;
   std::string storeDir; // SINTER_STORE_DIR: a shared-FS file store instead
-  /// SINTER_RUN_ID or TORCHELASTIC_RUN_ID, else derived from Slurm's job or
-  /// MASTER_PORT; prefixes every store key.
+  /// SINTER_RUN_ID or TORCHELASTIC_RUN_ID, else derived from the MPI job,
+  /// Slurm's job or MASTER_PORT; prefixes every store key.
   std::string runId;
   /// TORCHELASTIC_RESTART_COUNT (0 if unset): each restart has its own keys.
   int restartCount = 0;

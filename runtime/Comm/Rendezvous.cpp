@@ -328,7 +328,9 @@ openJobStore(const DistEnv &env, std::chrono::milliseconds timeout,
           "rank 0 was claimed by two processes: ", other->host, " pid ",
           other->pid, " serves the rendezvous store on port ", env.masterPort,
           " as rank 0 of run '", env.storePrefix(), "', and this one, ",
-          hostName(), " pid ", getpid(), ", cannot", otherPlacement(env)));
+          hostName(), " pid ", getpid(),
+          ", cannot (if that is another job, give each its own MASTER_PORT)",
+          otherPlacement(env)));
     if (env.rank == 0)
       return makeError(
           SINTER_HERE, absl::StatusCode::kUnavailable,

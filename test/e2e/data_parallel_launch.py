@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -412,6 +413,12 @@ def cmd_elastic(a):
           f"{joined_at[-1] if joined_at else '?'} and finished")
 
 
+def port_open(port):
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
 def cmd_launchers(a):
     w, b, n = a.world, a.batch_size, a.steps
     binary = compile_model(a, f"train{b}", b)
@@ -484,6 +491,44 @@ def cmd_launchers(a):
             fail(f"mpirun with RANK=0 in the shell: exit {stale.returncode},"
                  f" no claim named:\n{said[-3000:]}")
         results_notes.append("two rank 0s are named")
+        # Two mpirun jobs on one port keep to their own runs (Open MPI's
+        # job id is in every store key). Job A, one process as rank 0 of
+        # 2, serves the store and waits; job B's rank 0 cannot serve it
+        # and says so, and B's rank 1, reaching A's store, joins nothing
+        # of A's: A still waits for its own rank 1, and times out.
+        port = free_port()
+        first = subprocess.Popen(
+            [mpirun, "--allow-run-as-root", "-np", "1", "-x", "PATH", "-x",
+             "RANK=0", "-x", "WORLD_SIZE=2", "-x", f"MASTER_PORT={port}",
+             binary, "--collective-timeout=10"] + common,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        deadline = time.time() + 60
+        while not port_open(port):
+            if first.poll() is not None or time.time() > deadline:
+                first.kill()
+                fail(f"job A never served port {port}: "
+                     f"{first.communicate()[0][-2000:]}")
+            time.sleep(0.1)
+        second = run([mpirun, "--allow-run-as-root", "--oversubscribe",
+                      "-np", "2", "-x", "PATH", "-x", f"MASTER_PORT={port}",
+                      binary] + common, "a second mpirun job on the port",
+                     expect=None, timeout=120)
+        said = second.stdout + second.stderr
+        want = f"rank 0 cannot serve the rendezvous store on port {port} " \
+            "(set MASTER_PORT to a free port)"
+        if second.returncode == 0 or want not in said:
+            first.kill()
+            fail(f"a second mpirun job on port {port}: exit "
+                 f"{second.returncode}, wanted '{want}':\n{said[-3000:]}")
+        try:
+            out = first.communicate(timeout=120)[0]
+        except subprocess.TimeoutExpired:
+            first.kill()
+            fail("job A still running 120 s after a 10 s rendezvous timeout")
+        if first.returncode == 0 or "rank 1 never joined" not in out:
+            fail(f"job A joined job B's rank 1 (exit {first.returncode}):\n"
+                 f"{out[-3000:]}")
+        results_notes.append("two jobs on one port keep apart")
     elif a.require_mpirun:
         fail("mpirun is not installed (scripts/setup.sh installs openmpi-bin)")
     first = results["sinter-launch"]

@@ -147,6 +147,33 @@ TEST(DistEnv, OpenMpi) {
   EXPECT_EQ(env->runId, "mine");
 }
 
+// Without SINTER_RUN_ID, an mpirun job's keys are its own (its job id), so
+// two on one port never mix; Slurm's comes after it (mpirun inside an
+// allocation), the port last.
+TEST(DistEnv, MpiJobsHaveRunIdsOfTheirOwn) {
+  Vars vars = {{"OMPI_COMM_WORLD_RANK", "0"},
+               {"OMPI_COMM_WORLD_SIZE", "2"},
+               {"OMPI_MCA_ess_base_jobid", "296812545"},
+               {"PMIX_NAMESPACE", "296812545"},
+               {"SLURM_JOB_ID", "77"}};
+  absl::StatusOr<DistEnv> ompi = read(vars);
+  ASSERT_TRUE(ompi.ok()) << ompi.status();
+  EXPECT_EQ(ompi->runId, "ompi-296812545");
+  vars.erase("OMPI_MCA_ess_base_jobid");
+  vars["PMIX_NAMESPACE"] = "prterun-vm-1234@1";
+  absl::StatusOr<DistEnv> pmix = read(vars);
+  ASSERT_TRUE(pmix.ok()) << pmix.status();
+  EXPECT_EQ(pmix->runId, "pmix-prterun-vm-1234@1");
+  vars.erase("PMIX_NAMESPACE");
+  absl::StatusOr<DistEnv> slurm = read(vars);
+  ASSERT_TRUE(slurm.ok()) << slurm.status();
+  EXPECT_EQ(slurm->runId, "slurm-77.0");
+  vars.erase("SLURM_JOB_ID");
+  absl::StatusOr<DistEnv> port = read(vars);
+  ASSERT_TRUE(port.ok()) << port.status();
+  EXPECT_EQ(port->runId, "port29500");
+}
+
 TEST(DistEnv, Mpich) {
   absl::StatusOr<DistEnv> env = read({{"PMI_RANK", "1"},
                                       {"PMI_SIZE", "3"},
