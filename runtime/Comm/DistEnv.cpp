@@ -12,6 +12,7 @@
 
 #include "runtime/Support/Status.h"
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -196,7 +197,49 @@ absl::StatusOr<bool> readLauncher(const EnvLookup &env, DistEnv &dist) {
   return false;
 }
 
+/// The variable that holds the hosts of a Slurm job step, and its value.
+std::optional<std::pair<const char *, std::string>>
+slurmNodeList(const EnvLookup &env) {
+  for (const char *name :
+       {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"})
+    if (std::optional<std::string> list = lookup(env, name))
+      return std::pair(name, *list);
+  return std::nullopt;
+}
+
+/// The host name up to its first dot, lower case: "node01" of
+/// "Node01.cluster.local".
+std::string shortHost(std::string_view host) {
+  return absl::AsciiStrToLower(std::string(host.substr(0, host.find('.'))));
+}
+
 } // namespace
+
+std::optional<std::string> firstSlurmHost(std::string_view list) {
+  std::string host;
+  size_t i = 0;
+  while (i < list.size() && list[i] != ',') {
+    if (list[i] == ']')
+      return std::nullopt;
+    if (list[i] != '[') {
+      host += list[i++];
+      continue;
+    }
+    size_t close = list.find(']', i);
+    if (close == std::string_view::npos)
+      return std::nullopt;
+    std::string_view ranges = list.substr(i + 1, close - i - 1);
+    std::string_view first = ranges.substr(0, ranges.find_first_of(",-"));
+    if (first.empty() ||
+        !std::all_of(first.begin(), first.end(), absl::ascii_isdigit))
+      return std::nullopt;
+    host += first;
+    i = close + 1;
+  }
+  if (host.empty())
+    return std::nullopt;
+  return host;
+}
 
 std::string DistEnv::storePrefix() const {
   if (restartCount == 0)
@@ -208,7 +251,8 @@ EnvLookup processEnv() {
   return [](const char *name) -> const char * { return std::getenv(name); };
 }
 
-absl::StatusOr<DistEnv> readDistEnv(const EnvLookup &env) {
+absl::StatusOr<DistEnv> readDistEnv(const EnvLookup &env,
+                                    std::string thisHost) {
   DistEnv dist;
   SINTER_ASSIGN_OR_RETURN(bool launched, readLauncher(env, dist));
   if (!launched) {
@@ -222,6 +266,30 @@ absl::StatusOr<DistEnv> readDistEnv(const EnvLookup &env) {
   if (std::optional<std::string> port = lookup(env, "MASTER_PORT")) {
     SINTER_ASSIGN_OR_RETURN(dist.masterPort,
                             parseInt("MASTER_PORT", *port, 1, 65535));
+  }
+  if (dist.masterAddr.empty() && dist.storeDir.empty() && dist.worldSize > 1 &&
+      dist.localWorldSize != dist.worldSize && dist.source == "Slurm") {
+    // srun on several hosts: rank 0 runs on the step's first host (task 0
+    // is placed there by every distribution but an arbitrary one).
+    if (auto nodes = slurmNodeList(env)) {
+      auto [name, list] = *nodes;
+      std::optional<std::string> first = firstSlurmHost(list);
+      if (!first)
+        return badValue(name, list, "is not a Slurm host list");
+      if (thisHost.empty()) {
+        char host[256] = {};
+        gethostname(host, sizeof(host) - 1);
+        thisHost = host;
+      }
+      if (dist.rank == 0 && shortHost(thisHost) != shortHost(*first))
+        return InvalidArgumentError(
+            SINTER_HERE,
+            absl::StrCat("rank 0 runs on ", thisHost, ", not on ", *first,
+                         ", the first host of ", name, "='", list,
+                         "', which MASTER_ADDR defaults to under Slurm: set "
+                         "MASTER_ADDR to rank 0's host"));
+      dist.masterAddr = *first;
+    }
   }
   if (dist.masterAddr.empty() && dist.storeDir.empty() && dist.worldSize > 1) {
     if (dist.localWorldSize != dist.worldSize)

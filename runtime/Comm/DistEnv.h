@@ -15,12 +15,14 @@
 // A launcher is chosen by its rank or size variable; nothing set means a
 // single process. A later launcher's rank or world size that differs is
 // kept to explain a rendezvous that waits for ranks nobody started, or
-// where two processes claim one rank (precedence). An
-// empty variable counts as unset. MPI and Slurm start processes but no
-// rendezvous, so the store is found through MASTER_ADDR and MASTER_PORT
-// (default 29500) or SINTER_STORE_DIR (a directory on a file system every rank
-// sees; it wins over MASTER_ADDR). Without either, MASTER_ADDR defaults to
-// 127.0.0.1 only when every rank is on this host.
+// where two processes claim one rank (precedence). An empty variable counts
+// as unset. MPI and Slurm start processes but no rendezvous, so the store
+// is found through MASTER_ADDR and MASTER_PORT (default 29500) or
+// SINTER_STORE_DIR (a directory on a file system every rank sees; it wins
+// over MASTER_ADDR). Without either, MASTER_ADDR defaults to 127.0.0.1 when
+// every rank is on this host, and under Slurm on several hosts to the first
+// host of SLURM_STEP_NODELIST (or SLURM_JOB_NODELIST, SLURM_NODELIST),
+// where srun places task 0; rank 0 checks that it runs there.
 //
 // SINTER_SHM_DISABLE=1 keeps ranks on one host off shared memory (0 or
 // unset: they use it when they can).
@@ -52,7 +54,9 @@
 #include "absl/status/statusor.h"
 
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace sinter::comm {
 
@@ -94,8 +98,16 @@ EnvLookup processEnv();
 /// The DistEnv the environment describes (see the file comment). Errors are
 /// InvalidArgument: a value that is not an integer, a negative one, rank >=
 /// world size, a port out of range, RANK set without WORLD_SIZE, several
-/// hosts and no store address.
-absl::StatusOr<DistEnv> readDistEnv(const EnvLookup &env = processEnv());
+/// hosts and no store address, a Slurm rank 0 away from its step's first
+/// host. `thisHost` is this machine's name (empty: gethostname).
+absl::StatusOr<DistEnv> readDistEnv(const EnvLookup &env = processEnv(),
+                                    std::string thisHost = "");
+
+/// The first host of a Slurm host list, as SLURM_STEP_NODELIST writes it:
+/// "node01" of "node[01-04,07],gpu3", every bracket's first number as
+/// written (zero padding kept; "r[1-2]n[05-06]" gives "r1n05"). nullopt
+/// when the list is empty or its brackets are not numbers.
+std::optional<std::string> firstSlurmHost(std::string_view list);
 
 /// The threads a rank runs by default, given the CPUs it may run on
 /// (omp_get_num_procs): all of them when they are its own (ownCpus) or it

@@ -242,6 +242,61 @@ TEST(DistEnv, SeveralHostsNeedAStore) {
                   .ok());
 }
 
+// srun on several hosts needs no MASTER_ADDR: rank 0 runs on the step's
+// first host, where every other rank finds the store; rank 0 checks that
+// it does run there.
+TEST(DistEnv, SlurmStoreIsOnTheFirstHost) {
+  Vars vars = {{"SLURM_PROCID", "2"},
+               {"SLURM_NTASKS", "4"},
+               {"SLURM_LOCALID", "0"},
+               {"SLURM_TASKS_PER_NODE", "2(x2)"},
+               {"SLURM_JOB_NODELIST", "gpu[1-9]"},
+               {"SLURM_STEP_NODELIST", "node[07-08]"}};
+  absl::StatusOr<DistEnv> other = readDistEnv(lookupIn(vars), "node08");
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_EQ(other->masterAddr, "node07");
+  EXPECT_EQ(other->masterPort, 29500);
+  vars["SLURM_PROCID"] = "0";
+  absl::StatusOr<DistEnv> zero =
+      readDistEnv(lookupIn(vars), "Node07.cluster.example");
+  ASSERT_TRUE(zero.ok()) << zero.status();
+  EXPECT_EQ(zero->masterAddr, "node07");
+  absl::StatusOr<DistEnv> elsewhere = readDistEnv(lookupIn(vars), "node08");
+  ASSERT_FALSE(elsewhere.ok());
+  EXPECT_EQ(std::string(elsewhere.status().message()),
+            "rank 0 runs on node08, not on node07, the first host of "
+            "SLURM_STEP_NODELIST='node[07-08]', which MASTER_ADDR defaults "
+            "to under Slurm: set MASTER_ADDR to rank 0's host");
+  // MASTER_ADDR or a store directory, when given, is what counts.
+  vars["MASTER_ADDR"] = "login1";
+  absl::StatusOr<DistEnv> given = readDistEnv(lookupIn(vars), "node08");
+  ASSERT_TRUE(given.ok()) << given.status();
+  EXPECT_EQ(given->masterAddr, "login1");
+  vars.erase("MASTER_ADDR");
+  vars.erase("SLURM_STEP_NODELIST");
+  vars["SLURM_PROCID"] = "1";
+  absl::StatusOr<DistEnv> job = readDistEnv(lookupIn(vars), "gpu1");
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->masterAddr, "gpu1");
+  vars["SLURM_JOB_NODELIST"] = "gpu[x-y]";
+  EXPECT_THAT(errorOf(vars),
+              HasSubstr("SLURM_JOB_NODELIST='gpu[x-y]' is not a Slurm host "
+                        "list"));
+}
+
+TEST(DistEnv, FirstSlurmHost) {
+  EXPECT_EQ(firstSlurmHost("node01"), "node01");
+  EXPECT_EQ(firstSlurmHost("node[01-04,07],gpu3"), "node01");
+  EXPECT_EQ(firstSlurmHost("gpu3,node[1-2]"), "gpu3");
+  EXPECT_EQ(firstSlurmHost("node[7,3-4]"), "node7");
+  EXPECT_EQ(firstSlurmHost("rack[1-2]-n[005-006].ib"), "rack1-n005.ib");
+  EXPECT_EQ(firstSlurmHost(""), std::nullopt);
+  EXPECT_EQ(firstSlurmHost("node[01-04"), std::nullopt);
+  EXPECT_EQ(firstSlurmHost("node]"), std::nullopt);
+  EXPECT_EQ(firstSlurmHost("node[]"), std::nullopt);
+  EXPECT_EQ(firstSlurmHost(",node1"), std::nullopt);
+}
+
 TEST(DistEnv, NotAnInteger) {
   EXPECT_THAT(errorOf({{"RANK", "one"}, {"WORLD_SIZE", "2"}}),
               HasSubstr("RANK='one' is not an integer"));
