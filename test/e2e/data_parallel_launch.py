@@ -456,6 +456,37 @@ def cmd_launchers(a):
     torchrun([f"--log-jsonl={d}/torchrun.jsonl"] + common)
     results["torchrun variables"] = step_metric(f"{d}/torchrun.jsonl")
 
+    # srun's variables, each rank a host of its own (listening on
+    # 127.0.0.(r+1)) and no MASTER_ADDR: the store is on the step's first
+    # host, this machine's name in SLURM_STEP_NODELIST, where rank 0 runs.
+    host = socket.gethostname()
+    try:
+        socket.gethostbyname(host)
+    except OSError:
+        fail(f"this machine's name {host!r} does not resolve (srun's case "
+             f"needs it to)")
+    fresh(f"{d}/srun.jsonl")
+    port = free_port()
+    clean = {k: v for k, v in os.environ.items()
+             if not k.startswith(("SLURM_", "OMPI_", "PMI", "TORCHELASTIC_"))
+             and k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "LOCAL_RANK",
+                           "LOCAL_WORLD_SIZE", "SINTER_RUN_ID")}
+    procs = []
+    for r in range(w):
+        env = dict(clean, SLURM_PROCID=str(r), SLURM_NTASKS=str(w),
+                   SLURM_LOCALID="0", SLURM_NTASKS_PER_NODE="1",
+                   SLURM_JOB_ID=str(port), SLURM_STEP_ID="0",
+                   SLURM_STEP_NODELIST=f"{host},simhost[2-{w}]",
+                   SINTER_HOST=f"127.0.0.{r + 1}", MASTER_PORT=str(port))
+        procs.append(subprocess.Popen(
+            [binary, f"--log-jsonl={d}/srun.jsonl"] + common, env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    for r, p in enumerate(procs):
+        out = p.communicate(timeout=300)[0]
+        if p.returncode != 0:
+            fail(f"srun-style rank {r}: exit {p.returncode}:\n{out[-3000:]}")
+    results["srun variables on hosts"] = step_metric(f"{d}/srun.jsonl")
+
     # Threads by default: the CPUs a rank may run on, shared by the ranks
     # on the host, or all its own when a launcher bound it
     # (SINTER_CPU_BIND=cores, as sinter-launch sets).
