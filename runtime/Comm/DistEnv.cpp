@@ -276,11 +276,8 @@ absl::StatusOr<DistEnv> readDistEnv(const EnvLookup &env,
       std::optional<std::string> first = firstSlurmHost(list);
       if (!first)
         return badValue(name, list, "is not a Slurm host list");
-      if (thisHost.empty()) {
-        char host[256] = {};
-        gethostname(host, sizeof(host) - 1);
-        thisHost = host;
-      }
+      if (thisHost.empty())
+        thisHost = hostName();
       if (dist.rank == 0 && shortHost(thisHost) != shortHost(*first))
         return InvalidArgumentError(
             SINTER_HERE,
@@ -340,15 +337,20 @@ int defaultThreads(const DistEnv &dist, int cpus) {
   return std::max(1, cpus / dist.localWorldSize);
 }
 
+std::string hostName() {
+  char name[HOST_NAME_MAX + 1] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0)
+    return "";
+  return name;
+}
+
 std::string listenHostname(const DistEnv &dist, const EnvLookup &env) {
   if (std::optional<std::string> host = lookup(env, "SINTER_HOST"))
     return *host;
   if (dist.localWorldSize == dist.worldSize)
     return "127.0.0.1";
-  char name[HOST_NAME_MAX + 1] = {};
-  if (gethostname(name, sizeof(name) - 1) != 0 || !name[0])
-    return "127.0.0.1";
-  return name;
+  std::string name = hostName();
+  return name.empty() ? "127.0.0.1" : name;
 }
 
 } // namespace sinter::comm

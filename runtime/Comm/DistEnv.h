@@ -99,7 +99,7 @@ EnvLookup processEnv();
 /// InvalidArgument: a value that is not an integer, a negative one, rank >=
 /// world size, a port out of range, RANK set without WORLD_SIZE, several
 /// hosts and no store address, a Slurm rank 0 away from its step's first
-/// host. `thisHost` is this machine's name (empty: gethostname).
+/// host. `thisHost` is this machine's name (empty: hostName()).
 absl::StatusOr<DistEnv> readDistEnv(const EnvLookup &env = processEnv(),
                                     std::string thisHost = "");
 
@@ -113,6 +113,9 @@ std::optional<std::string> firstSlurmHost(std::string_view list);
 /// (omp_get_num_procs): all of them when they are its own (ownCpus) or it
 /// is alone on its host, else its share of the host's, at least 1.
 int defaultThreads(const DistEnv &dist, int cpus);
+
+/// This machine's name (gethostname), empty when it has none.
+std::string hostName();
 
 /// The address this rank's Gloo device should listen on: SINTER_HOST if set,
 /// else 127.0.0.1 when every rank is on this host, else the host's name.

@@ -125,12 +125,6 @@ std::string rankList(const std::vector<int> &ranks) {
 std::string joinKey(int rank) { return absl::StrCat("join/", rank); }
 std::string checkedKey(int rank) { return absl::StrCat("checked/", rank); }
 
-std::string hostName() {
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  return host;
-}
-
 /// Where rank 0 cannot listen on its port: the join key of another process
 /// that serves it as rank 0 of this very run, if one does within `wait`
 /// (two processes started as rank 0: torchrun's variables left in the shell
